@@ -1,0 +1,48 @@
+import express from "express";
+import { pino } from "pino";
+import { subscriptionWebhook } from "merchant-webhooks/express";
+
+// A receiver on the embedded in-memory store: one process, no Redis. `npm start` runs this file.
+const logger = pino({ name: "merchant-webhooks-example" });
+const app = express();
+
+// Stands in for the merchant's own business logic.
+const activeUntil = new Map<string, string>();
+
+app.post(
+  "/webhooks/subscriptions",
+  subscriptionWebhook({
+    logger,
+    onCreated: async (notification, ctx) => {
+      ctx.log.info({ subscription: notification.resource.id }, "subscription created");
+    },
+    onRenew: async (notification, ctx) => {
+      const subscription = notification.resource.id ?? "unknown";
+      activeUntil.set(subscription, notification.resource.period_end_time ?? "open-ended");
+      ctx.log.info({ subscription, phase: notification.resource.execution_phase }, "access extended");
+    },
+    onCancel: async (notification, ctx) => {
+      activeUntil.delete(notification.resource.id ?? "");
+      ctx.log.info({ subscription: notification.resource.id }, "access revoked");
+    },
+    onSuspend: async (notification, ctx) => {
+      ctx.log.info({ subscription: notification.resource.id }, "subscription suspended");
+    },
+    onResume: async (notification, ctx) => {
+      ctx.log.info({ subscription: notification.resource.id }, "subscription resumed");
+    },
+  }),
+);
+
+app.get("/healthz", (_req, res) => {
+  res.json({ ok: true, subscriptions: activeUntil.size });
+});
+
+const port = Number(process.env.PORT ?? 3000);
+const server = app.listen(port, () => {
+  logger.info(`receiving notifications on http://localhost:${port}/webhooks/subscriptions`);
+});
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => server.close(() => process.exit(0)));
+}

@@ -1,0 +1,78 @@
+import type { Answer } from "../receiver/answer.js";
+
+/** A value or a promise of it: the memory store answers synchronously, the Redis store does not. */
+export type Awaitable<T> = T | Promise<T>;
+
+export type RecordState = "processing" | "queued" | "completed" | "failed";
+
+/** One notification id's record, as a store keeps it. */
+export interface IdempotencyRecord {
+  state: RecordState;
+  /** Fingerprint of the payload first claimed under this id; a different payload is a conflict. */
+  fingerprint: string;
+  /** Token of the process that holds the claim (processing) or last held it. */
+  owner?: string;
+  /** Epoch ms until which the owner's claim is live (processing only). */
+  leaseUntil?: number;
+  /** How many times the handler has been started for this id. */
+  attempts: number;
+  /** The answer sent when the notification completed. */
+  answer?: Answer;
+  /** Why the last attempt failed (never the handler's error message: it may hold payload data). */
+  error?: string;
+}
+
+export interface ClaimRequest {
+  id: string;
+  fingerprint: string;
+  /** A token unique to this attempt; complete/fail/extend succeed only when it still owns the record. */
+  owner: string;
+  leaseMs: number;
+  /** Workers take over `queued` records; receivers answer them as already accepted. */
+  takeQueued?: boolean;
+}
+
+export type ClaimResult =
+  /** The caller owns the record now and must run the handler, then complete or fail it. */
+  | { status: "claimed"; attempt: number }
+  /** Another owner holds a live lease. */
+  | { status: "processing"; retryAfterMs: number }
+  /** Accepted into a durable queue earlier; a worker will run it. */
+  | { status: "queued" }
+  /** Done before; `answer` is what was answered then. */
+  | { status: "completed"; answer: Answer }
+  /** The id is known with a different payload fingerprint. */
+  | { status: "conflict" };
+
+/**
+ * Exactly-once bookkeeping per notification id. Every method that changes a record takes the owner
+ * token of the claim, so a process that lost its lease (crash, pause, timeout) cannot overwrite the
+ * outcome of the process that took over.
+ *
+ * A store that cannot reach its backend must throw (or reject): the receiver then answers 503 and the
+ * sender keeps the notification. It must never report `claimed` without having recorded the claim.
+ */
+export interface IdempotencyStore {
+  claim(request: ClaimRequest): Awaitable<ClaimResult>;
+  /** Push the lease forward while a long handler runs; false when the claim was lost. */
+  extend(id: string, owner: string, leaseMs: number): Awaitable<boolean>;
+  complete(id: string, owner: string, answer: Answer): Awaitable<boolean>;
+  fail(id: string, owner: string, error: string): Awaitable<boolean>;
+  /** Hand a claimed record over to a queue; the owner token is kept for `release`. */
+  markQueued(id: string, owner: string): Awaitable<boolean>;
+  /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */
+  release(id: string, owner: string): Awaitable<boolean>;
+  get(id: string): Awaitable<IdempotencyRecord | undefined>;
+  close?(): Awaitable<void>;
+}
+
+/** Thrown (or rejected with) by stores whose backend cannot be reached: the receiver answers 503. */
+export class StoreUnavailableError extends Error {
+  override name = "StoreUnavailableError";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export const DEFAULT_LEASE_MS = 30_000;
+export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 60 * 60;

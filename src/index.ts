@@ -1,0 +1,22 @@
+export { createReceiver, type Receiver, type ReceiverRequest, type EarlyRejection } from "./receiver/create-receiver.js";
+export type { Answer, ReceiverResponse, FailureStatus } from "./receiver/answer.js";
+export { OUTCOMES, type Outcome } from "./receiver/outcomes.js";
+export type { ReceiverOptions } from "./receiver/options.js";
+export type { Handler, HandlerContext, NotificationOf, SubscriptionHandlers } from "./receiver/handlers.js";
+export { handlerKeyFor } from "./receiver/handlers.js";
+export { HandlerTimeoutError, LeaseLostError } from "./receiver/run-handler.js";
+export type { HeaderSource } from "./receiver/headers.js";
+export { memoryStore, type MemoryStoreOptions } from "./idempotency/memory-store.js";
+export {
+  StoreUnavailableError,
+  type IdempotencyStore,
+  type IdempotencyRecord,
+  type ClaimRequest,
+  type ClaimResult,
+  type RecordState,
+} from "./idempotency/store.js";
+export { redactNotification, redactCardNumbers, REDACTED, type RedactOptions } from "./logging/redact.js";
+export type { VerifyHook } from "./verify/verify-hook.js";
+export type { NotificationQueue, QueuedNotification } from "./queue/queue.js";
+export * from "./schema/index.js";
+export type { NotificationRecorder, RecordedNotification } from "./recording/recorder.js";

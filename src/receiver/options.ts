@@ -1,0 +1,36 @@
+import type { Logger } from "pino";
+import type { IdempotencyStore } from "../idempotency/store.js";
+import type { RedactOptions } from "../logging/redact.js";
+import type { NotificationRecorder } from "../recording/recorder.js";
+import type { NotificationQueue } from "../queue/queue.js";
+import type { VerifyHook } from "../verify/verify-hook.js";
+import type { FailureStatus } from "./answer.js";
+import type { SubscriptionHandlers } from "./handlers.js";
+
+export interface ReceiverOptions extends SubscriptionHandlers {
+  /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
+  idempotency?: IdempotencyStore;
+  /** A pino logger. Default: pino to stdout, named `merchant-webhooks`. */
+  logger?: Logger;
+  /** Signature check on the raw bytes; see `hmacVerifier` and `standardWebhooksVerifier`. */
+  verify?: VerifyHook;
+  /** Acknowledge after enqueueing, and run handlers from the queue. */
+  queue?: NotificationQueue;
+  /** Largest body accepted, in bytes. Default 256 KiB (a notification is a few KB). */
+  bodyLimit?: number;
+  /** Time a handler may take before `ctx.signal` aborts and the answer is 500. Default 10 s; 0 for none. */
+  handlerTimeoutMs?: number;
+  /** `"semantic"` (default): the status table; `200`: always HTTP 200, verdict in `processed`. */
+  failureStatus?: FailureStatus;
+  /** How long a claim holds before another delivery may take it over. Default 30 s. */
+  leaseMs?: number;
+  /** `Retry-After` seconds sent with 503 answers. Default 5. */
+  retryAfterSeconds?: number;
+  /** What `ctx.log` and recordings redact beyond card data. Default `{ pii: true }`. */
+  redact?: RedactOptions;
+  /** Keep every received notification (redacted) with its answer, for replay. */
+  record?: NotificationRecorder;
+}
+
+export const DEFAULT_BODY_LIMIT = 256 * 1024;
+export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;

@@ -1,0 +1,65 @@
+import type { Handler, HandlerContext } from "./handlers.js";
+import type { SubscriptionNotification } from "../schema/index.js";
+
+export class HandlerTimeoutError extends Error {
+  override name = "HandlerTimeoutError";
+  constructor(ms: number) {
+    super(`handler did not finish within ${ms} ms`);
+  }
+}
+
+export class LeaseLostError extends Error {
+  override name = "LeaseLostError";
+  constructor() {
+    super("the claim on this notification was lost to another process");
+  }
+}
+
+export interface RunLimits {
+  timeoutMs: number;
+  leaseMs: number;
+  /** Pushes the claim's lease forward; false when another process took the claim. */
+  extendLease: () => Promise<boolean>;
+}
+
+/**
+ * Run one handler under a time limit. The `AbortController` is made only when the handler reads
+ * `ctx.signal` (or the run is stopped), and the lease gets a heartbeat only when the handler may
+ * outlive it: with the defaults (10 s limit, 30 s lease) one timer is all a notification costs.
+ */
+export async function runHandler(
+  handler: Handler,
+  notification: SubscriptionNotification,
+  contextFor: (signal: () => AbortSignal) => HandlerContext,
+  limits: RunLimits,
+): Promise<void> {
+  let controller: AbortController | undefined;
+  const signal = () => (controller ??= new AbortController()).signal;
+  let rejectRun: (error: Error) => void = () => {};
+  const stopped = new Promise<never>((_, reject) => {
+    rejectRun = reject;
+  });
+  const stop = (error: Error) => {
+    (controller ??= new AbortController()).abort(error);
+    rejectRun(error);
+  };
+
+  const timer = limits.timeoutMs > 0 ? setTimeout(() => stop(new HandlerTimeoutError(limits.timeoutMs)), limits.timeoutMs) : undefined;
+  const needsHeartbeat = limits.timeoutMs === 0 || limits.timeoutMs > limits.leaseMs / 2;
+  const heartbeat = needsHeartbeat
+    ? setInterval(() => {
+        limits.extendLease().then(
+          (held) => held || stop(new LeaseLostError()),
+          () => {}, // the store is unreachable: keep running; the lease may still hold
+        );
+      }, Math.max(1, Math.floor(limits.leaseMs / 3)))
+    : undefined;
+  heartbeat?.unref?.();
+
+  try {
+    await Promise.race([handler(notification, contextFor(signal)), stopped]);
+  } finally {
+    clearTimeout(timer);
+    clearInterval(heartbeat);
+  }
+}

@@ -1,0 +1,40 @@
+import type { z } from "zod";
+
+const MAX_LISTED = 5;
+
+/**
+ * "invalid notification: resource.execution_phase: required; id: expected string". Names the failing
+ * field paths and what was expected, never the values received (they may be card or personal data).
+ */
+export function validationMessage(issues: readonly z.core.$ZodIssue[]): string {
+  const listed = issues.slice(0, MAX_LISTED).map((issue) => `${pathOf(issue.path) || "(root)"}: ${describe(issue)}`);
+  const more = issues.length > MAX_LISTED ? `; and ${issues.length - MAX_LISTED} more` : "";
+  return `invalid notification: ${listed.join("; ")}${more}`;
+}
+
+export function pathOf(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+function describe(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      // zod leaves the input out of issues; its message still says when the field was missing.
+      return issue.message.endsWith("received undefined") ? "required" : `expected ${issue.expected}`;
+    case "too_small":
+      return issue.origin === "string" ? (issue.minimum === 1 ? "must not be empty" : `at least ${issue.minimum} characters`) : `too small (minimum ${issue.minimum})`;
+    case "too_big":
+      return issue.origin === "string" ? `at most ${issue.maximum} characters` : `too big (maximum ${issue.maximum})`;
+    case "invalid_format":
+      return `invalid ${issue.format === "regex" ? "format" : issue.format}`;
+    case "invalid_value":
+      return "not an allowed value";
+    default:
+      return issue.code.replace(/_/g, " ");
+  }
+}

@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { EVENT_TYPES, RESOURCE_EVENT_TYPES, SUBSCRIPTION_STATUSES } from "./enums.js";
+import {
+  renewalEventSchema,
+  resumedEventSchema,
+  subscriptionEventSchema,
+  suspendedEventSchema,
+  unsubscriptionEventSchema,
+} from "./events.js";
+import { emailSchema, int64Schema, ipSchema, nonEmptyString, openEnum, timestampSchema } from "./primitives.js";
+import { addressSchema } from "./shared.js";
+
+export const subscriberSchema = z.looseObject({
+  id: nonEmptyString.max(64).optional(),
+  /** Applies to one storefront only. */
+  platform_login_id: z.string().optional(),
+  name: z.string().optional(),
+  email: emailSchema.optional(),
+  ip: ipSchema.optional(),
+  phone_number: z.string().optional(),
+  address: addressSchema.optional(),
+});
+
+export const productSchema = z.looseObject({
+  id: nonEmptyString.optional(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+});
+
+export const subscriptionResourceSchema = z.looseObject({
+  create_time: timestampSchema.optional(),
+  update_time: timestampSchema.optional(),
+  merchant_id: nonEmptyString.optional(),
+  sub_merchant_id: nonEmptyString.optional(),
+  id: nonEmptyString.optional(),
+  reference_id: z.string().optional(),
+  subscription_status: openEnum(SUBSCRIPTION_STATUSES).optional(),
+  event_type: openEnum(RESOURCE_EVENT_TYPES).optional(),
+  subscription_event: subscriptionEventSchema.optional(),
+  unsubscription_event: unsubscriptionEventSchema.optional(),
+  renewal_event: renewalEventSchema.optional(),
+  suspended_event: suspendedEventSchema.optional(),
+  resumed_event: resumedEventSchema.optional(),
+  next_execution_time: int64Schema.optional(),
+  subscriber: subscriberSchema.optional(),
+  product: productSchema.optional(),
+  period_start_time: timestampSchema.optional(),
+  period_end_time: timestampSchema.optional(),
+  /** Required by the interface: which cycle of the subscription this event belongs to. */
+  execution_phase: nonEmptyString,
+});
+
+/**
+ * The envelope. `id` is the idempotency key and `event_type` selects the handler, so both are
+ * required, as is the `resource` that carries the required `execution_phase`.
+ */
+export const subscriptionNotificationSchema = z.looseObject({
+  id: nonEmptyString,
+  create_time: timestampSchema.optional(),
+  update_time: timestampSchema.optional(),
+  resource: subscriptionResourceSchema,
+  summary: z.string().optional(),
+  resource_type: z.string().optional(),
+  resource_version: z.string().optional(),
+  event_version: z.string().optional(),
+  event_type: openEnum(EVENT_TYPES),
+});

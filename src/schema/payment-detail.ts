@@ -1,0 +1,42 @@
+import { z } from "zod";
+import { ORDER_STATUSES, PAYMENT_RESULTS } from "./enums.js";
+import { openEnum } from "./primitives.js";
+import {
+  cardInfoSchema,
+  channelAdditionDataSchema,
+  internalMerchantAdditionDataSchema,
+  moneySchema,
+  purchaseUnitSchema,
+} from "./shared.js";
+
+export const cardAdditionDataSchema = z.looseObject({
+  cvc_result: z.string().optional(),
+  avs_result: z.string().optional(),
+  liability_shift: z.boolean().optional(),
+  threed_offered: z.boolean().optional(),
+  threed_authenticated: z.boolean().optional(),
+  refusal_reason_raw: z.string().optional(),
+  merchant_advice_code: z.string().optional(),
+});
+
+export const paymentDetailSchema = z.looseObject({
+  /** The interface says more values exist than it lists. */
+  payment_result: openEnum(PAYMENT_RESULTS).optional(),
+  order_id: z.string().optional(),
+  /** Order status; nine values beyond the listed ones exist in notifications. */
+  status: openEnum(ORDER_STATUSES).optional(),
+  purchase_units: z.array(purchaseUnitSchema).optional(),
+  payment_channel: z.string().optional(),
+  amount: moneySchema.optional(),
+  payer_id: z.string().optional(),
+  card_info: cardInfoSchema.optional(),
+  card_addition_data: cardAdditionDataSchema.optional(),
+  internal_merchant_addition_data: internalMerchantAdditionDataSchema.optional(),
+  channel_addition_datas: z.array(channelAdditionDataSchema).optional(),
+  /**
+   * "Free map" without a value type here (unlike order metadata, a map of string to string), and
+   * merchant_metadata echoes what the merchant sent: values of any JSON type are kept.
+   */
+  metadata: z.record(z.string(), z.unknown()).optional(),
+  merchant_metadata: z.record(z.string(), z.unknown()).optional(),
+});

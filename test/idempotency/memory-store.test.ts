@@ -1,0 +1,83 @@
+import { describe, expect, it } from "vitest";
+import { memoryStore } from "merchant-webhooks";
+
+const answer = { processed: true, message: "processed" };
+
+describe("memoryStore", () => {
+  it("expires a processing lease, letting another owner take over; the old owner then changes nothing", () => {
+    let now = 1_000;
+    const store = memoryStore({ now: () => now });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 })).toEqual({ status: "claimed", attempt: 1 });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({ status: "processing", retryAfterMs: 100 });
+    now += 101;
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({ status: "claimed", attempt: 2 });
+    expect(store.complete("a", "o1", answer)).toBe(false);
+    expect(store.extend("a", "o1", 100)).toBe(false);
+    expect(store.fail("a", "o1", "late")).toBe(false);
+    expect(store.complete("a", "o2", answer)).toBe(true);
+    expect(store.get("a")).toMatchObject({ state: "completed", owner: "o2", attempts: 2, answer });
+  });
+
+  it("extends a lease for its owner only", () => {
+    let now = 0;
+    const store = memoryStore({ now: () => now });
+    store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
+    now = 90;
+    expect(store.extend("a", "o1", 100)).toBe(true);
+    now = 150;
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toMatchObject({ status: "processing" });
+  });
+
+  it("answers a completed id with its stored answer, and a different payload as a conflict", () => {
+    const store = memoryStore();
+    store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
+    store.complete("a", "o1", answer);
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({ status: "completed", answer });
+    expect(store.claim({ id: "a", fingerprint: "other", owner: "o2", leaseMs: 100 })).toEqual({ status: "conflict" });
+  });
+
+  it("lets a failed record be claimed again and counts attempts", () => {
+    const store = memoryStore();
+    store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
+    store.fail("a", "o1", "handler_failed");
+    expect(store.get("a")).toMatchObject({ state: "failed", error: "handler_failed", attempts: 1 });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({ status: "claimed", attempt: 2 });
+  });
+
+  it("keeps queued records for workers: receivers see them as accepted, workers take them over", () => {
+    const store = memoryStore();
+    store.claim({ id: "a", fingerprint: "f", owner: "r", leaseMs: 100 });
+    expect(store.markQueued("a", "r")).toBe(true);
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "r2", leaseMs: 100 })).toEqual({ status: "queued" });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "w", leaseMs: 100, takeQueued: true })).toEqual({ status: "claimed", attempt: 2 });
+  });
+
+  it("forgets records after the retention period", () => {
+    let now = 0;
+    const store = memoryStore({ now: () => now, retentionSeconds: 10 });
+    store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
+    store.complete("a", "o1", answer);
+    now = 10_001;
+    expect(store.get("a")).toBeUndefined();
+    expect(store.claim({ id: "a", fingerprint: "g", owner: "o2", leaseMs: 100 })).toEqual({ status: "claimed", attempt: 1 });
+  });
+
+  it("stays within maxEntries, dropping the least recently written records", () => {
+    const store = memoryStore({ maxEntries: 1_000 });
+    for (let i = 0; i < 10_000; i++) {
+      store.claim({ id: `n${i}`, fingerprint: "f", owner: "o", leaseMs: 100 });
+      store.complete(`n${i}`, "o", answer);
+    }
+    expect(store.size).toBe(1_000);
+    expect(store.get("n0")).toBeUndefined();
+    expect(store.get("n9999")).toMatchObject({ state: "completed" });
+  });
+
+  it("releases a claim so a redelivery starts afresh", () => {
+    const store = memoryStore();
+    store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
+    expect(store.release("a", "other")).toBe(false);
+    expect(store.release("a", "o1")).toBe(true);
+    expect(store.get("a")).toBeUndefined();
+  });
+});

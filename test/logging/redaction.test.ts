@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { createReceiver, redactNotification, REDACTED } from "merchant-webhooks";
+import { captureLogger } from "../helpers/capture-logger.js";
+import { json, notification } from "../helpers/notifications.js";
+
+const PAN = "4111111111111111";
+
+function withSecrets() {
+  const body = notification();
+  const detail = body.resource.renewal_event.payment_detail;
+  detail.card_info = { ...detail.card_info, cvc: "987", card_pwd: "4321", card_md5: "0f1e2d", card_hash: "hash-xyz" };
+  detail.metadata = { note: `customer typed ${PAN} into the memo` };
+  return body;
+}
+
+describe("redaction", () => {
+  it("writes one line per notification with the ids, outcome, status and duration, and no card data", async () => {
+    const { logger, lines, text } = captureLogger();
+    const body = withSecrets();
+    await createReceiver({ logger, onRenew: () => {} }).handle({ method: "POST", headers: {}, rawBody: json(body) });
+    const line = lines().find((l) => l.msg === "notification handled");
+    expect(line).toMatchObject({
+      notification_id: body.id,
+      event_type: "SUBSCRIPTION_RENEW",
+      merchant_id: body.resource.merchant_id,
+      subscription_id: body.resource.id,
+      outcome: "processed",
+      status: 200,
+    });
+    expect(typeof line!.duration_ms).toBe("number");
+    expect(text()).not.toContain("987");
+    expect(text()).not.toContain(PAN);
+  });
+
+  it("redacts card secrets, card numbers and personal data a handler logs through ctx.log", async () => {
+    const { logger, text } = captureLogger();
+    const body = withSecrets();
+    const receiver = createReceiver({
+      logger,
+      onRenew: (notification, ctx) => {
+        ctx.log.info({ notification }, "received");
+        ctx.log.info({ card_info: notification.resource.renewal_event?.payment_detail?.card_info }, "card");
+        ctx.log.info({ cvc: "987" }, "direct");
+      },
+    });
+    await receiver.handle({ method: "POST", headers: {}, rawBody: json(body) });
+    const out = text();
+    expect(out).toContain('"msg":"received"');
+    expect(out).toContain(REDACTED);
+    for (const secret of ['"987"', '"4321"', "0f1e2d", "hash-xyz", PAN, body.resource.subscriber.email, body.resource.subscriber.name]) {
+      expect(out).not.toContain(secret);
+    }
+    // what is not sensitive stays readable
+    expect(out).toContain(body.resource.renewal_event.payment_detail.card_info.card_mask);
+  });
+
+  it("keeps personal data when pii redaction is turned off, never card secrets", () => {
+    const body = withSecrets();
+    const out = redactNotification(body, { pii: false });
+    expect(out.resource.subscriber.email).toBe(body.resource.subscriber.email);
+    expect(out.resource.renewal_event.payment_detail.card_info.cvc).toBe(REDACTED);
+    expect(out.resource.renewal_event.payment_detail.metadata.note).toBe(`customer typed ${REDACTED} into the memo`);
+    expect(body.resource.renewal_event.payment_detail.card_info.cvc).toBe("987"); // input untouched
+  });
+
+  it("leaves ids and epoch times alone even when their digits happen to pass the Luhn check", () => {
+    const out = redactNotification({ order_id: PAN, next_execution_time: 4111111111111, amount: 4111111111111111 });
+    expect(out).toEqual({ order_id: PAN, next_execution_time: 4111111111111, amount: REDACTED });
+  });
+});

@@ -1,0 +1,24 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const root = new URL("..", import.meta.url).pathname;
+
+// The published package as a merchant installs it: types resolve for ESM and CJS on every subpath,
+// and the sources type-check under the strict settings.
+describe("package", () => {
+  it("type-checks strictly", async () => {
+    const { stdout } = await run("npx", ["tsc", "--noEmit", "-p", "."], { cwd: root }).catch((err) => err);
+    expect(stdout).toBe("");
+  }, 180_000);
+
+  it("passes publint and are-the-types-wrong on every export", async () => {
+    const result = await run("npm", ["run", "--silent", "check:package"], { cwd: root }).then(
+      (ok) => ({ code: 0, out: ok.stdout + ok.stderr }),
+      (err) => ({ code: err.code as number, out: String(err.stdout) + String(err.stderr) }),
+    );
+    expect(result.out).not.toMatch(/❌|error/i);
+    expect(result.code).toBe(0);
+  }, 180_000);
+});
