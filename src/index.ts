@@ -20,3 +20,5 @@ export type { VerifyHook } from "./verify/verify-hook.js";
 export type { NotificationQueue, QueuedNotification } from "./queue/queue.js";
 export * from "./schema/index.js";
 export type { NotificationRecorder, RecordedNotification } from "./recording/recorder.js";
+export { inProcessQueue, type InProcessQueue, type InProcessQueueOptions } from "./queue/in-process-queue.js";
+export { QueueFullError } from "./queue/queue-full-error.js";

@@ -14,6 +14,8 @@ import { parseJsonObject } from "./parse-json.js";
 import { recordingOf } from "../recording/recorder.js";
 import { HandlerTimeoutError, runHandler } from "./run-handler.js";
 import { retryInBackground } from "./retry-in-background.js";
+import { QueueFullError } from "../queue/queue-full-error.js";
+import { handlerSlots } from "./handler-slots.js";
 import { validationMessage } from "./validation-message.js";
 
 /** The framework-neutral request an adapter builds. */
@@ -63,6 +65,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const unavailableRetry = retryAfter((options.retryAfterSeconds ?? 5) * 1000);
   const background = new Set<Promise<unknown>>();
+  const slots = options.backpressure ? handlerSlots(options.backpressure) : undefined;
   // Owner tokens: unique per attempt without a random draw per notification.
   const instance = crypto.randomUUID();
   let sequence = 0;
@@ -129,6 +132,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         if (options.queue.durable) await store.markQueued(id, owner);
       } catch (err) {
         await Promise.resolve(store.release(id, owner)).catch(() => {});
+        if (err instanceof QueueFullError) return finish("overloaded", started, { ...fields, reason: err.message }, { headers: unavailableRetry });
         return finish("unavailable", started, { ...fields, reason: "queue unavailable", err }, {
           message: "queue unavailable; retry later",
           headers: unavailableRetry,
@@ -137,7 +141,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       return finish("queued", started, fields);
     }
 
-    const result = await process();
+    const result = slots ? await slots.run(process) : await process();
     return finish(result.outcome, started, { ...fields, ...result.fields });
   }
 
@@ -260,6 +264,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       fingerprintBytes = encoder.encode(JSON.stringify(body));
     }
     seen.body = body;
+
+    // Shed load before claiming, so a refused notification leaves no record behind.
+    if (slots?.full()) return finish("overloaded", started, { reason: "backpressure" }, { headers: unavailableRetry });
 
     const result = subscriptionNotificationSchema.safeParse(body);
     if (!result.success) {

@@ -28,6 +28,11 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   retryAfterSeconds?: number;
   /** What `ctx.log` and recordings redact beyond card data. Default `{ pii: true }`. */
   redact?: RedactOptions;
+  /**
+   * Bound synchronous handling: at most `concurrency` handlers run at once, at most `maxPending` wait;
+   * past that the receiver sheds load with 503 and Retry-After instead of queueing without limit.
+   */
+  backpressure?: { concurrency: number; maxPending?: number };
   /** Keep every received notification (redacted) with its answer, for replay. */
   record?: NotificationRecorder;
 }

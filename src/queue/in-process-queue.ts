@@ -1,0 +1,56 @@
+import PQueue from "p-queue";
+import type { NotificationQueue, QueuedNotification } from "./queue.js";
+import { QueueFullError } from "./queue-full-error.js";
+
+export interface InProcessQueueOptions {
+  /** Handlers running at once. Default 10. */
+  concurrency?: number;
+  /** Notifications waiting beyond those running; past it the receiver answers 503. Default 1,000. */
+  maxPending?: number;
+  /** How long `close()` waits for accepted notifications to finish. Default 30 s. */
+  drainTimeoutMs?: number;
+}
+
+export interface InProcessQueue extends NotificationQueue {
+  /** Waiting and running notifications. */
+  readonly size: number;
+  readonly running: number;
+  /** Stop accepting (new notifications get 503), then wait for accepted ones up to the drain limit. */
+  close(): Promise<void>;
+}
+
+/**
+ * Acknowledge after accepting into memory, then run handlers with bounded concurrency. NOT durable:
+ * notifications accepted but not yet handled are lost if the process dies, and the sender will not
+ * resend them because it was told `processed: true`. Use `bullmqQueue` where that matters.
+ *
+ * The claim stays with the receiver (its lease is extended while the handler runs), so a duplicate
+ * delivered meanwhile is answered 409 and the handler still runs once.
+ */
+export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQueue {
+  const maxPending = options.maxPending ?? 1_000;
+  const queue = new PQueue({ concurrency: options.concurrency ?? 10 });
+  let closing = false;
+
+  return {
+    durable: false,
+    get size() {
+      return queue.size + queue.pending;
+    },
+    get running() {
+      return queue.pending;
+    },
+    async enqueue(item: QueuedNotification) {
+      if (closing || queue.size >= maxPending) throw new QueueFullError(maxPending);
+      // `run` records failures itself; the catch only keeps a rejection from going unhandled.
+      void queue.add(() => item.run()).catch(() => {});
+    },
+    async close() {
+      closing = true;
+      const limit = options.drainTimeoutMs ?? 30_000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([queue.onIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, limit)))]);
+      clearTimeout(timer);
+    },
+  };
+}
