@@ -43,7 +43,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     trim(entry.expiresAt - retentionMs);
   }
 
+  let writes = 0;
+  /** Evict past the cap on every write; sweep expired records every 1,024 writes (reads check expiry anyway). */
   function trim(at: number): void {
+    if (records.size <= maxEntries && (++writes & 1023) !== 0) return;
     for (const [id, entry] of records) {
       if (records.size > maxEntries || entry.expiresAt <= at) records.delete(id);
       else break;

@@ -1,3 +1,5 @@
+import { OUTCOMES, type Outcome } from "./outcomes.js";
+
 /** The body the platform expects from every notification endpoint. */
 export interface Answer {
   processed: boolean;
@@ -34,6 +36,21 @@ export function respond(
     body: JSON.stringify(answer),
     answer,
   };
+}
+
+/**
+ * The answers whose message and headers never vary, built once per receiver: most notifications end
+ * in one of them, and sharing the frozen response saves a serialization and two objects per request.
+ */
+export function responsesByOutcome(failureStatus: FailureStatus): Readonly<Record<Outcome, ReceiverResponse>> {
+  const out = {} as Record<Outcome, ReceiverResponse>;
+  for (const [outcome, row] of Object.entries(OUTCOMES) as [Outcome, (typeof OUTCOMES)[Outcome]][]) {
+    const response = respond(row.status, { processed: row.processed, message: row.message }, failureStatus);
+    Object.freeze(response.headers);
+    Object.freeze(response.answer);
+    out[outcome] = Object.freeze(response);
+  }
+  return out;
 }
 
 /** `Retry-After` takes whole seconds; never advertise 0, which some senders read as "now, in a loop". */

@@ -3,7 +3,7 @@ import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger } from "../logging/logger.js";
 import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
-import { respond, retryAfter, type Answer, type ReceiverResponse } from "./answer.js";
+import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "./answer.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { fingerprintOf } from "./fingerprint.js";
 import { handlerFor, type HandlerContext } from "./handlers.js";
@@ -70,16 +70,23 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const instance = crypto.randomUUID();
   let sequence = 0;
 
+  const fixedResponses = responsesByOutcome(failureStatus);
+
   function finish(
     outcome: Outcome,
     started: number,
     fields: LogFields,
-    extra?: { message?: string; headers?: Record<string, string>; answer?: Answer },
+    extra?: { message?: string; headers?: Record<string, string> },
   ): ReceiverResponse {
     const row = OUTCOMES[outcome];
-    const answer = extra?.answer ?? { processed: row.processed, message: extra?.message ?? row.message };
-    const response = respond(row.status, answer, failureStatus, extra?.headers);
-    const line = { ...fields, outcome, status: response.status, duration_ms: +(performance.now() - started).toFixed(3) };
+    const response = extra
+      ? respond(row.status, { processed: row.processed, message: extra.message ?? row.message }, failureStatus, extra.headers)
+      : fixedResponses[outcome];
+    const line: LogFields & { outcome: Outcome; status: number; duration_ms: number } = Object.assign(fields, {
+      outcome,
+      status: response.status,
+      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    });
     if (row.status >= 500) logger.error(line, "notification not processed");
     else if (row.status >= 400) logger.warn(line, "notification rejected");
     else logger.info(line, "notification handled");

@@ -11,7 +11,10 @@ const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) 
 
 /** SHA-256 of the exact bytes received, hex: a retried delivery repeats those bytes. */
 export function fingerprintOf(bytes: Uint8Array): string | Promise<string> {
-  if (nodeCrypto) return nodeCrypto.createHash("sha256").update(bytes).digest("hex");
+  if (nodeCrypto) {
+    // The one-shot `hash` (Node 20.12+) skips the Hash object; older versions take the long way.
+    return nodeCrypto.hash ? nodeCrypto.hash("sha256", bytes, "hex") : nodeCrypto.createHash("sha256").update(bytes).digest("hex");
+  }
   return webFingerprint(bytes);
 }
 

@@ -1,0 +1,82 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import autocannon from "autocannon";
+
+/**
+ * HTTP side by side in one run: each server in its own process (one core for the server, one for
+ * autocannon), the same ~1.5 KB renewal with a unique id per request, bare route vs adapter.
+ */
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+const template = JSON.stringify(JSON.parse(readFileSync(new URL("../test/fixtures/renewal.json", import.meta.url), "utf8"))).replace(
+  /^\{"id":"[^"]*"/,
+  '{"id":"[<id>]"',
+);
+
+export interface HttpResult {
+  name: string;
+  requests_per_second: number;
+  p50_ms: number;
+  p99_ms: number;
+  non_2xx: number;
+  errors: number;
+}
+
+async function start(server: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ["--import", "tsx", new URL(`./servers/${server}.ts`, import.meta.url).pathname], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once("line", resolve);
+    child.once("exit", (code) => reject(new Error(`${server} exited with ${code}`)));
+  });
+  return { child, port: JSON.parse(line).port };
+}
+
+async function load(port: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: `http://127.0.0.1:${port}/hook`,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: template,
+    idReplacement: true,
+    connections: CONNECTIONS,
+    duration: DURATION,
+  });
+}
+
+export async function measure(name: string, server: string, env?: Record<string, string>): Promise<HttpResult> {
+  const { child, port } = await start(server, env);
+  try {
+    await autocannon({ url: `http://127.0.0.1:${port}/hook`, method: "POST", headers: { "content-type": "application/json" }, body: template, idReplacement: true, connections: 10, duration: 2 });
+    const result = await load(port);
+    return {
+      name,
+      requests_per_second: Math.round(result.requests.average),
+      p50_ms: result.latency.p50,
+      p99_ms: result.latency.p99,
+      non_2xx: result.non2xx,
+      errors: result.errors,
+    };
+  } finally {
+    child.kill("SIGTERM");
+  }
+}
+
+export const fastifyAdapterAvailable = () => existsSync(new URL("../adapters/fastify.ts", import.meta.url));
+export const redisStoreAvailable = () => existsSync(new URL("../src/redis/index.ts", import.meta.url));
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const rows: HttpResult[] = [];
+  rows.push(await measure("express bare (express.json)", "express-bare"));
+  rows.push(await measure("express subscriptionWebhook (memory)", "express-adapter"));
+  rows.push(await measure("fastify bare (JSON route)", "fastify-bare"));
+  if (fastifyAdapterAvailable()) {
+    rows.push(await measure("fastify plugin (memory)", "fastify-adapter"));
+    if (redisStoreAvailable()) rows.push(await measure("fastify plugin (redis)", "fastify-adapter", { BENCH_STORE: "redis" }));
+  }
+  console.table(rows);
+}
