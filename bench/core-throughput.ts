@@ -48,4 +48,4 @@ const result = {
   handled: handled - warmup,
   machine: `${os.cpus()[0]?.model ?? "unknown cpu"}, ${os.cpus().length} cores, Node ${process.version}`,
 };
-console.log(JSON.stringify(result, null, 2));
+console.log(JSON.stringify(result));

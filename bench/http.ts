@@ -78,5 +78,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     rows.push(await measure("fastify plugin (memory)", "fastify-adapter"));
     if (redisStoreAvailable()) rows.push(await measure("fastify plugin (redis)", "fastify-adapter", { BENCH_STORE: "redis" }));
   }
-  console.table(rows);
+  if (process.env.BENCH_JSON) console.log(JSON.stringify(rows));
+  else console.table(rows);
 }
