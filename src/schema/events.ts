@@ -3,6 +3,9 @@ import { SUBSCRIPTION_PLAN_TYPES } from "./enums.js";
 import { openEnum, timestampSchema } from "./primitives.js";
 import { paymentDetailSchema } from "./payment-detail.js";
 
+// The five event objects a subscription resource may carry. Subscription and renewal events have the
+// same fields today but stay separate schemas, so each can grow on its own as the platform adds fields.
+
 export const subscriptionEventSchema = z.looseObject({
   subscription_plan_type: openEnum(SUBSCRIPTION_PLAN_TYPES).optional(),
   payment_detail: paymentDetailSchema.optional(),

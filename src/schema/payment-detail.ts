@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ORDER_STATUSES, PAYMENT_RESULTS } from "./enums.js";
-import { openEnum } from "./primitives.js";
+import { freeMapSchema, openEnum, stringMapSchema } from "./primitives.js";
 import {
   cardInfoSchema,
   channelAdditionDataSchema,
@@ -33,10 +33,11 @@ export const paymentDetailSchema = z.looseObject({
   card_addition_data: cardAdditionDataSchema.optional(),
   internal_merchant_addition_data: internalMerchantAdditionDataSchema.optional(),
   channel_addition_datas: z.array(channelAdditionDataSchema).optional(),
+  /** "Free map" with no value type named, so values of any JSON type are kept. */
+  metadata: freeMapSchema.optional(),
   /**
-   * "Free map" without a value type here (unlike order metadata, a map of string to string), and
-   * merchant_metadata echoes what the merchant sent: values of any JSON type are kept.
+   * Echoes the create-order request's `metadata`, which the interface types as a free map of string
+   * to string; a merchant that sent strings gets strings back, so that type is enforced here.
    */
-  metadata: z.record(z.string(), z.unknown()).optional(),
-  merchant_metadata: z.record(z.string(), z.unknown()).optional(),
+  merchant_metadata: stringMapSchema.optional(),
 });

@@ -41,10 +41,15 @@ export const linkV2Schema = z.looseObject({
   method: z.enum(LINK_METHODS).optional(),
 });
 
+/** One typed message of StatusDetail.details (proto3 `Any`): its own fields vary with `@type`. */
+export const statusDetailItemSchema = z.looseObject({
+  "@type": z.string().optional(),
+});
+
 export const statusDetailSchema = z.looseObject({
   name: z.string().regex(/^[A-Z0-9_]+$/, "must be upper-case letters, digits and underscores").optional(),
   message: z.string().optional(),
-  details: z.array(z.looseObject({ "@type": z.string().optional() })).optional(),
+  details: z.array(statusDetailItemSchema).optional(),
 });
 
 export const cardInfoSchema = z.looseObject({
@@ -108,10 +113,14 @@ export const itemSchema = z.looseObject({
   description: z.string().optional(),
 });
 
+export const fxAmountSchema = z.looseObject({
+  after_fx_amount: moneySchema.optional(),
+});
+
 export const externalAmountSchema = z.looseObject({
   discount_amount: moneySchema.optional(),
   discount_reference: nonEmptyString.optional(),
-  fx_amount: z.looseObject({ after_fx_amount: moneySchema.optional() }).optional(),
+  fx_amount: fxAmountSchema.optional(),
 });
 
 export const purchaseUnitSchema = z.looseObject({
