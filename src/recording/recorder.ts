@@ -1,5 +1,6 @@
 import type { ReceiverResponse } from "../receiver/answer.js";
-import { redactNotification, type RedactOptions } from "../logging/redact.js";
+import type { RedactOptions } from "../logging/redact.js";
+import { redactForRecording } from "./replayable-redaction.js";
 
 /** One received notification as recordings keep it: a valid replay source once read back. */
 export interface RecordedNotification {
@@ -7,7 +8,10 @@ export interface RecordedNotification {
   received_at: string;
   /** Request headers without signature, authorization or cookie headers. */
   headers: Record<string, string>;
-  /** The parsed body with card data (and, by default, personal data) redacted. */
+  /**
+   * The parsed body with card data (and, by default, personal data) redacted, in a form that still
+   * passes the schema: see `redactForRecording`.
+   */
   notification: Record<string, unknown>;
   answer: { status: number; processed: boolean; message: string };
 }
@@ -35,7 +39,7 @@ export function recordingOf(
   return {
     received_at: new Date(receivedAt).toISOString(),
     headers: kept,
-    notification: redactNotification(body, redact),
+    notification: redactForRecording(body, redact),
     answer: { status: response.status, ...response.answer },
   };
 }

@@ -1,0 +1,93 @@
+import { replayEntries, type ReplayResult } from "../../testing/replay.js";
+import { readSourceItems, isSourceProblem, type SourceEntry } from "../../testing/read-source.js";
+import {
+  EXIT_NOT_PROCESSED,
+  EXIT_OK,
+  EXIT_USAGE,
+  parseCommand,
+  positiveInteger,
+  processIo,
+  SENDING_OPTIONS,
+  SENDING_USAGE,
+  sendingSetup,
+  UsageError,
+  type CliIo,
+} from "../args.js";
+import { progressBar } from "../progress.js";
+import { formatSummaryTable, isProcessed, summarize } from "../summary-table.js";
+
+export const REPLAY_USAGE = `Usage: merchant-webhooks replay <file|dir> --url <url> [options]
+
+Send saved or recorded notifications to a webhook endpoint, as the platform would, and count the
+answers. <file|dir> is a .json file (a notification or an array of them), a .jsonl file (one
+notification or recorded entry per line, as jsonlRecorder writes), or a directory of such files.
+Recorded headers are sent again; signatures are never recorded, so pass --secret to sign.
+
+Options:
+${SENDING_USAGE}
+  -c, --concurrency <n>          notifications in flight at once (default: 1, in file order)
+  -h, --help                     show this help
+
+Exit status: 0 when every notification was answered processed, 1 when some were rejected, got no
+answer, or could not be read, 2 on a usage error.
+
+Example:
+  merchant-webhooks replay recordings/ --url http://localhost:3000/hook --secret "$WEBHOOK_SECRET"
+`;
+
+/** Rejections listed one per line under the table; past this many, only counted. */
+const MAX_LISTED = 20;
+
+export async function runReplay(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  let entries: SourceEntry[];
+  let setup;
+  let concurrency;
+  try {
+    const { values, positionals } = parseCommand(argv, { ...SENDING_OPTIONS, concurrency: { type: "string", short: "c" } });
+    if (values.help) {
+      io.out(REPLAY_USAGE);
+      return EXIT_OK;
+    }
+    if (positionals.length !== 1) throw new UsageError("give one file or directory to replay");
+    setup = sendingSetup(values);
+    concurrency = values.concurrency === undefined ? 1 : positiveInteger(values.concurrency, "--concurrency");
+    const items = await readSourceItems(positionals[0]!).catch((err: NodeJS.ErrnoException) => {
+      throw new UsageError(err.code === "ENOENT" ? `no such file or directory: ${positionals[0]}` : err.message);
+    });
+    const problems = items.filter(isSourceProblem);
+    if (problems.length > 0) {
+      for (const problem of problems) io.err(`${problem.origin}: ${problem.error}\n`);
+      io.err(`nothing sent: ${problems.length} unreadable ${problems.length === 1 ? "entry" : "entries"}\n`);
+      return EXIT_NOT_PROCESSED;
+    }
+    entries = items as SourceEntry[];
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.err(`${err.message}\n\n${REPLAY_USAGE}`);
+    return EXIT_USAGE;
+  }
+
+  const progress = progressBar(io, entries.length);
+  const results = await replayEntries(setup.url, entries, {
+    concurrency,
+    headers: setup.headers,
+    timeoutMs: setup.timeoutMs,
+    ...(setup.sign ? { sign: setup.sign } : {}),
+    onResult: (_result, done) => progress.update(done),
+  });
+  progress.finish();
+
+  const summary = summarize(results);
+  io.out(formatSummaryTable(summary));
+  const notProcessed = results.filter((result) => !isProcessed(result));
+  for (const result of notProcessed.slice(0, MAX_LISTED)) io.err(`${describe(result)}\n`);
+  if (notProcessed.length > MAX_LISTED) io.err(`... and ${notProcessed.length - MAX_LISTED} more not processed\n`);
+  return notProcessed.length === 0 ? EXIT_OK : EXIT_NOT_PROCESSED;
+}
+
+/** `recordings/x.jsonl:3 WH-123: 401 signature verification failed` */
+function describe(result: ReplayResult): string {
+  const what = `${result.origin} ${result.id ?? "(no id)"}`;
+  if (result.status === 0) return `${what}: no answer: ${result.error ?? "unknown error"}`;
+  return `${what}: ${result.status} ${result.answer?.message ?? "(not a webhook answer)"}`;
+}

@@ -1,0 +1,49 @@
+import type { ReplayResult } from "../testing/replay.js";
+
+export interface ReplaySummary {
+  sent: number;
+  processed: number;
+  /** Answered but not processed, counted by HTTP status. */
+  rejected: Map<number, number>;
+  /** No answer at all: connection refused, reset or timed out. */
+  failed: number;
+}
+
+export function summarize(results: readonly ReplayResult[]): ReplaySummary {
+  const summary: ReplaySummary = { sent: results.length, processed: 0, rejected: new Map(), failed: 0 };
+  for (const result of results) {
+    if (result.status === 0) summary.failed++;
+    else if (isProcessed(result)) summary.processed++;
+    else summary.rejected.set(result.status, (summary.rejected.get(result.status) ?? 0) + 1);
+  }
+  return summary;
+}
+
+/** Processed means what the platform would take it to mean: a 2xx answer saying `processed: true`. */
+export function isProcessed(result: ReplayResult): boolean {
+  return result.status >= 200 && result.status < 300 && result.answer?.processed === true;
+}
+
+export const rejectedTotal = (summary: ReplaySummary) => [...summary.rejected.values()].reduce((a, b) => a + b, 0);
+
+/**
+ *   result          count
+ *   sent               12
+ *   processed          10
+ *   rejected            1
+ *     status 401        1
+ *   failed              1
+ */
+export function formatSummaryTable(summary: ReplaySummary): string {
+  const rows: [string, number][] = [
+    ["sent", summary.sent],
+    ["processed", summary.processed],
+    ["rejected", rejectedTotal(summary)],
+    ...[...summary.rejected.entries()].sort(([a], [b]) => a - b).map(([status, count]): [string, number] => [`  status ${status}`, count]),
+    ["failed", summary.failed],
+  ];
+  const labelWidth = Math.max("result".length, ...rows.map(([label]) => label.length));
+  const countWidth = Math.max("count".length, ...rows.map(([, count]) => String(count).length));
+  const line = (label: string, count: string) => `${label.padEnd(labelWidth)}  ${count.padStart(countWidth)}\n`;
+  return line("result", "count") + rows.map(([label, count]) => line(label, String(count))).join("");
+}

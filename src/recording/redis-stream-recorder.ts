@@ -1,0 +1,107 @@
+import type { Cluster, Redis, RedisOptions } from "ioredis";
+import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
+
+/** An ioredis client or cluster (left open: its owner closes it), or a URL (connected and closed here). */
+export type RedisStreamConnection = Redis | Cluster | string;
+
+export interface RedisStreamRecorderOptions {
+  redis: RedisStreamConnection;
+  /** The stream key, e.g. `merchant-webhooks:recording`. */
+  stream: string;
+  /** Entries kept, trimmed approximately (`MAXLEN ~`) so trimming stays cheap. Default 10,000. */
+  maxLen?: number;
+}
+
+export interface RedisStreamRecorder extends NotificationRecorder {
+  /** Closes the connection when it was made from a URL. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_STREAM_MAX_LEN = 10_000;
+
+/** The field of each stream entry that holds the recorded notification as JSON. */
+export const ENTRY_FIELD = "entry";
+
+/**
+ * A recording is a convenience, so its connection gives up quickly rather than holding memory for a
+ * Redis that is away; each failed write is logged by the receiver and the answer is unaffected.
+ */
+const RECORDER_CONNECTION: RedisOptions = { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 5_000 };
+
+/** Record each notification as an entry of a Redis stream (`XADD`), trimmed to about `maxLen` entries. */
+export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisStreamRecorder {
+  const maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
+  if (!Number.isInteger(maxLen) || maxLen < 1) throw new RangeError(`maxLen must be a positive integer, got ${maxLen}`);
+  const connection = connectTo(options.redis);
+  return {
+    async write(entry: RecordedNotification) {
+      const client = await connection.client;
+      await client.xadd(options.stream, "MAXLEN", "~", maxLen, "*", ENTRY_FIELD, JSON.stringify(entry));
+    },
+    close: () => connection.close(),
+  };
+}
+
+export interface ReadRedisStreamOptions {
+  redis: RedisStreamConnection;
+  stream: string;
+  /** First entry id to read (inclusive). Default `-`, the oldest. */
+  start?: string;
+  /** Last entry id to read (inclusive). Default `+`, the newest. */
+  end?: string;
+  /** Read at most this many entries. Default: all. */
+  count?: number;
+}
+
+const PAGE_SIZE = 500;
+
+/** The recorded entries of a stream, oldest first: a replay source as it is. */
+export async function readRedisStream(options: ReadRedisStreamOptions): Promise<RecordedNotification[]> {
+  const connection = connectTo(options.redis);
+  try {
+    const client = await connection.client;
+    const limit = options.count ?? Number.POSITIVE_INFINITY;
+    const entries: RecordedNotification[] = [];
+    let start = options.start ?? "-";
+    while (entries.length < limit) {
+      const page = await client.xrange(options.stream, start, options.end ?? "+", "COUNT", Math.min(PAGE_SIZE, limit - entries.length));
+      for (const [, fields] of page) {
+        const json = valueOf(fields, ENTRY_FIELD);
+        if (json !== undefined) entries.push(JSON.parse(json) as RecordedNotification);
+      }
+      if (page.length === 0 || page.length < PAGE_SIZE) break;
+      start = `(${page[page.length - 1]![0]}`;
+    }
+    return entries;
+  } finally {
+    await connection.close();
+  }
+}
+
+/** XRANGE gives each entry's fields as a flat name, value, name, value list. */
+function valueOf(fields: string[], name: string): string | undefined {
+  for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
+  return undefined;
+}
+
+interface StreamConnection {
+  client: Promise<Redis | Cluster>;
+  close(): Promise<void>;
+}
+
+/**
+ * ioredis is an optional peer dependency: it is loaded only when a URL is given, so importing this
+ * module does not require it.
+ */
+function connectTo(redis: RedisStreamConnection): StreamConnection {
+  if (typeof redis !== "string") return { client: Promise.resolve(redis), close: async () => {} };
+  const client = import("ioredis").then(({ Redis }) => new Redis(redis, RECORDER_CONNECTION));
+  return {
+    client,
+    async close() {
+      const owned = await client;
+      if (owned.status === "ready") await owned.quit().catch(() => owned.disconnect());
+      else owned.disconnect();
+    },
+  };
+}

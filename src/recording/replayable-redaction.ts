@@ -1,0 +1,48 @@
+import { REDACTED, redactNotification, type RedactOptions } from "../logging/redact.js";
+
+/** Stands in for a redacted email: still an email, so the recording passes the schema on replay. */
+export const REDACTED_EMAIL = "redacted@redacted.invalid";
+/** Stands in for a redacted `ip` (typed `ip` by the interface): the unspecified address. */
+export const REDACTED_IP = "0.0.0.0";
+
+const EMAIL_KEYS = new Set(["email", "email_address"]);
+
+/**
+ * `redactNotification` for recordings, which must stay valid replay sources: where a redacted field has
+ * a format the schema checks, the marker is replaced by a value of that format (an email, an ip), and a
+ * redacted object (an address) keeps its fields with each string redacted rather than becoming a
+ * string. Card data is redacted exactly as in logs.
+ */
+export function redactForRecording(body: Record<string, unknown>, options: RedactOptions): Record<string, unknown> {
+  return keepShapes(body, redactNotification(body, options), "") as Record<string, unknown>;
+}
+
+function keepShapes(original: unknown, redacted: unknown, key: string): unknown {
+  if (redacted === REDACTED) {
+    if (typeof original === "string" && EMAIL_KEYS.has(key)) return REDACTED_EMAIL;
+    if (typeof original === "string" && key === "ip") return REDACTED_IP;
+    if (isObject(original)) return redactedShape(original);
+    return REDACTED;
+  }
+  if (Array.isArray(original) && Array.isArray(redacted)) return redacted.map((item, i) => keepShapes(original[i], item, key));
+  if (isObject(original) && isObject(redacted)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(redacted)) out[k] = keepShapes(original[k], v, k);
+    return out;
+  }
+  return redacted;
+}
+
+/** The object's keys with every string value redacted; other values, which could identify too, dropped. */
+function redactedShape(original: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(original)) {
+    if (k === "__proto__") continue;
+    if (typeof v === "string") out[k] = REDACTED;
+    else if (isObject(v)) out[k] = redactedShape(v);
+  }
+  return out;
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value);

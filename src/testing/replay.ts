@@ -1,0 +1,206 @@
+import { createServer, Server, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { pino } from "pino";
+import type { Answer } from "../receiver/answer.js";
+import { createReceiver, type Receiver } from "../receiver/create-receiver.js";
+import type { ReceiverOptions } from "../receiver/options.js";
+import { readSource, type ReplaySource, type SourceEntry } from "./read-source.js";
+
+/** Headers to add for a body, e.g. a signature: see `hmacSigner` and `standardWebhooksSigner`. */
+export type Signer = (body: string) => Record<string, string> | Promise<Record<string, string>>;
+
+/** A Node request listener; an Express or Connect app is one. */
+export type RequestListenerLike = (req: IncomingMessage, res: ServerResponse, ...rest: never[]) => unknown;
+
+/**
+ * Where notifications are replayed: receiver options (a receiver is built in-process and closed after),
+ * a receiver, the URL of a running endpoint, an `http.Server`, or an app such as Express (started on an
+ * ephemeral port for the replay and stopped after).
+ */
+export type ReplayTarget = ReceiverOptions | Receiver | string | URL | Server | RequestListenerLike;
+
+export interface ReplayOptions {
+  /** Notifications in flight at once. Default 1: in source order, as they were received. */
+  concurrency?: number;
+  /** Adds headers for each body, after the recorded ones: how replays pass a verifying endpoint. */
+  sign?: Signer;
+  /** Headers sent with every notification. */
+  headers?: Record<string, string>;
+  /** The webhook's path when the target is a server or an app. Default `/`. */
+  path?: string;
+  /** Give up on an HTTP answer after this long. Default 30 s. */
+  timeoutMs?: number;
+  /** Called as each answer arrives, e.g. to draw progress. */
+  onResult?: (result: ReplayResult, done: number, total: number) => void;
+}
+
+export interface ReplayResult {
+  /** The notification id, when it has one. */
+  id: string | undefined;
+  /** Where the notification was read: `file:line` or `[index]`. */
+  origin: string;
+  /** The HTTP status of the answer; 0 when none arrived. */
+  status: number;
+  /** The `{ processed, message }` answer; absent when the body was not one. */
+  answer?: Answer;
+  /** Why no answer arrived (connection refused, timeout). */
+  error?: string;
+}
+
+type Send = (body: string, headers: Record<string, string>) => Promise<Omit<ReplayResult, "id" | "origin">>;
+
+interface Connection {
+  send: Send;
+  close(): Promise<void>;
+}
+
+/**
+ * Send every notification of `source` to `target`, as the platform would, and collect each answer in
+ * source order. Recorded headers are sent again (signature headers are never recorded: pass `sign`).
+ */
+export async function replay(target: ReplayTarget, source: ReplaySource, options: ReplayOptions = {}): Promise<ReplayResult[]> {
+  return replayEntries(target, await readSource(source), options);
+}
+
+/** `replay` for entries already read with `readSource`, keeping where each was read. */
+export async function replayEntries(target: ReplayTarget, entries: readonly SourceEntry[], options: ReplayOptions = {}): Promise<ReplayResult[]> {
+  const concurrency = options.concurrency ?? 1;
+  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+  const connection = await connect(target, options);
+  const results: ReplayResult[] = new Array(entries.length);
+  let done = 0;
+  try {
+    await forEachLimited(entries, concurrency, async (entry, index) => {
+      const result = await sendEntry(connection.send, entry, options);
+      results[index] = result;
+      options.onResult?.(result, ++done, entries.length);
+    });
+  } finally {
+    await connection.close();
+  }
+  return results;
+}
+
+async function sendEntry(send: Send, entry: SourceEntry, options: ReplayOptions): Promise<ReplayResult> {
+  const body = JSON.stringify(entry.notification);
+  // Lower-cased throughout: the same header in two spellings would be sent joined, "a, b".
+  const headers: Record<string, string> = { "content-type": "application/json", ...replayableHeaders(entry.headers), ...lowerCased(options.headers) };
+  if (options.sign) Object.assign(headers, lowerCased(await options.sign(body)));
+  const notification = entry.notification as { id?: unknown } | null;
+  const id = typeof notification?.id === "string" ? notification.id : undefined;
+  return { id, origin: entry.origin, ...(await send(body, headers)) };
+}
+
+/** Headers about the original connection, which would be wrong (or refused) on a new one. */
+const CONNECTION_HEADERS = new Set(["host", "content-length", "connection", "keep-alive", "transfer-encoding", "expect", "upgrade", "te"]);
+
+function replayableHeaders(recorded: Record<string, string> | undefined): Record<string, string> {
+  const out = lowerCased(recorded);
+  for (const name of CONNECTION_HEADERS) delete out[name];
+  return out;
+}
+
+function lowerCased(headers: Record<string, string> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) out[name.toLowerCase()] = value;
+  return out;
+}
+
+async function connect(target: ReplayTarget, options: ReplayOptions): Promise<Connection> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  if (typeof target === "string" || target instanceof URL) return { send: httpSender(String(target), timeoutMs), close: async () => {} };
+  if (target instanceof Server) return serve(target, options.path ?? "/", timeoutMs);
+  if (typeof target === "function") return serve(createServer(target as RequestListenerLike), options.path ?? "/", timeoutMs);
+  if (isReceiver(target)) return { send: inProcessSender(target), close: async () => {} };
+  // Quiet unless asked: a test run should show test output, not a log line per notification.
+  const receiver = createReceiver({ logger: pino({ level: "silent" }), ...target });
+  return { send: inProcessSender(receiver), close: () => receiver.close() };
+}
+
+const isReceiver = (target: object): target is Receiver =>
+  typeof (target as Receiver).handle === "function" && typeof (target as Receiver).reject === "function";
+
+const encoder = new TextEncoder();
+
+function inProcessSender(receiver: Receiver): Send {
+  return async (body, headers) => {
+    const response = await receiver.handle({ method: "POST", headers, rawBody: encoder.encode(body) });
+    return { status: response.status, answer: response.answer };
+  };
+}
+
+function httpSender(url: string, timeoutMs: number): Send {
+  return async (body, headers) => {
+    let response: Response;
+    let text: string;
+    try {
+      // A redirect is reported, not followed: following would turn the POST into a GET elsewhere.
+      response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+      text = await response.text();
+    } catch (err) {
+      return { status: 0, error: describeFailure(err) };
+    }
+    const answer = answerIn(text);
+    return answer ? { status: response.status, answer } : { status: response.status };
+  };
+}
+
+function describeFailure(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ""}`;
+  return (err as Error).message ?? String(err);
+}
+
+function answerIn(text: string): Answer | undefined {
+  try {
+    const value = JSON.parse(text) as Partial<Answer> | null;
+    if (value && typeof value.processed === "boolean") return { processed: value.processed, message: String(value.message ?? "") };
+  } catch {
+    // Not JSON: an answer from something other than the receiver (a proxy's error page, a 404).
+  }
+  return undefined;
+}
+
+/** Send to a server on loopback, listening on an ephemeral port for the replay if it is not already. */
+async function serve(server: Server, path: string, timeoutMs: number): Promise<Connection> {
+  const started = !server.listening;
+  if (started) {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => {
+        server.off("error", reject);
+        resolve();
+      });
+    });
+  }
+  const url = new URL(path, `http://${loopbackHost(server.address())}`).toString();
+  return {
+    send: httpSender(url, timeoutMs),
+    async close() {
+      if (!started) return;
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Where to reach a listening server from this process. */
+function loopbackHost(address: AddressInfo | string | null): string {
+  if (address === null || typeof address === "string") throw new TypeError("replay needs a server listening on a TCP port");
+  const { address: host, port } = address;
+  if (host === "0.0.0.0" || host === "::") return `127.0.0.1:${port}`;
+  return address.family === "IPv6" ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+async function forEachLimited<T>(items: readonly T[], limit: number, run: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      await run(items[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

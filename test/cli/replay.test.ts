@@ -1,0 +1,103 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { buildNotification } from "merchant-webhooks/testing";
+import { hmacVerifier } from "../../src/verify/index.js";
+import { runCli, startWebhook, type RunningWebhook } from "./run-cli.js";
+
+const SECRET = "whsec-cli-replay";
+
+
+describe("merchant-webhooks replay against a running server", () => {
+  let dir: string;
+  let recordings: string;
+  let webhook: RunningWebhook;
+  const onRenew = vi.fn();
+  const onCancel = vi.fn();
+  const notifications = [
+    buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "cli-1" }),
+    buildNotification("SUBSCRIPTION_CANCELLED", undefined, { seed: "cli-2" }),
+    buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "cli-3" }),
+  ];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "mw-cli-replay-"));
+    recordings = join(dir, "recordings");
+    mkdirSync(recordings);
+    const entry = (notification: unknown) => JSON.stringify({ received_at: "2026-11-23T08:15:31.000Z", headers: { "x-request-id": "req-9" }, notification, answer: { status: 200, processed: true, message: "processed" } });
+    writeFileSync(join(recordings, "notifications-2026-11-23.jsonl"), `${notifications.slice(0, 2).map(entry).join("\n")}\n`);
+    writeFileSync(join(recordings, "notifications-2026-11-24.jsonl"), `${entry(notifications[2])}\n`);
+    webhook = await startWebhook({ verify: hmacVerifier({ secret: SECRET, header: "x-signature" }), onRenew, onCancel });
+  });
+  afterAll(async () => {
+    await webhook.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("exits 0 and counts every notification processed when the signatures match", async () => {
+    const run = await runCli(["replay", recordings, "--url", webhook.url, "--secret", SECRET, "--concurrency", "2"]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^sent\s+3$/m);
+    expect(run.stdout).toMatch(/^processed\s+3$/m);
+    expect(run.stdout).toMatch(/^rejected\s+0$/m);
+    expect(run.stdout).toMatch(/^failed\s+0$/m);
+    expect(run.stdout).not.toContain("\r"); // no progress bar when stdout is not a terminal
+    expect(onRenew.mock.calls.map(([n]) => n.id).sort()).toEqual([notifications[0]!.id, notifications[2]!.id].sort());
+    expect(onCancel.mock.calls[0]![0]).toEqual(notifications[1]);
+    expect(onCancel.mock.calls[0]![1].headers["x-request-id"]).toBe("req-9");
+  });
+
+  it("exits 1 and counts rejections by status when the server refuses them", async () => {
+    const file = join(dir, "mixed.json");
+    const fresh = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "cli-4" });
+    const invalid = buildNotification("SUBSCRIPTION_RENEW", { id: "WH-no-phase", resource: { execution_phase: undefined } });
+    writeFileSync(file, JSON.stringify([fresh, invalid]));
+    const [wrongSecret, someInvalid] = await Promise.all([
+      runCli(["replay", recordings, "--url", webhook.url, "--secret", "another-secret"]),
+      runCli(["replay", file, "--url", webhook.url, "--secret", SECRET]),
+    ]);
+
+    expect(wrongSecret.code).toBe(1);
+    expect(wrongSecret.stdout).toMatch(/^processed\s+0$/m);
+    expect(wrongSecret.stdout).toMatch(/^rejected\s+3$/m);
+    expect(wrongSecret.stdout).toMatch(/^ {2}status 401\s+3$/m);
+    expect(wrongSecret.stderr).toContain(`${notifications[0]!.id}: 401 signature verification failed`);
+
+    expect(someInvalid.code).toBe(1);
+    expect(someInvalid.stdout).toMatch(/^processed\s+1$/m);
+    expect(someInvalid.stdout).toMatch(/^ {2}status 400\s+1$/m);
+    expect(someInvalid.stderr).toContain(`${file}:1 WH-no-phase: 400 invalid notification: resource.execution_phase: required`);
+  });
+
+  it("exits 1 and counts a notification that got no answer as failed", async () => {
+    const closed = await startWebhook({});
+    await closed.close();
+    const run = await runCli(["replay", join(recordings, "notifications-2026-11-24.jsonl"), "--url", closed.url]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/^failed\s+1$/m);
+    expect(run.stderr).toContain("no answer: ECONNREFUSED");
+  });
+
+  it("exits 1 without sending when the source has a line that is not JSON", async () => {
+    const file = join(dir, "broken.jsonl");
+    writeFileSync(file, `${JSON.stringify(notifications[0])}\nnot json\n`);
+    const before = onRenew.mock.calls.length;
+    const run = await runCli(["replay", file, "--url", webhook.url, "--secret", SECRET]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`${file}:2: invalid JSON`);
+    expect(onRenew.mock.calls.length).toBe(before);
+  });
+
+  it("exits 2 on a bad --concurrency or --scheme", async () => {
+    const [concurrency, scheme] = await Promise.all([
+      runCli(["replay", recordings, "--url", webhook.url, "--concurrency", "0"]),
+      runCli(["replay", recordings, "--url", webhook.url, "--secret", SECRET, "--scheme", "md5"]),
+    ]);
+    expect(concurrency.code).toBe(2);
+    expect(concurrency.stderr).toContain("--concurrency must be a positive integer");
+    expect(scheme.code).toBe(2);
+    expect(scheme.stderr).toContain("--scheme must be hmac or standard-webhooks");
+  });
+});

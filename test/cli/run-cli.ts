@@ -1,0 +1,55 @@
+import { execFile } from "node:child_process";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
+import express from "express";
+import { subscriptionWebhook, type SubscriptionWebhookOptions } from "merchant-webhooks/express";
+import { silentLogger } from "../helpers/capture-logger.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The CLI as a user runs it: a separate Node process on the TypeScript sources. Asynchronous, so a
+ * server started by the same test keeps answering while the CLI talks to it.
+ */
+export function runCli(args: readonly string[]): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", "src/cli/main.ts", ...args],
+      { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" }, timeout: 30_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
+  });
+}
+
+export interface RunningWebhook {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** A real Express app with the webhook at /hook, on an ephemeral loopback port. */
+export async function startWebhook(options: SubscriptionWebhookOptions): Promise<RunningWebhook> {
+  const app = express();
+  app.post("/hook", subscriptionWebhook({ logger: silentLogger(), ...options }));
+  const server: Server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

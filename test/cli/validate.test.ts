@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildNotification } from "merchant-webhooks/testing";
+import { runCli } from "./run-cli.js";
+
+describe("merchant-webhooks validate", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "mw-validate-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("exits 0 for valid notifications in a .json array and a recording's .jsonl", async () => {
+    const json = join(dir, "good.json");
+    writeFileSync(json, JSON.stringify([buildNotification("SUBSCRIPTION_CREATED"), buildNotification("UNKNOWN")], null, 2));
+    const jsonl = join(dir, "good.jsonl");
+    const entry = { received_at: "2026-11-23T08:15:31.000Z", headers: {}, notification: buildNotification("SUBSCRIPTION_RENEW"), answer: { status: 200, processed: true, message: "processed" } };
+    writeFileSync(jsonl, `${JSON.stringify(entry)}\n`);
+    const run = await runCli(["validate", json, jsonl]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe("3 notifications checked, 0 invalid\n");
+  });
+
+  it("prints each schema error as file:line path: message and exits 1", async () => {
+    const file = join(dir, "bad.jsonl");
+    const lines = [
+      JSON.stringify(buildNotification("SUBSCRIPTION_RENEW")),
+      JSON.stringify(buildNotification("SUBSCRIPTION_RENEW", { resource: { execution_phase: undefined, subscriber: { email: "not-an-email" } } })),
+      JSON.stringify(buildNotification("SUBSCRIPTION_RENEW", { resource: { renewal_event: { payment_detail: { amount: { value: "12,50" } } } } })),
+      '{"id": "WH-cut-off"',
+    ];
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    const run = await runCli(["validate", file]);
+    expect(run.code).toBe(1);
+    const out = run.stdout.split("\n");
+    expect(out).toContain(`${file}:2 resource.execution_phase: Invalid input: expected string, received undefined`);
+    expect(out.some((line) => line.startsWith(`${file}:2 resource.subscriber.email: `))).toBe(true);
+    expect(out).toContain(`${file}:3 resource.renewal_event.payment_detail.amount.value: must be a decimal amount`);
+    expect(out.some((line) => line.startsWith(`${file}:4 invalid JSON`))).toBe(true);
+    expect(out.some((line) => line.startsWith(`${file}:1 `))).toBe(false);
+    expect(run.stdout).toContain("4 notifications checked, 3 invalid\n");
+  });
+
+  it("points into a pretty-printed array at the line where the invalid element starts", async () => {
+    const file = join(dir, "array.json");
+    const first = buildNotification("SUBSCRIPTION_CANCELLED");
+    const second = buildNotification("SUBSCRIPTION_CANCELLED", { id: "" });
+    writeFileSync(file, JSON.stringify([first, second], null, 2));
+    const run = await runCli(["validate", file]);
+    expect(run.code).toBe(1);
+    const line = 2 + JSON.stringify(first, null, 2).split("\n").length;
+    expect(run.stdout).toContain(`${file}:${line} id: `);
+  });
+
+  it("exits 2 for a path that does not exist", async () => {
+    const run = await runCli(["validate", join(dir, "missing.json")]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("no such file or directory");
+  });
+});
