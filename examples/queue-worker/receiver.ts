@@ -1,0 +1,33 @@
+import express from "express";
+import { pino } from "pino";
+import { bullmqQueue, closeOnSignals } from "merchant-webhooks/bullmq";
+import { subscriptionWebhook } from "merchant-webhooks/express";
+import { redisStore } from "merchant-webhooks/redis";
+
+// The receiving half: validate, claim the id, put the notification on the queue, answer 200. No
+// handler runs here, so the answer takes a few Redis round trips however slow the handlers are.
+// Run any number of these behind a load balancer, beside any number of `worker.ts`, on one Redis:
+//   REDIS_URL=redis://127.0.0.1:6379 PORT=3000 npx tsx examples/queue-worker/receiver.ts
+const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
+const queueName = process.env.QUEUE_NAME ?? "subscription-notifications";
+const logger = pino({ name: "webhook-receiver" });
+
+const webhook = subscriptionWebhook({
+  logger,
+  // Receivers and workers must share the store: the worker takes over the record the receiver claimed.
+  idempotency: redisStore({ redis: redisUrl }),
+  queue: bullmqQueue({ connection: redisUrl, name: queueName }),
+});
+
+const app = express();
+app.post("/webhooks/subscriptions", webhook);
+app.get("/healthz", (_req, res) => void res.json({ ok: true }));
+
+const port = Number(process.env.PORT ?? 3000);
+const server = app.listen(port, () => logger.info({ port, queue: queueName }, "receiver listening"));
+
+// On SIGTERM: stop accepting connections, let requests in flight be answered, then close the queue.
+closeOnSignals(
+  [{ close: () => new Promise<void>((resolve) => server.close(() => resolve())) }, webhook.receiver],
+  { timeoutMs: 10_000 },
+);

@@ -1,0 +1,91 @@
+import { Queue, type JobsOptions } from "bullmq";
+import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
+import { producerConnection, release, within, type RedisConnection } from "./connections.js";
+import { jobDataFor, type NotificationJobData } from "./job-data.js";
+import { jobIdFor } from "./job-id.js";
+
+export interface BullmqQueueOptions {
+  /** Redis for the queue: an ioredis client, a URL or ioredis options. Share it with the workers. */
+  connection: RedisConnection;
+  /** Queue name; the workers use the same. */
+  name: string;
+  /** BullMQ key prefix. Default `bull`; on Redis Cluster use a hash tag such as `{webhooks}`. */
+  prefix?: string;
+  /** Merged over `DEFAULT_JOB_OPTIONS` (attempts, backoff, retention); `jobId` is always derived. */
+  jobOptions?: Omit<JobsOptions, "jobId">;
+  /** Longest an enqueue may take before the receiver answers 503. Default 5 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * Retries: 8 runs, 2 s doubling (about 4 minutes in all) rides out a dependency's restart; what still
+ * fails waits in the failed set for `redrive`. Completed jobs are removed at once: the idempotency
+ * store keeps the outcome for its retention period, and a kept job would only keep a second copy of
+ * the payload. Failed jobs are kept: the failed set is the dead-letter queue.
+ */
+export const DEFAULT_JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: "exponential", delay: 2_000 },
+  removeOnComplete: true,
+  removeOnFail: false,
+} as const satisfies JobsOptions;
+
+export class QueueUnavailableError extends Error {
+  override name = "QueueUnavailableError";
+}
+
+export interface BullmqNotificationQueue extends NotificationQueue {
+  readonly durable: true;
+  /** The BullMQ queue underneath, for counts, metrics and dashboards. */
+  readonly queue: Queue<NotificationJobData>;
+  enqueue(item: QueuedNotification): Promise<void>;
+  /** Close the queue and the connection made for it (a lent client stays open). */
+  close(): Promise<void>;
+}
+
+/**
+ * The receiver's `queue` option for handlers that run in workers (`createWorker`). An enqueue resolves
+ * once the job is stored in Redis, so the receiver acknowledges only what a worker will find; it
+ * rejects within `timeoutMs` (at once while Redis is known to be down), and the receiver answers 503.
+ */
+export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueue {
+  const handle = producerConnection(options.connection);
+  const timeoutMs = options.timeoutMs ?? 5_000;
+  const queue = new Queue<NotificationJobData>(options.name, {
+    connection: handle.client,
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+    defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...options.jobOptions },
+  });
+  // Errors reach the receiver through rejected enqueues; without a listener they would crash the process.
+  queue.on("error", () => {});
+  let connected = false;
+
+  async function add(item: QueuedNotification): Promise<void> {
+    // Before the first connection BullMQ waits for Redis to come up; after it, a lost connection fails now.
+    if (connected && handle.client.status !== "ready") throw new QueueUnavailableError("Redis connection for the queue is down");
+    await queue.waitUntilReady();
+    connected = true;
+    const jobId = jobIdFor(item.id);
+    const data = jobDataFor(item);
+    await queue.add(item.notification.event_type, data, { jobId });
+    // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;
+    // a job left in the failed (or, if kept, completed) set would not, yet the receiver has just
+    // claimed the id again: replace that job so the notification runs, with the payload just received.
+    const state = await queue.getJobState(jobId);
+    if (state === "failed" || state === "completed") {
+      await queue.remove(jobId);
+      await queue.add(item.notification.event_type, data, { jobId });
+    }
+  }
+
+  return {
+    durable: true,
+    queue,
+    enqueue: (item) =>
+      within(add(item), timeoutMs, () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`)),
+    async close() {
+      await queue.close();
+      await release(handle);
+    },
+  };
+}

@@ -1,0 +1,19 @@
+export {
+  bullmqQueue,
+  DEFAULT_JOB_OPTIONS,
+  QueueUnavailableError,
+  type BullmqQueueOptions,
+  type BullmqNotificationQueue,
+} from "./bullmq-queue.js";
+export {
+  createWorker,
+  DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
+  type CreateWorkerOptions,
+  type NotificationWorker,
+} from "./create-worker.js";
+export type { JobOutcome } from "./process-job.js";
+export { redrive, type RedriveOptions, type RedriveResult } from "./redrive.js";
+export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "./close-on-signals.js";
+export { jobIdFor } from "./job-id.js";
+export type { NotificationJobData } from "./job-data.js";
+export type { RedisConnection } from "./connections.js";

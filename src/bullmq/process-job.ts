@@ -1,0 +1,154 @@
+import { DelayedError, UnrecoverableError, type Job } from "bullmq";
+import type { Logger } from "pino";
+import type { IdempotencyStore } from "../idempotency/store.js";
+import type { Answer } from "../receiver/answer.js";
+import { handlerFor, type HandlerContext, type SubscriptionHandlers } from "../receiver/handlers.js";
+import { OUTCOMES } from "../receiver/outcomes.js";
+import { retryInBackground } from "../receiver/retry-in-background.js";
+import { HandlerTimeoutError, LeaseLostError, runHandler } from "../receiver/run-handler.js";
+import { validationMessage } from "../receiver/validation-message.js";
+import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import type { NotificationJobData } from "./job-data.js";
+
+/** How a job ended without an error; also the job's return value. */
+export type JobOutcome = "processed" | "unhandled" | "duplicate" | "conflict";
+
+export interface JobRunner {
+  store: IdempotencyStore;
+  handlers: SubscriptionHandlers;
+  leaseMs: number;
+  timeoutMs: number;
+  /** Base for `ctx.log`, with the receiver's redaction (see `handlerLogger`). */
+  ctxLogger: Logger;
+  /** A token unique to this run: complete/fail/extend succeed only while it owns the record. */
+  nextOwner: (job: Job) => string;
+  /** Aborted when the worker gives up waiting for running handlers on close. */
+  shutdown: AbortSignal;
+}
+
+/** Thrown after a job was put back to wait without using one of its attempts. */
+class Postponed extends DelayedError {}
+
+/** When the record is held by someone else: first look again soon, then back off, up to this. */
+const RECHECK_MIN_MS = 50;
+const RECHECK_MAX_MS = 5_000;
+/** When the store cannot be reached: look again after this long. */
+const STORE_RETRY_MS = 1_000;
+
+/**
+ * Run one notification job: validate its data, claim the record with the worker's own token, run the
+ * handler, and complete or fail the record. A handler error fails the record and is rethrown, so
+ * BullMQ's attempts and backoff apply. Waiting for someone else (a receiver that has not yet marked
+ * the record queued, a crashed worker's lease running out) and an unreachable store postpone the job
+ * without using an attempt: they say nothing about the handler.
+ */
+export async function processJob(job: Job<NotificationJobData>, token: string | undefined, runner: JobRunner): Promise<JobOutcome> {
+  const { notification, headers, receivedAt, fingerprint } = readJobData(job);
+  const id = notification.id;
+  const owner = runner.nextOwner(job);
+
+  let claim;
+  try {
+    claim = await runner.store.claim({ id, fingerprint, owner, leaseMs: runner.leaseMs, takeQueued: true });
+  } catch {
+    return postpone(job, token, STORE_RETRY_MS);
+  }
+  switch (claim.status) {
+    case "completed":
+      return "duplicate";
+    case "conflict":
+      return "conflict";
+    case "processing":
+      // Usually the receiver that added this job, a moment before it marks the record queued.
+      return postpone(job, token, Math.min(claim.retryAfterMs, recheckDelay(job)));
+    case "queued":
+      // Only a store that ignores `takeQueued` answers this; look again rather than drop the job.
+      return postpone(job, token, recheckDelay(job));
+  }
+
+  const handler = handlerFor(runner.handlers, notification.event_type);
+  if (handler) {
+    // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
+    const attempt = Math.max(1, claim.attempt - 1);
+    try {
+      await runHandler(handler, notification, (signal) => contextFor(notification, attempt, headers, receivedAt, signal, runner), {
+        timeoutMs: runner.timeoutMs,
+        leaseMs: runner.leaseMs,
+        extendLease: async () => runner.store.extend(id, owner, runner.leaseMs),
+      });
+    } catch (err) {
+      // Someone else holds the record now; whether it completes there decides what this job does next.
+      if (err instanceof LeaseLostError) return postpone(job, token, recheckDelay(job));
+      const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
+      // If this write is lost, the lease running out lets the next attempt take the record over.
+      await Promise.resolve(runner.store.fail(id, owner, failed)).catch(() => {});
+      throw err;
+    }
+  }
+  const outcome = handler ? "processed" : "unhandled";
+  await recordCompletion(runner.store, id, owner, { processed: true, message: OUTCOMES[outcome].message });
+  return outcome;
+}
+
+/**
+ * The handler's effect happened, so the job must not fail now: a retry would run the handler again
+ * once the lease ran out. Keep trying to record it while the job holds its place.
+ */
+async function recordCompletion(store: IdempotencyStore, id: string, owner: string, answer: Answer): Promise<void> {
+  try {
+    await store.complete(id, owner, answer);
+  } catch {
+    await retryInBackground(() => store.complete(id, owner, answer));
+  }
+}
+
+function readJobData(job: Job<NotificationJobData>): NotificationJobData {
+  const data = job.data as Partial<NotificationJobData> | undefined;
+  const parsed = subscriptionNotificationSchema.safeParse(data?.notification);
+  // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
+  if (!parsed.success) throw new UnrecoverableError(`job data: ${validationMessage(parsed.error.issues)}`);
+  if (typeof data!.fingerprint !== "string") throw new UnrecoverableError("job data has no payload fingerprint");
+  return {
+    notification: parsed.data,
+    headers: data!.headers ?? {},
+    receivedAt: typeof data!.receivedAt === "number" ? data!.receivedAt : job.timestamp,
+    fingerprint: data!.fingerprint,
+  };
+}
+
+/** 50 ms, then doubling with each start of this job that used no attempt, up to 5 s. */
+function recheckDelay(job: Job): number {
+  const postponements = Math.max(0, (job.attemptsStarted ?? 1) - job.attemptsMade - 1);
+  return Math.min(RECHECK_MAX_MS, RECHECK_MIN_MS * 2 ** Math.min(postponements, 10));
+}
+
+async function postpone(job: Job, token: string | undefined, delayMs: number): Promise<never> {
+  await job.moveToDelayed(Date.now() + Math.max(1, delayMs), token);
+  throw new Postponed();
+}
+
+function contextFor(
+  notification: SubscriptionNotification,
+  attempt: number,
+  headers: Record<string, string>,
+  receivedAt: number,
+  runSignal: () => AbortSignal,
+  runner: JobRunner,
+): HandlerContext {
+  let log: Logger | undefined;
+  let signal: AbortSignal | undefined;
+  return {
+    id: notification.id,
+    eventType: notification.event_type,
+    attempt,
+    // Aborted by the handler's time limit, a lost claim, or a worker that stops waiting on close.
+    get signal() {
+      return (signal ??= AbortSignal.any([runSignal(), runner.shutdown]));
+    },
+    headers,
+    receivedAt: new Date(receivedAt),
+    get log() {
+      return (log ??= runner.ctxLogger.child({ notification_id: notification.id, event_type: notification.event_type, attempt }));
+    },
+  };
+}

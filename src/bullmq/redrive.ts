@@ -1,0 +1,74 @@
+import { Queue, type Job } from "bullmq";
+import { producerConnection, release, within, type RedisConnection } from "./connections.js";
+import type { NotificationJobData } from "./job-data.js";
+import { jobIdFor } from "./job-id.js";
+
+export interface RedriveOptions {
+  connection: RedisConnection;
+  /** Queue name, as given to `bullmqQueue`. */
+  name: string;
+  /** BullMQ key prefix, as given to `bullmqQueue`. */
+  prefix?: string;
+  /** Notification ids to put back; default every job in the failed set. */
+  ids?: readonly string[];
+  /** List what would be put back without moving anything. */
+  dryRun?: boolean;
+  /** How long to wait for Redis before giving up. Default 5 s. */
+  connectTimeoutMs?: number;
+}
+
+export interface RedriveResult {
+  /** Notification ids moved from the failed set back to waiting (or that would be, on a dry run). */
+  redriven: string[];
+  /** Requested ids with no job in the failed set (never failed, already redriven, or removed). */
+  notFailed: string[];
+}
+
+const PAGE = 500;
+
+/**
+ * Put dead-lettered notifications back to work after a fix: each job leaves the failed set for the
+ * waiting list with its attempts reset. The record of a failed notification may be claimed again, so
+ * a worker runs the handler; a notification completed meanwhile (by a redelivery) is not run twice.
+ */
+export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
+  const handle = producerConnection(options.connection);
+  const queue = new Queue<NotificationJobData>(options.name, {
+    connection: handle.client,
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+  });
+  queue.on("error", () => {});
+  const result: RedriveResult = { redriven: [], notFailed: [] };
+  const put = async (job: Job<NotificationJobData>) => {
+    if (!options.dryRun) await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+    result.redriven.push(job.data?.notification?.id ?? String(job.id));
+  };
+  try {
+    const connectMs = options.connectTimeoutMs ?? 5_000;
+    await within(queue.waitUntilReady(), connectMs, () => new Error(`could not connect to Redis within ${connectMs} ms`));
+    if (options.ids) {
+      for (const id of options.ids) {
+        const job = await queue.getJob(jobIdFor(id));
+        if (job && (await job.isFailed())) await put(job);
+        else result.notFailed.push(id);
+      }
+    } else {
+      // Each retry shrinks the failed set, so read it from the start again, skipping jobs already seen
+      // (a dry run moves nothing; a job another process retried meanwhile simply is not there).
+      const seen = new Set<string>();
+      for (let start = 0; ; ) {
+        const page = (await queue.getFailed(start, start + PAGE - 1)).filter((job) => job && !seen.has(String(job.id)));
+        if (page.length === 0) break;
+        for (const job of page) {
+          seen.add(String(job.id));
+          await put(job);
+        }
+        if (options.dryRun) start += PAGE;
+      }
+    }
+    return result;
+  } finally {
+    await queue.close();
+    await release(handle);
+  }
+}

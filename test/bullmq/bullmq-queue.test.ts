@@ -1,0 +1,203 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createReceiver, type IdempotencyStore, type ReceiverResponse } from "merchant-webhooks";
+import { bullmqQueue, createWorker, jobIdFor, type BullmqNotificationQueue, type NotificationWorker } from "merchant-webhooks/bullmq";
+import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
+import { silentLogger } from "../helpers/capture-logger.js";
+import { json, notification } from "../helpers/notifications.js";
+import { closedPort, eventually, REDIS_URL, removeKeys, startRedisServer, uniquePrefix } from "./fixtures/redis.js";
+
+const post = (body: Record<string, unknown>, headers: Record<string, string> = {}) => ({
+  method: "POST",
+  headers: { "content-type": "application/json", ...headers },
+  rawBody: json(body),
+});
+const answer = (response: ReceiverResponse) => ({ status: response.status, ...JSON.parse(response.body) });
+
+describe("bullmqQueue", () => {
+  const prefix = uniquePrefix("queue");
+  const redis = new Redis(REDIS_URL);
+  const closing: Array<{ close(): Promise<unknown> }> = [];
+  let store: IdempotencyStore;
+
+  beforeAll(() => {
+    store = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+    closing.push({ close: async () => store.close?.() });
+  });
+
+  afterAll(async () => {
+    for (const item of closing.reverse()) await item.close();
+    await removeKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  function queueNamed(name: string, options: Partial<Parameters<typeof bullmqQueue>[0]> = {}): BullmqNotificationQueue {
+    const queue = bullmqQueue({ connection: REDIS_URL, name, prefix, ...options });
+    closing.push(queue);
+    return queue;
+  }
+
+  function workerOn(name: string, handled: Array<{ id: string; headers: Record<string, string> }>): NotificationWorker {
+    const worker = createWorker({
+      connection: REDIS_URL,
+      name,
+      prefix,
+      idempotency: store,
+      logger: silentLogger(),
+      onRenew: async (n, ctx) => void handled.push({ id: n.id, headers: { ...ctx.headers } }),
+    });
+    closing.push(worker);
+    return worker;
+  }
+
+  it("acknowledges once the job is in Redis; a worker started later runs the handler once", async () => {
+    const queue = queueNamed("ack");
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const body = notification();
+
+    expect(answer(await receiver.handle(post(body)))).toEqual({ status: 200, processed: true, message: "accepted for processing" });
+    // No worker yet: the acknowledged notification waits in Redis, and its record says queued.
+    expect(await queue.queue.getJobCounts("waiting")).toEqual({ waiting: 1 });
+    expect(await store.get(body.id)).toMatchObject({ state: "queued" });
+
+    const handled: Array<{ id: string; headers: Record<string, string> }> = [];
+    workerOn("ack", handled);
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
+    expect(handled.map((h) => h.id)).toEqual([body.id]);
+    expect(answer(await receiver.handle(post(body)))).toEqual({ status: 200, processed: true, message: "already processed" });
+    expect(await queue.queue.getJobCounts("waiting", "active", "delayed", "failed")).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 });
+    expect(handled).toHaveLength(1);
+  });
+
+  it("does not enqueue a duplicate twice, whether redelivered or added again", async () => {
+    const queue = queueNamed("dup");
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const body = notification();
+
+    const [first, second] = (await Promise.all([receiver.handle(post(body)), receiver.handle(post(body))])).map(answer);
+    const accepted = { status: 200, processed: true, message: "accepted for processing" };
+    // The other delivery met the first one's claim: still being handed over (409), or already queued.
+    const alreadyQueued = { status: 200, processed: true, message: "already processed" };
+    const busy = { status: 409, processed: false, message: "notification is being processed; retry later" };
+    expect([first, second]).toContainEqual(accepted);
+    expect([alreadyQueued, busy]).toContainEqual(first?.message === accepted.message ? second : first);
+    expect(answer(await receiver.handle(post(body)))).toEqual(alreadyQueued);
+
+    // A second add of the same notification id (a receiver retrying after a lost reply) is a no-op.
+    const fingerprint = (await store.get(body.id))!.fingerprint;
+    await queue.enqueue({ id: body.id, fingerprint, notification: body as never, headers: {}, receivedAt: Date.now(), run: async () => {} });
+    expect(await queue.queue.getJobCounts("waiting")).toEqual({ waiting: 1 });
+
+    const handled: Array<{ id: string; headers: Record<string, string> }> = [];
+    workerOn("dup", handled);
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
+    expect(handled.map((h) => h.id)).toEqual([body.id]);
+  });
+
+  it("lets a worker that takes the job before the receiver marks it queued wait, without using an attempt", async () => {
+    // The receiver adds the job, then marks the record queued; slow that second step down.
+    const slowStore: IdempotencyStore = {
+      claim: (request) => store.claim(request),
+      extend: (id, owner, leaseMs) => store.extend(id, owner, leaseMs),
+      complete: (id, owner, result) => store.complete(id, owner, result),
+      fail: (id, owner, error) => store.fail(id, owner, error),
+      release: (id, owner) => store.release(id, owner),
+      get: (id) => store.get(id),
+      markQueued: async (id, owner) => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        marked = Date.now();
+        return store.markQueued(id, owner);
+      },
+    };
+    let marked = 0;
+    const queue = queueNamed("early", { jobOptions: { attempts: 1 } });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: slowStore, queue });
+    const ran: number[] = [];
+    const worker = createWorker({
+      connection: REDIS_URL,
+      name: "early",
+      prefix,
+      idempotency: store,
+      logger: silentLogger(),
+      onRenew: async () => void ran.push(Date.now()),
+    });
+    closing.push(worker);
+    await worker.waitUntilReady();
+    const body = notification();
+
+    expect(answer(await receiver.handle(post(body)))).toMatchObject({ status: 200, message: "accepted for processing" });
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
+    // One run, after the hand-over, and the job's single attempt was not spent on waiting.
+    expect(ran).toHaveLength(1);
+    expect(ran[0]).toBeGreaterThanOrEqual(marked);
+    expect(await queue.queue.getJobCounts("failed")).toEqual({ failed: 0 });
+  });
+
+  it("keeps credentials and signatures out of Redis, and hands the other headers to the handler", async () => {
+    const queue = queueNamed("headers");
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const body = notification();
+    await receiver.handle(post(body, { authorization: "Bearer secret-1", "webhook-signature": "v1,secret-2", "x-request-id": "req-7" }));
+
+    const job = await queue.queue.getJob(jobIdFor(body.id));
+    expect(JSON.stringify(job?.data)).not.toMatch(/secret-/);
+    const handled: Array<{ id: string; headers: Record<string, string> }> = [];
+    workerOn("headers", handled);
+    await eventually(() => handled.length === 1, 10_000, "the handler");
+    expect(handled[0]!.headers).toEqual({ "content-type": "application/json", "x-request-id": "req-7" });
+  });
+
+  it("takes one ioredis client for the queue and the worker, and leaves it open for its owner", async () => {
+    const client = new Redis(REDIS_URL, failFastRedisOptions());
+    const queue = bullmqQueue({ connection: client, name: "lent", prefix });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const handled: string[] = [];
+    const worker = createWorker({
+      connection: client,
+      name: "lent",
+      prefix,
+      idempotency: store,
+      logger: silentLogger(),
+      onRenew: async (n) => void handled.push(n.id),
+    });
+    const body = notification();
+    expect((await receiver.handle(post(body))).status).toBe(200);
+    await eventually(() => handled.length === 1, 10_000, "the handler");
+
+    await receiver.close();
+    expect(await worker.close(1_000)).toBe(true);
+    expect(await client.ping()).toBe("PONG");
+    client.disconnect();
+  });
+
+  it("answers 503 and releases the claim when Redis cannot be reached", async () => {
+    const port = await closedPort();
+    const queue = queueNamed("down", { connection: `redis://127.0.0.1:${port}`, timeoutMs: 300 });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const body = notification();
+
+    const started = performance.now();
+    const response = await receiver.handle(post(body));
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(answer(response)).toEqual({ status: 503, processed: false, message: "queue unavailable; retry later" });
+    expect(response.headers["retry-after"]).toBe("5");
+    // Nothing was acknowledged, and the redelivery is not told "already queued".
+    expect(await store.get(body.id)).toBeUndefined();
+  });
+
+  it("fails at once, without waiting for its time limit, when Redis goes down after connecting", async () => {
+    const server = await startRedisServer();
+    closing.push({ close: server.stop });
+    const queue = queueNamed("lost", { connection: server.url, timeoutMs: 10_000 });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    expect((await receiver.handle(post(notification()))).status).toBe(200);
+
+    await server.stop();
+    const body = notification();
+    const started = performance.now();
+    const response = await receiver.handle(post(body));
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(answer(response)).toMatchObject({ status: 503, processed: false });
+    expect(await store.get(body.id)).toBeUndefined();
+  });
+});

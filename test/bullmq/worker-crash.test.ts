@@ -1,0 +1,152 @@
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it } from "vitest";
+import { createReceiver, type IdempotencyStore, type SubscriptionNotification } from "merchant-webhooks";
+import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-webhooks/bullmq";
+import { redisStore } from "merchant-webhooks/redis";
+import { silentLogger } from "../helpers/capture-logger.js";
+import { json, notification } from "../helpers/notifications.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "./fixtures/redis.js";
+import { spawnWorker, type WorkerProcess } from "./fixtures/spawn-worker.js";
+
+/**
+ * Short claims, locks and stalled checks, so a dead worker's job is picked up in about two seconds.
+ * Every worker on a queue gets the same stalled interval: the first to check holds off the others
+ * for its own interval.
+ */
+const LEASE_MS = 1_000;
+const STALLED_INTERVAL_MS = 500;
+
+const post = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+
+describe("workers that die or stop", () => {
+  const prefix = uniquePrefix("crash");
+  const storePrefix = `${prefix}-store:`;
+  const effects = `${prefix}-effects`;
+  const redis = new Redis(REDIS_URL);
+  const store: IdempotencyStore = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const cleanup: Array<() => Promise<unknown>> = [];
+
+  afterAll(async () => {
+    for (const step of cleanup.reverse()) await step();
+    await store.close?.();
+    await removeKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  function setup(name: string) {
+    const queue = bullmqQueue({ connection: REDIS_URL, name, prefix });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    cleanup.push(() => receiver.close());
+    const spawn = async (env: Record<string, string> = {}) => {
+      const child = await spawnWorker({
+        REDIS_URL,
+        QUEUE: name,
+        PREFIX: prefix,
+        STORE_PREFIX: storePrefix,
+        EFFECTS: effects,
+        LEASE_MS: String(LEASE_MS),
+        STALLED_INTERVAL_MS: String(STALLED_INTERVAL_MS),
+        ...env,
+      });
+      cleanup.push(async () => {
+        child.kill("SIGKILL");
+        await child.exited;
+      });
+      return child;
+    };
+    const local = (onRenew: (n: SubscriptionNotification, ctx: { attempt: number; signal: AbortSignal }) => Promise<void>) => {
+      const worker = createWorker({
+        connection: REDIS_URL,
+        name,
+        prefix,
+        idempotency: store,
+        logger: silentLogger(),
+        leaseMs: LEASE_MS,
+        stalledInterval: STALLED_INTERVAL_MS,
+        onRenew,
+      });
+      cleanup.push(() => worker.close(1_000));
+      return worker;
+    };
+    const count = async (kind: "started" | "done", id: string) => Number((await redis.get(`${effects}:${kind}:${id}`)) ?? 0);
+    return { queue, receiver, spawn, local, count };
+  }
+
+  it("picks up the job of a worker killed with SIGKILL mid-handler, and runs no completed notification again", async () => {
+    const { receiver, spawn, local, count } = setup("killed");
+    const slow = notification();
+    const quick = Array.from({ length: 20 }, () => notification());
+    const child: WorkerProcess = await spawn({ HANG_ID: slow.id, CONCURRENCY: "5" });
+
+    for (const body of [slow, ...quick]) expect((await receiver.handle(post(body))).status).toBe(200);
+    await eventually(async () => (await count("started", slow.id)) === 1, 10_000, "the slow handler to start");
+    await eventually(async () => (await Promise.all(quick.map((b) => count("done", b.id)))).every((n) => n === 1), 10_000, "the quick ones");
+    child.kill("SIGKILL");
+    expect(await child.exited).toBeNull();
+    expect(await count("done", slow.id)).toBe(0);
+
+    const attempts: number[] = [];
+    local(async (n, ctx) => {
+      attempts.push(ctx.attempt);
+      await redis.incr(`${effects}:done:${n.id}`);
+    });
+    await eventually(async () => (await store.get(slow.id))?.state === "completed", 15_000, "the slow notification to complete");
+    await new Promise((resolve) => setTimeout(resolve, 500));
+
+    expect(await count("done", slow.id)).toBe(1);
+    // The handler knows this is its second run: the first one died with the worker.
+    expect(attempts).toEqual([2]);
+    expect(await Promise.all(quick.map((b) => count("done", b.id)))).toEqual(quick.map(() => 1));
+  });
+
+  it("does not run a handler again when its worker died after recording it complete", async () => {
+    const { receiver, spawn, local, count, queue } = setup("died-after");
+    const body = notification();
+    const child = await spawn({ DIE_AFTER_COMPLETE_ID: body.id });
+    await receiver.handle(post(body));
+    expect(await child.exited).toBeNull();
+    // The record says completed, but BullMQ still holds the job as active under the dead worker's lock.
+    expect(await store.get(body.id)).toMatchObject({ state: "completed" });
+    expect(await queue.queue.getJobCounts("active")).toEqual({ active: 1 });
+
+    let runs = 0;
+    local(async () => void runs++);
+    const left = async () => Object.values(await queue.queue.getJobCounts("active", "waiting", "delayed", "failed")).reduce((a, b) => a + b, 0);
+    await eventually(async () => (await left()) === 0, 15_000, "the stalled job to leave the queue");
+    expect(runs).toBe(0);
+    expect(await count("done", body.id)).toBe(1);
+  });
+
+  it("finishes the running handler on SIGTERM before the worker process exits", async () => {
+    const { receiver, spawn, count } = setup("sigterm");
+    const child = await spawn({ HANDLER_MS: "400" });
+    const body = notification();
+    await receiver.handle(post(body));
+    await eventually(async () => (await count("started", body.id)) === 1, 10_000, "the handler to start");
+
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+    expect(await count("done", body.id)).toBe(1);
+    expect(await store.get(body.id)).toMatchObject({ state: "completed" });
+  });
+
+  it("on a close past its time limit, aborts the handler and hands the job to another worker", async () => {
+    const { receiver, local, count } = setup("handback");
+    const body = notification();
+    let aborted = false;
+    const first: NotificationWorker = local(async (_n, ctx) => {
+      await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()));
+      aborted = true;
+      throw new Error("stopped before doing anything");
+    });
+    await receiver.handle(post(body));
+    await eventually(async () => (await store.get(body.id))?.state === "processing", 10_000, "the handler to start");
+
+    expect(await first.close(200)).toBe(false);
+    expect(aborted).toBe(true);
+
+    local(async (n) => void (await redis.incr(`${effects}:done:${n.id}`)));
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "another worker to complete it");
+    expect(await count("done", body.id)).toBe(1);
+  });
+});
