@@ -1,0 +1,148 @@
+import { Redis, type Cluster, type RedisOptions } from "ioredis";
+import { StoreUnavailableError } from "../idempotency/store.js";
+
+export type RedisClient = Redis | Cluster;
+
+/**
+ * The longest a store call may take, connection wait included. A receiver holds the sender's request
+ * while it waits, and an answer that is late is as useless as none: past this the call fails and the
+ * receiver answers 503 with Retry-After. A healthy Redis answers in well under a millisecond, so 500 ms
+ * only ever trips on a Redis that is down, paused or overloaded.
+ */
+export const DEFAULT_STORE_TIMEOUT_MS = 500;
+
+/**
+ * The settings of the connection the store makes from a URL, and the ones to give a client lent to
+ * the store. Nothing waits for a Redis that is away: no offline queue, no retry of a command that was
+ * in flight when the connection dropped, and a bound on each command. The connection itself keeps
+ * reconnecting (backoff capped at one second), so the same process works again as soon as Redis is back.
+ */
+export function failFastRedisOptions(timeoutMs = DEFAULT_STORE_TIMEOUT_MS): RedisOptions {
+  return {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: timeoutMs,
+    connectTimeout: 2_000,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times - 1, 5), 1_000),
+  };
+}
+
+/** A Redis connection whose every call ends within the time limit, with a `StoreUnavailableError` if not answered. */
+export interface FailFastConnection {
+  readonly client: RedisClient;
+  /**
+   * Run `command` within the limit. `afterFailure` is called when the command may have reached Redis
+   * without its answer reaching us (timed out, connection lost), so the caller can neutralize a write
+   * that applies late.
+   */
+  run<T>(what: string, command: (client: RedisClient) => Promise<T>, afterFailure?: () => void): Promise<T>;
+  /** Closes a connection made from a URL; a lent client is left open for its owner. */
+  close(): Promise<void>;
+}
+
+class CallTimeoutError extends Error {
+  override name = "CallTimeoutError";
+}
+
+/**
+ * Wrap a URL (connected here, with `failFastRedisOptions`) or a lent client (used as it is).
+ *
+ * A lent client may have an offline queue and no command timeout, so the limit is enforced here too:
+ * no command is sent while the connection is known to be down (it would sit in the offline queue and
+ * apply whenever Redis returns), and a caller never waits past the limit for a command that was sent.
+ */
+export function failFastConnection(redis: RedisClient | string, timeoutMs = DEFAULT_STORE_TIMEOUT_MS): FailFastConnection {
+  const owned = typeof redis === "string";
+  const client: RedisClient = owned ? new Redis(redis, failFastRedisOptions(timeoutMs)) : redis;
+
+  // Known down from a close until the next ready: calls then fail at once instead of waiting.
+  let down = false;
+  let waiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  const onReady = () => {
+    down = false;
+    for (const waiter of waiters.splice(0)) waiter.resolve();
+  };
+  const onClose = () => {
+    down = true;
+    for (const waiter of waiters.splice(0)) waiter.reject(new Error("connection closed"));
+  };
+  client.on("ready", onReady);
+  client.on("close", onClose);
+  client.on("end", onClose);
+  // Errors reach callers as rejected calls; without a listener ioredis would also print each one.
+  const onError = () => {};
+  if (owned) client.on("error", onError);
+
+  function usable(deadline: number): Promise<void> | void {
+    if (client.status === "ready") return;
+    if (client.status === "end" || down) throw new Error(`connection is ${client.status}`);
+    // A client lent with lazyConnect, or the first connection still being made: wait for it, within the limit.
+    if (client.status === "wait") client.connect().catch(() => {});
+    return new Promise<void>((resolve, reject) => {
+      const waiter = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      const timer = setTimeout(() => {
+        waiters = waiters.filter((other) => other !== waiter);
+        reject(new CallTimeoutError(`not connected within ${timeoutMs} ms`));
+      }, Math.max(0, deadline - performance.now()));
+      waiters.push(waiter);
+    });
+  }
+
+  async function run<T>(what: string, command: (client: RedisClient) => Promise<T>, afterFailure?: () => void): Promise<T> {
+    const deadline = performance.now() + timeoutMs;
+    try {
+      await usable(deadline);
+    } catch (err) {
+      throw unavailable(what, err);
+    }
+    try {
+      return await within(command(client), deadline - performance.now());
+    } catch (err) {
+      afterFailure?.();
+      throw unavailable(what, err);
+    }
+  }
+
+  return {
+    client,
+    run,
+    async close() {
+      client.off("ready", onReady);
+      client.off("close", onClose);
+      client.off("end", onClose);
+      if (!owned) return;
+      // QUIT lets replies in flight arrive; a client that is not connected would only refuse it.
+      if (client.status === "ready") await client.quit().catch(() => client.disconnect());
+      else client.disconnect();
+      client.off("error", onError);
+    },
+  };
+}
+
+function unavailable(what: string, cause: unknown): StoreUnavailableError {
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new StoreUnavailableError(`redis idempotency store: ${what} failed: ${reason}`, { cause });
+}
+
+/** Rejects if `task` has not settled within `ms`; the task keeps running, its late outcome ignored. */
+async function within<T>(task: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new CallTimeoutError(`no answer within the time limit`)), Math.max(0, ms));
+  });
+  try {
+    return await Promise.race([task, limit]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The idempotency record's state machine as Lua, one script per transition. Each script touches
+ * exactly one key (the record's hash), so it runs atomically on one node and works unchanged on Redis
+ * Cluster: no hash tag is needed in the key prefix.
+ *
+ * Leases are measured on the server's clock (`TIME`), never the caller's: receivers on machines whose
+ * clocks disagree still agree on whether a lease is live. Every transition after a claim checks the
+ * owner token, which is what makes a late write harmless: a command that timed out on the client and
+ * reaches Redis afterwards (or a process that paused past its lease) can only change a record it
+ * still owns.
+ *
+ * Hash fields: state, fingerprint, owner, leaseUntil (epoch ms, processing only), attempts,
+ * answer (JSON, completed only), error (failed only).
+ */
+
+/** Shared helpers: the server's time in epoch ms, and integers formatted without an exponent. */
+const PRELUDE = `
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function int(n)
+  return string.format('%.0f', n)
+end
+`;
+
+/** The caller still owns the record and it is in `state`; otherwise the script answers 0. */
+const OWNED_IN = (states: string[]) => `
+local current = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if current[2] ~= ARGV[1] then return 0 end
+if ${states.map((state) => `current[1] ~= '${state}'`).join(" and ")} then return 0 end
+`;
+
+/**
+ * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs.
+ * Returns {'claimed', attempt} | {'processing', retryAfterMs} | {'queued'} | {'completed', answerJson} | {'conflict'}.
+ */
+export const CLAIM = `${PRELUDE}
+local key = KEYS[1]
+local fingerprint, owner, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local take_queued, retention = ARGV[4] == '1', tonumber(ARGV[5])
+local now = now_ms()
+local record = redis.call('HMGET', key, 'state', 'fingerprint', 'leaseUntil', 'answer', 'attempts')
+local state = record[1]
+if state then
+  if record[2] ~= fingerprint and state ~= 'failed' then return {'conflict'} end
+  if state == 'completed' then return {'completed', record[4]} end
+  if state == 'queued' and not take_queued then return {'queued'} end
+  if state == 'processing' then
+    local lease_until = tonumber(record[3])
+    if lease_until and lease_until > now then return {'processing', lease_until - now} end
+  end
+end
+-- Absent, failed, lease expired, or queued and taken by a worker: the caller owns a fresh record.
+local attempts = (tonumber(record[5]) or 0) + 1
+redis.call('DEL', key)
+redis.call('HSET', key, 'state', 'processing', 'fingerprint', fingerprint, 'owner', owner,
+  'leaseUntil', int(now + lease), 'attempts', attempts)
+redis.call('PEXPIRE', key, int(math.max(retention, lease)))
+return {'claimed', attempts}
+`;
+
+/** ARGV: owner, leaseMs, retentionMs. A lease of 0 ends the claim at once (see `abandon`). Returns 1 or 0. */
+export const EXTEND = `${PRELUDE}${OWNED_IN(["processing"])}
+local lease = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'leaseUntil', int(now_ms() + lease))
+redis.call('PEXPIRE', KEYS[1], int(math.max(tonumber(ARGV[3]), lease)))
+return 1
+`;
+
+/** ARGV: owner, answerJson, retentionMs. Returns 1 or 0. */
+export const COMPLETE = `${PRELUDE}${OWNED_IN(["processing"])}
+redis.call('HSET', KEYS[1], 'state', 'completed', 'answer', ARGV[2])
+redis.call('HDEL', KEYS[1], 'leaseUntil', 'error')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`;
+
+/** ARGV: owner, error, retentionMs. Returns 1 or 0. */
+export const FAIL = `${PRELUDE}${OWNED_IN(["processing"])}
+redis.call('HSET', KEYS[1], 'state', 'failed', 'error', ARGV[2])
+redis.call('HDEL', KEYS[1], 'leaseUntil')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`;
+
+/** ARGV: owner, retentionMs. Returns 1 or 0. */
+export const MARK_QUEUED = `${PRELUDE}${OWNED_IN(["processing"])}
+redis.call('HSET', KEYS[1], 'state', 'queued')
+redis.call('HDEL', KEYS[1], 'leaseUntil')
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+/** ARGV: owner. Deletes a processing or queued record its owner gives up. Returns 1 or 0. */
+export const RELEASE = `${OWNED_IN(["processing", "queued"])}
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+/** Names under which the scripts are registered on the client with `defineCommand`. */
+export const COMMANDS = {
+  mwIdemClaim: CLAIM,
+  mwIdemExtend: EXTEND,
+  mwIdemComplete: COMPLETE,
+  mwIdemFail: FAIL,
+  mwIdemMarkQueued: MARK_QUEUED,
+  mwIdemRelease: RELEASE,
+} as const;
+
+export type CommandName = keyof typeof COMMANDS;

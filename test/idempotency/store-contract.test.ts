@@ -1,0 +1,29 @@
+import { Redis } from "ioredis";
+import { afterAll } from "vitest";
+import { memoryStore } from "merchant-webhooks";
+import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { storeContract } from "./store-contract.js";
+
+// The memory store runs on a clock the suite moves, so its leases and retention expire without waiting.
+let clock = Date.now();
+storeContract(
+  "memoryStore",
+  ({ retentionSeconds }) => memoryStore({ now: () => clock, ...(retentionSeconds ? { retentionSeconds } : {}) }),
+  (ms) => {
+    clock += ms;
+  },
+);
+
+// The Redis store runs on the server's clock, with short real leases; each test gets its own prefix.
+const root = uniquePrefix("contract");
+const redis = new Redis(REDIS_URL, failFastRedisOptions());
+let stores = 0;
+storeContract("redisStore", ({ retentionSeconds }) =>
+  redisStore({ redis, prefix: `${root}${++stores}:`, ...(retentionSeconds ? { retentionSeconds } : {}) }),
+);
+
+afterAll(async () => {
+  await removeKeys(redis, root);
+  redis.disconnect();
+});

@@ -1,0 +1,190 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { IdempotencyStore } from "../../src/idempotency/store.js";
+
+export interface ContractStoreOptions {
+  retentionSeconds?: number;
+}
+
+/** A fresh, empty store for one test (its own prefix, for a shared backend). */
+export type MakeStore = (options: ContractStoreOptions) => IdempotencyStore | Promise<IdempotencyStore>;
+
+/** Moves the store's clock forward. Without it the suite waits in real time (leases are kept short). */
+export type AdvanceTime = (ms: number) => void | Promise<void>;
+
+const LEASE = 150;
+const answer = { processed: true, message: "processed ✓" };
+
+/**
+ * The behaviour every `IdempotencyStore` must share: the receiver and the workers are written against
+ * it, so a store that passes can replace another without changing what a sender sees.
+ */
+export function storeContract(name: string, makeStore: MakeStore, advanceTime?: AdvanceTime): void {
+  const advance = advanceTime ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+
+  describe(`${name}: the store contract`, () => {
+    let opened: IdempotencyStore[] = [];
+    afterEach(async () => {
+      for (const store of opened) await store.close?.();
+      opened = [];
+    });
+    const open = async (options: ContractStoreOptions = {}) => {
+      const store = await makeStore(options);
+      opened.push(store);
+      return store;
+    };
+    const claim = (store: IdempotencyStore, owner: string, fingerprint = "f", extra: { takeQueued?: boolean; leaseMs?: number } = {}) =>
+      store.claim({ id: "n-1", fingerprint, owner, leaseMs: extra.leaseMs ?? LEASE, ...(extra.takeQueued ? { takeQueued: true } : {}) });
+
+    it("claims an unknown id for its first owner and records it as processing", async () => {
+      const store = await open();
+      expect(await store.get("n-1")).toBeUndefined();
+      expect(await claim(store, "o1")).toEqual({ status: "claimed", attempt: 1 });
+      expect(await store.get("n-1")).toEqual({ state: "processing", fingerprint: "f", owner: "o1", attempts: 1, leaseUntil: expect.any(Number) });
+    });
+
+    it("answers another delivery during a live lease with the time left, and a different payload as a conflict", async () => {
+      const store = await open();
+      await claim(store, "o1");
+      const second = await claim(store, "o2");
+      expect(second).toEqual({ status: "processing", retryAfterMs: expect.any(Number) });
+      const { retryAfterMs } = second as { retryAfterMs: number };
+      expect(retryAfterMs).toBeGreaterThan(0);
+      expect(retryAfterMs).toBeLessThanOrEqual(LEASE);
+      expect(await claim(store, "o2", "other")).toEqual({ status: "conflict" });
+      expect(await store.get("n-1")).toMatchObject({ owner: "o1", attempts: 1 });
+    });
+
+    it("gives exactly one of many concurrent claims of one id", async () => {
+      const store = await open();
+      const results = await Promise.all(Array.from({ length: 25 }, (_, i) => claim(store, `o${i}`)));
+      expect(results.filter((result) => result.status === "claimed")).toHaveLength(1);
+      expect(results.filter((result) => result.status === "processing")).toHaveLength(24);
+    });
+
+    it("lets another owner take over an expired lease; the old owner then changes nothing", async () => {
+      const store = await open();
+      await claim(store, "o1");
+      await advance(LEASE + 20);
+      expect(await claim(store, "o2")).toEqual({ status: "claimed", attempt: 2 });
+      expect(await store.complete("n-1", "o1", { processed: false, message: "late" })).toBe(false);
+      expect(await store.extend("n-1", "o1", LEASE)).toBe(false);
+      expect(await store.fail("n-1", "o1", "late")).toBe(false);
+      expect(await store.markQueued("n-1", "o1")).toBe(false);
+      expect(await store.release("n-1", "o1")).toBe(false);
+      expect(await store.get("n-1")).toMatchObject({ state: "processing", owner: "o2", attempts: 2 });
+      expect(await store.complete("n-1", "o2", answer)).toBe(true);
+      expect(await store.get("n-1")).toMatchObject({ state: "completed", owner: "o2", attempts: 2, answer });
+    });
+
+    it("still treats a different payload as a conflict after the lease expired", async () => {
+      const store = await open();
+      await claim(store, "o1");
+      await advance(LEASE + 20);
+      expect(await claim(store, "o2", "other")).toEqual({ status: "conflict" });
+    });
+
+    it("extends a live lease for its owner only", async () => {
+      const store = await open();
+      await claim(store, "o1");
+      await advance(100);
+      expect(await store.extend("n-1", "o2", 400)).toBe(false);
+      expect(await store.extend("n-1", "o1", 400)).toBe(true);
+      await advance(100); // past the first lease, within the extended one
+      const again = await claim(store, "o2");
+      expect(again).toMatchObject({ status: "processing" });
+      expect((again as { retryAfterMs: number }).retryAfterMs).toBeGreaterThan(LEASE);
+    });
+
+    it("answers a completed id with the stored answer, and a different payload as a conflict", async () => {
+      const store = await open();
+      await claim(store, "o1");
+      expect(await store.complete("n-1", "o1", answer)).toBe(true);
+      expect(await claim(store, "o2")).toEqual({ status: "completed", answer });
+      expect(await claim(store, "o2", "other")).toEqual({ status: "conflict" });
+      const record = await store.get("n-1");
+      expect(record).toEqual({ state: "completed", fingerprint: "f", owner: "o1", attempts: 1, answer });
+    });
+
+    it("records an outcome once: a completed record takes no second complete, fail, extend or release", async () => {
+      const store = await open();
+      await claim(store, "o1");
+      await store.complete("n-1", "o1", answer);
+      expect(await store.complete("n-1", "o1", { processed: true, message: "again" })).toBe(false);
+      expect(await store.fail("n-1", "o1", "handler_failed")).toBe(false);
+      expect(await store.extend("n-1", "o1", LEASE)).toBe(false);
+      expect(await store.release("n-1", "o1")).toBe(false);
+      expect(await store.get("n-1")).toMatchObject({ state: "completed", answer });
+    });
+
+    it("changes nothing for an id it does not know", async () => {
+      const store = await open();
+      expect(await store.complete("n-1", "o1", answer)).toBe(false);
+      expect(await store.fail("n-1", "o1", "x")).toBe(false);
+      expect(await store.extend("n-1", "o1", LEASE)).toBe(false);
+      expect(await store.markQueued("n-1", "o1")).toBe(false);
+      expect(await store.release("n-1", "o1")).toBe(false);
+      expect(await store.get("n-1")).toBeUndefined();
+    });
+
+    it("lets a failed record be taken over at once, counting attempts, even with a different payload", async () => {
+      const store = await open();
+      await claim(store, "o1");
+      expect(await store.fail("n-1", "o2", "handler_failed")).toBe(false);
+      expect(await store.fail("n-1", "o1", "handler_failed")).toBe(true);
+      expect(await store.get("n-1")).toEqual({ state: "failed", fingerprint: "f", owner: "o1", attempts: 1, error: "handler_failed" });
+      expect(await claim(store, "o2", "corrected")).toEqual({ status: "claimed", attempt: 2 });
+      const record = await store.get("n-1");
+      expect(record).toMatchObject({ state: "processing", fingerprint: "corrected", owner: "o2", attempts: 2 });
+      expect(record).not.toHaveProperty("error");
+      expect(await claim(store, "o3", "f")).toEqual({ status: "conflict" });
+      await advance(LEASE + 20);
+      expect(await claim(store, "o3", "corrected")).toEqual({ status: "claimed", attempt: 3 });
+    });
+
+    it("keeps queued records for workers: receivers see them as accepted, workers take them over", async () => {
+      const store = await open();
+      await claim(store, "r");
+      expect(await store.markQueued("n-1", "someone-else")).toBe(false);
+      expect(await store.markQueued("n-1", "r")).toBe(true);
+      await advance(LEASE + 20); // a queued record has no lease to run out
+      expect(await claim(store, "r2")).toEqual({ status: "queued" });
+      expect(await claim(store, "r2", "other")).toEqual({ status: "conflict" });
+      expect(await claim(store, "w", "f", { takeQueued: true })).toEqual({ status: "claimed", attempt: 2 });
+      expect(await store.complete("n-1", "w", answer)).toBe(true);
+      expect(await claim(store, "r3")).toEqual({ status: "completed", answer });
+    });
+
+    it("releases a processing or queued claim for its owner, so a redelivery starts afresh", async () => {
+      const store = await open();
+      await claim(store, "o1");
+      expect(await store.release("n-1", "other")).toBe(false);
+      expect(await store.release("n-1", "o1")).toBe(true);
+      expect(await store.get("n-1")).toBeUndefined();
+      expect(await claim(store, "o2", "new")).toEqual({ status: "claimed", attempt: 1 });
+      await store.markQueued("n-1", "o2");
+      expect(await store.release("n-1", "o2")).toBe(true);
+      expect(await store.get("n-1")).toBeUndefined();
+    });
+
+    it("forgets a record after the retention period, counted from its last change", async () => {
+      const store = await open({ retentionSeconds: 1 });
+      await claim(store, "o1");
+      await advance(600);
+      await store.complete("n-1", "o1", answer);
+      await advance(600); // 1.2 s after the claim, 0.6 s after the completion
+      expect(await store.get("n-1")).toMatchObject({ state: "completed" });
+      await advance(500);
+      expect(await store.get("n-1")).toBeUndefined();
+      expect(await claim(store, "o2", "g")).toEqual({ status: "claimed", attempt: 1 });
+    });
+
+    it("keeps ids apart whatever characters they hold", async () => {
+      const store = await open();
+      const ids = ["evt:1", "evt:1 ", "{evt}:1", "évt-١", "evt*1"];
+      for (const [i, id] of ids.entries()) {
+        expect(await store.claim({ id, fingerprint: `f${i}`, owner: `o${i}`, leaseMs: LEASE })).toEqual({ status: "claimed", attempt: 1 });
+      }
+      for (const [i, id] of ids.entries()) expect(await store.get(id)).toMatchObject({ fingerprint: `f${i}`, owner: `o${i}` });
+    });
+  });
+}
