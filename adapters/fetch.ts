@@ -1,0 +1,23 @@
+import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
+import type { ReceiverOptions } from "../src/receiver/options.js";
+import { handleWebRequest } from "../src/http/web-request.js";
+import { toWebResponse } from "../src/http/web-response.js";
+
+export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
+
+/** A Web-standard handler: Hono (`c.req.raw`), Bun.serve, Deno.serve, Cloudflare Workers. */
+export interface FetchHandler {
+  (request: Request): Promise<Response>;
+  /** The core behind the handler; `close()` waits for background writes on shutdown. */
+  readonly receiver: Receiver;
+}
+
+/**
+ * `createFetchHandler({ onRenew, onCancel })`: answers any method (405 unless POST), reads the body
+ * once within `bodyLimit`, and uses only Fetch API and Web Crypto globals.
+ */
+export function createFetchHandler(options: ReceiverOptions): FetchHandler {
+  const receiver = createReceiver(options);
+  const handler = async (request: Request) => toWebResponse(await handleWebRequest(receiver, request));
+  return Object.assign(handler, { receiver });
+}

@@ -1,0 +1,61 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
+import type { ReceiverOptions } from "../src/receiver/options.js";
+import { nodeListener } from "../src/http/node-listener.js";
+import { handleWebRequest } from "../src/http/web-request.js";
+import { toWebResponse } from "../src/http/web-response.js";
+
+export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
+
+// Typed structurally (Web `Request`/`Response`, Node's req/res) so this module loads no Next.js code
+// and its declarations need no Next.js types; Next 14 to 16 accept these signatures.
+
+/** An App Router route handler. */
+export type RouteHandler = (request: Request) => Promise<Response>;
+
+/** The exports of an App Router `route.ts`; re-export `POST` (and any method you want answered 405 by us). */
+export interface RouteHandlers {
+  POST: RouteHandler;
+  GET: RouteHandler;
+  PUT: RouteHandler;
+  PATCH: RouteHandler;
+  DELETE: RouteHandler;
+  /** The core behind the handlers; `close()` waits for background writes on shutdown. */
+  readonly receiver: Receiver;
+}
+
+/**
+ * `export const { POST } = createRouteHandler({ onRenew })` in `app/.../route.ts`. The body is read
+ * once from `request.body`, refused past `bodyLimit` by Content-Length or while streaming. Next
+ * answers methods a route does not export with its own empty 405; export `GET` and friends too if
+ * the sender should get our JSON answer instead.
+ */
+export function createRouteHandler(options: ReceiverOptions): RouteHandlers {
+  const receiver = createReceiver(options);
+  const handler: RouteHandler = async (request) => toWebResponse(await handleWebRequest(receiver, request));
+  return { POST: handler, GET: handler, PUT: handler, PATCH: handler, DELETE: handler, receiver };
+}
+
+/** A Pages Router API route: Next's `NextApiRequest`/`NextApiResponse` are Node's req/res underneath. */
+export interface PagesHandler {
+  (req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void>;
+  readonly receiver: Receiver;
+}
+
+/**
+ * The route config a Pages Router webhook needs: Next's body parser off, so the exact bytes reach the
+ * signature check. Next reads it at run time from the route module's `config` export; write it as a
+ * literal in the route file (`export const config = { api: { bodyParser: false } }`), since Next's
+ * build warns when it cannot see `config` there.
+ */
+export const config = { api: { bodyParser: false } } as const;
+
+/**
+ * `export default createPagesHandler({ onRenew })` in `pages/api/...`, with `config` above. If the
+ * body parser was left on, unsigned notifications still work from the parsed body (like Express behind
+ * `express.json()`); with `verify` set the answer is a 500 naming the misconfiguration.
+ */
+export function createPagesHandler(options: ReceiverOptions): PagesHandler {
+  const receiver = createReceiver(options);
+  return Object.assign(nodeListener(receiver, options), { receiver });
+}

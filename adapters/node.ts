@@ -1,0 +1,22 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
+import type { ReceiverOptions } from "../src/receiver/options.js";
+import { nodeListener } from "../src/http/node-listener.js";
+
+export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
+
+/** A request listener for `http.createServer` (or `https`, or anything handing over Node's req and res). */
+export interface NodeHandler {
+  (req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** The core behind the handler; `close()` waits for background writes on shutdown. */
+  readonly receiver: Receiver;
+}
+
+/**
+ * `http.createServer(createNodeHandler({ onRenew }))`, or call it from your own router for one path.
+ * The body is read while streaming and refused past `bodyLimit`; the returned promise never rejects.
+ */
+export function createNodeHandler(options: ReceiverOptions): NodeHandler {
+  const receiver = createReceiver(options);
+  return Object.assign(nodeListener(receiver, options), { receiver });
+}

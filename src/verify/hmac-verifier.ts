@@ -1,0 +1,75 @@
+import type { VerifyHook } from "./verify-hook.js";
+import { constantTimeEqual } from "./constant-time.js";
+import { base64ToBytes, hexToBytes } from "./encoding.js";
+import { checkTolerance, hmac, hmacKeys, isFresh, prefixed, secretList, type HmacAlgorithm, type HmacSecret } from "./hmac.js";
+
+export interface HmacVerifierOptions {
+  /**
+   * The shared secret, or several while one is being rotated: a delivery signed with any of them
+   * passes. A string is used as its UTF-8 bytes.
+   */
+  secret: HmacSecret | readonly HmacSecret[];
+  /** The header carrying the signature, e.g. `"x-signature"` (any case). */
+  header: string;
+  /** Default `"sha256"`. */
+  algorithm?: HmacAlgorithm;
+  /** How the signature is written in the header. Default `"hex"` (either case). */
+  encoding?: "hex" | "base64";
+  /** Text before each signature, e.g. `"sha256="`; required when set, and not part of the signature. */
+  prefix?: string;
+  /**
+   * Sign a timestamp with the body, and refuse deliveries whose timestamp is further than
+   * `toleranceSeconds` (default 300) from now in either direction: a captured delivery cannot be
+   * replayed later, and a clock far ahead is not trusted either. The signed content is then
+   * `${timestamp}${separator}${body}`, the timestamp in whole Unix seconds; `separator` defaults to ".".
+   */
+  timestamp?: { header: string; toleranceSeconds?: number; separator?: string };
+}
+
+const WHAT = "hmacVerifier";
+export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+/** The exact bytes an HMAC signature covers, shared by the verifier and `signHmac`. */
+export function hmacSignedContent(body: Uint8Array, timestamp: string | undefined, options: HmacVerifierOptions): Uint8Array {
+  return options.timestamp ? prefixed(`${timestamp}${options.timestamp.separator ?? "."}`, body) : body;
+}
+
+/**
+ * A `verify` hook for an HMAC over the raw body (and optionally a timestamp). The header may carry
+ * several signatures separated by commas or spaces, as a sender rotating its own secret sends them;
+ * one match with any configured secret passes.
+ */
+export function hmacVerifier(options: HmacVerifierOptions): VerifyHook {
+  const header = options.header?.toLowerCase();
+  if (!header) throw new TypeError(`${WHAT}: header is required`);
+  const encoding = options.encoding ?? "hex";
+  if (encoding !== "hex" && encoding !== "base64") throw new TypeError(`${WHAT}: encoding must be "hex" or "base64"`);
+  const decode = encoding === "hex" ? hexToBytes : base64ToBytes;
+  const prefix = options.prefix ?? "";
+  const timestampHeader = options.timestamp?.header.toLowerCase();
+  if (options.timestamp && !timestampHeader) throw new TypeError(`${WHAT}: timestamp.header is required`);
+  const tolerance = checkTolerance(options.timestamp?.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, WHAT);
+  const keys = hmacKeys(secretList(options.secret, WHAT), options.algorithm ?? "sha256");
+
+  return async (rawBody, headers) => {
+    const sent = headers[header];
+    if (!sent) return false;
+    const timestamp = timestampHeader ? headers[timestampHeader] : undefined;
+    if (timestampHeader && !isFresh(timestamp, tolerance)) return false;
+
+    const candidates: Uint8Array[] = [];
+    for (const part of sent.split(/[\s,]+/)) {
+      if (!part.startsWith(prefix)) continue;
+      const bytes = decode(part.slice(prefix.length));
+      if (bytes && bytes.length > 0) candidates.push(bytes);
+    }
+    if (candidates.length === 0) return false;
+
+    const content = hmacSignedContent(rawBody, timestamp, options);
+    for (const key of await keys()) {
+      const expected = await hmac(key, content);
+      if (candidates.some((candidate) => constantTimeEqual(candidate, expected))) return true;
+    }
+    return false;
+  };
+}

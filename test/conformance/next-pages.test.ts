@@ -1,0 +1,59 @@
+import { createServer } from "node:http";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { apiResolver } from "next/dist/server/api-utils/node/api-resolver.js";
+import { config, createPagesHandler } from "merchant-webhooks/next";
+import { httpClient, listen } from "./clients.js";
+import { runConformance } from "./conformance-suite.js";
+import { silentLogger } from "../helpers/capture-logger.js";
+import { notification } from "../helpers/notifications.js";
+
+/** A Pages Router API route served by Next's own resolver, which applies the route's `config.api`. */
+function pagesRoute(resolverModule: { default: unknown; config?: unknown }) {
+  const apiContext = { previewModeId: "", previewModeEncryptionKey: "", previewModeSigningKey: "", dev: false };
+  return createServer((req, res) => void apiResolver(req, res, {}, resolverModule, apiContext, false, false, "/api/hook"));
+}
+
+runConformance("Next.js Pages Router", async (options) => {
+  const handler = createPagesHandler(options);
+  const server = await listen(pagesRoute({ default: handler, config }));
+  return {
+    send: httpClient(server.url),
+    close: async () => {
+      await server.close();
+      await handler.receiver.close();
+    },
+  };
+});
+
+describe("Next.js Pages Router with Next's body parser left on", () => {
+  const servers: { close: () => Promise<void> }[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+
+  async function routeWithParserOn(options: Parameters<typeof createPagesHandler>[0]) {
+    const server = await listen(pagesRoute({ default: createPagesHandler({ logger: silentLogger(), ...options }) }));
+    servers.push(server);
+    return (body: unknown) =>
+      fetch(server.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  }
+
+  it("still handles unsigned notifications from the parsed body, once each", async () => {
+    const onRenew = vi.fn();
+    const post = await routeWithParserOn({ onRenew });
+    const body = notification();
+    expect((await post(body)).status).toBe(200);
+    const again = await post(body);
+    expect(await again.json()).toEqual({ processed: true, message: "already processed" });
+    expect(onRenew).toHaveBeenCalledTimes(1);
+  });
+
+  it("answers a 500 naming the misconfiguration, not a hang, when a verifier needs the raw bytes", async () => {
+    const onRenew = vi.fn();
+    const post = await routeWithParserOn({ onRenew, verify: () => true });
+    const response = await post(notification());
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ processed: false, message: expect.stringMatching(/body parser/) });
+    expect(onRenew).not.toHaveBeenCalled();
+  });
+});
