@@ -1,11 +1,18 @@
 import { defineConfig } from "tsup";
 
-// One entry per public subpath (see package.json "exports").
+// One entry per public subpath (see package.json "exports"); the CLI is ESM-only with a shebang.
 export default defineConfig([
   {
     entry: {
       index: "src/index.ts",
       express: "adapters/express.ts",
+      fastify: "adapters/fastify.ts",
+      next: "adapters/next.ts",
+      node: "adapters/node.ts",
+      fetch: "adapters/fetch.ts",
+      redis: "src/redis/index.ts",
+      bullmq: "src/bullmq/index.ts",
+      testing: "src/testing/index.ts",
     },
     format: ["esm", "cjs"],
     dts: true,
@@ -14,5 +21,12 @@ export default defineConfig([
     target: "node20",
     splitting: true,
     treeshake: true,
+  },
+  {
+    entry: { cli: "src/cli/main.ts" },
+    format: ["esm"],
+    target: "node20",
+    sourcemap: true,
+    banner: { js: "#!/usr/bin/env node" },
   },
 ]);

@@ -16,9 +16,11 @@ export {
   type RecordState,
 } from "./idempotency/store.js";
 export { redactNotification, redactCardNumbers, REDACTED, type RedactOptions } from "./logging/redact.js";
-export type { VerifyHook } from "./verify/verify-hook.js";
 export type { NotificationQueue, QueuedNotification } from "./queue/queue.js";
 export * from "./schema/index.js";
 export type { NotificationRecorder, RecordedNotification } from "./recording/recorder.js";
 export { inProcessQueue, type InProcessQueue, type InProcessQueueOptions } from "./queue/in-process-queue.js";
 export { QueueFullError } from "./queue/queue-full-error.js";
+export * from "./verify/index.js";
+export { jsonlRecorder, type JsonlRecorder, type JsonlRecorderOptions } from "./recording/jsonl-recorder.js";
+export { redactForRecording, REDACTED_EMAIL, REDACTED_IP } from "./recording/replayable-redaction.js";
