@@ -4,7 +4,9 @@ import {
   signHmac,
   signStandardWebhook,
   standardWebhooksVerifier,
+  StoreUnavailableError,
   type HmacVerifierOptions,
+  type IdempotencyStore,
   type ReceiverOptions,
   type SubscriptionHandlers,
   type VerifyHook,
@@ -297,6 +299,28 @@ function defineCases(mount: Mount, mode: SigningMode): void {
       expectAnswer(await post(app, encode("{")), 200, { processed: false, message: /not valid JSON/ });
       expectAnswer(await post(app, notification(), { contentType: "text/plain" }), 200, { processed: false, message: /application\/json/ });
       expectAnswer(await app.send({ method: "GET", headers: {} }), 200, { processed: false, message: /use POST/ });
+    });
+  });
+
+  describe("idempotency store and queue", () => {
+    it("200 'accepted for processing' once a durable queue has the notification", async () => {
+      const onRenew = vi.fn();
+      const enqueue = vi.fn(async () => {});
+      const app = await receiver({ onRenew, queue: { durable: true, enqueue } });
+      expectAnswer(await post(app, notification()), 200, { processed: true, message: /^accepted for processing$/ });
+      expect(enqueue).toHaveBeenCalledTimes(1);
+      expect(onRenew).not.toHaveBeenCalled();
+    });
+
+    it("503 with Retry-After, without running the handler, when the idempotency store is down", async () => {
+      const down = () => Promise.reject(new StoreUnavailableError("connection refused"));
+      const idempotency: IdempotencyStore = { claim: down, extend: down, complete: down, fail: down, markQueued: down, release: down, get: down };
+      const onRenew = vi.fn();
+      const app = await receiver({ onRenew, idempotency });
+      const response = await post(app, notification());
+      expectAnswer(response, 503, { processed: false, message: /retry later/ });
+      expect(Number(response.headers["retry-after"])).toBeGreaterThanOrEqual(1);
+      expect(onRenew).not.toHaveBeenCalled();
     });
   });
 
