@@ -74,9 +74,9 @@ const STOPPED = Symbol("stopped");
  */
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   const logger = options.logger ?? defaultLogger();
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const handle = workerConnection(options.connection);
   const store = options.idempotency ? { store: options.idempotency, close: async () => {} } : sharedStore(options.connection);
+  const leaseMs = options.leaseMs ?? store.store.leaseMs ?? DEFAULT_LEASE_MS;
   const shutdown = new AbortController();
   // One listener per running job waits on it: as many as `concurrency`.
   setMaxListeners(0, shutdown.signal);

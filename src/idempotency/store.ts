@@ -53,6 +53,8 @@ export type ClaimResult =
  * sender keeps the notification. It must never report `claimed` without having recorded the claim.
  */
 export interface IdempotencyStore {
+  /** The lease this store was configured with; receivers and workers use it unless given their own. */
+  readonly leaseMs?: number;
   claim(request: ClaimRequest): Awaitable<ClaimResult>;
   /** Push the lease forward while a long handler runs; false when the claim was lost. */
   extend(id: string, owner: string, leaseMs: number): Awaitable<boolean>;

@@ -62,7 +62,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const failureStatus = options.failureStatus ?? "semantic";
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const timeoutMs = options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS;
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   const unavailableRetry = retryAfter((options.retryAfterSeconds ?? 5) * 1000);
   const background = new Set<Promise<unknown>>();
   const slots = options.backpressure ? handlerSlots(options.backpressure) : undefined;
