@@ -2,12 +2,13 @@ import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { Answer } from "../receiver/answer.js";
-import { handlerFor, type HandlerContext, type SubscriptionHandlers } from "../receiver/handlers.js";
+import { handlerFor, type SubscriptionHandlers } from "../receiver/handlers.js";
+import { handlerContext } from "../receiver/handler-context.js";
 import { OUTCOMES } from "../receiver/outcomes.js";
 import { retryInBackground } from "../receiver/retry-in-background.js";
 import { HandlerTimeoutError, LeaseLostError, runHandler } from "../receiver/run-handler.js";
 import { validationMessage } from "../receiver/validation-message.js";
-import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import { subscriptionNotificationSchema } from "../schema/index.js";
 import type { NotificationJobData } from "./job-data.js";
 
 /** How a job ended without an error; also the job's return value. */
@@ -71,7 +72,16 @@ export async function processJob(job: Job<NotificationJobData>, token: string | 
     // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
     const attempt = Math.max(1, claim.attempt - 1);
     try {
-      await runHandler(handler, notification, (signal) => contextFor(notification, attempt, headers, receivedAt, signal, runner), {
+      await runHandler(handler, notification, (signal) =>
+          handlerContext({
+            notification,
+            attempt,
+            headers,
+            receivedAt,
+            // Aborted by the handler's time limit, a lost claim, or a worker that stops waiting on close.
+            signal: () => AbortSignal.any([signal(), runner.shutdown]),
+            baseLogger: runner.ctxLogger,
+          }), {
         timeoutMs: runner.timeoutMs,
         leaseMs: runner.leaseMs,
         extendLease: async () => runner.store.extend(id, owner, runner.leaseMs),
@@ -125,30 +135,4 @@ function recheckDelay(job: Job): number {
 async function postpone(job: Job, token: string | undefined, delayMs: number): Promise<never> {
   await job.moveToDelayed(Date.now() + Math.max(1, delayMs), token);
   throw new Postponed();
-}
-
-function contextFor(
-  notification: SubscriptionNotification,
-  attempt: number,
-  headers: Record<string, string>,
-  receivedAt: number,
-  runSignal: () => AbortSignal,
-  runner: JobRunner,
-): HandlerContext {
-  let log: Logger | undefined;
-  let signal: AbortSignal | undefined;
-  return {
-    id: notification.id,
-    eventType: notification.event_type,
-    attempt,
-    // Aborted by the handler's time limit, a lost claim, or a worker that stops waiting on close.
-    get signal() {
-      return (signal ??= AbortSignal.any([runSignal(), runner.shutdown]));
-    },
-    headers,
-    receivedAt: new Date(receivedAt),
-    get log() {
-      return (log ??= runner.ctxLogger.child({ notification_id: notification.id, event_type: notification.event_type, attempt }));
-    },
-  };
 }

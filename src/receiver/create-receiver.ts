@@ -6,7 +6,8 @@ import { subscriptionNotificationSchema, type SubscriptionNotification } from ".
 import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "./answer.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { fingerprintOf } from "./fingerprint.js";
-import { handlerFor, type HandlerContext } from "./handlers.js";
+import { handlerFor } from "./handlers.js";
+import { handlerContext } from "./handler-context.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { DEFAULT_BODY_LIMIT, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
 import { OUTCOMES, type Outcome } from "./outcomes.js";
@@ -165,7 +166,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     let outcome: Outcome = "unhandled";
     if (handler) {
       try {
-        await runHandler(handler, notification, (signal) => contextFor(notification, attempt, headers, receivedAt, signal), {
+        await runHandler(handler, notification, (signal) => handlerContext({ notification, attempt, headers, receivedAt, signal, baseLogger: ctxLogger }), {
           timeoutMs,
           leaseMs,
           extendLease: async () => store.extend(id, owner, leaseMs),
@@ -189,30 +190,6 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       track(retryInBackground(() => store.complete(id, owner, answer)));
     }
     return { outcome };
-  }
-
-  function contextFor(
-    notification: SubscriptionNotification,
-    attempt: number,
-    headers: Record<string, string>,
-    receivedAt: number,
-    signal: () => AbortSignal,
-  ): HandlerContext {
-    let log: Logger | undefined;
-    return {
-      id: notification.id,
-      eventType: notification.event_type,
-      attempt,
-      get signal() {
-        return signal();
-      },
-      headers,
-      receivedAt: new Date(receivedAt),
-      // Built on first use: most handlers never log, and a pino child costs more than the rest of ctx.
-      get log() {
-        return (log ??= ctxLogger.child({ notification_id: notification.id, event_type: notification.event_type, attempt }));
-      },
-    };
   }
 
   function track(task: Promise<unknown>): void {
