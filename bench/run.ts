@@ -50,6 +50,10 @@ if (existsSync(here("./redis-latency.ts"))) {
   console.error("redis latency ...");
   results.redis_latency = await bench("./redis-latency.ts");
 }
+if (existsSync(here("./faults.ts"))) {
+  console.error("fault suite at scale ...");
+  results.faults = await bench("./faults.ts");
+}
 console.error("memory after 1,000,000 notifications ...");
 results.memory = await bench("./memory.ts", {}, ["--expose-gc"]);
 

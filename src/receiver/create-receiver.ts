@@ -185,8 +185,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     try {
       await store.complete(id, owner, answer);
     } catch {
-      // The handler's effect happened: answer processed and keep trying to record it, so a redelivery
-      // in the meantime meets a live lease (409) rather than running the handler again.
+      // The handler's effect happened: answer processed and keep trying to record it. While the lease
+      // lives a redelivery meets 409; an outage longer than the lease leaves a window (see README).
       track(retryInBackground(() => store.complete(id, owner, answer)));
     }
     return { outcome };

@@ -1,0 +1,75 @@
+// A receiver process for the fault suite: node:http + the core + redisStore, whose handler leaves a
+// durable trace of what it did on another Redis (the "journal", never the one the suite stops), so the
+// trace survives this process being killed and the store's Redis restarting. Configured by environment:
+// STORE_URL, STORE_PREFIX (the idempotency store), JOURNAL_URL, JOURNAL (key prefix of the journal
+// lists), LEASE_MS. Prints "listening <port>" when it serves.
+//
+// Journal entries are "<pid>:<notification id>", appended (RPUSH) to three lists:
+//   started    the handler began
+//   effects    the handler's effect, at a random point inside the handler
+//   completed  the store recorded the completion (after the handler returned)
+// so the suite can tell, for a killed process, which notifications it left between effect and completion.
+import { createServer } from "node:http";
+import { Redis } from "ioredis";
+import { pino } from "pino";
+import { createReceiver } from "../../src/receiver/create-receiver.js";
+import { handleNodeRequest } from "../../src/http/node-request.js";
+import { writeNodeResponse } from "../../src/http/write-node-response.js";
+import { redisStore } from "../../src/redis/index.js";
+import type { IdempotencyStore } from "../../src/idempotency/store.js";
+
+const env = (name: string) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+
+const journal = env("JOURNAL");
+// An ordinary client (offline queue, retries): the journal must not lose an entry to a blip.
+const journalRedis = new Redis(env("JOURNAL_URL"));
+const note = (list: "started" | "effects" | "completed", id: string) => journalRedis.rpush(`${journal}${list}`, `${process.pid}:${id}`);
+const leaseMs = Number(env("LEASE_MS"));
+const store = redisStore({ redis: env("STORE_URL"), prefix: env("STORE_PREFIX"), leaseMs });
+
+/** The store, with each successful completion (including ones retried in the background) journalled. */
+const journalledStore: IdempotencyStore = {
+  leaseMs: store.leaseMs,
+  claim: (request) => store.claim(request),
+  extend: (id, owner, lease) => store.extend(id, owner, lease),
+  async complete(id, owner, answer) {
+    const completed = await store.complete(id, owner, answer);
+    if (completed) await note("completed", id);
+    return completed;
+  },
+  fail: (id, owner, error) => store.fail(id, owner, error),
+  markQueued: (id, owner) => store.markQueued(id, owner),
+  release: (id, owner) => store.release(id, owner),
+  get: (id) => store.get(id),
+};
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const receiver = createReceiver({
+  idempotency: journalledStore,
+  logger: pino({ level: "silent" }),
+  leaseMs,
+  // 5-20 ms with the effect somewhere inside, as a handler that writes and then calls something else:
+  // a kill then lands before the effect, after it, or between the handler's end and the completion.
+  onRenew: async (notification) => {
+    const total = 5 + Math.random() * 15;
+    const before = Math.random() * total;
+    await note("started", notification.id);
+    await pause(before);
+    await note("effects", notification.id);
+    await pause(total - before);
+  },
+});
+
+const server = createServer(async (req, res) => {
+  const { response, closeConnection } = await handleNodeRequest(receiver, req);
+  writeNodeResponse(res, response, closeConnection);
+});
+server.listen(0, "127.0.0.1", () => {
+  const { port } = server.address() as { port: number };
+  process.stdout.write(`listening ${port}\n`);
+});
