@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { buildNotification, replay, signHmac } from "merchant-webhooks/testing";
 import { hmacVerifier } from "../../src/verify/index.js";
-import { jsonlRecorder } from "../../src/recording/index.js";
+import { jsonlRecorder } from "merchant-webhooks";
 import { silentLogger } from "../helpers/capture-logger.js";
 
 const SECRET = "whsec-recording-test";
