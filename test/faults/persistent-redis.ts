@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { sleep } from "../redis/fixtures/redis.js";
+import { freePort, sleep } from "../redis/fixtures/redis.js";
 
 /**
  * A redis-server of the test's own that keeps its data across a restart.
@@ -28,14 +27,6 @@ export interface PersistentRedis {
   thaw(): void;
   /** Stop the server for good and remove its directory. */
   destroy(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 const isRunning = (child: ChildProcess | undefined): child is ChildProcess =>
