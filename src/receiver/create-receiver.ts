@@ -54,8 +54,6 @@ interface LogFields {
   err?: unknown;
 }
 
-const encoder = new TextEncoder();
-
 export function createReceiver(options: ReceiverOptions): Receiver {
   const store: IdempotencyStore = options.idempotency ?? memoryStore();
   const logger: Logger = options.logger ?? defaultLogger();
@@ -96,7 +94,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   async function claimAndRun(
     notification: SubscriptionNotification,
-    bytes: Uint8Array,
+    body: Record<string, unknown>,
     headers: Record<string, string>,
     started: number,
   ): Promise<ReceiverResponse> {
@@ -107,7 +105,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       merchant_id: notification.resource.merchant_id,
       subscription_id: notification.resource.id,
     };
-    const fingerprint = await fingerprintOf(bytes);
+    const fingerprint = await fingerprintOf(body);
     const owner = `${instance}:${++sequence}`;
 
     let claim;
@@ -231,13 +229,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
 
     let body: Record<string, unknown>;
-    let fingerprintBytes: Uint8Array;
     if (bytes) {
       if (options.verify && !(await passesVerify(bytes, headers))) return finish("unauthorized", started, {});
       const parsed = parseJsonObject(bytes);
       if (!parsed.ok) return finish("invalid", started, { reason: parsed.message }, { message: parsed.message });
       body = parsed.value;
-      fingerprintBytes = bytes;
     } else {
       if (options.verify || request.parsedBody === undefined) return reject("body_consumed", started);
       const parsed = request.parsedBody;
@@ -245,7 +241,6 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         return finish("invalid", started, { reason: "body must be a JSON object" }, { message: "body must be a JSON object" });
       }
       body = parsed as Record<string, unknown>;
-      fingerprintBytes = encoder.encode(JSON.stringify(body));
     }
     seen.body = body;
 
@@ -258,7 +253,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const id = typeof body.id === "string" ? body.id : undefined;
       return finish("invalid", started, { notification_id: id, reason: message }, { message });
     }
-    return claimAndRun(result.data, fingerprintBytes, headers, started);
+    return claimAndRun(result.data, body, headers, started);
   }
 
   async function passesVerify(bytes: Uint8Array, headers: Record<string, string>): Promise<boolean> {
