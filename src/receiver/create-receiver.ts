@@ -16,6 +16,7 @@ import { recordingOf } from "../recording/recorder.js";
 import { HandlerTimeoutError, runHandler } from "./run-handler.js";
 import { retryInBackground } from "./retry-in-background.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
+import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { handlerSlots } from "./handler-slots.js";
 import { validationMessage } from "./validation-message.js";
 
@@ -134,7 +135,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
     if (options.queue) {
       try {
-        await options.queue.enqueue({ id, fingerprint, notification, headers, receivedAt, run: async () => void (await process()) });
+        const run = async () => void (await process());
+        await options.queue.enqueue({
+          id,
+          fingerprint,
+          notification,
+          headers,
+          receivedAt,
+          run: options.queue.durable
+            ? run
+            : holdClaimWhileQueued({ store, id, owner, leaseMs }, run, () =>
+                logger.warn({ ...fields, outcome: "lost_claim" }, "claim taken over while queued; the other delivery runs it"),
+              ),
+        });
         if (options.queue.durable) await store.markQueued(id, owner);
       } catch (err) {
         await Promise.resolve(store.release(id, owner)).catch(() => {});
