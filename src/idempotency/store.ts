@@ -1,4 +1,4 @@
-import type { Answer } from "../receiver/answer.js";
+import type { Answer } from "../answer/answer.js";
 
 /** A value or a promise of it: the memory store answers synchronously, the Redis store does not. */
 export type Awaitable<T> = T | Promise<T>;

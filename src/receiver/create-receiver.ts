@@ -3,21 +3,21 @@ import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger } from "../logging/logger.js";
 import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
-import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "./answer.js";
+import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "../answer/answer.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { fingerprintOf } from "./fingerprint.js";
-import { handlerFor } from "./handlers.js";
-import { handlerContext } from "./handler-context.js";
+import { handlerFor } from "../dispatch/handlers.js";
+import { handlerContext } from "../dispatch/handler-context.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { DEFAULT_BODY_LIMIT, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
-import { OUTCOMES, type Outcome } from "./outcomes.js";
+import { OUTCOMES, type Outcome } from "../answer/outcomes.js";
 import { parseJsonObject } from "./parse-json.js";
 import { recordingOf } from "../recording/recorder.js";
-import { HandlerTimeoutError, runHandler } from "./run-handler.js";
-import { retryInBackground } from "./retry-in-background.js";
+import { HandlerTimeoutError, runHandler } from "../dispatch/run-handler.js";
+import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
-import { handlerSlots } from "./handler-slots.js";
+import { handlerSlots } from "../dispatch/handler-slots.js";
 import { validationMessage } from "./validation-message.js";
 
 /** The framework-neutral request an adapter builds. */
