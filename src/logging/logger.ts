@@ -17,8 +17,13 @@ const PAYLOAD_KEYS = [
   "data",
 ];
 
-/** Card secrets logged directly at the top level or one object down (`log.info({ cvc })`). */
-const SECRET_PATHS = ["cvc", "card_pwd", "card_md5", "card_hash", "*.cvc", "*.card_pwd", "*.card_md5", "*.card_hash"];
+/**
+ * Card secrets logged directly at the top level or one object down (`log.info({ cvc })`). pino's paths
+ * are exact, so the usual spellings are listed; anything under a payload key is matched in any case.
+ */
+const SECRET_KEYS = ["cvc", "cvv", "cvv2", "cvc2", "card_pwd", "card_md5", "card_hash", "card_number", "card_contract_id", "security_code", "pan"];
+const SPELLINGS = (key: string) => [key, key.toUpperCase(), key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())];
+const SECRET_PATHS = [...new Set(SECRET_KEYS.flatMap(SPELLINGS))].flatMap((key) => [key, `*.${key}`]);
 
 export function defaultLogger(): Logger {
   return pino({ name: "merchant-webhooks" });
