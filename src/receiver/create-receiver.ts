@@ -2,7 +2,8 @@ import type { Logger } from "pino";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger } from "../logging/logger.js";
-import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import { shownText } from "../logging/shown-text.js";
 import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "./answer.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { fingerprintOf } from "./fingerprint.js";
@@ -255,7 +256,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const result = subscriptionNotificationSchema.safeParse(body);
     if (!result.success) {
       const message = validationMessage(result.error.issues);
-      const id = typeof body.id === "string" ? body.id : undefined;
+      // The id failed validation too, perhaps for its length: never logged whole.
+      const id = typeof body.id === "string" ? shownText(body.id, MAX_NOTIFICATION_ID_LENGTH) : undefined;
       return finish("invalid", started, { notification_id: id, reason: message }, { message });
     }
     return claimAndRun(result.data, fingerprintBytes, headers, started);
