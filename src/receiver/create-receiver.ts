@@ -13,6 +13,7 @@ import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { DEFAULT_BODY_LIMIT, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
 import { OUTCOMES, type Outcome } from "./outcomes.js";
 import { parseJsonObject } from "./parse-json.js";
+import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
 import { recordingOf } from "../recording/recorder.js";
 import { HandlerTimeoutError, runHandler } from "./run-handler.js";
 import { retryInBackground } from "./retry-in-background.js";
@@ -210,9 +211,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const seen: Seen = {};
     const response = await respondTo(request, seen);
     if (seen.headers && seen.body) {
-      const entry = recordingOf(seen.headers, seen.body, response, receivedAt, options.redact ?? {});
-      // A recording is a convenience: its failure is logged and never changes the answer.
-      track(Promise.resolve().then(() => options.record!.write(entry)).catch((err) => logger.warn({ err }, "recording failed")));
+      const { headers, body } = seen;
+      // A recording is a convenience: its failure, in redaction or in the write, is logged and never
+      // changes the answer.
+      const write = () => options.record!.write(recordingOf(headers, body, response, receivedAt, options.redact ?? {}));
+      track(Promise.resolve().then(write).catch((err) => logger.warn({ err }, "recording failed")));
     }
     return response;
   }
@@ -245,6 +248,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
         return finish("invalid", started, { reason: "body must be a JSON object" }, { message: "body must be a JSON object" });
       }
+      if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) return finish("invalid", started, { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE });
       body = parsed as Record<string, unknown>;
       fingerprintBytes = encoder.encode(JSON.stringify(body));
     }
