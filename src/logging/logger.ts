@@ -1,5 +1,6 @@
 import { pino, type Logger } from "pino";
 import { REDACTED, redactNotification, type RedactOptions } from "./redact.js";
+import { redactedErrorSerializer } from "./redact-error.js";
 
 export type { Logger };
 
@@ -36,6 +37,14 @@ export function defaultLogger(): Logger {
  */
 export function handlerLogger(base: Logger, options: RedactOptions): Logger {
   const redact = (value: unknown) => redactNotification(value, options);
-  const serializers = Object.fromEntries(PAYLOAD_KEYS.map((key) => [key, redact]));
+  const serializers = { ...Object.fromEntries(PAYLOAD_KEYS.map((key) => [key, redact])), err: redactedErrorSerializer(options) };
   return base.child({}, { serializers, redact: { paths: SECRET_PATHS, censor: REDACTED } });
+}
+
+/**
+ * The logger the library writes its own lines with: the merchant's, with errors redacted. A handler's
+ * error often quotes the request it failed on, card number included.
+ */
+export function libraryLogger(base: Logger, options: RedactOptions): Logger {
+  return base.child({}, { serializers: { err: redactedErrorSerializer(options) } });
 }

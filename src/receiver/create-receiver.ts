@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
-import { defaultLogger, handlerLogger } from "../logging/logger.js";
+import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
 import { shownText } from "../logging/shown-text.js";
 import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "./answer.js";
@@ -60,7 +60,7 @@ const encoder = new TextEncoder();
 
 export function createReceiver(options: ReceiverOptions): Receiver {
   const store: IdempotencyStore = options.idempotency ?? memoryStore();
-  const logger: Logger = options.logger ?? defaultLogger();
+  const logger: Logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
   const ctxLogger = handlerLogger(logger, options.redact ?? {});
   const failureStatus = options.failureStatus ?? "semantic";
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;

@@ -1,10 +1,10 @@
-import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createReceiver, type RecordedNotification } from "merchant-webhooks";
 import { bullmqQueue, jobIdFor } from "merchant-webhooks/bullmq";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../bullmq/fixtures/redis.js";
+import { REDIS_URL } from "../bullmq/fixtures/redis.js";
+import { suitePrefix } from "./suite-prefix.js";
 
 /** Credential-like headers a deny-list let through, each with a value that must not be kept. */
 const CREDENTIALS = {
@@ -18,12 +18,7 @@ const CREDENTIALS = {
 const DESCRIPTIVE = { "content-type": "application/json", "x-request-id": "req-42", "user-agent": "platform/1.0" };
 
 describe("headers kept at rest: an allow-list", () => {
-  const prefix = uniquePrefix("headers");
-  const redis = new Redis(REDIS_URL);
-  afterAll(async () => {
-    await removeKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const prefix = suitePrefix("headers");
 
   it("records descriptive headers only", async () => {
     const entries: RecordedNotification[] = [];
