@@ -82,6 +82,15 @@ function hasCardInside(digits: string): boolean {
  * passes the Luhn check, so ordinary amounts, dates and short ids are left alone.
  */
 export function redactCardNumbers(text: string): string {
+  return replaceCardNumbers(text, () => REDACTED);
+}
+
+/** Every card number inside a string masked as `maskCardNumber` does: for handlers, not for logs. */
+export function maskCardNumbers(text: string): string {
+  return replaceCardNumbers(text, maskCardNumber);
+}
+
+function replaceCardNumbers(text: string, replacement: (pan: string) => string): string {
   if (text.length < MIN_PAN) return text;
   return text.replace(DIGIT_RUN, (run) => {
     const spans = cardSpans(run);
@@ -89,11 +98,21 @@ export function redactCardNumbers(text: string): string {
     let out = "";
     let at = 0;
     for (const [start, end] of spans) {
-      out += run.slice(at, start) + REDACTED;
+      out += run.slice(at, start) + replacement(run.slice(start, end));
       at = end;
     }
     return out + run.slice(at);
   });
+}
+
+/**
+ * The first six and last four digits with the rest starred (`411111******1111`), the most PCI DSS lets
+ * be shown; anything with fewer than 13 digits shows none.
+ */
+export function maskCardNumber(text: string): string {
+  const digits = text.replace(/[^0-9]/g, "");
+  if (digits.length < MIN_PAN) return REDACTED;
+  return `${digits.slice(0, 6)}${"*".repeat(digits.length - 10)}${digits.slice(-4)}`;
 }
 
 /**
