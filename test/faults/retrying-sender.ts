@@ -36,6 +36,8 @@ export interface SenderOptions {
   giveUpAt: number;
   /** The longest pause before a retry: the platform honours Retry-After, a test cannot wait 5 s. */
   maxPauseMs?: number;
+  /** Called with each answer as it arrives and `performance.now()` then, to time a fault's effect. */
+  onAnswer?: (kind: AnswerKind, at: number) => void;
 }
 
 export interface SenderReport {
@@ -70,6 +72,7 @@ export function startSender(options: SenderOptions): Sender {
   let stopped = false;
 
   const count = (kind: AnswerKind, phase: string) => {
+    options.onAnswer?.(kind, performance.now());
     report.answers[kind] = (report.answers[kind] ?? 0) + 1;
     const byPhase = (report.answersByPhase[phase] ??= {});
     byPhase[kind] = (byPhase[kind] ?? 0) + 1;
