@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import { pino } from "pino";
 import { createReceiver, type Receiver } from "merchant-webhooks";
 import { redisStore, type RedisStore } from "merchant-webhooks/redis";
 import { clusterClient } from "../test/cluster/fixtures/cluster-client.js";
 import { startTestCluster } from "../test/cluster/fixtures/redis-cluster.js";
 import { ownRedisServer } from "../test/redis/fixtures/redis.js";
+import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
 
 /**
  * `redisStore` on a Redis Cluster of 3 masters (each with a replica) against the same store on one
@@ -23,14 +23,8 @@ const inFlight = 32;
 const sequential = 2_000;
 const warmUp = 500;
 
-const template = JSON.stringify(JSON.parse(readFileSync(new URL("../test/fixtures/renewal.json", import.meta.url), "utf8")));
-const idAt = template.indexOf('"id":"');
-const head = template.slice(0, idAt);
-const tail = template.slice(template.indexOf('"', idAt + 6) + 1);
-const encoder = new TextEncoder();
-const headers = { "content-type": "application/json" };
 let counter = 0;
-const nextBody = () => encoder.encode(`${head}"id":"bench-${++counter}"${tail}`);
+const nextBody = () => renewalBody(`bench-${++counter}`);
 
 const started = await startTestCluster();
 if (!started.ok) throw new Error(started.reason);
@@ -53,7 +47,7 @@ type Setup = keyof typeof receivers;
 async function handleOne(setup: Setup): Promise<number> {
   const rawBody = nextBody();
   const start = performance.now();
-  const response = await receivers[setup].handle({ method: "POST", headers, rawBody });
+  const response = await receivers[setup].handle({ method: "POST", headers: JSON_HEADERS, rawBody });
   const elapsed = performance.now() - start;
   if (response.status !== 200) throw new Error(`${setup}: unexpected ${response.status} ${response.body}`);
   return elapsed;
