@@ -50,6 +50,10 @@ if (existsSync(here("./redis-latency.ts"))) {
   console.error("redis latency ...");
   results.redis_latency = await bench("./redis-latency.ts");
 }
+if (existsSync(here("./cluster-throughput.ts"))) {
+  console.error("redisStore on a 3-master cluster against one Redis ...");
+  results.cluster = await bench("./cluster-throughput.ts");
+}
 if (existsSync(here("./faults.ts"))) {
   console.error("fault suite at scale ...");
   results.faults = await bench("./faults.ts");
@@ -72,4 +76,6 @@ console.table({
   "fastify plugin (redis) / bare fastify": ratio(rps("fastify plugin (redis)"), rps("fastify bare")),
   "memory store RSS after 1M (MB)": (results.memory as any).samples.at(-1).rss_mb,
   "memory store heap after 1M (MB)": (results.memory as any).samples.at(-1).heap_mb,
+  "redisStore on 3-master cluster / one Redis (throughput)": (results.cluster as any)?.throughput_ratio_cluster_to_single,
+  "p99 the cluster adds, one at a time (ms)": (results.cluster as any)?.p99_added_by_cluster_ms.one_at_a_time,
 });
