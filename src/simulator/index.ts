@@ -7,3 +7,4 @@ export type { CreateSubscriptionInput, SimulatedSubscription } from "./subscript
 export type { PayOptions } from "./order-book.js";
 export { LIST_TABLES, SIMULATED_PROFIT_SHARING, type ListTableName, type SimulatedRecord } from "./list-tables.js";
 export { DEFAULT_MERCHANT_ID } from "./order-book.js";
+export { runScenario, scenarioRunner, ScenarioError, SCENARIO_COMMANDS } from "./scenario.js";

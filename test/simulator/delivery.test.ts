@@ -1,7 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { standardWebhooksVerifier } from "merchant-webhooks";
 import { createPlatformSimulator, type PlatformSimulator, type PlatformSimulatorOptions } from "merchant-webhooks/simulator";
-import { startWebhook, type RunningWebhook } from "../cli/run-cli.js";
+import { recordingWebhook } from "./recording-webhook.js";
 import { PROCESSED, scriptedEndpoint } from "./scripted-endpoint.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
@@ -18,19 +17,10 @@ describe("the simulator delivers like a platform", () => {
     for (const close of cleanup.splice(0)) await close();
   });
 
-  async function receiver(): Promise<{ webhook: RunningWebhook; calls: string[] }> {
-    const calls: string[] = [];
-    const record = (name: string) => async (notification: { id: string; resource: { id?: string | undefined } }) => void calls.push(`${name} ${notification.resource.id} ${notification.id}`);
-    const webhook = await startWebhook({
-      verify: standardWebhooksVerifier(SECRET),
-      onCreated: record("created"),
-      onRenew: record("renew"),
-      onSuspend: record("suspend"),
-      onResume: record("resume"),
-      onCancel: record("cancel"),
-    });
-    cleanup.push(() => webhook.close());
-    return { webhook, calls };
+  async function receiver() {
+    const started = await recordingWebhook(SECRET);
+    cleanup.push(() => started.webhook.close());
+    return started;
   }
 
   it("sends each lifecycle call, signed with Standard Webhooks, to a verifying receiver once", async () => {
