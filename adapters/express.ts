@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { handleNodeRequest } from "../src/http/node-request.js";
-import { writeNodeResponse } from "../src/http/write-node-response.js";
+import { handleNodeRequest } from "./http/node-request.js";
+import { writeNodeResponse } from "./http/write-node-response.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 

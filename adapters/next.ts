@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { nodeListener } from "../src/http/node-listener.js";
-import { handleWebRequest } from "../src/http/web-request.js";
-import { toWebResponse } from "../src/http/web-response.js";
+import { nodeListener } from "./http/node-listener.js";
+import { handleWebRequest } from "./http/web-request.js";
+import { toWebResponse } from "./http/web-response.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
