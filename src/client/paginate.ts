@@ -1,3 +1,4 @@
+import { canonicalJson } from "../receiver/canonical-json.js";
 import { InvalidRequestError } from "./errors.js";
 import type { ListEndpoint } from "./list-endpoints.js";
 import { listRequestSchema, pageResponseSchema } from "./schemas/pagination.js";
@@ -70,15 +71,4 @@ export async function* paginate<R extends ListRecord = ListRecord>(
 }
 
 /** The record's canonical JSON (keys sorted): equal content, equal key. */
-function contentKey(record: ListRecord): string {
-  return canonicalJson(record);
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalJson((value as ListRecord)[key])}`);
-    return `{${entries.join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
-}
+const contentKey = (record: ListRecord): string => canonicalJson(record);
