@@ -32,7 +32,7 @@ export interface SubscriptionHandlers {
   onUnknown?: Handler;
 }
 
-const HANDLER_KEYS: Readonly<Record<string, keyof SubscriptionHandlers>> = {
+export const HANDLER_KEYS: Readonly<Record<string, keyof SubscriptionHandlers>> = {
   SUBSCRIPTION_CREATED: "onCreated",
   SUBSCRIPTION_RENEW: "onRenew",
   SUBSCRIPTION_CANCELLED: "onCancel",
