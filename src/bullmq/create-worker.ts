@@ -9,7 +9,7 @@ import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { failFastRedisOptions, redisStore } from "../redis/index.js";
-import { release, workerConnection, type RedisConnection } from "./connections.js";
+import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
 import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
 
@@ -161,7 +161,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
           await settlesWithin(closed, REQUEUE_GRACE_MS);
         }
         await closeStore();
-        await release(handle);
+        await closeIfOwned(handle);
         return drained;
       })());
     },
