@@ -3,7 +3,7 @@
 export { parseJsonObject } from "../src/receiver/parse-json.js";
 export { fingerprintOf } from "../src/receiver/fingerprint.js";
 export { normalizeHeaders } from "../src/receiver/headers.js";
-export { handlerContext } from "../src/receiver/handler-context.js";
-export { runHandler } from "../src/receiver/run-handler.js";
-export { respond } from "../src/receiver/answer.js";
+export { handlerContext } from "../src/dispatch/handler-context.js";
+export { runHandler } from "../src/dispatch/run-handler.js";
+export { respond } from "../src/answer/answer.js";
 export { handlerLogger } from "../src/logging/logger.js";
