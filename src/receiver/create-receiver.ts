@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { z } from "zod";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
@@ -7,7 +8,7 @@ import { shownText } from "../logging/shown-text.js";
 import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "../answer/answer.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { fingerprintOf } from "./fingerprint.js";
-import { handlerFor } from "../dispatch/handlers.js";
+import { handlerFor, type Handler } from "../dispatch/handlers.js";
 import { handlerContext } from "../dispatch/handler-context.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { DEFAULT_BODY_LIMIT, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
@@ -105,8 +106,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const fields: LogFields = {
       notification_id: id,
       event_type: notification.event_type,
-      merchant_id: notification.resource.merchant_id,
-      subscription_id: notification.resource.id,
+      // An `event` receiver's events need not carry a subscription resource.
+      merchant_id: notification.resource?.merchant_id,
+      subscription_id: notification.resource?.id,
     };
     const fingerprint = await fingerprintOf(body);
     const owner = `${instance}:${++sequence}`;
@@ -175,7 +177,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     headers: Record<string, string>,
     receivedAt: number,
   ): Promise<{ outcome: Outcome; fields?: LogFields }> {
-    const handler = handlerFor(options, notification.event_type);
+    const handler = options.event ? (options.event.handler as Handler) : handlerFor(options, notification.event_type);
     let outcome: Outcome = "unhandled";
     if (handler) {
       try {
@@ -265,7 +267,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     // Shed load before claiming, so a refused notification leaves no record behind.
     if (slots?.full()) return finish("overloaded", started, { reason: "backpressure" }, { headers: unavailableRetry });
 
-    const result = subscriptionNotificationSchema.safeParse(body);
+    // An `event` receiver validates with its own schema; the rest of the path only reads `id`.
+    const result = (options.event?.schema ?? subscriptionNotificationSchema).safeParse(body) as z.ZodSafeParseResult<SubscriptionNotification>;
     if (!result.success) {
       const message = validationMessage(result.error.issues);
       // The id failed validation too, perhaps for its length: never logged whole.

@@ -5,7 +5,8 @@ import type { NotificationRecorder } from "../recording/recorder.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import type { FailureStatus } from "../answer/answer.js";
-import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { z } from "zod";
 
 export interface ReceiverOptions extends SubscriptionHandlers {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
@@ -35,6 +36,12 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   backpressure?: { concurrency: number; maxPending?: number };
   /** Keep every received notification (redacted) with its answer, for replay. */
   record?: NotificationRecorder;
+  /**
+   * Receive another kind of event in place of the subscription notification: `schema` replaces the
+   * envelope schema (its output has the string `id` used as the idempotency key) and `handler` gets
+   * every valid event; the subscription handlers are not used. Set through `eventWebhook`.
+   */
+  event?: { schema: z.ZodType<{ id: string }>; handler: Handler<never> };
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
