@@ -79,10 +79,10 @@ const steps: Array<Step & { inCore?: boolean }> = [
     },
   },
   {
-    name: "fingerprint (SHA-256)",
+    name: "fingerprint (canonical JSON + SHA-256)",
     inCore: true,
     prepare(count) {
-      const bodies = texts(count).map((text) => encoder.encode(text));
+      const bodies = texts(count).map((text) => JSON.parse(text));
       return (i) => fingerprintOf(bodies[i]!);
     },
   },
