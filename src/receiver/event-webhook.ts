@@ -1,9 +1,9 @@
 import type { z } from "zod";
-import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
+import { HANDLER_KEYS, type Handler, type SubscriptionHandlers } from "../dispatch/handlers.js";
 import { notificationIdSchema } from "../schema/notification.js";
 import type { ReceiverOptions } from "./options.js";
 
-export interface EventWebhookOptions<S extends z.ZodType<{ id: string }>> extends Omit<ReceiverOptions, keyof SubscriptionHandlers | "event"> {
+export interface EventWebhookOptions<S extends z.ZodType<{ id: string }>> extends Omit<ReceiverOptions, keyof SubscriptionHandlers | "eventSchema"> {
   /** The event's schema; its output's `id` is the idempotency key (checked like a notification id). */
   schema: S;
   /** Runs once per event id, as the subscription handlers do. */
@@ -25,5 +25,7 @@ export function eventWebhook<S extends z.ZodType<{ id: string }>>(options: Event
     const id = notificationIdSchema.safeParse(event.id);
     if (!id.success) for (const issue of id.error.issues) ctx.addIssue({ code: "custom", path: ["id"], message: issue.message });
   });
-  return { ...receiverOptions, event: { schema: checked, handler: handler as Handler<never> } };
+  // Every handler key gets the one handler, so whatever the event_type, the event reaches it.
+  const everyEventType = Object.fromEntries([...new Set(Object.values(HANDLER_KEYS)), "onUnknown"].map((key) => [key, handler])) as SubscriptionHandlers;
+  return { ...receiverOptions, ...everyEventType, eventSchema: checked };
 }

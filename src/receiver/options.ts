@@ -5,7 +5,7 @@ import type { NotificationRecorder } from "../recording/recorder.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import type { FailureStatus } from "../answer/answer.js";
-import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { z } from "zod";
 
 export interface ReceiverOptions extends SubscriptionHandlers {
@@ -19,6 +19,12 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   queue?: NotificationQueue;
   /** Largest body accepted, in bytes. Default 256 KiB (a notification is a few KB). */
   bodyLimit?: number;
+  /**
+   * Time the whole body may take to arrive once the request is in, for adapters that read the stream.
+   * Past it the answer is 408 and the connection is closed, so a body trickled a byte at a time (slowloris)
+   * cannot hold a connection open. Default 10 s; 0 for none.
+   */
+  bodyTimeoutMs?: number;
   /** Time a handler may take before `ctx.signal` aborts and the answer is 500. Default 10 s; 0 for none. */
   handlerTimeoutMs?: number;
   /** `"semantic"` (default): the status table; `200`: always HTTP 200, verdict in `processed`. */
@@ -37,12 +43,12 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   /** Keep every received notification (redacted) with its answer, for replay. */
   record?: NotificationRecorder;
   /**
-   * Receive another kind of event in place of the subscription notification: `schema` replaces the
-   * envelope schema (its output has the string `id` used as the idempotency key) and `handler` gets
-   * every valid event; the subscription handlers are not used. Set through `eventWebhook`.
+   * Validate bodies with this schema in place of the subscription notification's; its output's string
+   * `id` is the idempotency key. Set by `eventWebhook`, which also sends every event_type to one handler.
    */
-  event?: { schema: z.ZodType<{ id: string }>; handler: Handler<never> };
+  eventSchema?: z.ZodType<{ id: string }>;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
 export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
