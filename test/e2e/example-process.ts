@@ -35,7 +35,12 @@ export async function startExample(port: number, env: Record<string, string>, ha
       const lines = (partial + chunk.toString()).split("\n");
       partial = lines.pop()!;
       for (const line of lines) {
-        const entry = JSON.parse(line) as { msg?: string; notification_id?: string };
+        let entry: { msg?: string; notification_id?: string };
+        try {
+          entry = JSON.parse(line) as typeof entry;
+        } catch {
+          continue; // not a pino line (a runtime warning): nothing to count
+        }
         if (entry.msg?.startsWith("receiving notifications on")) {
           clearTimeout(timer);
           resolve();

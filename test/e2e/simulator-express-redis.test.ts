@@ -35,7 +35,6 @@ async function runEndToEnd({ ordering }: { ordering: boolean }) {
     WEBHOOK_REDIS_PREFIX: prefix,
     WEBHOOK_LEASE_MS: String(LEASE_MS),
     WEBHOOK_SECRET: SECRET,
-    LOG_LEVEL: "info",
     ...(ordering ? { WEBHOOK_ORDERING: "1" } : {}),
   };
   let receiver: ExampleProcess = await startExample(port, env, handlerRuns);
