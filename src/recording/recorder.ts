@@ -1,4 +1,3 @@
-import type { ReceiverResponse } from "../answer/answer.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { redactForRecording } from "./replayable-redaction.js";
 
@@ -28,7 +27,7 @@ const SECRET_HEADER = /signature|authorization|cookie|token|secret|api-key|apike
 export function recordingOf(
   headers: Readonly<Record<string, string>>,
   body: Record<string, unknown>,
-  response: ReceiverResponse,
+  response: { status: number; answer: { processed: boolean; message: string } },
   receivedAt: number,
   redact: RedactOptions,
 ): RecordedNotification {

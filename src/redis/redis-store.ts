@@ -1,5 +1,5 @@
-import type { Answer } from "../answer/answer.js";
 import {
+  type StoredAnswer,
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_SECONDS,
   type ClaimRequest,
@@ -38,7 +38,7 @@ export interface RedisStore extends IdempotencyStore {
   readonly leaseMs: number;
   claim(request: ClaimRequest): Promise<ClaimResult>;
   extend(id: string, owner: string, leaseMs?: number): Promise<boolean>;
-  complete(id: string, owner: string, answer: Answer): Promise<boolean>;
+  complete(id: string, owner: string, answer: StoredAnswer): Promise<boolean>;
   fail(id: string, owner: string, error: string): Promise<boolean>;
   markQueued(id: string, owner: string): Promise<boolean>;
   release(id: string, owner: string): Promise<boolean>;
@@ -103,7 +103,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         case "processing":
           return { status, retryAfterMs: Number(value) };
         case "completed":
-          return { status, answer: JSON.parse(String(value)) as Answer };
+          return { status, answer: JSON.parse(String(value)) as StoredAnswer };
         case "queued":
         case "conflict":
           return { status };
@@ -136,7 +136,7 @@ function recordOf(hash: Record<string, string>): IdempotencyRecord | undefined {
   };
   if (hash.owner !== undefined) record.owner = hash.owner;
   if (hash.leaseUntil !== undefined) record.leaseUntil = Number(hash.leaseUntil);
-  if (hash.answer !== undefined) record.answer = JSON.parse(hash.answer) as Answer;
+  if (hash.answer !== undefined) record.answer = JSON.parse(hash.answer) as StoredAnswer;
   if (hash.error !== undefined) record.error = hash.error;
   return record;
 }

@@ -1,7 +1,7 @@
 import type { VerifyHook } from "./verify-hook.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes } from "./encoding.js";
-import { checkTolerance, hmac, hmacKeys, isFresh, prefixed } from "./hmac.js";
+import { checkTolerance, DEFAULT_TOLERANCE_SECONDS, hmac, hmacKeys, isFresh, prefixed } from "./hmac.js";
 
 /** A Standard Webhooks secret: `whsec_` followed by base64, plain base64, or the key bytes. */
 export type StandardWebhooksSecret = string | Uint8Array;
@@ -43,7 +43,7 @@ export function standardWebhooksVerifier(
 ): VerifyHook {
   const secrets = (Array.isArray(secret) ? secret : [secret]) as readonly StandardWebhooksSecret[];
   if (secrets.length === 0) throw new TypeError(`${WHAT}: at least one secret is required`);
-  const tolerance = checkTolerance(options.toleranceSeconds ?? 300, WHAT);
+  const tolerance = checkTolerance(options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, WHAT);
   const keys = hmacKeys(secrets.map(standardWebhooksKey), "sha256");
 
   return async (rawBody, headers) => {
