@@ -1,13 +1,5 @@
-import {
-  type StoredAnswer,
-  DEFAULT_LEASE_MS,
-  DEFAULT_RETENTION_SECONDS,
-  type ClaimRequest,
-  type ClaimResult,
-  type IdempotencyRecord,
-  type IdempotencyStore,
-  type RecordState,
-} from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
+import type { ClaimRequest, ClaimResult, IdempotencyRecord, IdempotencyStore, RecordState, StoredAnswer } from "../idempotency/store.js";
 import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./connection.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 
