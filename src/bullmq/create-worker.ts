@@ -2,11 +2,12 @@ import { setMaxListeners } from "node:events";
 import { Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
-import { defaultLogger, handlerLogger } from "../logging/logger.js";
+import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
 import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
+import { assertClusterPrefix } from "./cluster-prefix.js";
 import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobProcessor } from "./job-processor.js";
@@ -18,7 +19,7 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   connection: RedisConnection;
   /** Queue name, as given to `bullmqQueue`. */
   name: string;
-  /** BullMQ key prefix, as given to `bullmqQueue`. */
+  /** BullMQ key prefix, as given to `bullmqQueue` (on Redis Cluster, with a hash tag such as `{mw}`). */
   prefix?: string;
   /** Jobs run at once by this worker. Default 10. */
   concurrency?: number;
@@ -72,7 +73,8 @@ const REQUEUE_GRACE_MS = 5_000;
  * handler completing once however many workers, receivers and redeliveries there are.
  */
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
-  const logger = options.logger ?? defaultLogger();
+  assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
+  const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
   const { store, closeStore } = workerStore(options);
   const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   try {
@@ -97,7 +99,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     shutdown: shutdown.signal,
   };
 
-  const processor = jobProcessor(runner, logger);
+  const processor = jobProcessor(runner, logger, options.redact ?? {});
 
   const worker = new Worker<NotificationJobData, JobOutcome>(options.name, processor, {
     ...options.workerOptions,

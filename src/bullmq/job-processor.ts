@@ -1,5 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
+import { redactErrorInPlace } from "../logging/redact-error.js";
+import type { RedactOptions } from "../logging/redact.js";
 import type { NotificationJobData } from "./job-data.js";
 import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
 
@@ -10,7 +12,11 @@ const STOPPED = Symbol("stopped");
  * The BullMQ processor: run the job (`processJob`), log how it ended, and when the worker stops
  * waiting on close, put the job back for another worker instead of waiting for its handler.
  */
-export function jobProcessor(runner: JobRunner, logger: Logger): (job: Job<NotificationJobData>, token?: string) => Promise<JobOutcome> {
+export function jobProcessor(
+  runner: JobRunner,
+  logger: Logger,
+  redact: RedactOptions,
+): (job: Job<NotificationJobData>, token?: string) => Promise<JobOutcome> {
   return async (job: Job<NotificationJobData>, token?: string): Promise<JobOutcome> => {
     const started = performance.now();
     const run = processJob(job, token, runner);
@@ -24,11 +30,13 @@ export function jobProcessor(runner: JobRunner, logger: Logger): (job: Job<Notif
     let outcome: JobOutcome | typeof STOPPED;
     try {
       outcome = await untilAborted(run, runner.shutdown);
-    } catch (err) {
-      if (err instanceof DelayedError) {
+    } catch (thrown) {
+      if (thrown instanceof DelayedError) {
         logger.debug(fields(), "notification held elsewhere or store unreachable; looking again shortly");
-        throw err;
+        throw thrown;
       }
+      // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
+      const err = redactErrorInPlace(thrown, redact);
       const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       logger.error({ ...fields(), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
       throw err;

@@ -12,7 +12,7 @@ export type RecordState = "processing" | "queued" | "completed" | "failed";
 /** One notification id's record, as a store keeps it. */
 export interface IdempotencyRecord {
   state: RecordState;
-  /** Fingerprint of the payload first claimed under this id; a different payload is a conflict. */
+  /** Fingerprint of the payload last claimed under this id; a different payload under a completed record is a conflict. */
   fingerprint: string;
   /** Token of the process that holds the claim (processing) or last held it. */
   owner?: string;
@@ -45,7 +45,7 @@ export type ClaimResult =
   | { status: "queued" }
   /** Done before; `answer` is what was answered then. */
   | { status: "completed"; answer: StoredAnswer }
-  /** The id is known with a different payload fingerprint. */
+  /** The id completed with a different payload fingerprint. */
   | { status: "conflict" };
 
 /**

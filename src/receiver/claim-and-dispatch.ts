@@ -1,6 +1,7 @@
 import { retryAfter } from "../answer/answer.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { ownerTokens, runClaimed, type ClaimedOutcome } from "../dispatch/run-claimed.js";
+import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import type { Background } from "./background.js";
@@ -11,7 +12,8 @@ import { verdict, type LogFields, type Verdict } from "./verdict.js";
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
   notification: SubscriptionNotification;
-  fingerprintBytes: Uint8Array;
+  /** The parsed body as received: its canonical JSON is the payload's fingerprint. */
+  body: Record<string, unknown>;
   headers: Record<string, string>;
 }
 
@@ -28,7 +30,7 @@ export function claimAndDispatch(
   const nextOwner = ownerTokens();
   const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
 
-  return async ({ notification, fingerprintBytes, headers }) => {
+  return async ({ notification, body, headers }) => {
     const id = notification.id;
     const fields: LogFields = {
       notification_id: id,
@@ -39,7 +41,7 @@ export function claimAndDispatch(
     // Shed load before claiming, so a refused notification leaves no record behind.
     if (slots?.full()) return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });
 
-    const fingerprint = await fingerprintOf(fingerprintBytes);
+    const fingerprint = await fingerprintOf(body);
     const owner = nextOwner();
     let claim;
     try {
@@ -67,6 +69,11 @@ export function claimAndDispatch(
         { retryCompletion },
       );
     const outcomeVerdict = (result: ClaimedOutcome) => verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
+    const runQueued = async () => {
+      const started = performance.now();
+      logQueued(outcomeVerdict(await run()), started);
+    };
+    const lostWhileQueued = () => resolved.logger.warn({ ...fields, outcome: "lost_claim" }, "claim taken over while queued; the other delivery runs it");
 
     if (options.queue) {
       try {
@@ -76,11 +83,9 @@ export function claimAndDispatch(
           notification,
           headers,
           receivedAt,
-          // Nobody waits on a queued run's answer: its outcome gets its own log line.
-          run: async () => {
-            const started = performance.now();
-            logQueued(outcomeVerdict(await run()), started);
-          },
+          // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
+          // queue holds the claim while the notification waits, and runs it only if still owned.
+          run: options.queue.durable ? runQueued : holdClaimWhileQueued({ store, id, owner, leaseMs }, runQueued, lostWhileQueued),
         });
         if (options.queue.durable) await store.markQueued(id, owner);
       } catch (err) {

@@ -1,7 +1,9 @@
-import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import { shownText } from "../logging/shown-text.js";
+import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
+import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
 import { parseJsonObject } from "./parse-json.js";
 import { validationMessage } from "./validation-message.js";
 import { verdict, type Verdict } from "./verdict.js";
@@ -30,7 +32,7 @@ export type Intake = {
   headers?: Record<string, string>;
   body?: Record<string, unknown>;
 } & (
-  | { accepted: true; notification: SubscriptionNotification; fingerprintBytes: Uint8Array; headers: Record<string, string> }
+  | { accepted: true; notification: SubscriptionNotification; body: Record<string, unknown>; headers: Record<string, string> }
   | { accepted: false; refusal: Refusal }
 );
 
@@ -39,8 +41,6 @@ export type Refusal = Verdict | EarlyRejection;
 
 /** Answers an adapter gives before the core can see a body. */
 export type EarlyRejection = "too_large" | "body_consumed" | "unreadable" | "body_timeout" | "unsupported_media_type";
-
-const encoder = new TextEncoder();
 
 /**
  * Method, size, content type, signature, JSON and schema, in that order: the request becomes either a
@@ -59,7 +59,6 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
   }
 
   let body: Record<string, unknown>;
-  let fingerprintBytes: Uint8Array;
   if (bytes) {
     if (rules.verify && !(await passesVerify(rules.verify, bytes, headers))) {
       return { accepted: false, headers, refusal: verdict("unauthorized") };
@@ -67,7 +66,6 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
     const parsed = parseJsonObject(bytes);
     if (!parsed.ok) return { accepted: false, headers, refusal: verdict("invalid", { reason: parsed.message }, { message: parsed.message }) };
     body = parsed.value;
-    fingerprintBytes = bytes;
   } else {
     if (rules.verify || request.parsedBody === undefined) return { accepted: false, headers, refusal: "body_consumed" };
     const parsed = request.parsedBody;
@@ -75,17 +73,20 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       const message = "body must be a JSON object";
       return { accepted: false, headers, refusal: verdict("invalid", { reason: message }, { message }) };
     }
+    if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) {
+      return { accepted: false, headers, refusal: verdict("invalid", { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE }) };
+    }
     body = parsed as Record<string, unknown>;
-    fingerprintBytes = encoder.encode(JSON.stringify(body));
   }
 
   const result = subscriptionNotificationSchema.safeParse(body);
   if (!result.success) {
     const message = validationMessage(result.error.issues);
-    const id = typeof body.id === "string" ? body.id : undefined;
+    // The id failed validation too, perhaps for its length: never logged whole.
+    const id = typeof body.id === "string" ? shownText(body.id, MAX_NOTIFICATION_ID_LENGTH) : undefined;
     return { accepted: false, headers, body, refusal: verdict("invalid", { notification_id: id, reason: message }, { message }) };
   }
-  return { accepted: true, headers, body, notification: result.data, fingerprintBytes };
+  return { accepted: true, headers, body, notification: result.data };
 }
 
 /** A verify hook that throws is a failed check, not a crash. */

@@ -4,7 +4,7 @@ import { checkHandlingOptions, nonNegative } from "../dispatch/check-handling-op
 import { handlerSlots } from "../dispatch/handler-slots.js";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
-import { defaultLogger, handlerLogger } from "../logging/logger.js";
+import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import { DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
 
 /** A receiver's options with every default filled in, checked once at start-up. */
@@ -31,7 +31,7 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
   const store = options.idempotency ?? memoryStore();
   const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   checkHandlingOptions(options, store, leaseMs);
-  const logger = options.logger ?? defaultLogger();
+  const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
   return {
     options,
     store,
