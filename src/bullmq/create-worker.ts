@@ -11,6 +11,7 @@ import { release, workerConnection, type RedisConnection } from "./connections.j
 import type { NotificationJobData } from "./job-data.js";
 import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
+import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -43,6 +44,11 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   stalledInterval?: number;
   /** Times a job may be recovered from a dead worker before it is failed. Default 1 (BullMQ's). */
   maxStalledCount?: number;
+  /**
+   * The key given to `bullmqQueue`, to open sealed jobs; during a rotation, the new and the old key.
+   * A sealed job no key opens fails at once, with the reason, and waits in the failed set for `redrive`.
+   */
+  encryptionKey?: EncryptionKey | readonly EncryptionKey[];
   /** Any other BullMQ worker option; the ones above take precedence. */
   workerOptions?: Omit<WorkerOptions, "connection" | "prefix" | "autorun">;
 }
@@ -92,14 +98,15 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ctxLogger: handlerLogger(logger, options.redact ?? {}),
     nextOwner: (job) => `${instance}:${job.id}:${++sequence}`,
     shutdown: shutdown.signal,
+    keys: keysFrom(options.encryptionKey),
   };
 
   async function processor(job: Job<NotificationJobData>, token?: string): Promise<JobOutcome> {
     const started = performance.now();
     const run = processJob(job, token, runner);
     const fields = () => ({
-      notification_id: job.data?.notification?.id,
-      event_type: job.data?.notification?.event_type,
+      notification_id: job.data?.id ?? job.data?.notification?.id,
+      event_type: job.data?.event_type ?? job.data?.notification?.event_type,
       job_id: job.id,
       job_attempt: job.attemptsMade + 1,
       duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
@@ -162,6 +169,12 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
       })());
     },
   };
+}
+
+function keysFrom(input: CreateWorkerOptions["encryptionKey"]): SealingKey[] {
+  if (input === undefined) return [];
+  const list: readonly EncryptionKey[] = typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
+  return list.map(sealingKey);
 }
 
 /**

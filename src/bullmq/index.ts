@@ -17,3 +17,4 @@ export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "./clo
 export { jobIdFor } from "./job-id.js";
 export type { NotificationJobData } from "./job-data.js";
 export type { RedisConnection } from "./connections.js";
+export { type EncryptionKey, type SealedPayload } from "./seal.js";
