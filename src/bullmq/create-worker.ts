@@ -5,7 +5,7 @@ import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import type { SubscriptionHandlers } from "../receiver/handlers.js";
+import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import { failFastRedisOptions, redisStore } from "../redis/index.js";
 import { release, workerConnection, type RedisConnection } from "./connections.js";
 import type { NotificationJobData } from "./job-data.js";

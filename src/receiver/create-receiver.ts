@@ -4,21 +4,22 @@ import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
 import { shownText } from "../logging/shown-text.js";
-import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "./answer.js";
+import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "../answer/answer.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { fingerprintOf } from "./fingerprint.js";
-import { handlerFor } from "./handlers.js";
-import { handlerContext } from "./handler-context.js";
+import { handlerFor } from "../dispatch/handlers.js";
+import { handlerContext } from "../dispatch/handler-context.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { DEFAULT_BODY_LIMIT, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
-import { OUTCOMES, type Outcome } from "./outcomes.js";
+import { OUTCOMES, type Outcome } from "../answer/outcomes.js";
 import { parseJsonObject } from "./parse-json.js";
 import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
 import { recordingOf } from "../recording/recorder.js";
-import { HandlerTimeoutError, runHandler } from "./run-handler.js";
-import { retryInBackground } from "./retry-in-background.js";
+import { HandlerTimeoutError, runHandler } from "../dispatch/run-handler.js";
+import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
-import { handlerSlots } from "./handler-slots.js";
+import { holdClaimWhileQueued } from "../queue/hold-claim.js";
+import { handlerSlots } from "../dispatch/handler-slots.js";
 import { validationMessage } from "./validation-message.js";
 
 /** The framework-neutral request an adapter builds. */
@@ -55,8 +56,6 @@ interface LogFields {
   reason?: string;
   err?: unknown;
 }
-
-const encoder = new TextEncoder();
 
 export function createReceiver(options: ReceiverOptions): Receiver {
   const store: IdempotencyStore = options.idempotency ?? memoryStore();
@@ -98,7 +97,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   async function claimAndRun(
     notification: SubscriptionNotification,
-    bytes: Uint8Array,
+    body: Record<string, unknown>,
     headers: Record<string, string>,
     started: number,
   ): Promise<ReceiverResponse> {
@@ -109,7 +108,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       merchant_id: notification.resource.merchant_id,
       subscription_id: notification.resource.id,
     };
-    const fingerprint = await fingerprintOf(bytes);
+    const fingerprint = await fingerprintOf(body);
     const owner = `${instance}:${++sequence}`;
 
     let claim;
@@ -138,7 +137,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
     if (options.queue) {
       try {
-        await options.queue.enqueue({ id, fingerprint, notification, headers, receivedAt, run: async () => void (await process()) });
+        const run = async () => void (await process());
+        await options.queue.enqueue({
+          id,
+          fingerprint,
+          notification,
+          headers,
+          receivedAt,
+          run: options.queue.durable
+            ? run
+            : holdClaimWhileQueued({ store, id, owner, leaseMs }, run, () =>
+                logger.warn({ ...fields, outcome: "lost_claim" }, "claim taken over while queued; the other delivery runs it"),
+              ),
+        });
         if (options.queue.durable) await store.markQueued(id, owner);
       } catch (err) {
         await Promise.resolve(store.release(id, owner)).catch(() => {});
@@ -235,13 +246,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
 
     let body: Record<string, unknown>;
-    let fingerprintBytes: Uint8Array;
     if (bytes) {
       if (options.verify && !(await passesVerify(bytes, headers))) return finish("unauthorized", started, {});
       const parsed = parseJsonObject(bytes);
       if (!parsed.ok) return finish("invalid", started, { reason: parsed.message }, { message: parsed.message });
       body = parsed.value;
-      fingerprintBytes = bytes;
     } else {
       if (options.verify || request.parsedBody === undefined) return reject("body_consumed", started);
       const parsed = request.parsedBody;
@@ -250,7 +259,6 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       }
       if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) return finish("invalid", started, { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE });
       body = parsed as Record<string, unknown>;
-      fingerprintBytes = encoder.encode(JSON.stringify(body));
     }
     seen.body = body;
 
@@ -264,7 +272,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       const id = typeof body.id === "string" ? shownText(body.id, MAX_NOTIFICATION_ID_LENGTH) : undefined;
       return finish("invalid", started, { notification_id: id, reason: message }, { message });
     }
-    return claimAndRun(result.data, fingerprintBytes, headers, started);
+    return claimAndRun(result.data, body, headers, started);
   }
 
   async function passesVerify(bytes: Uint8Array, headers: Record<string, string>): Promise<boolean> {

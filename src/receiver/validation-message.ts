@@ -11,9 +11,14 @@ const MAX_KEY_SHOWN = 32;
  * Keys in paths are the sender's too: card-redacted and shortened.
  */
 export function validationMessage(issues: readonly z.core.$ZodIssue[]): string {
-  const listed = issues.slice(0, MAX_LISTED).map((issue) => `${pathOf(issue.path) || "(root)"}: ${describe(issue)}`);
+  const listed = issues.slice(0, MAX_LISTED).map(issueText);
   const more = issues.length > MAX_LISTED ? `; and ${issues.length - MAX_LISTED} more` : "";
   return `invalid notification: ${listed.join("; ")}${more}`;
+}
+
+/** "resource.execution_phase: required", as in the 400 answer; also what `validate` prints. */
+export function issueText(issue: z.core.$ZodIssue): string {
+  return `${pathOf(issue.path) || "(root)"}: ${describe(issue)}`;
 }
 
 export function pathOf(path: readonly PropertyKey[]): string {
@@ -38,7 +43,9 @@ function describe(issue: z.core.$ZodIssue): string {
     case "too_big":
       return issue.origin === "string" ? `at most ${issue.maximum} characters` : `too big (maximum ${issue.maximum})`;
     case "invalid_format":
-      return `invalid ${issue.format === "regex" ? "format" : issue.format}`;
+      // Every pattern in the schemas carries its own message ("must be a decimal amount"), which says
+      // more than "invalid format" and, like every zod message, never contains the value.
+      return issue.format === "regex" ? issue.message : `invalid ${issue.format}`;
     case "invalid_value":
       return "not an allowed value";
     case "custom":

@@ -1,4 +1,4 @@
-import type { ReceiverResponse } from "../receiver/answer.js";
+import type { ReceiverResponse } from "../answer/answer.js";
 import { keptHeaders } from "../logging/kept-headers.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { redactForRecording } from "./replayable-redaction.js";

@@ -13,8 +13,8 @@ import { createServer } from "node:http";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { createReceiver } from "../../src/receiver/create-receiver.js";
-import { handleNodeRequest } from "../../src/http/node-request.js";
-import { writeNodeResponse } from "../../src/http/write-node-response.js";
+import { handleNodeRequest } from "../../adapters/http/node-request.js";
+import { writeNodeResponse } from "../../adapters/http/write-node-response.js";
 import { redisStore } from "../../src/redis/index.js";
 import type { IdempotencyStore } from "../../src/idempotency/store.js";
 
