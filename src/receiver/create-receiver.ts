@@ -22,6 +22,9 @@ import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { handlerSlots } from "../dispatch/handler-slots.js";
 import { validationMessage } from "./validation-message.js";
 
+/** Longest piece of a sender's header text put in a log line. */
+const MAX_REASON_SHOWN = 100;
+
 /** The framework-neutral request an adapter builds. */
 export interface ReceiverRequest {
   method: string;
@@ -242,7 +245,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const headers = normalizeHeaders(request.headers);
     seen.headers = headers;
     if (!isAcceptableContentType(headers["content-type"])) {
-      return finish("unsupported_media_type", started, { reason: headers["content-type"] });
+      // The sender's text: logged card-redacted and cut.
+      const reason = headers["content-type"] === undefined ? undefined : shownText(headers["content-type"], MAX_REASON_SHOWN);
+      return finish("unsupported_media_type", started, { reason });
     }
 
     let body: Record<string, unknown>;
