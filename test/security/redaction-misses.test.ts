@@ -88,3 +88,23 @@ describe("card numbers given as JSON numbers", () => {
     for (const secret of ["cvv-7731", "sc-7732", "pan-7733"]) expect(text()).not.toContain(secret);
   });
 });
+
+describe("message strings a handler logs", () => {
+  it("are card-redacted, interpolated arguments and children included", async () => {
+    const { logger, text } = captureLogger();
+    const receiver = createReceiver({
+      logger,
+      onRenew: (_, ctx) => {
+        ctx.log.info(`charging 4111 1111 1111 1111 for ${EMAIL}`);
+        ctx.log.warn({ step: 2 }, "retrying card %s", "5555555555554444");
+        ctx.log.child({ part: "billing" }).error("declined 378282246310005");
+      },
+    });
+    await receiver.handle({ method: "POST", headers: {}, rawBody: json(notification()) });
+    const lines = text();
+    expect(lines).toContain("charging [REDACTED] for [REDACTED]");
+    expect(lines).toContain("retrying card [REDACTED]");
+    expect(lines).toContain('"part":"billing"');
+    for (const secret of ["4111 1111 1111 1111", EMAIL, "5555555555554444", "378282246310005"]) expect(lines).not.toContain(secret);
+  });
+});
