@@ -12,6 +12,7 @@ import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/c
 import type { NotificationJobData } from "./job-data.js";
 import { jobProcessor } from "./job-processor.js";
 import type { JobOutcome, JobRunner } from "./process-job.js";
+import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
 import { workerStore } from "./worker-store.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers {
@@ -45,6 +46,11 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   stalledInterval?: number;
   /** Times a job may be recovered from a dead worker before it is failed. Default 1 (BullMQ's). */
   maxStalledCount?: number;
+  /**
+   * The key given to `bullmqQueue`, to open sealed jobs; during a rotation, the new and the old key.
+   * A sealed job no key opens fails at once, with the reason, and waits in the failed set for `redrive`.
+   */
+  encryptionKey?: EncryptionKey | readonly EncryptionKey[];
   /** Any other BullMQ worker option; the ones above take precedence. */
   workerOptions?: Omit<WorkerOptions, "connection" | "prefix" | "autorun">;
 }
@@ -97,6 +103,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ctxLogger: handlerLogger(logger, options.redact ?? {}),
     nextOwner: (job) => nextOwner(String(job.id)),
     shutdown: shutdown.signal,
+    keys: keysFrom(options.encryptionKey),
   };
 
   const processor = jobProcessor(runner, logger, options.redact ?? {});
@@ -134,6 +141,12 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
       })());
     },
   };
+}
+
+function keysFrom(input: CreateWorkerOptions["encryptionKey"]): SealingKey[] {
+  if (input === undefined) return [];
+  const list: readonly EncryptionKey[] = typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
+  return list.map(sealingKey);
 }
 
 async function settlesWithin(task: Promise<unknown>, ms: number): Promise<boolean> {
