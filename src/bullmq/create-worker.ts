@@ -7,6 +7,7 @@ import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.j
 import type { RedactOptions } from "../logging/redact.js";
 import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import { failFastRedisOptions, redisStore } from "../redis/index.js";
+import { assertClusterPrefix } from "./cluster-prefix.js";
 import { release, workerConnection, type RedisConnection } from "./connections.js";
 import type { NotificationJobData } from "./job-data.js";
 import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
@@ -17,7 +18,7 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   connection: RedisConnection;
   /** Queue name, as given to `bullmqQueue`. */
   name: string;
-  /** BullMQ key prefix, as given to `bullmqQueue`. */
+  /** BullMQ key prefix, as given to `bullmqQueue` (on Redis Cluster, with a hash tag such as `{mw}`). */
   prefix?: string;
   /** Jobs run at once by this worker. Default 10. */
   concurrency?: number;
@@ -74,6 +75,7 @@ const STOPPED = Symbol("stopped");
  * handler completing once however many workers, receivers and redeliveries there are.
  */
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
+  assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
   const handle = workerConnection(options.connection);
   const store = options.idempotency ? { store: options.idempotency, close: async () => {} } : sharedStore(options.connection);

@@ -39,6 +39,8 @@ export interface SenderOptions {
   maxPauseMs?: number;
   /** Send each retry re-serialised (other key order and spacing, the same JSON value), as some platforms do. */
   reserialiseRetries?: boolean;
+  /** Called with each answer as it arrives and `performance.now()` then, to time a fault's effect. */
+  onAnswer?: (kind: AnswerKind, at: number) => void;
 }
 
 export interface SenderReport {
@@ -73,6 +75,7 @@ export function startSender(options: SenderOptions): Sender {
   let stopped = false;
 
   const count = (kind: AnswerKind, phase: string) => {
+    options.onAnswer?.(kind, performance.now());
     report.answers[kind] = (report.answers[kind] ?? 0) + 1;
     const byPhase = (report.answersByPhase[phase] ??= {});
     byPhase[kind] = (byPhase[kind] ?? 0) + 1;
