@@ -90,7 +90,12 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
 
     it("gives exactly one of many concurrent claims on one key", async () => {
       const store = await open();
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => claim(store, `n-${i}`, `o${i}`, T1)));
+      // A long lease: on a slow machine the last of them may arrive after a short one ran out.
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          store.claim({ id: `n-${i}`, fingerprint: "f", owner: `o${i}`, leaseMs: 30_000, order: { key: "sub-1", position: T1 } }),
+        ),
+      );
       expect(results.filter((result) => result.status === "claimed")).toHaveLength(1);
       expect(results.filter((result) => result.status === "processing")).toHaveLength(19);
     });
