@@ -1,6 +1,7 @@
 import { keptHeaders } from "../logging/kept-headers.js";
 import type { QueuedNotification } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import type { OrderClaim } from "../idempotency/store.js";
 
 /** What a queued notification carries to the worker: everything the handler's context needs. */
 export interface NotificationJobData {
@@ -12,6 +13,11 @@ export interface NotificationJobData {
   receivedAt: number;
   /** SHA-256 of the bytes received: the worker's claim must match the receiver's. */
   fingerprint: string;
+  /**
+   * With `ordering`: the key and position the receiver claimed under. The worker claims in order with
+   * them, so it needs neither the receiver's key and position functions nor to agree with them.
+   */
+  order?: OrderClaim;
 }
 
 export function jobDataFor(item: QueuedNotification): NotificationJobData {
@@ -21,5 +27,6 @@ export function jobDataFor(item: QueuedNotification): NotificationJobData {
     headers: keptHeaders(item.headers),
     receivedAt: item.receivedAt,
     fingerprint: item.fingerprint,
+    ...(item.order ? { order: item.order } : {}),
   };
 }

@@ -5,7 +5,8 @@ import type { NotificationRecorder } from "../recording/recorder.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import type { FailureStatus } from "../answer/answer.js";
-import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { OrderingOption } from "../ordering/ordering-options.js";
 
 export interface ReceiverOptions extends SubscriptionHandlers {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
@@ -41,6 +42,13 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   backpressure?: { concurrency: number; maxPending?: number };
   /** Keep every received notification (redacted) with its answer, for replay. */
   record?: NotificationRecorder;
+  /**
+   * Process one subscription's notifications one at a time, and send those older than its newest
+   * completed one to `onStale` instead of their handler. `true`, or `{ key?, position?, onStale? }`.
+   */
+  ordering?: OrderingOption;
+  /** With `ordering`: gets the notifications older than their subscription's newest completed one. */
+  onStale?: Handler;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
