@@ -30,13 +30,14 @@ export interface Ordering {
 }
 
 /** `merchant_id` and `id` joined so that no two pairs meet (`:` and `%` inside them are escaped). */
+// Events validated by an `eventSchema` need not carry a subscription resource: they are then unordered.
 export function subscriptionKey(notification: SubscriptionNotification): string | undefined {
-  const { merchant_id: merchant, id } = notification.resource;
-  return id === undefined ? undefined : `${encodeURIComponent(merchant ?? "")}:${encodeURIComponent(id)}`;
+  const id = notification.resource?.id;
+  return typeof id === "string" ? `${encodeURIComponent(notification.resource.merchant_id ?? "")}:${encodeURIComponent(id)}` : undefined;
 }
 
 export function updateOrCreateTime(notification: SubscriptionNotification): string | undefined {
-  return notification.resource.update_time ?? notification.resource.create_time;
+  return notification.resource?.update_time ?? notification.resource?.create_time;
 }
 
 /**

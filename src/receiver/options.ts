@@ -7,6 +7,7 @@ import type { VerifyHook } from "../verify/verify-hook.js";
 import type { FailureStatus } from "../answer/answer.js";
 import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { OrderingOption } from "../ordering/ordering-options.js";
+import type { z } from "zod";
 
 export interface ReceiverOptions extends SubscriptionHandlers {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
@@ -42,6 +43,11 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   backpressure?: { concurrency: number; maxPending?: number };
   /** Keep every received notification (redacted) with its answer, for replay. */
   record?: NotificationRecorder;
+  /**
+   * Validate bodies with this schema in place of the subscription notification's; its output's string
+   * `id` is the idempotency key. Set by `eventWebhook`, which also sends every event_type to one handler.
+   */
+  eventSchema?: z.ZodType<{ id: string }>;
   /**
    * Process one subscription's notifications one at a time, and send those older than its newest
    * completed one to `onStale` instead of their handler. `true`, or `{ key?, position?, onStale? }`.

@@ -1,13 +1,5 @@
-import type { Answer } from "../answer/answer.js";
-import {
-  DEFAULT_LEASE_MS,
-  DEFAULT_RETENTION_SECONDS,
-  type ClaimRequest,
-  type ClaimResult,
-  type IdempotencyRecord,
-  type IdempotencyStore,
-  type RecordState,
-} from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
+import type { ClaimRequest, ClaimResult, IdempotencyRecord, IdempotencyStore, RecordState, StoredAnswer } from "../idempotency/store.js";
 import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./connection.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
@@ -40,7 +32,7 @@ export interface RedisStore extends IdempotencyStore {
   readonly leaseMs: number;
   claim(request: ClaimRequest): Promise<ClaimResult>;
   extend(id: string, owner: string, leaseMs?: number, orderKey?: string): Promise<boolean>;
-  complete(id: string, owner: string, answer: Answer, orderKey?: string): Promise<boolean>;
+  complete(id: string, owner: string, answer: StoredAnswer, orderKey?: string): Promise<boolean>;
   fail(id: string, owner: string, error: string, orderKey?: string): Promise<boolean>;
   markQueued(id: string, owner: string, orderKey?: string): Promise<boolean>;
   release(id: string, owner: string, orderKey?: string): Promise<boolean>;
@@ -112,7 +104,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         case "processing":
           return position === "key" ? { status, retryAfterMs: Number(value), key: true } : { status, retryAfterMs: Number(value) };
         case "completed":
-          return { status, answer: JSON.parse(String(value)) as Answer };
+          return { status, answer: JSON.parse(String(value)) as StoredAnswer };
         case "queued":
         case "conflict":
           return { status };
@@ -146,7 +138,7 @@ function recordOf(hash: Record<string, string>): IdempotencyRecord | undefined {
   };
   if (hash.owner !== undefined) record.owner = hash.owner;
   if (hash.leaseUntil !== undefined) record.leaseUntil = Number(hash.leaseUntil);
-  if (hash.answer !== undefined) record.answer = JSON.parse(hash.answer) as Answer;
+  if (hash.answer !== undefined) record.answer = JSON.parse(hash.answer) as StoredAnswer;
   if (hash.error !== undefined) record.error = hash.error;
   return record;
 }

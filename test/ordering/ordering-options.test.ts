@@ -27,8 +27,10 @@ describe("resolveOrdering", () => {
     expect(a).not.toBe(b);
   });
 
-  it("leaves a notification without a subscription id unordered", () => {
+  it("leaves a notification without a subscription id unordered, and an event without a resource", () => {
     expect(resolveOrdering(true)!.orderOf(renewal({ id: undefined }))).toBeUndefined();
+    // What an `eventWebhook` schema may pass on: an event of another kind, with no subscription resource.
+    expect(resolveOrdering(true)!.orderOf({ id: "ORDER-EVT-1", event_type: "ORDER_PAID" } as never)).toBeUndefined();
   });
 
   it("takes the key, the position and onStale from the object form, onStale over the top-level one", () => {
