@@ -15,6 +15,8 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // Type tests (`expectTypeOf`, `@ts-expect-error`) in *.test-d.ts are checked by tsc as part of the run.
+    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
