@@ -13,6 +13,7 @@ export default defineConfig([
       redis: "src/redis/index.ts",
       bullmq: "src/bullmq/index.ts",
       testing: "src/testing/index.ts",
+      lambda: "adapters/lambda.ts",
     },
     format: ["esm", "cjs"],
     dts: true,

@@ -8,7 +8,7 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^merchant-webhooks\/(express|fastify|next|node|fetch)$/, replacement: here("adapters/$1.ts") },
+      { find: /^merchant-webhooks\/(express|fastify|next|node|fetch|lambda)$/, replacement: here("adapters/$1.ts") },
       { find: /^merchant-webhooks\/(redis|bullmq|testing)$/, replacement: here("src/$1/index.ts") },
       { find: /^merchant-webhooks$/, replacement: here("src/index.ts") },
     ],
