@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { nodeListener } from "../src/http/node-listener.js";
+import { nodeListener } from "./http/node-listener.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -18,5 +18,5 @@ export interface NodeHandler {
  */
 export function createNodeHandler(options: ReceiverOptions): NodeHandler {
   const receiver = createReceiver(options);
-  return Object.assign(nodeListener(receiver, options), { receiver });
+  return Object.assign(nodeListener(receiver), { receiver });
 }

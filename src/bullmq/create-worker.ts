@@ -3,20 +3,24 @@ import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions 
 import { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
-import { defaultLogger, handlerLogger } from "../logging/logger.js";
+import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import type { SubscriptionHandlers } from "../receiver/handlers.js";
+import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
+import { ownerTokens } from "../dispatch/run-claimed.js";
 import { failFastRedisOptions, redisStore } from "../redis/index.js";
-import { release, workerConnection, type RedisConnection } from "./connections.js";
+import { assertClusterPrefix } from "./cluster-prefix.js";
+import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
 import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
+import { redactErrorInPlace } from "../logging/redact-error.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
   connection: RedisConnection;
   /** Queue name, as given to `bullmqQueue`. */
   name: string;
-  /** BullMQ key prefix, as given to `bullmqQueue`. */
+  /** BullMQ key prefix, as given to `bullmqQueue` (on Redis Cluster, with a hash tag such as `{mw}`). */
   prefix?: string;
   /** Jobs run at once by this worker. Default 10. */
   concurrency?: number;
@@ -73,23 +77,29 @@ const STOPPED = Symbol("stopped");
  * handler completing once however many workers, receivers and redeliveries there are.
  */
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
-  const logger = options.logger ?? defaultLogger();
+  assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
+  const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
+  const { store, closeStore } = options.idempotency ? { store: options.idempotency, closeStore: async () => {} } : sharedStore(options.connection);
+  const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
+  try {
+    checkHandlingOptions(options, store, leaseMs);
+  } catch (err) {
+    void closeStore(); // a store made here must not keep the process alive after the refusal
+    throw err;
+  }
   const handle = workerConnection(options.connection);
-  const store = options.idempotency ? { store: options.idempotency, close: async () => {} } : sharedStore(options.connection);
-  const leaseMs = options.leaseMs ?? store.store.leaseMs ?? DEFAULT_LEASE_MS;
   const shutdown = new AbortController();
   // One listener per running job waits on it: as many as `concurrency`.
   setMaxListeners(0, shutdown.signal);
-  const instance = crypto.randomUUID();
-  let sequence = 0;
+  const nextOwner = ownerTokens();
 
   const runner: JobRunner = {
-    store: store.store,
+    store,
     handlers: options,
     leaseMs,
     timeoutMs: options.handlerTimeoutMs ?? DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
     ctxLogger: handlerLogger(logger, options.redact ?? {}),
-    nextOwner: (job) => `${instance}:${job.id}:${++sequence}`,
+    nextOwner: (job) => nextOwner(String(job.id)),
     shutdown: shutdown.signal,
   };
 
@@ -106,11 +116,13 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     let outcome: JobOutcome | typeof STOPPED;
     try {
       outcome = await untilAborted(run, shutdown.signal);
-    } catch (err) {
-      if (err instanceof DelayedError) {
+    } catch (thrown) {
+      if (thrown instanceof DelayedError) {
         logger.debug(fields(), "notification held elsewhere or store unreachable; looking again shortly");
-        throw err;
+        throw thrown;
       }
+      // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
+      const err = redactErrorInPlace(thrown, options.redact ?? {});
       const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       logger.error({ ...fields(), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
       throw err;
@@ -153,8 +165,8 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
           shutdown.abort(new Error("worker closing"));
           await settlesWithin(closed, REQUEUE_GRACE_MS);
         }
-        await store.close();
-        await release(handle);
+        await closeStore();
+        await closeIfOwned(handle);
         return drained;
       })());
     },
@@ -166,16 +178,16 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
  * prefix). A URL or a lent client goes to the store as it is; options get the store's fail-fast
  * settings underneath, on a connection closed with the worker.
  */
-function sharedStore(connection: RedisConnection): { store: IdempotencyStore; close: () => Promise<void> } {
+function sharedStore(connection: RedisConnection): { store: IdempotencyStore; closeStore: () => Promise<void> } {
   if (typeof connection === "string" || connection instanceof Redis || connection instanceof Cluster) {
     const store = redisStore({ redis: connection });
-    return { store, close: () => store.close() };
+    return { store, closeStore: () => store.close() };
   }
   const client = new Redis({ ...failFastRedisOptions(), ...connection });
   const store = redisStore({ redis: client });
   return {
     store,
-    async close() {
+    async closeStore() {
       await store.close();
       client.disconnect();
     },

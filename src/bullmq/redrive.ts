@@ -1,5 +1,6 @@
 import { Queue, type Job } from "bullmq";
-import { producerConnection, release, within, type RedisConnection } from "./connections.js";
+import { assertClusterPrefix } from "./cluster-prefix.js";
+import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 
@@ -32,6 +33,7 @@ const PAGE = 500;
  * a worker runs the handler; a notification completed meanwhile (by a redelivery) is not run twice.
  */
 export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
+  assertClusterPrefix("redrive", options.connection, options.name, options.prefix);
   const handle = producerConnection(options.connection);
   const queue = new Queue<NotificationJobData>(options.name, {
     connection: handle.client,
@@ -72,6 +74,6 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
     return result;
   } finally {
     await queue.close();
-    await release(handle);
+    await closeIfOwned(handle);
   }
 }

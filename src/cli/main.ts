@@ -8,6 +8,7 @@ Commands:
   send <event> --url <url>        send one built notification of an event type
   validate <file|dir>...          check notifications against the schema
   redrive --queue <name>          move notifications that used up their attempts back to the queue
+  simulate --webhook-url <url>    run a local platform: API endpoints, deliveries with retries, scenarios
 
 Run merchant-webhooks <command> --help for a command's options; --version prints the version.
 
@@ -21,6 +22,10 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   replay: async () => (await import("./commands/replay.js")).runReplay,
   send: async () => (await import("./commands/send.js")).runSend,
   validate: async () => (await import("./commands/validate.js")).runValidate,
+  simulate: async () => {
+    const { runSimulate } = await import("./commands/simulate.js");
+    return (argv, io) => runSimulate(argv, io);
+  },
   redrive: async () => {
     const { runRedrive } = await import("./commands/redrive.js");
     return (argv, io) => runRedrive(argv, io);

@@ -1,10 +1,14 @@
 import type { z } from "zod";
+import { shownText } from "../logging/shown-text.js";
 
 const MAX_LISTED = 5;
+/** Longest key shown in a path: keys of free maps are the sender's text, and may be any length. */
+const MAX_KEY_SHOWN = 32;
 
 /**
  * "invalid notification: resource.execution_phase: required; id: expected string". Names the failing
  * field paths and what was expected, never the values received (they may be card or personal data).
+ * Keys in paths are the sender's too: card-redacted and shortened.
  */
 export function validationMessage(issues: readonly z.core.$ZodIssue[]): string {
   const listed = issues.slice(0, MAX_LISTED).map(issueText);
@@ -21,7 +25,10 @@ export function pathOf(path: readonly PropertyKey[]): string {
   let out = "";
   for (const part of path) {
     if (typeof part === "number") out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
+    else {
+      const key = shownText(String(part), MAX_KEY_SHOWN);
+      out += out ? `.${key}` : key;
+    }
   }
   return out;
 }
@@ -41,6 +48,9 @@ function describe(issue: z.core.$ZodIssue): string {
       return issue.format === "regex" ? issue.message : `invalid ${issue.format}`;
     case "invalid_value":
       return "not an allowed value";
+    case "custom":
+      // The schemas' own refinement messages: fixed text, never the value.
+      return issue.message;
     default:
       return issue.code.replace(/_/g, " ");
   }

@@ -15,7 +15,7 @@ for (const [name, format] of FORMATS) {
   runConformance(`Lambda, ${name}`, async (options) => {
     const handler = createLambdaHandler(options);
     return { send: lambdaClient(handler, format), close: () => handler.receiver.close() };
-  });
+  }, { buffersBody: true });
 }
 
 describe("Lambda event details", () => {
