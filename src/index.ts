@@ -2,7 +2,7 @@ export { createReceiver, type Receiver, type ReceiverRequest, type EarlyRejectio
 export type { Answer, ReceiverResponse, FailureStatus } from "./answer/answer.js";
 export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
 export type { ReceiverOptions } from "./receiver/options.js";
-export type { Handler, HandlerContext, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
+export type { ErrorHook, EventObjectFor, Handler, HandlerContext, HandlerFor, HandlerHooks, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
 export { handlerKeyFor } from "./dispatch/handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
 export type { HeaderSource } from "./receiver/headers.js";

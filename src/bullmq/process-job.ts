@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
 import { validationMessage } from "../receiver/validation-message.js";
@@ -13,7 +13,7 @@ export type JobOutcome = "processed" | "unhandled" | "duplicate" | "conflict";
 
 export interface JobRunner {
   store: IdempotencyStore;
-  handlers: SubscriptionHandlers;
+  handlers: SubscriptionHandlers & HandlerHooks;
   leaseMs: number;
   timeoutMs: number;
   /** Base for `ctx.log`, with the receiver's redaction (see `handlerLogger`). */
