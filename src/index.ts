@@ -26,3 +26,4 @@ export { jsonlRecorder, type JsonlRecorder, type JsonlRecorderOptions } from "./
 export { redactForRecording, REDACTED_EMAIL, REDACTED_IP } from "./recording/replayable-redaction.js";
 export { KEPT_HEADERS } from "./logging/kept-headers.js";
 export { MAX_BODY_DEPTH } from "./receiver/nesting-depth.js";
+export { parseNotification, NotificationError, type ParseNotificationOptions } from "./receiver/parse-notification.js";
