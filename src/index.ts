@@ -3,7 +3,7 @@ export type { Answer, ReceiverResponse, FailureStatus } from "./answer/answer.js
 export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
 export type { ReceiverOptions } from "./receiver/options.js";
 export { eventWebhook, type EventWebhookOptions } from "./receiver/event-webhook.js";
-export type { Handler, HandlerContext, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
+export type { ErrorHook, EventObjectFor, Handler, HandlerContext, HandlerFor, HandlerHooks, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
 export { handlerKeyFor } from "./dispatch/handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
 export type { HeaderSource } from "./receiver/headers.js";
@@ -29,3 +29,4 @@ export { redactForRecording, REDACTED_EMAIL, REDACTED_IP } from "./recording/rep
 export { KEPT_HEADERS } from "./logging/kept-headers.js";
 export { MAX_BODY_DEPTH } from "./receiver/nesting-depth.js";
 export type { OrderingOption, OrderingOptions } from "./ordering/ordering-options.js";
+export { parseNotification, NotificationError, type ParseNotificationOptions } from "./receiver/parse-notification.js";

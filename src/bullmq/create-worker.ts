@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
@@ -15,7 +15,7 @@ import type { JobOutcome, JobRunner } from "./process-job.js";
 import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
 import { workerStore } from "./worker-store.js";
 
-export interface CreateWorkerOptions extends SubscriptionHandlers {
+export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
   connection: RedisConnection;
   /** Queue name, as given to `bullmqQueue`. */

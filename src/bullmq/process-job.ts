@@ -1,7 +1,7 @@
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
 import { validationMessage } from "../receiver/validation-message.js";
@@ -25,7 +25,7 @@ export type JobOutcome = "processed" | "unhandled" | "stale" | "duplicate" | "co
 
 export interface JobRunner {
   store: IdempotencyStore;
-  handlers: SubscriptionHandlers;
+  handlers: SubscriptionHandlers & HandlerHooks;
   /** For jobs claimed in order that are stale by the time they run. */
   onStale?: Handler | undefined;
   leaseMs: number;

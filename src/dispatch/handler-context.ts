@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
-import type { SubscriptionNotification } from "../schema/index.js";
+import { eventObjectOf, type AnyEventObject, type SubscriptionNotification } from "../schema/index.js";
+import { SUBSCRIPTION_EVENTS } from "../schema/event-types.js";
 import type { HandlerContext } from "./handlers.js";
 import { positionToRfc3339 } from "../ordering/position.js";
 
@@ -16,6 +17,16 @@ export interface HandlerContextInput {
   previousPosition?: string | undefined;
 }
 
+/**
+ * `ctx.event`: for a known event type the object its row names (possibly absent), so the handler's
+ * type can say which it is; otherwise whichever event object the notification carries.
+ */
+function eventFor(notification: SubscriptionNotification): AnyEventObject | undefined {
+  const type = notification.event_type;
+  if (!Object.hasOwn(SUBSCRIPTION_EVENTS, type)) return eventObjectOf(notification)?.event;
+  return notification.resource[SUBSCRIPTION_EVENTS[type as keyof typeof SUBSCRIPTION_EVENTS].eventObjectKey];
+}
+
 /** The `ctx` a handler gets, the same in receivers and queue workers. */
 export function handlerContext({ notification, attempt, headers, receivedAt, signal, baseLogger, previousPosition }: HandlerContextInput): HandlerContext {
   let log: Logger | undefined;
@@ -24,6 +35,9 @@ export function handlerContext({ notification, attempt, headers, receivedAt, sig
     ...(previousPosition === undefined ? {} : { previousPosition: positionToRfc3339(previousPosition) }),
     id: notification.id,
     eventType: notification.event_type,
+    get event() {
+      return eventFor(notification);
+    },
     attempt,
     get signal() {
       return (abortSignal ??= signal());

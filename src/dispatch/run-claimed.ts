@@ -3,14 +3,14 @@ import { OUTCOMES } from "../answer/outcomes.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { handlerContext } from "./handler-context.js";
-import { handlerFor, type SubscriptionHandlers } from "./handlers.js";
+import { handlerFor, type Handler, type HandlerContext, type HandlerHooks, type SubscriptionHandlers } from "./handlers.js";
 import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
 import type { ClaimedOrder } from "../ordering/claimed-order.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
 export interface ClaimedRun {
   store: IdempotencyStore;
-  handlers: SubscriptionHandlers;
+  handlers: SubscriptionHandlers & HandlerHooks;
   notification: SubscriptionNotification;
   /** The claim's owner token: complete, fail and extend succeed only while it holds the record. */
   owner: string;
@@ -49,16 +49,17 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
   const { store, notification, owner, order } = run;
   const id = notification.id;
   const orderKey = order?.key;
-  // A stale notification never reaches its event's handler: `onStale` (if any) runs in its place.
-  const handler = order?.stale ? order.onStale : handlerFor(run.handlers, notification.event_type);
+  // A stale notification never reaches its event's handler (nor onAny): `onStale` (if any) runs in its place.
+  const handler = order?.stale ? order.onStale : handlerThenOnAny(run.handlers, notification.event_type);
   if (handler) {
     const stop = hooks.stop;
+    let ctx: HandlerContext | undefined;
     try {
       await runHandler(
         handler,
         notification,
         (signal) =>
-          handlerContext({
+          (ctx = handlerContext({
             notification,
             attempt: run.attempt,
             headers: run.headers,
@@ -66,7 +67,7 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
             signal: stop ? () => AbortSignal.any([signal(), stop]) : signal,
             baseLogger: run.ctxLogger,
             previousPosition: order?.newest,
-          }),
+          })),
         { timeoutMs: run.timeoutMs, leaseMs: run.leaseMs, extendLease: async () => store.extend(id, owner, run.leaseMs, orderKey) },
       );
     } catch (err) {
@@ -74,6 +75,7 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
       const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
       // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
       await Promise.resolve(store.fail(id, owner, failed, orderKey)).catch(() => {});
+      if (ctx) await reportFailure(run, err, ctx);
       if (hooks.failed) hooks.failed(err);
       return { outcome: failed, err };
     }
@@ -87,6 +89,41 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
     await hooks.retryCompletion(async () => store.complete(id, owner, answer, orderKey));
   }
   return { outcome };
+}
+
+/**
+ * The typed handler, then `onAny`, as one run under one time limit and one `ctx`: `onAny` sees only
+ * notifications their handler processed, and a failure of either fails the notification.
+ */
+function handlerThenOnAny(handlers: SubscriptionHandlers & HandlerHooks, eventType: string): Handler | undefined {
+  const typed = handlerFor(handlers, eventType);
+  const onAny = handlers.onAny;
+  if (!typed || !onAny) return typed ?? onAny;
+  return async (notification, ctx) => {
+    await typed(notification, ctx);
+    await onAny(notification, ctx);
+  };
+}
+
+/**
+ * Tell `onError` about a failed run. It is awaited (an alert should leave before the sender's retry),
+ * but bounded by the handler time limit, and whatever it throws is logged: a broken alerting hook must
+ * neither hold the answer nor change it.
+ */
+async function reportFailure(run: ClaimedRun, err: unknown, ctx: HandlerContext): Promise<void> {
+  const onError = run.handlers.onError;
+  if (!onError) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    if (run.timeoutMs > 0) timer = setTimeout(() => reject(new HandlerTimeoutError(run.timeoutMs)), run.timeoutMs);
+  });
+  try {
+    await Promise.race([Promise.resolve().then(() => onError(err, run.notification, ctx)), limit]);
+  } catch (hookErr) {
+    run.ctxLogger.error({ err: hookErr, notification_id: run.notification.id }, "onError hook failed");
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Owner tokens unique per claim without a random draw per notification: one UUID per process part. */

@@ -5,11 +5,11 @@ import type { NotificationRecorder } from "../recording/recorder.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import type { FailureStatus } from "../answer/answer.js";
-import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { OrderingOption } from "../ordering/ordering-options.js";
 import type { z } from "zod";
 
-export interface ReceiverOptions extends SubscriptionHandlers {
+export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
   idempotency?: IdempotencyStore;
   /** A pino logger. Default: pino to stdout, named `merchant-webhooks`. */
