@@ -39,6 +39,8 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   /** The BullMQ queue underneath, for counts, metrics and dashboards. */
   readonly queue: Queue<NotificationJobData>;
   enqueue(item: QueuedNotification): Promise<void>;
+  /** A PING on the queue's connection within `timeoutMs`; rejects while Redis is down. */
+  ping(): Promise<void>;
   /** Close the queue and the connection made for it (a lent client stays open). */
   close(): Promise<void>;
 }
@@ -83,6 +85,10 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     queue,
     enqueue: (item) =>
       within(add(item), timeoutMs, () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`)),
+    async ping() {
+      // No offline queue on this connection: a PING while Redis is down is refused at once.
+      await within(handle.client.ping(), timeoutMs, () => new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`));
+    },
     async close() {
       await queue.close();
       await release(handle);

@@ -195,6 +195,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       const { expiresAt: _expiresAt, bytes: _bytes, ...record } = entry;
       return record;
     },
+
+    // In this process's memory: reachable whenever the process can answer at all.
+    ping() {},
   };
 }
 

@@ -19,5 +19,7 @@ export interface NotificationQueue {
   /** Durable queues survive the receiver; their records are marked `queued` for a worker to take over. */
   readonly durable: boolean;
   enqueue(item: QueuedNotification): Promise<void>;
+  /** Resolves when the queue would accept a notification now; rejects when not. Used by `receiver.health()`. */
+  ping?(): Promise<void>;
   close?(): Promise<void>;
 }

@@ -19,6 +19,7 @@ import { QueueFullError } from "../queue/queue-full-error.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { handlerSlots } from "../dispatch/handler-slots.js";
 import { validationMessage } from "./validation-message.js";
+import { checkHealth, type HealthOptions, type ReceiverHealth } from "../lifecycle/health.js";
 
 /** The framework-neutral request an adapter builds. */
 export interface ReceiverRequest {
@@ -40,6 +41,8 @@ export interface Receiver {
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;
   reject(reason: EarlyRejection): ReceiverResponse;
   readonly bodyLimit: number;
+  /** Pings the store and the queue within a short time-out; `ok: false` means notifications would get 503. */
+  health(options?: HealthOptions): Promise<ReceiverHealth>;
   /** Waits for background writes (completion records being retried) and closes the queue. */
   close(): Promise<void>;
 }
@@ -296,6 +299,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     handle,
     reject: (reason) => reject(reason),
     bodyLimit,
+    health: (healthOptions) => checkHealth(store, options.queue, healthOptions),
     async close() {
       await Promise.allSettled([...background]);
       await options.queue?.close?.();

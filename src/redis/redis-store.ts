@@ -43,6 +43,8 @@ export interface RedisStore extends IdempotencyStore {
   markQueued(id: string, owner: string): Promise<boolean>;
   release(id: string, owner: string): Promise<boolean>;
   get(id: string): Promise<IdempotencyRecord | undefined>;
+  /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -120,6 +122,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     async get(id) {
       return recordOf(await connection.run("get", (client) => client.hgetall(key(id))));
+    },
+
+    async ping() {
+      await connection.run("ping", (client) => client.ping());
     },
 
     close: () => connection.close(),
