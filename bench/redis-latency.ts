@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { createReceiver, memoryStore, type Receiver } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
+import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
 
 /**
  * The latency the Redis path adds per notification: the core receiver with `redisStore` against the
@@ -16,13 +16,8 @@ const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const total = Number(process.env.REDIS_LATENCY_NOTIFICATIONS ?? 5_000);
 const warmUp = 1_000;
 
-const template = JSON.stringify(JSON.parse(readFileSync(new URL("../test/fixtures/renewal.json", import.meta.url), "utf8")));
-const idAt = template.indexOf('"id":"');
-const head = template.slice(0, idAt);
-const tail = template.slice(template.indexOf('"', idAt + 6) + 1);
-const encoder = new TextEncoder();
-const headers = { "content-type": "application/json" };
-const body = (id: string) => encoder.encode(`${head}"id":"${id}"${tail}`);
+const headers = JSON_HEADERS;
+const body = renewalBody;
 
 const prefix = `mwbench-${process.pid}-${Date.now().toString(36)}:`;
 const store = redisStore({ redis: url, prefix });

@@ -25,3 +25,5 @@ export { QueueFullError } from "./queue/queue-full-error.js";
 export * from "./verify/index.js";
 export { jsonlRecorder, type JsonlRecorder, type JsonlRecorderOptions } from "./recording/jsonl-recorder.js";
 export { redactForRecording, REDACTED_EMAIL, REDACTED_IP } from "./recording/replayable-redaction.js";
+export { KEPT_HEADERS } from "./logging/kept-headers.js";
+export { MAX_BODY_DEPTH } from "./receiver/nesting-depth.js";

@@ -1,5 +1,6 @@
 import { Queue, type JobsOptions } from "bullmq";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
+import { assertClusterPrefix } from "./cluster-prefix.js";
 import { producerConnection, release, within, type RedisConnection } from "./connections.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
@@ -9,7 +10,10 @@ export interface BullmqQueueOptions {
   connection: RedisConnection;
   /** Queue name; the workers use the same. */
   name: string;
-  /** BullMQ key prefix. Default `bull`; on Redis Cluster use a hash tag such as `{webhooks}`. */
+  /**
+   * BullMQ key prefix. Default `bull`. On Redis Cluster it must hold a hash tag, such as `{mw}`, so
+   * every key of the queue is in one slot; without one `bullmqQueue` throws at once.
+   */
   prefix?: string;
   /** Merged over `DEFAULT_JOB_OPTIONS` (attempts, backoff, retention); `jobId` is always derived. */
   jobOptions?: Omit<JobsOptions, "jobId">;
@@ -51,6 +55,7 @@ export interface BullmqNotificationQueue extends NotificationQueue {
  * rejects within `timeoutMs` (at once while Redis is known to be down), and the receiver answers 503.
  */
 export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueue {
+  assertClusterPrefix("bullmqQueue", options.connection, options.name, options.prefix);
   const handle = producerConnection(options.connection);
   const timeoutMs = options.timeoutMs ?? 5_000;
   const queue = new Queue<NotificationJobData>(options.name, {

@@ -1,4 +1,5 @@
 import { Queue, type Job } from "bullmq";
+import { assertClusterPrefix } from "./cluster-prefix.js";
 import { producerConnection, release, within, type RedisConnection } from "./connections.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
@@ -32,10 +33,14 @@ const PAGE = 500;
  * a worker runs the handler; a notification completed meanwhile (by a redelivery) is not run twice.
  */
 export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
+  assertClusterPrefix("redrive", options.connection, options.name, options.prefix);
   const handle = producerConnection(options.connection);
   const queue = new Queue<NotificationJobData>(options.name, {
     connection: handle.client,
     ...(options.prefix ? { prefix: options.prefix } : {}),
+    // A Queue writes its `meta` hash on start-up, which would create a key for a queue that does not
+    // exist; a dry run must leave Redis exactly as it was.
+    ...(options.dryRun ? { skipMetasUpdate: true } : {}),
   });
   queue.on("error", () => {});
   const result: RedriveResult = { redriven: [], notFailed: [] };

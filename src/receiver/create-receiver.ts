@@ -1,8 +1,9 @@
 import type { Logger } from "pino";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
-import { defaultLogger, handlerLogger } from "../logging/logger.js";
-import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
+import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import { shownText } from "../logging/shown-text.js";
 import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "../answer/answer.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { fingerprintOf } from "./fingerprint.js";
@@ -12,6 +13,7 @@ import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { DEFAULT_BODY_LIMIT, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
 import { OUTCOMES, type Outcome } from "../answer/outcomes.js";
 import { parseJsonObject } from "./parse-json.js";
+import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
 import { recordingOf } from "../recording/recorder.js";
 import { HandlerTimeoutError, runHandler } from "../dispatch/run-handler.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
@@ -60,7 +62,7 @@ interface LogFields {
 
 export function createReceiver(options: ReceiverOptions): Receiver {
   const store: IdempotencyStore = options.idempotency ?? memoryStore();
-  const logger: Logger = options.logger ?? defaultLogger();
+  const logger: Logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
   const ctxLogger = handlerLogger(logger, options.redact ?? {});
   const failureStatus = options.failureStatus ?? "semantic";
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -223,9 +225,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const seen: Seen = {};
     const response = await respondTo(request, seen);
     if (seen.headers && seen.body) {
-      const entry = recordingOf(seen.headers, seen.body, response, receivedAt, options.redact ?? {});
-      // A recording is a convenience: its failure is logged and never changes the answer.
-      track(Promise.resolve().then(() => options.record!.write(entry)).catch((err) => logger.warn({ err }, "recording failed")));
+      const { headers, body } = seen;
+      // A recording is a convenience: its failure, in redaction or in the write, is logged and never
+      // changes the answer.
+      const write = () => options.record!.write(recordingOf(headers, body, response, receivedAt, options.redact ?? {}));
+      track(Promise.resolve().then(write).catch((err) => logger.warn({ err }, "recording failed")));
     }
     return response;
   }
@@ -256,6 +260,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
         return finish("invalid", started, { reason: "body must be a JSON object" }, { message: "body must be a JSON object" });
       }
+      if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) return finish("invalid", started, { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE });
       body = parsed as Record<string, unknown>;
     }
     seen.body = body;
@@ -266,7 +271,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const result = subscriptionNotificationSchema.safeParse(body);
     if (!result.success) {
       const message = validationMessage(result.error.issues);
-      const id = typeof body.id === "string" ? body.id : undefined;
+      // The id failed validation too, perhaps for its length: never logged whole.
+      const id = typeof body.id === "string" ? shownText(body.id, MAX_NOTIFICATION_ID_LENGTH) : undefined;
       return finish("invalid", started, { notification_id: id, reason: message }, { message });
     }
     return claimAndRun(result.data, body, headers, started);

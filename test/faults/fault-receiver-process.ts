@@ -9,14 +9,12 @@
 //   effects    the handler's effect, at a random point inside the handler
 //   completed  the store recorded the completion (after the handler returned)
 // so the suite can tell, for a killed process, which notifications it left between effect and completion.
-import { createServer } from "node:http";
 import { Redis } from "ioredis";
 import { pino } from "pino";
 import { createReceiver } from "../../src/receiver/create-receiver.js";
-import { handleNodeRequest } from "../../adapters/http/node-request.js";
-import { writeNodeResponse } from "../../adapters/http/write-node-response.js";
 import { redisStore } from "../../src/redis/index.js";
-import type { IdempotencyStore } from "../../src/idempotency/store.js";
+import { onCompletion } from "../helpers/on-completion.js";
+import { serveReceiver } from "../helpers/serve-receiver.js";
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -32,20 +30,7 @@ const leaseMs = Number(env("LEASE_MS"));
 const store = redisStore({ redis: env("STORE_URL"), prefix: env("STORE_PREFIX"), leaseMs });
 
 /** The store, with each successful completion (including ones retried in the background) journalled. */
-const journalledStore: IdempotencyStore = {
-  leaseMs: store.leaseMs,
-  claim: (request) => store.claim(request),
-  extend: (id, owner, lease) => store.extend(id, owner, lease),
-  async complete(id, owner, answer) {
-    const completed = await store.complete(id, owner, answer);
-    if (completed) await note("completed", id);
-    return completed;
-  },
-  fail: (id, owner, error) => store.fail(id, owner, error),
-  markQueued: (id, owner) => store.markQueued(id, owner),
-  release: (id, owner) => store.release(id, owner),
-  get: (id) => store.get(id),
-};
+const journalledStore = onCompletion(store, (id) => note("completed", id));
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -65,11 +50,4 @@ const receiver = createReceiver({
   },
 });
 
-const server = createServer(async (req, res) => {
-  const { response, closeConnection } = await handleNodeRequest(receiver, req);
-  writeNodeResponse(res, response, closeConnection);
-});
-server.listen(0, "127.0.0.1", () => {
-  const { port } = server.address() as { port: number };
-  process.stdout.write(`listening ${port}\n`);
-});
+serveReceiver(receiver);

@@ -4,21 +4,14 @@ import { createReceiver, memoryStore, type IdempotencyStore } from "merchant-web
 import { redisStore, type RedisStore } from "merchant-webhooks/redis";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { notification } from "../helpers/notifications.js";
+import { reserialise } from "../helpers/reserialise.js";
 import { REDIS_URL, removeKeys, sleep, uniquePrefix } from "../redis/fixtures/redis.js";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const post = (text: string) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: encode(text) });
 const answerOf = (response: { status: number; body: string }) => [response.status, JSON.parse(response.body)] as const;
 
-/** The same JSON value as `JSON.stringify(value)`, written the way another serializer would: keys reversed, spaced, escaped. */
-function reserialised(value: unknown): string {
-  if (value === null || typeof value !== "object") {
-    return typeof value === "string" ? `"${[...value].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")}"` : JSON.stringify(value);
-  }
-  if (Array.isArray(value)) return `[ ${value.map(reserialised).join(" ,\n ")} ]`;
-  const keys = Object.keys(value).reverse();
-  return `{\n  ${keys.map((key) => `${JSON.stringify(key)} :  ${reserialised((value as Record<string, unknown>)[key])}`).join(",\n  ")}\n}`;
-}
+const reserialised = (value: unknown) => reserialise(value, 1, true);
 
 const LEASE_MS = 150;
 

@@ -1,0 +1,106 @@
+import type { Cluster } from "ioredis";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { createReceiver } from "merchant-webhooks";
+import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
+import { readRedisStream, redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
+import { buildNotification, replay } from "merchant-webhooks/testing";
+import { silentLogger } from "../helpers/capture-logger.js";
+import { eventually } from "../redis/fixtures/redis.js";
+import { clusterForFile, shuffled } from "./fixtures/cluster-suite.js";
+
+const cluster = await clusterForFile("test/cluster/store-and-recorder.test.ts");
+const headers = { "content-type": "application/json" };
+const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+const renewals = (count: number) => Array.from({ length: count }, () => buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true }));
+
+/** How many keys starting with `prefix` each master holds. */
+async function keysPerMaster(client: Cluster, prefix: string): Promise<number[]> {
+  return Promise.all(
+    client.nodes("master").map(async (node) => {
+      let count = 0;
+      let cursor = "0";
+      do {
+        const [next, keys] = await node.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
+        cursor = next;
+        count += keys.length;
+      } while (cursor !== "0");
+      return count;
+    }),
+  );
+}
+
+describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () => {
+  afterAll(async () => {
+    await cluster?.stop();
+  }, 30_000);
+
+  it("redisStore: 200 notifications delivered twice, shuffled, run their handler once each, records spread over all masters", async () => {
+    const client = await cluster!.client();
+    const prefix = "store-test:";
+    const store = redisStore({ redis: client, prefix });
+    const onRenew = vi.fn();
+    const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
+    const notifications = renewals(200);
+    const deliveries = shuffled([...notifications, ...notifications]);
+
+    const statuses = await Promise.all(deliveries.map(async (notification) => (await receiver.handle({ method: "POST", headers, rawBody: json(notification) })).status));
+    await receiver.close();
+
+    // A redelivery racing its first delivery meets the live claim (409); every notification was answered 200 at least once.
+    expect(statuses.filter((status) => status !== 200 && status !== 409)).toEqual([]);
+    const runs = new Map<string, number>();
+    for (const [notification] of onRenew.mock.calls) runs.set(notification.id, (runs.get(notification.id) ?? 0) + 1);
+    expect(runs.size).toBe(200);
+    expect([...runs.values()].every((count) => count === 1)).toBe(true);
+    for (const notification of notifications.slice(0, 20)) expect((await store.get(notification.id))?.state).toBe("completed");
+
+    const spread = await keysPerMaster(client, prefix);
+    expect(spread).toHaveLength(3);
+    expect(spread.reduce((a, b) => a + b, 0)).toBe(200);
+    // Each master holds a share: a hash tag in the prefix would have put all 200 on one.
+    for (const count of spread) expect(count).toBeGreaterThan(20);
+  });
+
+  it("redisStreamRecorder: records on the cluster, and the records replay into fresh handlers", async () => {
+    const client = await cluster!.client();
+    const stream = "recording-test:stream";
+    const receiver = createReceiver({ logger: silentLogger(), onRenew: () => {}, record: redisStreamRecorder({ redis: client, stream }) });
+    const notifications = renewals(20);
+    for (const notification of notifications) {
+      expect((await receiver.handle({ method: "POST", headers, rawBody: json(notification) })).status).toBe(200);
+    }
+    await receiver.close(); // waits for the recordings to be written
+
+    // Recordings are written in the background, so their order is the order the writes landed.
+    const ids = notifications.map((notification) => notification.id).sort();
+    const entries = await readRedisStream({ redis: client, stream });
+    expect(entries.map((entry) => entry.notification.id).sort()).toEqual(ids);
+    const fresh = vi.fn();
+    const results = await replay({ onRenew: fresh }, entries);
+    expect(results.map((result) => result.status)).toEqual(notifications.map(() => 200));
+    expect(fresh.mock.calls.map(([notification]) => notification.id).sort()).toEqual(ids);
+  });
+
+  it("bullmqQueue and createWorker with prefix {mw}: queued notifications run once each in the worker", async () => {
+    const client = await cluster!.client();
+    const store = redisStore({ redis: client, prefix: "queue-test:" });
+    const queue = bullmqQueue({ connection: client, name: "queue-test", prefix: "{mw}" });
+    const onRenew = vi.fn();
+    const worker = createWorker({ connection: client, name: "queue-test", prefix: "{mw}", idempotency: store, logger: silentLogger(), onRenew });
+    await worker.waitUntilReady();
+    const receiver = createReceiver({ idempotency: store, queue, logger: silentLogger() });
+    const notifications = renewals(30);
+    for (const notification of [...notifications, ...notifications]) {
+      const response = await receiver.handle({ method: "POST", headers, rawBody: json(notification) });
+      expect(response.status).toBe(200);
+    }
+    await eventually(() => onRenew.mock.calls.length >= 30, 20_000, "30 handler runs");
+    await receiver.close();
+    await worker.close();
+    expect(new Set(onRenew.mock.calls.map(([notification]) => notification.id)).size).toBe(30);
+    expect(onRenew).toHaveBeenCalledTimes(30);
+    // Every key of the queue is in the slot of {mw}.
+    const queueKeys = await keysPerMaster(client, "{mw}");
+    expect(queueKeys.filter((count) => count > 0)).toHaveLength(1);
+  });
+});
