@@ -12,6 +12,8 @@ export interface NotificationJobData {
   receivedAt: number;
   /** SHA-256 of the bytes received: the worker's claim must match the receiver's. */
   fingerprint: string;
+  /** The receiver's trace context, so the worker's spans join the receiver's trace. */
+  trace?: Record<string, string>;
 }
 
 export function jobDataFor(item: QueuedNotification): NotificationJobData {
@@ -21,5 +23,6 @@ export function jobDataFor(item: QueuedNotification): NotificationJobData {
     headers: keptHeaders(item.headers),
     receivedAt: item.receivedAt,
     fingerprint: item.fingerprint,
+    ...(item.trace ? { trace: item.trace } : {}),
   };
 }

@@ -5,6 +5,7 @@ import type { SubscriptionNotification } from "../schema/index.js";
 import { handlerContext } from "./handler-context.js";
 import { handlerFor, type SubscriptionHandlers } from "./handlers.js";
 import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
+import type { HandlerObserver } from "../telemetry/observe-handler.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
 export interface ClaimedRun {
@@ -35,6 +36,8 @@ export interface ClaimedHooks {
    * background (a receiver, which answers at once) or while the job holds its place (a worker).
    */
   retryCompletion: (write: () => Promise<unknown>) => Promise<unknown> | void;
+  /** Runs the handler in its span (see `observeHandler`). Default: runs it as it is. */
+  observeHandler?: HandlerObserver;
 }
 
 export type ClaimedOutcome =
@@ -48,8 +51,8 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
   const handler = handlerFor(run.handlers, notification.event_type);
   if (handler) {
     const stop = hooks.stop;
-    try {
-      await runHandler(
+    const runIt = () =>
+      runHandler(
         handler,
         notification,
         (signal) =>
@@ -63,6 +66,10 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
           }),
         { timeoutMs: run.timeoutMs, leaseMs: run.leaseMs, extendLease: async () => store.extend(id, owner, run.leaseMs) },
       );
+    try {
+      if (hooks.observeHandler) {
+        await hooks.observeHandler({ notificationId: id, eventType: notification.event_type, attempt: run.attempt }, runIt);
+      } else await runIt();
     } catch (err) {
       if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();
       const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";

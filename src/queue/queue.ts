@@ -7,6 +7,8 @@ export interface QueuedNotification {
   notification: SubscriptionNotification;
   headers: Readonly<Record<string, string>>;
   receivedAt: number;
+  /** W3C trace context (`traceparent`, `tracestate`) of the receiver's span, when it is tracing. */
+  trace?: Record<string, string>;
   /** Runs the handler under the receiver's claim; in-process queues call it, durable queues ignore it. */
   run: () => Promise<void>;
 }

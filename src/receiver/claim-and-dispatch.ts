@@ -4,6 +4,7 @@ import { ownerTokens, runClaimed, type ClaimedOutcome } from "../dispatch/run-cl
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import { UNOBSERVED, type ReceiveObservation } from "../telemetry/observe-receive.js";
 import type { Background } from "./background.js";
 import { fingerprintOf } from "./fingerprint.js";
 import type { ResolvedOptions } from "./resolve-options.js";
@@ -25,12 +26,12 @@ export function claimAndDispatch(
   resolved: ResolvedOptions,
   work: Background,
   logQueued: (verdict: Verdict, started: number) => void,
-): (accepted: Accepted) => Promise<Verdict> {
+): (accepted: Accepted, observation?: ReceiveObservation) => Promise<Verdict> {
   const { options, store, leaseMs, slots, unavailableRetry } = resolved;
   const nextOwner = ownerTokens();
   const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
 
-  return async ({ notification, body, headers }) => {
+  return async ({ notification, body, headers }, observation = UNOBSERVED) => {
     const id = notification.id;
     const fields: LogFields = {
       notification_id: id,
@@ -66,7 +67,7 @@ export function claimAndDispatch(
     const run = () =>
       runClaimed(
         { ...resolved, handlers: options, notification, owner, attempt: claim.attempt, headers, receivedAt },
-        { retryCompletion },
+        { retryCompletion, observeHandler: observation.handler },
       );
     const outcomeVerdict = (result: ClaimedOutcome) => verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
     const runQueued = async () => {
@@ -77,16 +78,20 @@ export function claimAndDispatch(
 
     if (options.queue) {
       try {
-        await options.queue.enqueue({
-          id,
-          fingerprint,
-          notification,
-          headers,
-          receivedAt,
-          // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
-          // queue holds the claim while the notification waits, and runs it only if still owned.
-          run: options.queue.durable ? runQueued : holdClaimWhileQueued({ store, id, owner, leaseMs }, runQueued, lostWhileQueued),
-        });
+        // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
+        await observation.within(() =>
+          options.queue!.enqueue({
+            id,
+            fingerprint,
+            notification,
+            headers,
+            receivedAt,
+            trace: observation.carrier(),
+            // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
+            // queue holds the claim while the notification waits, and runs it only if still owned.
+            run: options.queue!.durable ? runQueued : holdClaimWhileQueued({ store, id, owner, leaseMs }, runQueued, lostWhileQueued),
+          }),
+        );
         if (options.queue.durable) await store.markQueued(id, owner);
       } catch (err) {
         await Promise.resolve(store.release(id, owner)).catch(() => {});

@@ -9,6 +9,8 @@ import type { ReceiverOptions } from "./options.js";
 import { resolveOptions } from "./resolve-options.js";
 import type { Verdict } from "./verdict.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "../lifecycle/health.js";
+import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
+import { observeReceive } from "../telemetry/observe-receive.js";
 
 export type { ReceiverRequest, EarlyRejection } from "./intake.js";
 
@@ -42,12 +44,17 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   const dispatch = claimAndDispatch(resolved, work, (verdict, started) => void answer(verdict, started));
   const rules = { bodyLimit, bodyTimeoutMs, verifies: options.verify !== undefined };
   const verdictOf = (refusal: Verdict | EarlyRejection) => (typeof refusal === "string" ? earlyVerdict(refusal, rules) : refusal);
+  loadOtelApi();
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     const started = performance.now();
     const receivedAt = Date.now();
+    // Only the first requests wait, while the optional OpenTelemetry API is still being looked for.
+    const loading = otelApiLoading();
+    if (loading) await loading;
+    const observation = observeReceive(request.headers);
     const taken = await intake(request, { bodyLimit, verify: options.verify });
-    const response = answer(taken.accepted ? await dispatch(taken) : verdictOf(taken.refusal), started);
+    const response = answer(taken.accepted ? await dispatch(taken, observation) : verdictOf(taken.refusal), started, observation);
     record(taken, response, receivedAt);
     return response;
   }

@@ -11,6 +11,9 @@ export interface HandlerFields {
   source: "receiver" | "worker";
 }
 
+/** Runs a handler (`run`) observed as `observeHandler` does, the source and parent already chosen. */
+export type HandlerObserver = <T>(fields: Omit<HandlerFields, "source">, run: () => Promise<T>) => Promise<T>;
+
 /**
  * Run a handler inside a `webhook.handler` span, child of `parent`, and record its duration. The span
  * is the active one while the handler runs, so spans the merchant's own code makes nest under it. A

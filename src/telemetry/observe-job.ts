@@ -1,7 +1,7 @@
 import type { Context, Span } from "@opentelemetry/api";
 import type { ObservedLine } from "./answer-line.js";
 import { ATTR } from "./attributes.js";
-import { observeHandler, type HandlerFields } from "./observe-handler.js";
+import { observeHandler, type HandlerObserver } from "./observe-handler.js";
 import { countNotification, endSpan } from "./record-line.js";
 import { currentTelemetry, type Telemetry } from "./telemetry.js";
 
@@ -18,7 +18,7 @@ export interface JobStart {
 
 /** One job's telemetry in a worker. */
 export interface JobObservation {
-  handler<T>(fields: Omit<HandlerFields, "source">, run: () => Promise<T>): Promise<T>;
+  handler: HandlerObserver;
   /** The job ended (or was put back): adds `trace_id`/`span_id` to `line`, then records the span and the count. */
   end(line: ObservedLine, counted: boolean): void;
 }

@@ -3,7 +3,7 @@ import type { HeaderSource } from "../receiver/headers.js";
 import type { ObservedLine } from "./answer-line.js";
 import { ATTR } from "./attributes.js";
 import { headerGetter } from "./header-getter.js";
-import { observeHandler, type HandlerFields } from "./observe-handler.js";
+import { observeHandler, type HandlerObserver } from "./observe-handler.js";
 import { countNotification, endSpan } from "./record-line.js";
 import { currentTelemetry, type Telemetry } from "./telemetry.js";
 
@@ -12,7 +12,7 @@ export interface ReceiveObservation {
   /** Run `task` with the notification's span active (an enqueue, so a BullMQ producer span joins the trace). */
   within<T>(task: () => T): T;
   /** Run the handler in a child span and record its duration. */
-  handler<T>(fields: Omit<HandlerFields, "source">, run: () => Promise<T>): Promise<T>;
+  handler: HandlerObserver;
   /** The trace context to put in a queued job (W3C `traceparent`, `tracestate`), or undefined. */
   carrier(): Record<string, string> | undefined;
   /** The answer is ready: adds `trace_id`/`span_id` to `line`, then records the span, the count and the duration. */
@@ -20,7 +20,7 @@ export interface ReceiveObservation {
 }
 
 /** With nothing registered: every method passes straight through, and nothing is allocated per request. */
-const UNOBSERVED: ReceiveObservation = {
+export const UNOBSERVED: ReceiveObservation = {
   within: (task) => task(),
   handler: (_fields, run) => run(),
   carrier: () => undefined,
