@@ -12,8 +12,12 @@ import { failFastRedisOptions, redisStore } from "../redis/index.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
-import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
+import { InvalidJobDataError, processJob, type JobOutcome, type JobRunner } from "./process-job.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
+import { HandlerTimeoutError } from "../dispatch/run-handler.js";
+import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
+import { observeJob } from "../telemetry/observe-job.js";
+import { gaugeFailedSet } from "./failed-set-gauge.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -103,38 +107,58 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     shutdown: shutdown.signal,
   };
 
+  loadOtelApi();
   async function processor(job: Job<NotificationJobData>, token?: string): Promise<JobOutcome> {
     const started = performance.now();
-    const run = processJob(job, token, runner);
-    const fields = () => ({
-      notification_id: job.data?.notification?.id,
-      event_type: job.data?.notification?.event_type,
-      job_id: job.id,
-      job_attempt: job.attemptsMade + 1,
-      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    const loading = otelApiLoading();
+    if (loading) await loading;
+    // From the receiver's acknowledgement to this start; on a retry, the backoff is part of it.
+    const queueLagMs = Date.now() - (typeof job.data?.receivedAt === "number" ? job.data.receivedAt : job.timestamp);
+    const observation = observeJob({
+      carrier: job.data?.trace,
+      queue: options.name,
+      queueLagMs,
+      firstStart: (job.attemptsStarted ?? 1) <= 1,
     });
+    const run = processJob(job, token, runner, observation.handler);
+    const line = (outcome: string) => {
+      const fields = {
+        notification_id: job.data?.notification?.id,
+        event_type: job.data?.notification?.event_type,
+        job_id: job.id,
+        job_attempt: job.attemptsMade + 1,
+        outcome,
+        queue_lag_ms: Math.round(queueLagMs),
+        duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      };
+      // Postponed and requeued runs say nothing about the notification: they end the span, uncounted.
+      observation.end(fields, outcome !== "postponed" && outcome !== "requeued");
+      return fields;
+    };
     let outcome: JobOutcome | typeof STOPPED;
     try {
       outcome = await untilAborted(run, shutdown.signal);
     } catch (thrown) {
       if (thrown instanceof DelayedError) {
-        logger.debug(fields(), "notification held elsewhere or store unreachable; looking again shortly");
+        logger.debug(line("postponed"), "notification held elsewhere or store unreachable; looking again shortly");
         throw thrown;
       }
       // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
       const err = redactErrorInPlace(thrown, options.redact ?? {});
       const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      logger.error({ ...fields(), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
+      const failed = err instanceof InvalidJobDataError ? "invalid" : err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
+      logger.error({ ...line(failed), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
       throw err;
     }
     if (outcome === STOPPED) {
       // The handler may still finish in this process; if it does not, its claim lapses and another worker runs it.
       run.catch(() => {});
+      line("requeued");
       await job.moveToDelayed(Date.now(), token);
       throw new DelayedError();
     }
-    if (outcome === "conflict") logger.warn(fields(), "notification id already used with a different payload; job dropped");
-    else logger.info({ ...fields(), outcome }, "notification processed by worker");
+    if (outcome === "conflict") logger.warn(line(outcome), "notification id already used with a different payload; job dropped");
+    else logger.info(line(outcome), "notification processed by worker");
     return outcome;
   }
 
@@ -150,6 +174,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
   });
   worker.on("error", (err) => logger.error({ err }, "worker error"));
+  const stopFailedSetGauge = gaugeFailedSet(options.name, options.prefix, handle.client);
 
   let closing: Promise<boolean> | undefined;
   return {
@@ -165,6 +190,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
           shutdown.abort(new Error("worker closing"));
           await settlesWithin(closed, REQUEUE_GRACE_MS);
         }
+        await stopFailedSetGauge();
         await closeStore();
         await closeIfOwned(handle);
         return drained;

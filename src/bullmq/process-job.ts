@@ -7,6 +7,7 @@ import { runClaimed } from "../dispatch/run-claimed.js";
 import { validationMessage } from "../receiver/validation-message.js";
 import { subscriptionNotificationSchema } from "../schema/index.js";
 import type { NotificationJobData } from "./job-data.js";
+import type { HandlerObserver } from "../telemetry/observe-handler.js";
 
 /** How a job ended without an error; also the job's return value. */
 export type JobOutcome = "processed" | "unhandled" | "duplicate" | "conflict";
@@ -27,6 +28,9 @@ export interface JobRunner {
 /** Thrown after a job was put back to wait without using one of its attempts. */
 class Postponed extends DelayedError {}
 
+/** Job data that is not a notification: it goes straight to the failed set. */
+export class InvalidJobDataError extends UnrecoverableError {}
+
 /** When the record is held by someone else: first look again soon, then back off, up to this. */
 const RECHECK_MIN_MS = 50;
 const RECHECK_MAX_MS = 5_000;
@@ -40,7 +44,12 @@ const STORE_RETRY_MS = 1_000;
  * the record queued, a crashed worker's lease running out) and an unreachable store postpone the job
  * without using an attempt: they say nothing about the handler.
  */
-export async function processJob(job: Job<NotificationJobData>, token: string | undefined, runner: JobRunner): Promise<JobOutcome> {
+export async function processJob(
+  job: Job<NotificationJobData>,
+  token: string | undefined,
+  runner: JobRunner,
+  observeHandler?: HandlerObserver,
+): Promise<JobOutcome> {
   const { notification, headers, receivedAt, fingerprint } = readJobData(job);
   const id = notification.id;
   const owner = runner.nextOwner(job);
@@ -78,6 +87,7 @@ export async function processJob(job: Job<NotificationJobData>, token: string | 
       // The handler's effect happened, so the job must not fail now: a retry would run the handler
       // again once the lease ran out. Keep trying to record it while the job holds its place.
       retryCompletion: (write) => retryInBackground(write),
+      observeHandler,
     },
   );
   return outcome as "processed" | "unhandled";
@@ -87,8 +97,8 @@ function readJobData(job: Job<NotificationJobData>): NotificationJobData {
   const data = job.data as Partial<NotificationJobData> | undefined;
   const parsed = subscriptionNotificationSchema.safeParse(data?.notification);
   // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
-  if (!parsed.success) throw new UnrecoverableError(`job data: ${validationMessage(parsed.error.issues)}`);
-  if (typeof data!.fingerprint !== "string") throw new UnrecoverableError("job data has no payload fingerprint");
+  if (!parsed.success) throw new InvalidJobDataError(`job data: ${validationMessage(parsed.error.issues)}`);
+  if (typeof data!.fingerprint !== "string") throw new InvalidJobDataError("job data has no payload fingerprint");
   return {
     notification: parsed.data,
     headers: data!.headers ?? {},

@@ -7,8 +7,8 @@ import { currentTelemetry, type Telemetry } from "./telemetry.js";
 
 /** A queued notification's start in a worker: the trace context the receiver put in the job, and its wait. */
 export interface JobStart {
-  /** `traceparent` (and `tracestate`) from the job data, when the receiver was tracing. */
-  carrier?: Record<string, string>;
+  /** `traceparent` (and `tracestate`) from the job data, when the receiver was tracing; anything else is ignored. */
+  carrier?: unknown;
   queue: string;
   /** Milliseconds from the receiver's acknowledgement to now. */
   queueLagMs: number;
@@ -57,9 +57,9 @@ function startObservation(telemetry: Telemetry, start: JobStart): JobObservation
   };
 }
 
-function parentOf({ api }: Telemetry, carrier: Record<string, string> | undefined): Context {
+function parentOf({ api }: Telemetry, carrier: unknown): Context {
   const active = api.context.active();
-  if (!carrier) return active;
+  if (typeof carrier !== "object" || carrier === null) return active;
   const extracted = api.propagation.extract(api.ROOT_CONTEXT, carrier);
   const sent = api.trace.getSpanContext(extracted);
   const current = api.trace.getSpanContext(active);
