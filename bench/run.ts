@@ -61,6 +61,8 @@ if (existsSync(here("./faults.ts"))) {
   console.error("fault suite at scale ...");
   results.faults = await bench("./faults.ts");
 }
+console.error("OpenTelemetry cost per notification ...");
+results.telemetry = await bench("./telemetry-cost.ts");
 console.error("memory after 1,000,000 notifications ...");
 results.memory = await bench("./memory.ts", {}, ["--expose-gc"]);
 
@@ -89,4 +91,5 @@ console.table({
   "memory store heap after 1M (MB)": (results.memory as any).samples.at(-1).heap_mb,
   "redisStore on 3-master cluster / one Redis (throughput)": (results.cluster as any)?.throughput_ratio_cluster_to_single,
   "p99 the cluster adds, one at a time (ms)": (results.cluster as any)?.p99_added_by_cluster_ms.one_at_a_time,
+  "µs per notification, no OpenTelemetry SDK → traces + metrics": `${(results.telemetry as any).us_per_notification_without_sdk} → ${(results.telemetry as any).us_per_notification_with_traces_and_metrics}`,
 });

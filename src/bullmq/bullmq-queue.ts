@@ -1,4 +1,4 @@
-import { Queue, type JobsOptions } from "bullmq";
+import { Queue, type JobsOptions, type QueueOptions } from "bullmq";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
@@ -17,6 +17,11 @@ export interface BullmqQueueOptions {
   prefix?: string;
   /** Merged over `DEFAULT_JOB_OPTIONS` (attempts, backoff, retention); `jobId` is always derived. */
   jobOptions?: Omit<JobsOptions, "jobId">;
+  /**
+   * BullMQ's own OpenTelemetry spans (`new BullMQOtel(name)` from `bullmq-otel`); give the workers the
+   * same through `workerOptions.telemetry`. Without it the trace still reaches the worker in the job data.
+   */
+  telemetry?: QueueOptions["telemetry"];
   /** Longest an enqueue may take before the receiver answers 503. Default 5 s. */
   timeoutMs?: number;
 }
@@ -62,6 +67,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     connection: handle.client,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...options.jobOptions },
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   // Errors reach the receiver through rejected enqueues; without a listener they would crash the process.
   queue.on("error", () => {});
