@@ -1,6 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions } from "bullmq";
-import { Cluster, Redis } from "ioredis";
+import { Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
@@ -8,15 +7,14 @@ import type { RedactOptions } from "../logging/redact.js";
 import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
-import { failFastRedisOptions, redisStore } from "../redis/index.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
-import { InvalidJobDataError, processJob, type JobOutcome, type JobRunner } from "./process-job.js";
-import { redactErrorInPlace } from "../logging/redact-error.js";
-import { HandlerTimeoutError } from "../dispatch/run-handler.js";
-import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
-import { observeJob } from "../telemetry/observe-job.js";
+import { jobProcessor } from "./job-processor.js";
+import type { JobOutcome, JobRunner } from "./process-job.js";
+import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
+import { workerStore } from "./worker-store.js";
+import { loadOtelApi } from "../telemetry/load-api.js";
 import { gaugeFailedSet } from "./failed-set-gauge.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers {
@@ -50,6 +48,11 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   stalledInterval?: number;
   /** Times a job may be recovered from a dead worker before it is failed. Default 1 (BullMQ's). */
   maxStalledCount?: number;
+  /**
+   * The key given to `bullmqQueue`, to open sealed jobs; during a rotation, the new and the old key.
+   * A sealed job no key opens fails at once, with the reason, and waits in the failed set for `redrive`.
+   */
+  encryptionKey?: EncryptionKey | readonly EncryptionKey[];
   /** Any other BullMQ worker option; the ones above take precedence. */
   workerOptions?: Omit<WorkerOptions, "connection" | "prefix" | "autorun">;
 }
@@ -73,9 +76,6 @@ const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
 /** After the handlers are told to stop: time for their jobs to be put back before closing regardless. */
 const REQUEUE_GRACE_MS = 5_000;
 
-/** Stands for "the worker stopped waiting" in the race between a job and the shutdown signal. */
-const STOPPED = Symbol("stopped");
-
 /**
  * Run queued notifications: the same typed handlers and context as a receiver, each notification id's
  * handler completing once however many workers, receivers and redeliveries there are.
@@ -83,7 +83,7 @@ const STOPPED = Symbol("stopped");
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
-  const { store, closeStore } = options.idempotency ? { store: options.idempotency, closeStore: async () => {} } : sharedStore(options.connection);
+  const { store, closeStore } = workerStore(options);
   const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   try {
     checkHandlingOptions(options, store, leaseMs);
@@ -105,62 +105,11 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ctxLogger: handlerLogger(logger, options.redact ?? {}),
     nextOwner: (job) => nextOwner(String(job.id)),
     shutdown: shutdown.signal,
+    keys: keysFrom(options.encryptionKey),
   };
 
   loadOtelApi();
-  async function processor(job: Job<NotificationJobData>, token?: string): Promise<JobOutcome> {
-    const started = performance.now();
-    const loading = otelApiLoading();
-    if (loading) await loading;
-    // From the receiver's acknowledgement to this start; on a retry, the backoff is part of it.
-    const queueLagMs = Date.now() - (typeof job.data?.receivedAt === "number" ? job.data.receivedAt : job.timestamp);
-    const observation = observeJob({
-      carrier: job.data?.trace,
-      queue: options.name,
-      queueLagMs,
-      firstStart: (job.attemptsStarted ?? 1) <= 1,
-    });
-    const run = processJob(job, token, runner, observation.handler);
-    const line = (outcome: string) => {
-      const fields = {
-        notification_id: job.data?.notification?.id,
-        event_type: job.data?.notification?.event_type,
-        job_id: job.id,
-        job_attempt: job.attemptsMade + 1,
-        outcome,
-        queue_lag_ms: Math.round(queueLagMs),
-        duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-      };
-      // Postponed and requeued runs say nothing about the notification: they end the span, uncounted.
-      observation.end(fields, outcome !== "postponed" && outcome !== "requeued");
-      return fields;
-    };
-    let outcome: JobOutcome | typeof STOPPED;
-    try {
-      outcome = await untilAborted(run, shutdown.signal);
-    } catch (thrown) {
-      if (thrown instanceof DelayedError) {
-        logger.debug(line("postponed"), "notification held elsewhere or store unreachable; looking again shortly");
-        throw thrown;
-      }
-      // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
-      const err = redactErrorInPlace(thrown, options.redact ?? {});
-      const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const failed = err instanceof InvalidJobDataError ? "invalid" : err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
-      logger.error({ ...line(failed), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
-      throw err;
-    }
-    if (outcome === STOPPED) {
-      // The handler may still finish in this process; if it does not, its claim lapses and another worker runs it.
-      run.catch(() => {});
-      line("requeued");
-      await job.moveToDelayed(Date.now(), token);
-      throw new DelayedError();
-    }
-    if (outcome === "conflict") logger.warn(line(outcome), "notification id already used with a different payload; job dropped");
-    else logger.info(line(outcome), "notification processed by worker");
-    return outcome;
-  }
+  const processor = jobProcessor(runner, logger, options.redact ?? {}, options.name);
 
   const worker = new Worker<NotificationJobData, JobOutcome>(options.name, processor, {
     ...options.workerOptions,
@@ -199,39 +148,10 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   };
 }
 
-/**
- * The default store: the one receivers reach with `redisStore({ redis })` on the same Redis (default
- * prefix). A URL or a lent client goes to the store as it is; options get the store's fail-fast
- * settings underneath, on a connection closed with the worker.
- */
-function sharedStore(connection: RedisConnection): { store: IdempotencyStore; closeStore: () => Promise<void> } {
-  if (typeof connection === "string" || connection instanceof Redis || connection instanceof Cluster) {
-    const store = redisStore({ redis: connection });
-    return { store, closeStore: () => store.close() };
-  }
-  const client = new Redis({ ...failFastRedisOptions(), ...connection });
-  const store = redisStore({ redis: client });
-  return {
-    store,
-    async closeStore() {
-      await store.close();
-      client.disconnect();
-    },
-  };
-}
-
-async function untilAborted<T>(task: Promise<T>, signal: AbortSignal): Promise<T | typeof STOPPED> {
-  if (signal.aborted) return STOPPED;
-  let onAbort!: () => void;
-  const stopped = new Promise<typeof STOPPED>((resolve) => {
-    onAbort = () => resolve(STOPPED);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([task, stopped]);
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
+function keysFrom(input: CreateWorkerOptions["encryptionKey"]): SealingKey[] {
+  if (input === undefined) return [];
+  const list: readonly EncryptionKey[] = typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
+  return list.map(sealingKey);
 }
 
 async function settlesWithin(task: Promise<unknown>, ms: number): Promise<boolean> {

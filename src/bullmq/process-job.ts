@@ -5,9 +5,21 @@ import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
 import { validationMessage } from "../receiver/validation-message.js";
-import { subscriptionNotificationSchema } from "../schema/index.js";
-import type { NotificationJobData } from "./job-data.js";
+import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import { notificationIn, type NotificationJobData } from "./job-data.js";
+import { SealError, type SealingKey } from "./seal.js";
 import type { HandlerObserver } from "../telemetry/observe-handler.js";
+
+/** A job's data once opened and validated. */
+interface ReadJobData {
+  notification: SubscriptionNotification;
+  headers: Record<string, string>;
+  receivedAt: number;
+  fingerprint: string;
+}
+
+/** Job data that cannot be opened or is not a notification: it goes straight to the failed set. */
+export class InvalidJobDataError extends UnrecoverableError {}
 
 /** How a job ended without an error; also the job's return value. */
 export type JobOutcome = "processed" | "unhandled" | "duplicate" | "conflict";
@@ -23,13 +35,12 @@ export interface JobRunner {
   nextOwner: (job: Job) => string;
   /** Aborted when the worker gives up waiting for running handlers on close. */
   shutdown: AbortSignal;
+  /** Keys that open sealed job data. */
+  keys: readonly SealingKey[];
 }
 
 /** Thrown after a job was put back to wait without using one of its attempts. */
 class Postponed extends DelayedError {}
-
-/** Job data that is not a notification: it goes straight to the failed set. */
-export class InvalidJobDataError extends UnrecoverableError {}
 
 /** When the record is held by someone else: first look again soon, then back off, up to this. */
 const RECHECK_MIN_MS = 50;
@@ -50,7 +61,7 @@ export async function processJob(
   runner: JobRunner,
   observeHandler?: HandlerObserver,
 ): Promise<JobOutcome> {
-  const { notification, headers, receivedAt, fingerprint } = readJobData(job);
+  const { notification, headers, receivedAt, fingerprint } = readJobData(job, runner.keys);
   const id = notification.id;
   const owner = runner.nextOwner(job);
 
@@ -93,9 +104,16 @@ export async function processJob(
   return outcome as "processed" | "unhandled";
 }
 
-function readJobData(job: Job<NotificationJobData>): NotificationJobData {
+function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
   const data = job.data as Partial<NotificationJobData> | undefined;
-  const parsed = subscriptionNotificationSchema.safeParse(data?.notification);
+  let carried: unknown;
+  try {
+    carried = notificationIn(data, keys);
+  } catch (err) {
+    // No retry opens it with the same keys: straight to the failed set, for redrive once the key is given.
+    throw new InvalidJobDataError(err instanceof SealError ? err.message : "job data could not be read");
+  }
+  const parsed = subscriptionNotificationSchema.safeParse(carried);
   // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
   if (!parsed.success) throw new InvalidJobDataError(`job data: ${validationMessage(parsed.error.issues)}`);
   if (typeof data!.fingerprint !== "string") throw new InvalidJobDataError("job data has no payload fingerprint");

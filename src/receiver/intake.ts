@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { shownText } from "../logging/shown-text.js";
 import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
@@ -7,6 +8,9 @@ import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nestin
 import { parseJsonObject } from "./parse-json.js";
 import { validationMessage } from "./validation-message.js";
 import { verdict, type Verdict } from "./verdict.js";
+
+/** Longest piece of a sender's header text put in a log line. */
+const MAX_REASON_SHOWN = 100;
 
 /** The framework-neutral request an adapter builds. */
 export interface ReceiverRequest {
@@ -25,6 +29,8 @@ export interface ReceiverRequest {
 export interface IntakeRules {
   bodyLimit: number;
   verify?: VerifyHook | undefined;
+  /** `ReceiverOptions.eventSchema`: another event's schema in place of the notification's. */
+  schema?: z.ZodType<{ id: string }> | undefined;
 }
 
 /** What intake learnt of a request; `headers` and `body` are set once read, for the recorder. */
@@ -55,7 +61,9 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
 
   const headers = normalizeHeaders(request.headers);
   if (!isAcceptableContentType(headers["content-type"])) {
-    return { accepted: false, headers, refusal: verdict("unsupported_media_type", { reason: headers["content-type"] }) };
+    // The sender's text: logged card-redacted and cut.
+    const reason = shownText(headers["content-type"]!, MAX_REASON_SHOWN);
+    return { accepted: false, headers, refusal: verdict("unsupported_media_type", { reason }) };
   }
 
   let body: Record<string, unknown>;
@@ -79,7 +87,8 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
     body = parsed as Record<string, unknown>;
   }
 
-  const result = subscriptionNotificationSchema.safeParse(body);
+  // With an `eventSchema` the notification is that event: the later steps read its `id` and `event_type` only.
+  const result = (rules.schema ?? subscriptionNotificationSchema).safeParse(body) as z.ZodSafeParseResult<SubscriptionNotification>;
   if (!result.success) {
     const message = validationMessage(result.error.issues);
     // The id failed validation too, perhaps for its length: never logged whole.
