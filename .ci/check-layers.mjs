@@ -13,7 +13,7 @@ const files = execSync("git ls-files 'src/**.ts' 'adapters/**.ts'", { encoding: 
 const LAYERS = [
   ["src/schema", "src/verify", "src/logging", "src/answer", "src/lifecycle"],
   ["src/idempotency", "src/queue", "src/recording", "src/redis"],
-  ["src/dispatch"],
+  ["src/dispatch", "src/telemetry"],
   ["src/receiver", "src/bullmq"],
   ["src/index.ts", "src/testing", "adapters", "src/client"],
   ["src/cli", "src/simulator"],

@@ -8,7 +8,7 @@ import { intake, type EarlyRejection, type Intake, type ReceiverRequest } from "
 import type { ReceiverOptions } from "./options.js";
 import { resolveOptions } from "./resolve-options.js";
 import type { Verdict } from "./verdict.js";
-import { checkHealth, type HealthOptions, type ReceiverHealth } from "../lifecycle/health.js";
+import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
 

@@ -1,5 +1,7 @@
 import type { TextMapGetter } from "@opentelemetry/api";
-import type { HeaderSource } from "../receiver/headers.js";
+
+/** Request headers as adapters pass them: Node's object or the Fetch API's `Headers` (`HeaderSource`). */
+export type HeaderSource = Headers | Record<string, string | string[] | number | undefined>;
 
 const isFetchHeaders = (source: HeaderSource): source is Headers =>
   typeof (source as Headers).get === "function" && typeof (source as Headers).forEach === "function";
