@@ -14,7 +14,7 @@ const LAYERS = [
   // ordering/position.ts is pure (no imports): the stores compare positions with it.
   ["src/schema", "src/verify", "src/logging", "src/answer", "src/lifecycle", "src/ordering/position.ts"],
   ["src/idempotency", "src/queue", "src/recording", "src/redis"],
-  ["src/dispatch", "src/ordering"],
+  ["src/dispatch", "src/ordering", "src/telemetry"],
   ["src/receiver", "src/bullmq"],
   ["src/index.ts", "src/testing", "adapters", "src/client"],
   ["src/cli", "src/simulator"],

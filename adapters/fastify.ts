@@ -9,6 +9,8 @@ export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/recei
 export interface SubscriptionWebhookPluginOptions extends ReceiverOptions {
   /** The route's path, under any `prefix` the plugin is registered with. */
   path: string;
+  /** Also answer `GET healthPath` with `receiver.health()`: 200 when ok, 503 while the store or queue is down. */
+  healthPath?: string;
 }
 
 // Methods routed to the receiver so a stray GET or OPTIONS gets our 405 answer, not Fastify's 404. HEAD
@@ -36,7 +38,7 @@ const send = (reply: FastifyReply, response: ReceiverResponse, closeConnection =
  * rest of the app keeps its JSON parser. `app.close()` closes the receiver.
  */
 export const subscriptionWebhookPlugin: FastifyPluginAsync<SubscriptionWebhookPluginOptions> = async (app, opts) => {
-  const { path, ...options } = opts;
+  const { path, healthPath, ...options } = opts;
   const receiver = createReceiver(options);
 
   app.removeAllContentTypeParsers();
@@ -53,6 +55,13 @@ export const subscriptionWebhookPlugin: FastifyPluginAsync<SubscriptionWebhookPl
     return send(reply, receiver.reject(reason), reason === "too_large" || reason === "body_timeout");
   });
   app.addHook("onClose", async () => receiver.close());
+
+  if (healthPath) {
+    app.get(healthPath, async (_request, reply) => {
+      const health = await receiver.health();
+      return reply.code(health.ok ? 200 : 503).send(health);
+    });
+  }
 
   app.route({
     method: METHODS,

@@ -65,6 +65,8 @@ if (existsSync(here("./faults.ts"))) {
   console.error("fault suite at scale ...");
   results.faults = await bench("./faults.ts");
 }
+console.error("OpenTelemetry cost per notification ...");
+results.telemetry = await bench("./telemetry-cost.ts");
 console.error("memory after 1,000,000 notifications ...");
 results.memory = await bench("./memory.ts", {}, ["--expose-gc"]);
 
@@ -94,4 +96,5 @@ console.table({
   "redisStore on 3-master cluster / one Redis (throughput)": (results.cluster as any)?.throughput_ratio_cluster_to_single,
   "p99 the cluster adds, one at a time (ms)": (results.cluster as any)?.p99_added_by_cluster_ms.one_at_a_time,
   "latency ordering adds with redisStore, median / p99 (ms)": `${(results.ordering_latency as any)?.added_by_ordering.median_ms} / ${(results.ordering_latency as any)?.added_by_ordering.p99_ms}`,
+  "µs per notification, no OpenTelemetry SDK → traces + metrics": `${(results.telemetry as any).us_per_notification_without_sdk} → ${(results.telemetry as any).us_per_notification_with_traces_and_metrics}`,
 });

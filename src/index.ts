@@ -1,4 +1,5 @@
 export { createReceiver, type Receiver, type ReceiverRequest, type EarlyRejection } from "./receiver/create-receiver.js";
+export type { ReceiverHealth, HealthState, HealthOptions } from "./receiver/health.js";
 export type { Answer, ReceiverResponse, FailureStatus } from "./answer/answer.js";
 export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
 export type { ReceiverOptions } from "./receiver/options.js";

@@ -17,35 +17,35 @@ const idempotency = env.WEBHOOK_REDIS_URL
 // Stands in for the merchant's own business logic.
 const activeUntil = new Map<string, string>();
 
-app.post(
-  "/webhooks/subscriptions",
-  subscriptionWebhook({
-    logger,
-    ...(idempotency ? { idempotency } : {}),
-    ...(env.WEBHOOK_SECRET ? { verify: standardWebhooksVerifier(env.WEBHOOK_SECRET) } : {}),
-    onCreated: async (notification, ctx) => {
-      ctx.log.info({ subscription: notification.resource.id }, "subscription created");
-    },
-    onRenew: async (notification, ctx) => {
-      const subscription = notification.resource.id ?? "unknown";
-      activeUntil.set(subscription, notification.resource.period_end_time ?? "open-ended");
-      ctx.log.info({ subscription, phase: notification.resource.execution_phase }, "access extended");
-    },
-    onCancel: async (notification, ctx) => {
-      activeUntil.delete(notification.resource.id ?? "");
-      ctx.log.info({ subscription: notification.resource.id }, "access revoked");
-    },
-    onSuspend: async (notification, ctx) => {
-      ctx.log.info({ subscription: notification.resource.id }, "subscription suspended");
-    },
-    onResume: async (notification, ctx) => {
-      ctx.log.info({ subscription: notification.resource.id }, "subscription resumed");
-    },
-  }),
-);
+const webhook = subscriptionWebhook({
+  logger,
+  ...(idempotency ? { idempotency } : {}),
+  ...(env.WEBHOOK_SECRET ? { verify: standardWebhooksVerifier(env.WEBHOOK_SECRET) } : {}),
+  onCreated: async (notification, ctx) => {
+    ctx.log.info({ subscription: notification.resource.id }, "subscription created");
+  },
+  onRenew: async (notification, ctx) => {
+    const subscription = notification.resource.id ?? "unknown";
+    activeUntil.set(subscription, notification.resource.period_end_time ?? "open-ended");
+    ctx.log.info({ subscription, phase: notification.resource.execution_phase }, "access extended");
+  },
+  onCancel: async (notification, ctx) => {
+    activeUntil.delete(notification.resource.id ?? "");
+    ctx.log.info({ subscription: notification.resource.id }, "access revoked");
+  },
+  onSuspend: async (notification, ctx) => {
+    ctx.log.info({ subscription: notification.resource.id }, "subscription suspended");
+  },
+  onResume: async (notification, ctx) => {
+    ctx.log.info({ subscription: notification.resource.id }, "subscription resumed");
+  },
+});
+app.post("/webhooks/subscriptions", webhook);
 
-app.get("/healthz", (_req, res) => {
-  res.json({ ok: true, subscriptions: activeUntil.size });
+// For the load balancer: 503 while the store (or queue) is unreachable, when every notification would get 503 too.
+app.get("/healthz", async (_req, res) => {
+  const health = await webhook.receiver.health();
+  res.status(health.ok ? 200 : 503).json(health);
 });
 
 const port = Number(process.env.PORT ?? 3000);

@@ -13,6 +13,8 @@ const activeUntil = new Map<string, string>();
 
 await app.register(subscriptionWebhookPlugin, {
   path: "/webhooks/subscriptions",
+  // GET /healthz: 503 while the store is unreachable (see receiver.health()).
+  healthPath: "/healthz",
   logger,
   // With a signing secret set, unsigned or tampered deliveries are refused with 401. The platform has not
   // published its scheme; Standard Webhooks stands in here (see the README for hmacVerifier).
@@ -29,7 +31,6 @@ await app.register(subscriptionWebhookPlugin, {
 });
 
 app.post("/orders", async (request) => ({ received: request.body }));
-app.get("/healthz", async () => ({ ok: true, subscriptions: activeUntil.size }));
 
 const port = Number(process.env.PORT ?? 3000);
 await app.listen({ port, host: "0.0.0.0" });

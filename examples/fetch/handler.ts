@@ -23,6 +23,10 @@ export default {
   async fetch(request: Request): Promise<Response> {
     const { pathname } = new URL(request.url);
     if (pathname === "/webhooks/subscriptions") return webhook(request);
+    if (pathname === "/healthz") {
+      const health = await webhook.receiver.health();
+      return Response.json(health, { status: health.ok ? 200 : 503 });
+    }
     return new Response("not found", { status: 404 });
   },
 };

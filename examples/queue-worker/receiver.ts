@@ -21,7 +21,11 @@ const webhook = subscriptionWebhook({
 
 const app = express();
 app.post("/webhooks/subscriptions", webhook);
-app.get("/healthz", (_req, res) => void res.json({ ok: true }));
+// 503 while Redis is unreachable, so the load balancer stops routing notifications that could only get 503.
+app.get("/healthz", async (_req, res) => {
+  const health = await webhook.receiver.health();
+  res.status(health.ok ? 200 : 503).json(health);
+});
 
 const port = Number(process.env.PORT ?? 3000);
 const server = app.listen(port, () => logger.info({ port, queue: queueName }, "receiver listening"));

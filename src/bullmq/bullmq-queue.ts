@@ -1,4 +1,4 @@
-import { Queue, type JobsOptions } from "bullmq";
+import { Queue, type JobsOptions, type QueueOptions } from "bullmq";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
@@ -18,6 +18,11 @@ export interface BullmqQueueOptions {
   prefix?: string;
   /** Merged over `DEFAULT_JOB_OPTIONS` (attempts, backoff, retention); `jobId` is always derived. */
   jobOptions?: Omit<JobsOptions, "jobId">;
+  /**
+   * BullMQ's own OpenTelemetry spans (`new BullMQOtel(name)` from `bullmq-otel`); give the workers the
+   * same through `workerOptions.telemetry`. Without it the trace still reaches the worker in the job data.
+   */
+  telemetry?: QueueOptions["telemetry"];
   /** Longest an enqueue may take before the receiver answers 503. Default 5 s. */
   timeoutMs?: number;
   /**
@@ -50,6 +55,8 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   /** The BullMQ queue underneath, for counts, metrics and dashboards. */
   readonly queue: Queue<NotificationJobData>;
   enqueue(item: QueuedNotification): Promise<void>;
+  /** A PING on the queue's connection within `timeoutMs`; rejects while Redis is down. */
+  ping(): Promise<void>;
   /** Close the queue and the connection made for it (a lent client stays open). */
   close(): Promise<void>;
 }
@@ -68,6 +75,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     connection: handle.client,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...options.jobOptions },
+    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   // Errors reach the receiver through rejected enqueues; without a listener they would crash the process.
   queue.on("error", () => {});
@@ -96,6 +104,10 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     queue,
     enqueue: (item) =>
       within(add(item), timeoutMs, () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`)),
+    async ping() {
+      // No offline queue on this connection: a PING while Redis is down is refused at once.
+      await within(handle.client.ping(), timeoutMs, () => new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`));
+    },
     async close() {
       await queue.close();
       await closeIfOwned(handle);

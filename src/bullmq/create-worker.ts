@@ -14,6 +14,8 @@ import { jobProcessor } from "./job-processor.js";
 import type { JobOutcome, JobRunner } from "./process-job.js";
 import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
 import { workerStore } from "./worker-store.js";
+import { loadOtelApi } from "../telemetry/load-api.js";
+import { gaugeFailedSet } from "./failed-set-gauge.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -112,7 +114,8 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     keys: keysFrom(options.encryptionKey),
   };
 
-  const processor = jobProcessor(runner, logger, options.redact ?? {});
+  loadOtelApi();
+  const processor = jobProcessor(runner, logger, options.redact ?? {}, options.name);
 
   const worker = new Worker<NotificationJobData, JobOutcome>(options.name, processor, {
     ...options.workerOptions,
@@ -126,6 +129,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
   });
   worker.on("error", (err) => logger.error({ err }, "worker error"));
+  const stopFailedSetGauge = gaugeFailedSet(options.name, options.prefix, handle.client);
 
   let closing: Promise<boolean> | undefined;
   return {
@@ -141,6 +145,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
           shutdown.abort(new Error("worker closing"));
           await settlesWithin(closed, REQUEUE_GRACE_MS);
         }
+        await stopFailedSetGauge();
         await closeStore();
         await closeIfOwned(handle);
         return drained;

@@ -33,6 +33,8 @@ export interface NotificationJobData {
    * them, so it needs neither the receiver's key and position functions nor to agree with them.
    */
   order?: OrderClaim;
+  /** The receiver's trace context, so the worker's spans join the receiver's trace. */
+  trace?: Record<string, string>;
 }
 
 /** Card verification data is never written, sealed or not (PCI DSS forbids keeping it after authorization). */
@@ -63,6 +65,7 @@ export function jobDataFor(item: QueuedNotification, key?: SealingKey): Notifica
     receivedAt: item.receivedAt,
     fingerprint: item.fingerprint,
     ...(item.order ? { order: item.order } : {}),
+    ...(item.trace ? { trace: item.trace } : {}),
   };
   if (!key) return { ...common, notification: transformPayload(notification, MASKED) as SubscriptionNotification };
   const text = JSON.stringify(transformPayload(notification, WITHOUT_VERIFICATION));

@@ -2,53 +2,74 @@ import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import type { RedactOptions } from "../logging/redact.js";
+import { HandlerTimeoutError } from "../dispatch/run-handler.js";
+import { otelApiLoading } from "../telemetry/load-api.js";
+import { observeJob } from "../telemetry/observe-job.js";
 import type { NotificationJobData } from "./job-data.js";
-import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
+import { InvalidJobDataError, processJob, type JobOutcome, type JobRunner } from "./process-job.js";
 
 /** Stands for "the worker stopped waiting" in the race between a job and the shutdown signal. */
 const STOPPED = Symbol("stopped");
 
 /**
  * The BullMQ processor: run the job (`processJob`), log how it ended, and when the worker stops
- * waiting on close, put the job back for another worker instead of waiting for its handler.
+ * waiting on close, put the job back for another worker instead of waiting for its handler. Each run
+ * is observed (`observeJob`): its span joins the receiver's trace, and its log line says how long the
+ * notification waited in the queue.
  */
 export function jobProcessor(
   runner: JobRunner,
   logger: Logger,
   redact: RedactOptions,
+  queue: string,
 ): (job: Job<NotificationJobData>, token?: string) => Promise<JobOutcome> {
   return async (job: Job<NotificationJobData>, token?: string): Promise<JobOutcome> => {
     const started = performance.now();
-    const run = processJob(job, token, runner);
-    const fields = () => ({
-      notification_id: job.data?.id ?? job.data?.notification?.id,
-      event_type: job.data?.event_type ?? job.data?.notification?.event_type,
-      job_id: job.id,
-      job_attempt: job.attemptsMade + 1,
-      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    });
+    // Only the first jobs wait, while the optional OpenTelemetry API is still being looked for.
+    const loading = otelApiLoading();
+    if (loading) await loading;
+    // From the receiver's acknowledgement to this start; on a retry, the backoff is part of it.
+    const queueLagMs = Date.now() - (typeof job.data?.receivedAt === "number" ? job.data.receivedAt : job.timestamp);
+    const observation = observeJob({ carrier: job.data?.trace, queue, queueLagMs, firstStart: (job.attemptsStarted ?? 1) <= 1 });
+    const run = processJob(job, token, runner, observation.handler);
+    const line = (outcome: string) => {
+      const fields = {
+        notification_id: job.data?.id ?? job.data?.notification?.id,
+        event_type: job.data?.event_type ?? job.data?.notification?.event_type,
+        job_id: job.id,
+        job_attempt: job.attemptsMade + 1,
+        outcome,
+        queue_lag_ms: Math.round(queueLagMs),
+        duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      };
+      // Postponed and requeued runs say nothing about the notification: they end the span, uncounted.
+      observation.end(fields, outcome !== "postponed" && outcome !== "requeued");
+      return fields;
+    };
     let outcome: JobOutcome | typeof STOPPED;
     try {
       outcome = await untilAborted(run, runner.shutdown);
     } catch (thrown) {
       if (thrown instanceof DelayedError) {
-        logger.debug(fields(), "notification held elsewhere or store unreachable; looking again shortly");
+        logger.debug(line("postponed"), "notification held elsewhere or store unreachable; looking again shortly");
         throw thrown;
       }
       // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
       const err = redactErrorInPlace(thrown, redact);
       const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      logger.error({ ...fields(), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
+      const failed = err instanceof InvalidJobDataError ? "invalid" : err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
+      logger.error({ ...line(failed), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
       throw err;
     }
     if (outcome === STOPPED) {
       // The handler may still finish in this process; if it does not, its claim lapses and another worker runs it.
       run.catch(() => {});
+      line("requeued");
       await job.moveToDelayed(Date.now(), token);
       throw new DelayedError();
     }
-    if (outcome === "conflict") logger.warn(fields(), "notification id already used with a different payload; job dropped");
-    else logger.info({ ...fields(), outcome }, "notification processed by worker");
+    if (outcome === "conflict") logger.warn(line(outcome), "notification id already used with a different payload; job dropped");
+    else logger.info(line(outcome), "notification processed by worker");
     return outcome;
   };
 }

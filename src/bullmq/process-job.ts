@@ -10,6 +10,7 @@ import type { OrderClaim } from "../idempotency/store.js";
 import { claimedOrder } from "../ordering/claimed-order.js";
 import { notificationIn, type NotificationJobData } from "./job-data.js";
 import { SealError, type SealingKey } from "./seal.js";
+import type { HandlerObserver } from "../telemetry/observe-handler.js";
 
 /** A job's data once opened and validated. */
 interface ReadJobData {
@@ -19,6 +20,9 @@ interface ReadJobData {
   fingerprint: string;
   order?: OrderClaim;
 }
+
+/** Job data that cannot be opened or is not a notification: it goes straight to the failed set. */
+export class InvalidJobDataError extends UnrecoverableError {}
 
 /** How a job ended without an error; also the job's return value. */
 export type JobOutcome = "processed" | "unhandled" | "stale" | "duplicate" | "conflict";
@@ -56,7 +60,12 @@ const STORE_RETRY_MS = 1_000;
  * the record queued, a crashed worker's lease running out) and an unreachable store postpone the job
  * without using an attempt: they say nothing about the handler.
  */
-export async function processJob(job: Job<NotificationJobData>, token: string | undefined, runner: JobRunner): Promise<JobOutcome> {
+export async function processJob(
+  job: Job<NotificationJobData>,
+  token: string | undefined,
+  runner: JobRunner,
+  observeHandler?: HandlerObserver,
+): Promise<JobOutcome> {
   const { notification, headers, receivedAt, fingerprint, order } = readJobData(job, runner.keys);
   const id = notification.id;
   const owner = runner.nextOwner(job);
@@ -96,6 +105,7 @@ export async function processJob(job: Job<NotificationJobData>, token: string | 
       // The handler's effect happened, so the job must not fail now: a retry would run the handler
       // again once the lease ran out. Keep trying to record it while the job holds its place.
       retryCompletion: (write) => retryInBackground(write),
+      observeHandler,
     },
   );
   return outcome as "processed" | "unhandled" | "stale";
@@ -108,15 +118,15 @@ function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[])
     carried = notificationIn(data, keys);
   } catch (err) {
     // No retry opens it with the same keys: straight to the failed set, for redrive once the key is given.
-    throw new UnrecoverableError(err instanceof SealError ? err.message : "job data could not be read");
+    throw new InvalidJobDataError(err instanceof SealError ? err.message : "job data could not be read");
   }
   const parsed = subscriptionNotificationSchema.safeParse(carried);
   // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
-  if (!parsed.success) throw new UnrecoverableError(`job data: ${validationMessage(parsed.error.issues)}`);
-  if (typeof data!.fingerprint !== "string") throw new UnrecoverableError("job data has no payload fingerprint");
+  if (!parsed.success) throw new InvalidJobDataError(`job data: ${validationMessage(parsed.error.issues)}`);
+  if (typeof data!.fingerprint !== "string") throw new InvalidJobDataError("job data has no payload fingerprint");
   const order = data!.order;
   if (order !== undefined && (typeof order?.key !== "string" || (order.position !== undefined && typeof order.position !== "string"))) {
-    throw new UnrecoverableError("job data has a malformed order (key and position must be strings)");
+    throw new InvalidJobDataError("job data has a malformed order (key and position must be strings)");
   }
   return {
     ...(order ? { order } : {}),

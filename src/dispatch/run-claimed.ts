@@ -6,6 +6,7 @@ import { handlerContext } from "./handler-context.js";
 import { handlerFor, type Handler, type HandlerContext, type HandlerHooks, type SubscriptionHandlers } from "./handlers.js";
 import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
 import type { ClaimedOrder } from "../ordering/claimed-order.js";
+import type { HandlerObserver } from "../telemetry/observe-handler.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
 export interface ClaimedRun {
@@ -38,6 +39,8 @@ export interface ClaimedHooks {
    * background (a receiver, which answers at once) or while the job holds its place (a worker).
    */
   retryCompletion: (write: () => Promise<unknown>) => Promise<unknown> | void;
+  /** Runs the handler in its span (see `observeHandler`). Default: runs it as it is. */
+  observeHandler?: HandlerObserver;
 }
 
 export type ClaimedOutcome =
@@ -54,8 +57,8 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
   if (handler) {
     const stop = hooks.stop;
     let ctx: HandlerContext | undefined;
-    try {
-      await runHandler(
+    const runIt = () =>
+      runHandler(
         handler,
         notification,
         (signal) =>
@@ -70,6 +73,10 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
           })),
         { timeoutMs: run.timeoutMs, leaseMs: run.leaseMs, extendLease: async () => store.extend(id, owner, run.leaseMs, orderKey) },
       );
+    try {
+      if (hooks.observeHandler) {
+        await hooks.observeHandler({ notificationId: id, eventType: notification.event_type, attempt: run.attempt }, runIt);
+      } else await runIt();
     } catch (err) {
       if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();
       const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";

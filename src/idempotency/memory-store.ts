@@ -228,6 +228,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       const { expiresAt: _expiresAt, bytes: _bytes, order: _order, ...record } = entry;
       return record;
     },
+
+    // In this process's memory: reachable whenever the process can answer at all.
+    ping() {},
   };
 }
 

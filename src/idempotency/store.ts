@@ -92,6 +92,8 @@ export interface IdempotencyStore {
   /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */
   release(id: string, owner: string, orderKey?: string): Awaitable<boolean>;
   get(id: string, orderKey?: string): Awaitable<IdempotencyRecord | undefined>;
+  /** Resolves when the backend answers; throws (or rejects) when it cannot be reached. Used by `receiver.health()`. */
+  ping?(): Awaitable<void>;
   close?(): Awaitable<void>;
 }
 

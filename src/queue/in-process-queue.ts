@@ -45,6 +45,10 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
       // `run` records failures itself; the catch only keeps a rejection from going unhandled.
       void queue.add(() => item.run()).catch(() => {});
     },
+    async ping() {
+      // Full or closing, it refuses notifications (503) until it drains: not a place to route them to.
+      if (closing || queue.size >= maxPending) throw new QueueFullError(maxPending);
+    },
     async close() {
       closing = true;
       const limit = options.drainTimeoutMs ?? 30_000;

@@ -10,6 +10,8 @@ export interface QueuedNotification {
   receivedAt: number;
   /** With `ordering`: the key and position it was claimed under; a worker claims it again under them. */
   order?: OrderClaim;
+  /** W3C trace context (`traceparent`, `tracestate`) of the receiver's span, when it is tracing. */
+  trace?: Record<string, string>;
   /** Runs the handler under the receiver's claim; in-process queues call it, durable queues ignore it. */
   run: () => Promise<void>;
 }
@@ -22,5 +24,7 @@ export interface NotificationQueue {
   /** Durable queues survive the receiver; their records are marked `queued` for a worker to take over. */
   readonly durable: boolean;
   enqueue(item: QueuedNotification): Promise<void>;
+  /** Resolves when the queue would accept a notification now; rejects when not. Used by `receiver.health()`. */
+  ping?(): Promise<void>;
   close?(): Promise<void>;
 }

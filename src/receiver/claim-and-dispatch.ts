@@ -4,6 +4,7 @@ import { ownerTokens, runClaimed, type ClaimedOutcome } from "../dispatch/run-cl
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import { UNOBSERVED, type ReceiveObservation } from "../telemetry/observe-receive.js";
 import type { Background } from "./background.js";
 import { fingerprintOf } from "./fingerprint.js";
 import type { ResolvedOptions } from "./resolve-options.js";
@@ -27,12 +28,12 @@ export function claimAndDispatch(
   resolved: ResolvedOptions,
   work: Background,
   logQueued: (verdict: Verdict, started: number) => void,
-): (accepted: Accepted) => Promise<Verdict> {
+): (accepted: Accepted, observation?: ReceiveObservation) => Promise<Verdict> {
   const { options, store, leaseMs, slots, unavailableRetry, ordering } = resolved;
   const nextOwner = ownerTokens();
   const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
 
-  return async ({ notification, body, headers }) => {
+  return async ({ notification, body, headers }, observation = UNOBSERVED) => {
     const id = notification.id;
     const fields: LogFields = {
       notification_id: id,
@@ -76,7 +77,7 @@ export function claimAndDispatch(
     const run = () =>
       runClaimed(
         { ...resolved, handlers: options, notification, owner, attempt: claim.attempt, headers, receivedAt, order: claimed },
-        { retryCompletion },
+        { retryCompletion, observeHandler: observation.handler },
       );
     const outcomeVerdict = (result: ClaimedOutcome) => verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
     const runQueued = async () => {
@@ -88,17 +89,21 @@ export function claimAndDispatch(
     // A notification found stale at claim is settled here and now: there is nothing to queue.
     if (options.queue && !claimed?.stale) {
       try {
-        await options.queue.enqueue({
-          id,
-          fingerprint,
-          notification,
-          headers,
-          receivedAt,
-          ...order,
-          // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
-          // queue holds the claim while the notification waits, and runs it only if still owned.
-          run: options.queue.durable ? runQueued : holdClaimWhileQueued({ store, id, owner, leaseMs, orderKey }, runQueued, lostWhileQueued),
-        });
+        // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
+        await observation.within(() =>
+          options.queue!.enqueue({
+            id,
+            fingerprint,
+            notification,
+            headers,
+            receivedAt,
+            ...order,
+            trace: observation.carrier(),
+            // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
+            // queue holds the claim while the notification waits, and runs it only if still owned.
+            run: options.queue!.durable ? runQueued : holdClaimWhileQueued({ store, id, owner, leaseMs, orderKey }, runQueued, lostWhileQueued),
+          }),
+        );
         if (options.queue.durable) await store.markQueued(id, owner, orderKey);
       } catch (err) {
         await Promise.resolve(store.release(id, owner, orderKey)).catch(() => {});

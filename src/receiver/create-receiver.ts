@@ -8,6 +8,9 @@ import { intake, type EarlyRejection, type Intake, type ReceiverRequest } from "
 import type { ReceiverOptions } from "./options.js";
 import { resolveOptions } from "./resolve-options.js";
 import type { Verdict } from "./verdict.js";
+import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
+import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
+import { observeReceive } from "../telemetry/observe-receive.js";
 
 export type { ReceiverRequest, EarlyRejection } from "./intake.js";
 
@@ -26,6 +29,8 @@ export interface Receiver {
    * `closeOnSignals` passes, too.
    */
   close(limit?: number | { timeoutMs?: number }): Promise<void>;
+  /** Pings the store and the queue within a short time-out; `ok: false` means notifications would get 503. */
+  health(options?: HealthOptions): Promise<ReceiverHealth>;
 }
 
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
@@ -48,12 +53,17 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   const dispatch = claimAndDispatch(resolved, work, (verdict, started) => void answer(verdict, started));
   const rules = { bodyLimit, bodyTimeoutMs, verifies: options.verify !== undefined, bodyParserFix: hints.bodyParserFix };
   const verdictOf = (refusal: Verdict | EarlyRejection) => (typeof refusal === "string" ? earlyVerdict(refusal, rules) : refusal);
+  loadOtelApi();
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     const started = performance.now();
     const receivedAt = Date.now();
+    // Only the first requests wait, while the optional OpenTelemetry API is still being looked for.
+    const loading = otelApiLoading();
+    if (loading) await loading;
+    const observation = observeReceive(request.headers);
     const taken = await intake(request, { bodyLimit, verify: options.verify, schema: options.eventSchema });
-    const response = answer(taken.accepted ? await dispatch(taken) : verdictOf(taken.refusal), started);
+    const response = answer(taken.accepted ? await dispatch(taken, observation) : verdictOf(taken.refusal), started, observation);
     record(taken, response, receivedAt);
     return response;
   }
@@ -73,6 +83,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     internalError: (err) => answer(internalErrorVerdict(err), performance.now()),
     bodyLimit,
     bodyTimeoutMs,
+    health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions),
     async close(limit) {
       const timeoutMs = (typeof limit === "number" ? limit : limit?.timeoutMs) ?? DEFAULT_CLOSE_TIMEOUT_MS;
       await work.settle(timeoutMs);

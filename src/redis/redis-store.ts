@@ -37,6 +37,8 @@ export interface RedisStore extends IdempotencyStore {
   markQueued(id: string, owner: string, orderKey?: string): Promise<boolean>;
   release(id: string, owner: string, orderKey?: string): Promise<boolean>;
   get(id: string, orderKey?: string): Promise<IdempotencyRecord | undefined>;
+  /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -122,6 +124,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async get(id, orderKey) {
       const at = orderKey === undefined ? key(id) : orderedKeys(prefix, orderKey, id).record;
       return recordOf(await connection.run("get", (client) => client.hgetall(at)));
+    },
+
+    async ping() {
+      await connection.run("ping", (client) => client.ping());
     },
 
     close: () => connection.close(),

@@ -1,0 +1,28 @@
+import { eventTypeOf } from "../schema/index.js";
+
+/**
+ * Attribute names on spans and metrics. Only these are ever set: identifiers the platform assigns and
+ * the library's own verdicts, never a field of the notification's resource (card data, names, emails).
+ */
+export const ATTR = {
+  notificationId: "webhook.notification.id",
+  eventType: "webhook.event_type",
+  outcome: "webhook.outcome",
+  attempt: "webhook.attempt",
+  subscriptionId: "webhook.subscription.id",
+  source: "webhook.source",
+  queueLagMs: "webhook.queue.lag_ms",
+  status: "http.response.status_code",
+  errorType: "error.type",
+  queue: "messaging.destination.name",
+} as const;
+
+/**
+ * `event_type` as a metric attribute: event types the platform adds later pass validation, and a sender
+ * could make up any number of them, so values the library does not know are counted as `UNKNOWN` (as
+ * `eventTypeOf` dispatches them), keeping the number of series bounded. Spans carry the value as sent.
+ * `none` when the notification was refused before its event type was known.
+ */
+export function eventTypeLabel(eventType: string | undefined): string {
+  return eventType === undefined ? "none" : eventTypeOf({ event_type: eventType });
+}

@@ -1,0 +1,55 @@
+import type { Context } from "@opentelemetry/api";
+import { HandlerTimeoutError, LeaseLostError } from "../dispatch/run-handler.js";
+import { ATTR, eventTypeLabel } from "./attributes.js";
+import type { Telemetry } from "./telemetry.js";
+
+/** What a handler span says about the notification it ran for. */
+export interface HandlerFields {
+  notificationId: string;
+  eventType: string;
+  attempt: number;
+  source: "receiver" | "worker";
+}
+
+/** Runs a handler (`run`) observed as `observeHandler` does, the source and parent already chosen. */
+export type HandlerObserver = <T>(fields: Omit<HandlerFields, "source">, run: () => Promise<T>) => Promise<T>;
+
+/**
+ * Run a handler inside a `webhook.handler` span, child of `parent`, and record its duration. The span
+ * is the active one while the handler runs, so spans the merchant's own code makes nest under it. A
+ * failure is named by its outcome only: an error's message may quote the notification.
+ */
+export async function observeHandler<T>(telemetry: Telemetry, parent: Context, fields: HandlerFields, run: () => Promise<T>): Promise<T> {
+  const { api, tracer, metrics } = telemetry;
+  const span = tracer?.startSpan(
+    "webhook.handler",
+    {
+      kind: api.SpanKind.INTERNAL,
+      attributes: {
+        [ATTR.notificationId]: fields.notificationId,
+        [ATTR.eventType]: fields.eventType,
+        [ATTR.attempt]: fields.attempt,
+        [ATTR.source]: fields.source,
+      },
+    },
+    parent,
+  );
+  const started = performance.now();
+  let outcome = "processed";
+  try {
+    return await api.context.with(span ? api.trace.setSpan(parent, span) : parent, run);
+  } catch (err) {
+    outcome = err instanceof HandlerTimeoutError ? "handler_timeout" : err instanceof LeaseLostError ? "lease_lost" : "handler_failed";
+    span?.setStatus({ code: api.SpanStatusCode.ERROR, message: outcome });
+    span?.setAttribute(ATTR.errorType, outcome);
+    throw err;
+  } finally {
+    span?.setAttribute(ATTR.outcome, outcome);
+    span?.end();
+    metrics?.handlerDuration.record((performance.now() - started) / 1000, {
+      [ATTR.outcome]: outcome,
+      [ATTR.eventType]: eventTypeLabel(fields.eventType),
+      [ATTR.source]: fields.source,
+    });
+  }
+}

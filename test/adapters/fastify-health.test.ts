@@ -1,0 +1,32 @@
+import Fastify from "fastify";
+import { describe, expect, it } from "vitest";
+import { memoryStore, StoreUnavailableError, type IdempotencyStore } from "merchant-webhooks";
+import { subscriptionWebhookPlugin } from "merchant-webhooks/fastify";
+
+async function appWith(idempotency: IdempotencyStore) {
+  const app = Fastify();
+  await app.register(subscriptionWebhookPlugin, { path: "/hook", healthPath: "/healthz", idempotency });
+  return app;
+}
+
+describe("fastify plugin healthPath", () => {
+  it("answers 200 with the health of a reachable store", async () => {
+    const app = await appWith(memoryStore());
+    const response = await app.inject({ method: "GET", url: "/healthz" });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ ok: true, store: "up", queue: "none" });
+    await app.close();
+  });
+
+  it("answers 503 while the store cannot be reached", async () => {
+    const down: IdempotencyStore = {
+      ...memoryStore(),
+      ping: () => Promise.reject(new StoreUnavailableError("redis idempotency store: ping failed")),
+    };
+    const app = await appWith(down);
+    const response = await app.inject({ method: "GET", url: "/healthz" });
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toEqual({ ok: false, store: "down", queue: "none" });
+    await app.close();
+  });
+});
