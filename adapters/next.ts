@@ -41,14 +41,19 @@ export interface PagesHandler {
   readonly receiver: Receiver;
 }
 
+/** Named in the 500 answer when Next's body parser consumed the body: the one-line fix, in Next's terms. */
+const PAGES_BODY_PARSER_FIX =
+  "turn Next's body parser off in this API route file: export const config = { api: { bodyParser: false } }";
+
 /**
  * `export default createPagesHandler({ onRenew })` in `pages/api/...`, beside the literal
  * `export const config = { api: { bodyParser: false } }`, so the exact bytes reach the signature check.
  * The config is not exported from here: Next reads it statically from the route file, and Next 16
- * fails the build when it is re-exported from another module. If the body parser was left on, unsigned notifications still work from the parsed body (like Express behind
- * `express.json()`); with `verify` set the answer is a 500 naming the misconfiguration.
+ * fails the build when it is re-exported from another module. If the body parser was left on, unsigned
+ * notifications still work from the parsed body (like Express behind `express.json()`); with `verify`
+ * set the answer is a 500 naming the misconfiguration.
  */
 export function createPagesHandler(options: ReceiverOptions): PagesHandler {
-  const receiver = createReceiver(options);
+  const receiver = createReceiver(options, { bodyParserFix: PAGES_BODY_PARSER_FIX });
   return Object.assign(nodeListener(receiver), { receiver });
 }

@@ -4,7 +4,7 @@ export type { Answer, ReceiverResponse, FailureStatus } from "./answer/answer.js
 export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
 export type { ReceiverOptions } from "./receiver/options.js";
 export { eventWebhook, type EventWebhookOptions } from "./receiver/event-webhook.js";
-export type { Handler, HandlerContext, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
+export type { ErrorHook, EventObjectFor, Handler, HandlerContext, HandlerFor, HandlerHooks, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
 export { handlerKeyFor } from "./dispatch/handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
 export type { HeaderSource } from "./receiver/headers.js";
@@ -16,6 +16,7 @@ export {
   type ClaimRequest,
   type ClaimResult,
   type RecordState,
+  type OrderClaim,
 } from "./idempotency/store.js";
 export { redactNotification, redactCardNumbers, REDACTED, type RedactOptions } from "./logging/redact.js";
 export type { NotificationQueue, QueuedNotification } from "./queue/queue.js";
@@ -28,3 +29,5 @@ export { jsonlRecorder, type JsonlRecorder, type JsonlRecorderOptions } from "./
 export { redactForRecording, REDACTED_EMAIL, REDACTED_IP } from "./recording/replayable-redaction.js";
 export { KEPT_HEADERS } from "./logging/kept-headers.js";
 export { MAX_BODY_DEPTH } from "./receiver/nesting-depth.js";
+export type { OrderingOption, OrderingOptions } from "./ordering/ordering-options.js";
+export { parseNotification, NotificationError, type ParseNotificationOptions } from "./receiver/parse-notification.js";

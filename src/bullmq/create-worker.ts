@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
@@ -17,7 +17,7 @@ import { workerStore } from "./worker-store.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { gaugeFailedSet } from "./failed-set-gauge.js";
 
-export interface CreateWorkerOptions extends SubscriptionHandlers {
+export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
   connection: RedisConnection;
   /** Queue name, as given to `bullmqQueue`. */
@@ -26,6 +26,11 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   prefix?: string;
   /** Jobs run at once by this worker. Default 10. */
   concurrency?: number;
+  /**
+   * Gets the jobs of receivers with `ordering` that are stale when their turn comes (older than the
+   * newest completed notification of their subscription). Without it they complete, logged, unrun.
+   */
+  onStale?: Handler;
   /**
    * The store the receivers claim in. Default: `redisStore` on `connection` with its default prefix,
    * which is what receivers get from `redisStore({ redis })` on the same Redis.
@@ -100,6 +105,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   const runner: JobRunner = {
     store,
     handlers: options,
+    onStale: options.onStale,
     leaseMs,
     timeoutMs: options.handlerTimeoutMs ?? DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
     ctxLogger: handlerLogger(logger, options.redact ?? {}),

@@ -3,6 +3,7 @@ import { maskCardNumber, maskCardNumbers, REDACTED } from "../logging/card-numbe
 import { transformPayload, type PayloadPolicy } from "../logging/transform-payload.js";
 import type { QueuedNotification } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import type { OrderClaim } from "../idempotency/store.js";
 import { open, seal, type SealedPayload, type SealingKey } from "./seal.js";
 
 /**
@@ -27,6 +28,11 @@ export interface NotificationJobData {
   receivedAt: number;
   /** The payload fingerprint: the worker's claim must match the receiver's. */
   fingerprint: string;
+  /**
+   * With `ordering`: the key and position the receiver claimed under. The worker claims in order with
+   * them, so it needs neither the receiver's key and position functions nor to agree with them.
+   */
+  order?: OrderClaim;
   /** The receiver's trace context, so the worker's spans join the receiver's trace. */
   trace?: Record<string, string>;
 }
@@ -58,6 +64,7 @@ export function jobDataFor(item: QueuedNotification, key?: SealingKey): Notifica
     headers: keptHeaders(item.headers),
     receivedAt: item.receivedAt,
     fingerprint: item.fingerprint,
+    ...(item.order ? { order: item.order } : {}),
     ...(item.trace ? { trace: item.trace } : {}),
   };
   if (!key) return { ...common, notification: transformPayload(notification, MASKED) as SubscriptionNotification };

@@ -1,11 +1,13 @@
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
 import { validationMessage } from "../receiver/validation-message.js";
 import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import type { OrderClaim } from "../idempotency/store.js";
+import { claimedOrder } from "../ordering/claimed-order.js";
 import { notificationIn, type NotificationJobData } from "./job-data.js";
 import { SealError, type SealingKey } from "./seal.js";
 import type { HandlerObserver } from "../telemetry/observe-handler.js";
@@ -16,17 +18,20 @@ interface ReadJobData {
   headers: Record<string, string>;
   receivedAt: number;
   fingerprint: string;
+  order?: OrderClaim;
 }
 
 /** Job data that cannot be opened or is not a notification: it goes straight to the failed set. */
 export class InvalidJobDataError extends UnrecoverableError {}
 
 /** How a job ended without an error; also the job's return value. */
-export type JobOutcome = "processed" | "unhandled" | "duplicate" | "conflict";
+export type JobOutcome = "processed" | "unhandled" | "stale" | "duplicate" | "conflict";
 
 export interface JobRunner {
   store: IdempotencyStore;
-  handlers: SubscriptionHandlers;
+  handlers: SubscriptionHandlers & HandlerHooks;
+  /** For jobs claimed in order that are stale by the time they run. */
+  onStale?: Handler | undefined;
   leaseMs: number;
   timeoutMs: number;
   /** Base for `ctx.log`, with the receiver's redaction (see `handlerLogger`). */
@@ -61,13 +66,14 @@ export async function processJob(
   runner: JobRunner,
   observeHandler?: HandlerObserver,
 ): Promise<JobOutcome> {
-  const { notification, headers, receivedAt, fingerprint } = readJobData(job, runner.keys);
+  const { notification, headers, receivedAt, fingerprint, order } = readJobData(job, runner.keys);
   const id = notification.id;
   const owner = runner.nextOwner(job);
 
   let claim;
   try {
-    claim = await runner.store.claim({ id, fingerprint, owner, leaseMs: runner.leaseMs, takeQueued: true });
+    // In order, the claim checks the position again: something newer may have completed since the receiver's check.
+    claim = await runner.store.claim({ id, fingerprint, owner, leaseMs: runner.leaseMs, takeQueued: true, ...(order ? { order } : {}) });
   } catch {
     return postpone(job, token, STORE_RETRY_MS);
   }
@@ -77,7 +83,8 @@ export async function processJob(
     case "conflict":
       return "conflict";
     case "processing":
-      // Usually the receiver that added this job, a moment before it marks the record queued.
+      // Usually the receiver that added this job, a moment before it marks the record queued; in
+      // order, also another notification of the subscription running now.
       return postpone(job, token, Math.min(claim.retryAfterMs, recheckDelay(job)));
     case "queued":
       // Only a store that ignores `takeQueued` answers this; look again rather than drop the job.
@@ -87,7 +94,7 @@ export async function processJob(
   // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
   const attempt = Math.max(1, claim.attempt - 1);
   const { outcome } = await runClaimed(
-    { ...runner, notification, owner, attempt, headers, receivedAt },
+    { ...runner, notification, owner, attempt, headers, receivedAt, order: claimedOrder(order, claim, runner.onStale) },
     {
       stop: runner.shutdown,
       // Someone else holds the record now; whether it completes there decides what this job does next.
@@ -101,7 +108,7 @@ export async function processJob(
       observeHandler,
     },
   );
-  return outcome as "processed" | "unhandled";
+  return outcome as "processed" | "unhandled" | "stale";
 }
 
 function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
@@ -117,7 +124,12 @@ function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[])
   // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
   if (!parsed.success) throw new InvalidJobDataError(`job data: ${validationMessage(parsed.error.issues)}`);
   if (typeof data!.fingerprint !== "string") throw new InvalidJobDataError("job data has no payload fingerprint");
+  const order = data!.order;
+  if (order !== undefined && (typeof order?.key !== "string" || (order.position !== undefined && typeof order.position !== "string"))) {
+    throw new InvalidJobDataError("job data has a malformed order (key and position must be strings)");
+  }
   return {
+    ...(order ? { order } : {}),
     notification: parsed.data,
     headers: data!.headers ?? {},
     receivedAt: typeof data!.receivedAt === "number" ? data!.receivedAt : job.timestamp,

@@ -1,4 +1,4 @@
-import { HANDLER_KEYS } from "./handlers.js";
+import { ALL_HANDLER_KEYS } from "./handlers.js";
 
 /** The options receivers and workers share, as far as start-up checks go. */
 export interface HandlingOptions {
@@ -6,7 +6,7 @@ export interface HandlingOptions {
   leaseMs?: number;
 }
 
-const KNOWN_HANDLERS = new Set<string>([...Object.values(HANDLER_KEYS), "onUnknown"]);
+const KNOWN_HANDLERS = new Set<string>([...ALL_HANDLER_KEYS, "onStale"]);
 
 /**
  * Refuse at start-up what would otherwise fail quietly per notification: a misspelt handler (`onRenewal`

@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
-import type { SubscriptionNotification } from "../schema/index.js";
+import { eventObjectOf, type AnyEventObject, type SubscriptionNotification } from "../schema/index.js";
+import { SUBSCRIPTION_EVENTS } from "../schema/event-types.js";
 import type { HandlerContext } from "./handlers.js";
+import { positionToRfc3339 } from "../ordering/position.js";
 
 export interface HandlerContextInput {
   notification: SubscriptionNotification;
@@ -11,15 +13,31 @@ export interface HandlerContextInput {
   signal: () => AbortSignal;
   /** The redacting logger (`handlerLogger`) the per-notification child is made from. */
   baseLogger: Logger;
+  /** With `ordering`, in the sortable form the store keeps. */
+  previousPosition?: string | undefined;
+}
+
+/**
+ * `ctx.event`: for a known event type the object its row names (possibly absent), so the handler's
+ * type can say which it is; otherwise whichever event object the notification carries.
+ */
+function eventFor(notification: SubscriptionNotification): AnyEventObject | undefined {
+  const type = notification.event_type;
+  if (!Object.hasOwn(SUBSCRIPTION_EVENTS, type)) return eventObjectOf(notification)?.event;
+  return notification.resource[SUBSCRIPTION_EVENTS[type as keyof typeof SUBSCRIPTION_EVENTS].eventObjectKey];
 }
 
 /** The `ctx` a handler gets, the same in receivers and queue workers. */
-export function handlerContext({ notification, attempt, headers, receivedAt, signal, baseLogger }: HandlerContextInput): HandlerContext {
+export function handlerContext({ notification, attempt, headers, receivedAt, signal, baseLogger, previousPosition }: HandlerContextInput): HandlerContext {
   let log: Logger | undefined;
   let abortSignal: AbortSignal | undefined;
   return {
+    ...(previousPosition === undefined ? {} : { previousPosition: positionToRfc3339(previousPosition) }),
     id: notification.id,
     eventType: notification.event_type,
+    get event() {
+      return eventFor(notification);
+    },
     attempt,
     get signal() {
       return (abortSignal ??= signal());

@@ -35,14 +35,23 @@ export interface Receiver {
 
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
+/** What an adapter tells the core about its framework. */
+export interface AdapterHints {
+  /**
+   * How to turn this framework's body parser off, named in the 500 answer when one consumed the body
+   * (Next's Pages Router: its route `config`). Default: mount the webhook before any body parser.
+   */
+  bodyParserFix?: string;
+}
+
 /** adapter → intake → claim and dispatch → answer and log. */
-export function createReceiver(options: ReceiverOptions): Receiver {
+export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {}): Receiver {
   const resolved = resolveOptions(options);
   const { logger, bodyLimit, bodyTimeoutMs } = resolved;
   const work = background(logger);
   const answer = answerAndLog(logger, resolved.failureStatus);
   const dispatch = claimAndDispatch(resolved, work, (verdict, started) => void answer(verdict, started));
-  const rules = { bodyLimit, bodyTimeoutMs, verifies: options.verify !== undefined };
+  const rules = { bodyLimit, bodyTimeoutMs, verifies: options.verify !== undefined, bodyParserFix: hints.bodyParserFix };
   const verdictOf = (refusal: Verdict | EarlyRejection) => (typeof refusal === "string" ? earlyVerdict(refusal, rules) : refusal);
   loadOtelApi();
 

@@ -7,10 +7,10 @@ import {
   suspendedEventSchema,
   unsubscriptionEventSchema,
 } from "./events.js";
-import { emailSchema, int64Schema, ipSchema, nonEmptyString, openEnum, timestampSchema } from "./primitives.js";
+import { emailSchema, int64Schema, ipSchema, nonEmptyString, openEnum, openObject, timestampSchema } from "./primitives.js";
 import { addressSchema } from "./shared.js";
 
-export const subscriberSchema = z.looseObject({
+export const subscriberSchema = openObject({
   id: nonEmptyString.max(64).optional(),
   /** Applies to one storefront only. */
   platform_login_id: z.string().optional(),
@@ -21,13 +21,13 @@ export const subscriberSchema = z.looseObject({
   address: addressSchema.optional(),
 });
 
-export const productSchema = z.looseObject({
+export const productSchema = openObject({
   id: nonEmptyString.optional(),
   name: z.string().optional(),
   description: z.string().optional(),
 });
 
-export const subscriptionResourceSchema = z.looseObject({
+export const subscriptionResourceSchema = openObject({
   create_time: timestampSchema.optional(),
   update_time: timestampSchema.optional(),
   merchant_id: nonEmptyString.optional(),
@@ -73,7 +73,7 @@ export const notificationIdSchema = nonEmptyString
  * required, as is the `resource` that carries the required `execution_phase`. `update_time` has no
  * rule in the envelope table, but it is the same time field as everywhere else, so it is a Timestamp.
  */
-export const subscriptionNotificationSchema = z.looseObject({
+export const subscriptionNotificationSchema = openObject({
   id: notificationIdSchema,
   create_time: timestampSchema.optional(),
   update_time: timestampSchema.optional(),

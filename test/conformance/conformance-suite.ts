@@ -80,13 +80,22 @@ function allHandlers() {
  * the body limit (declared and streamed) and bad input; then all of it again with each signing verifier
  * configured and every delivery signed.
  */
-export function runConformance(adapterName: string, mount: Mount): void {
+/** What an adapter's platform does before the adapter runs. */
+export interface Platform {
+  /**
+   * The platform receives the whole body before invoking the adapter (AWS Lambda): a body that never
+   * finishes arriving never reaches it, so the body time-out case does not apply.
+   */
+  buffersBody?: boolean;
+}
+
+export function runConformance(adapterName: string, mount: Mount, platform: Platform = {}): void {
   describe(`${adapterName} conformance`, () => {
-    for (const mode of MODES) describe(mode.name, () => defineCases(mount, mode));
+    for (const mode of MODES) describe(mode.name, () => defineCases(mount, mode, platform));
   });
 }
 
-function defineCases(mount: Mount, mode: SigningMode): void {
+function defineCases(mount: Mount, mode: SigningMode, platform: Platform): void {
   const mounted: Mounted[] = [];
   afterEach(async () => {
     await Promise.all(mounted.splice(0).map((app) => app.close()));
@@ -267,7 +276,7 @@ function defineCases(mount: Mount, mode: SigningMode): void {
       expect(onRenew).not.toHaveBeenCalled();
     });
 
-    it("408 processed:false when the body does not arrive within bodyTimeoutMs", async () => {
+    if (!platform.buffersBody) it("408 processed:false when the body does not arrive within bodyTimeoutMs", async () => {
       const onRenew = vi.fn();
       const app = await receiver({ onRenew, bodyTimeoutMs: 200 });
       const response = await post(app, notification(), { streamed: true, neverEnds: true });
