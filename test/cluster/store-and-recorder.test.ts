@@ -55,6 +55,7 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     for (const notification of notifications.slice(0, 20)) expect((await store.get(notification.id))?.state).toBe("completed");
 
     const spread = await keysPerMaster(client, prefix);
+    console.log(`records per master: ${spread.join(", ")}`);
     expect(spread).toHaveLength(3);
     expect(spread.reduce((a, b) => a + b, 0)).toBe(200);
     // Each master holds a share: a hash tag in the prefix would have put all 200 on one.
