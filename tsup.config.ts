@@ -13,6 +13,8 @@ export default defineConfig([
       redis: "src/redis/index.ts",
       bullmq: "src/bullmq/index.ts",
       testing: "src/testing/index.ts",
+      client: "src/client/index.ts",
+      simulator: "src/simulator/index.ts",
     },
     format: ["esm", "cjs"],
     dts: true,

@@ -1,8 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Logger } from "pino";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { handleNodeRequest } from "../src/http/node-request.js";
-import { writeNodeResponse } from "../src/http/write-node-response.js";
+import { handleNodeRequest } from "./http/node-request.js";
+import { writeNodeResponse } from "./http/write-node-response.js";
+import { bodyParserAnswer, isBodyParserError } from "./http/body-parser-error.js";
+import type { FailureStatus } from "../src/answer/answer.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -28,4 +31,31 @@ export function subscriptionWebhook(options: ReceiverOptions): SubscriptionWebho
     }
   };
   return Object.assign(middleware, { receiver });
+}
+
+export interface BodyParserErrorHandlerOptions {
+  /** As given to `subscriptionWebhook`; default `"semantic"`. */
+  failureStatus?: FailureStatus;
+  /** Warned about each refusal, since its cause is a body parser mounted before the webhook. */
+  logger?: Pick<Logger, "warn">;
+}
+
+/**
+ * An Express error middleware for apps that mount `express.json()` (or another body parser) before the
+ * webhook: a body it refuses (bad JSON, over its own 100 KB default limit, an unsupported charset) is
+ * answered as the receiver answers it, JSON `{ processed: false, message }`, instead of Express's HTML
+ * error page. Mount it on the webhook's path after the routes:
+ * `app.use("/webhooks/subscriptions", bodyParserErrorHandler())`. Other errors pass on to `next`.
+ */
+export function bodyParserErrorHandler(options: BodyParserErrorHandlerOptions = {}) {
+  // Four parameters: Express recognises an error middleware by its arity.
+  return (err: unknown, _req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void => {
+    if (!isBodyParserError(err) || res.headersSent) return next(err);
+    const response = bodyParserAnswer(err, options.failureStatus ?? "semantic");
+    options.logger?.warn(
+      { type: err.type, status: response.status },
+      "a body parser in front of the webhook refused the request; mount the webhook before any body parser",
+    );
+    writeNodeResponse(res, response);
+  };
 }

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import type { ReceiverResponse } from "../src/receiver/answer.js";
+import type { ReceiverResponse } from "../src/answer/answer.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 

@@ -1,7 +1,7 @@
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { handleWebRequest } from "../src/http/web-request.js";
-import { toWebResponse } from "../src/http/web-response.js";
+import { handleWebRequest } from "./http/web-request.js";
+import { toWebResponse } from "./http/web-response.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 

@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { nodeListener } from "../src/http/node-listener.js";
-import { handleWebRequest } from "../src/http/web-request.js";
-import { toWebResponse } from "../src/http/web-response.js";
+import { nodeListener } from "./http/node-listener.js";
+import { handleWebRequest } from "./http/web-request.js";
+import { toWebResponse } from "./http/web-response.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -43,16 +43,10 @@ export interface PagesHandler {
 }
 
 /**
- * The route config a Pages Router webhook needs: Next's body parser off, so the exact bytes reach the
- * signature check. Next reads it at run time from the route module's `config` export; write it as a
- * literal in the route file (`export const config = { api: { bodyParser: false } }`), since Next's
- * build warns when it cannot see `config` there.
- */
-export const config = { api: { bodyParser: false } } as const;
-
-/**
- * `export default createPagesHandler({ onRenew })` in `pages/api/...`, with `config` above. If the
- * body parser was left on, unsigned notifications still work from the parsed body (like Express behind
+ * `export default createPagesHandler({ onRenew })` in `pages/api/...`, beside the literal
+ * `export const config = { api: { bodyParser: false } }`, so the exact bytes reach the signature check.
+ * The config is not exported from here: Next reads it statically from the route file, and Next 16
+ * fails the build when it is re-exported from another module. If the body parser was left on, unsigned notifications still work from the parsed body (like Express behind
  * `express.json()`); with `verify` set the answer is a 500 naming the misconfiguration.
  */
 export function createPagesHandler(options: ReceiverOptions): PagesHandler {

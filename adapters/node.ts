@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { nodeListener } from "../src/http/node-listener.js";
+import { nodeListener } from "./http/node-listener.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 

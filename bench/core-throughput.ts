@@ -1,22 +1,20 @@
-import { readFileSync } from "node:fs";
 import os from "node:os";
 import { pino } from "pino";
 import { createReceiver, memoryStore } from "merchant-webhooks";
+import { timeSteps, type Step } from "./cpu-rounds.js";
+import { notificationText } from "./notification-body.js";
 
 /**
- * The core alone, one process (one core): distinct renewal notifications of about 1.5 KB through
- * parse, validation, claim, dispatch, completion and the log line (written to /dev/null, so pino's
- * serialization is counted but no terminal is).
+ * The core alone, one process (one core): distinct ~2.2 KB renewals through parse, validation, claim,
+ * dispatch, completion and the log line (written to /dev/null, so pino's serialization is counted but
+ * no terminal is), against a plain `JSON.parse` of the same body, batches taking turns.
  */
-// Compact JSON, as a sender puts it on the wire.
-const template = JSON.stringify(JSON.parse(readFileSync(new URL("../test/fixtures/renewal.json", import.meta.url), "utf8")));
-const count = Number(process.env.COUNT ?? 200_000);
-const warmup = 20_000;
+const size = Number(process.env.CORE_BATCH ?? 10_000);
+const rounds = Number(process.env.CORE_ROUNDS ?? 9);
 
 const encoder = new TextEncoder();
-const bodies = Array.from({ length: count + warmup }, (_, i) =>
-  encoder.encode(template.replace(/"id":\s*"[^"]*"/, `"id":"bench-${i}"`)),
-);
+let next = 0;
+const texts = (count: number) => Array.from({ length: count }, () => notificationText(`bench-${next++}`));
 
 let handled = 0;
 const receiver = createReceiver({
@@ -28,24 +26,35 @@ const receiver = createReceiver({
 });
 const headers = { "content-type": "application/json" };
 
-async function run(from: number, to: number): Promise<void> {
-  for (let i = from; i < to; i++) {
-    const response = await receiver.handle({ method: "POST", headers, rawBody: bodies[i]! });
-    if (response.status !== 200) throw new Error(`unexpected ${response.status}: ${response.body}`);
-  }
-}
+const core: Step = {
+  name: "core (memory store)",
+  async: true,
+  prepare(count) {
+    const bodies = texts(count).map((text) => encoder.encode(text));
+    return async (i) => {
+      const response = await receiver.handle({ method: "POST", headers, rawBody: bodies[i]! });
+      if (response.status !== 200) throw new Error(`unexpected ${response.status}: ${response.body}`);
+    };
+  },
+};
+const parse: Step = {
+  name: "JSON.parse",
+  prepare(count) {
+    const bodies = texts(count);
+    return (i) => JSON.parse(bodies[i]!);
+  },
+};
 
-await run(0, warmup);
-const started = process.hrtime.bigint();
-await run(warmup, warmup + count);
-const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-
+const [coreTiming, parseTiming] = await timeSteps([core, parse], { rounds, size, warmup: 20_000 });
 const result = {
-  notifications: count,
-  bytes_per_notification: bodies[0]!.byteLength,
-  per_second: Math.round(count / seconds),
-  us_per_notification: +((seconds * 1e6) / count).toFixed(2),
-  handled: handled - warmup,
+  notifications: rounds * size,
+  bytes_per_notification: encoder.encode(notificationText("bench-0")).byteLength,
+  per_second: Math.round(1e6 / coreTiming!.us),
+  us_per_notification: coreTiming!.us,
+  gc_us_per_notification: coreTiming!.gc_us,
+  json_parse_us: parseTiming!.us,
+  core_to_json_parse: Math.round((coreTiming!.us / parseTiming!.us) * 100) / 100,
+  handled,
   machine: `${os.cpus()[0]?.model ?? "unknown cpu"}, ${os.cpus().length} cores, Node ${process.version}`,
 };
 console.log(JSON.stringify(result));

@@ -1,102 +1,207 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
+import { autocannonTemplate } from "./notification-body.js";
 
 /**
  * HTTP side by side in one run: each server in its own process (one core for the server, one for
- * autocannon), the same ~1.5 KB renewal with a unique id per request, bare route vs adapter.
+ * autocannon), the same ~2.2 KB renewal with a unique id per request. Per framework: the bare route
+ * (parse JSON, answer), the hand-written route doing the library's work (`servers/hand-written.ts`) and
+ * the library's adapter, each on the memory store and on Redis.
+ *
+ * The machine is shared, so wall-clock throughput is noisy: the targets of a framework take turns,
+ * round after round, and every ratio is taken between targets of the same round. Beside req/s, each
+ * server reports its own CPU time, so the CPU per request over the measured window is known; it
+ * depends much less on what else the machine is doing.
+ *
+ *   BENCH_SECONDS (6), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50)
+ *   BENCH_ONLY=<regexp>       only the targets whose name matches
+ *   BENCH_BASELINE=<dist dir> also run each library target on that build (`bench/build-baseline.ts`)
  */
-const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+const DURATION = Number(process.env.BENCH_SECONDS ?? 6);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
-const template = JSON.stringify(JSON.parse(readFileSync(new URL("../test/fixtures/renewal.json", import.meta.url), "utf8"))).replace(
-  /^\{"id":"[^"]*"/,
-  '{"id":"[<id>]"',
-);
-
-export interface HttpResult {
-  name: string;
+export interface Sample {
   requests_per_second: number;
   p50_ms: number;
   p99_ms: number;
+  /** Server CPU (user + system) over the measured window, divided by the requests it received. */
+  cpu_us_per_request: number;
   non_2xx: number;
   errors: number;
 }
 
-async function start(server: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ["--import", "tsx", new URL(`./servers/${server}.ts`, import.meta.url).pathname], {
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once("line", resolve);
-    child.once("exit", (code) => reject(new Error(`${server} exited with ${code}`)));
-  });
-  return { child, port: JSON.parse(line).port };
+export interface HttpRow extends Sample {
+  name: string;
+  /** Lowest and highest req/s over the rounds (the row shows the median round). */
+  rps_range: [number, number];
 }
 
-async function load(port: number): Promise<autocannon.Result> {
-  return autocannon({
+export interface RatioRow {
+  ratio: string;
+  /** req/s of the library route ÷ req/s of the reference, median of the rounds, then lowest and highest. */
+  throughput: number;
+  throughput_range: [number, number];
+  /** CPU per request of the reference ÷ that of the library route (above 1: the library costs less). */
+  cpu: number;
+  cpu_range: [number, number];
+}
+
+export interface HttpBenchmark {
+  rows: HttpRow[];
+  ratios: RatioRow[];
+}
+
+interface Target {
+  name: string;
+  server: string;
+  env?: Record<string, string>;
+}
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+  /** The server's CPU time (µs) and request count so far. */
+  usage(): Promise<{ cpu_us: number; requests: number }>;
+}
+
+async function start(server: string, env: Record<string, string> = {}): Promise<Server> {
+  const child = spawn(process.execPath, ["--import", "tsx", new URL(`./servers/${server}.ts`, import.meta.url).pathname], {
+    env: { ...process.env, ...env },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const lines: string[] = [];
+  const waiting: Array<(line: string) => void> = [];
+  createInterface({ input: child.stdout! }).on("line", (line) => {
+    const next = waiting.shift();
+    if (next) next(line);
+    else lines.push(line);
+  });
+  const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`${server} exited with ${code}`))));
+  exited.catch(() => {});
+  const nextLine = () => Promise.race([lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((resolve) => waiting.push(resolve)), exited]);
+  const { port } = JSON.parse(await nextLine()) as { port: number };
+  return {
+    child,
+    port,
+    async usage() {
+      child.stdin!.write("\n");
+      return JSON.parse(await nextLine()) as { cpu_us: number; requests: number };
+    },
+  };
+}
+
+const load = (port: number, connections: number, duration: number) =>
+  autocannon({
     url: `http://127.0.0.1:${port}/hook`,
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: template,
+    body: autocannonTemplate,
     idReplacement: true,
-    connections: CONNECTIONS,
-    duration: DURATION,
+    connections,
+    duration,
   });
-}
 
-export async function measure(name: string, server: string, env?: Record<string, string>): Promise<HttpResult> {
-  const { child, port } = await start(server, env);
+export async function measure({ server, env }: Target): Promise<Sample> {
+  const running = await start(server, env);
   try {
-    await autocannon({ url: `http://127.0.0.1:${port}/hook`, method: "POST", headers: { "content-type": "application/json" }, body: template, idReplacement: true, connections: 10, duration: 2 });
-    const result = await load(port);
+    await load(running.port, 10, 2); // warm-up, not counted
+    const before = await running.usage();
+    const result = await load(running.port, CONNECTIONS, DURATION);
+    const after = await running.usage();
     return {
-      name,
       requests_per_second: Math.round(result.requests.average),
       p50_ms: result.latency.p50,
       p99_ms: result.latency.p99,
+      cpu_us_per_request: Math.round((after.cpu_us - before.cpu_us) / Math.max(1, after.requests - before.requests)),
       non_2xx: result.non2xx,
       errors: result.errors,
     };
   } finally {
-    child.kill("SIGTERM");
+    running.child.kill("SIGTERM");
   }
 }
 
-export const fastifyAdapterAvailable = () => existsSync(new URL("../adapters/fastify.ts", import.meta.url));
-export const redisStoreAvailable = () => existsSync(new URL("../src/redis/index.ts", import.meta.url));
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+const range = (values: number[]): [number, number] => [Math.min(...values), Math.max(...values)];
+const round2 = (value: number) => Math.round(value * 100) / 100;
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-
-type Target = [name: string, server: string, env?: Record<string, string>];
-
-/**
- * Each target measured ROUNDS times, the rounds interleaved (bare, adapter, bare, adapter, ...) so a
- * slow spell of a shared machine lands on both sides; each row is the round with the median req/s.
- */
-async function compare(targets: Target[]): Promise<HttpResult[]> {
-  const rounds = new Map<string, HttpResult[]>(targets.map(([name]) => [name, []]));
+/** Each target measured ROUNDS times, the targets taking turns within each round. */
+async function rounds(targets: Target[]): Promise<Map<string, Sample[]>> {
+  const samples = new Map<string, Sample[]>(targets.map(({ name }) => [name, []]));
   for (let round = 0; round < ROUNDS; round++) {
-    for (const [name, server, env] of targets) rounds.get(name)!.push(await measure(name, server, env));
+    for (const target of targets) {
+      console.error(`  round ${round + 1}/${ROUNDS}: ${target.name}`);
+      samples.get(target.name)!.push(await measure(target));
+    }
   }
-  return targets.map(([name]) => {
-    const sorted = rounds.get(name)!.sort((a, b) => a.requests_per_second - b.requests_per_second);
-    return sorted[Math.floor(sorted.length / 2)]!;
-  });
+  return samples;
+}
+
+function row(name: string, samples: Sample[]): HttpRow {
+  const rps = samples.map((sample) => sample.requests_per_second);
+  const middle = samples.find((sample) => sample.requests_per_second === median(rps))!;
+  return { name, ...middle, cpu_us_per_request: median(samples.map((sample) => sample.cpu_us_per_request)), rps_range: range(rps) };
+}
+
+function ratio(label: string, library: Sample[], reference: Sample[]): RatioRow {
+  const throughput = library.map((sample, i) => sample.requests_per_second / reference[i]!.requests_per_second);
+  const cpu = library.map((sample, i) => reference[i]!.cpu_us_per_request / sample.cpu_us_per_request);
+  return {
+    ratio: label,
+    throughput: round2(median(throughput)),
+    throughput_range: range(throughput).map(round2) as [number, number],
+    cpu: round2(median(cpu)),
+    cpu_range: range(cpu).map(round2) as [number, number],
+  };
+}
+
+const REDIS = { BENCH_STORE: "redis" };
+
+/** The targets of one framework, and which ratios the issue's goals name. */
+function framework(label: "fastify" | "express", server: string, adapter: string): { targets: Target[]; ratios: [string, string][] } {
+  const bare = `${label} bare`;
+  const targets: Target[] = [{ name: bare, server: `${label}-bare` }];
+  const ratios: [string, string][] = [];
+  for (const [store, env] of [["memory", {}], ["redis", REDIS]] as const) {
+    const hand = `${label} hand-written (${store})`;
+    const lib = `${label} ${adapter} (${store})`;
+    targets.push({ name: hand, server: `${label}-hand-written`, env }, { name: lib, server: server, env });
+    ratios.push([lib, hand], [lib, bare]);
+    const baseline = process.env.BENCH_BASELINE;
+    if (baseline) {
+      targets.push({ name: `${lib} baseline`, server, env: { ...env, BENCH_LIB: baseline } });
+      ratios.push([lib, `${lib} baseline`]);
+    }
+  }
+  return { targets, ratios };
+}
+
+export async function httpBenchmark(): Promise<HttpBenchmark> {
+  const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
+  const rows: HttpRow[] = [];
+  const ratios: RatioRow[] = [];
+  for (const { targets, ratios: pairs } of [framework("fastify", "fastify-adapter", "plugin"), framework("express", "express-adapter", "adapter")]) {
+    const chosen = targets.filter(({ name }) => !only || only.test(name));
+    if (chosen.length === 0) continue;
+    const samples = await rounds(chosen);
+    for (const { name } of chosen) rows.push(row(name, samples.get(name)!));
+    for (const [library, reference] of pairs) {
+      if (samples.has(library) && samples.has(reference)) ratios.push(ratio(`${library} ÷ ${reference}`, samples.get(library)!, samples.get(reference)!));
+    }
+  }
+  return { rows, ratios };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const rows: HttpResult[] = [];
-  rows.push(...(await compare([["express bare (express.json)", "express-bare"], ["express subscriptionWebhook (memory)", "express-adapter"]])));
-  const fastify: Target[] = [["fastify bare (JSON route)", "fastify-bare"]];
-  if (fastifyAdapterAvailable()) {
-    fastify.push(["fastify plugin (memory)", "fastify-adapter"]);
-    if (redisStoreAvailable()) fastify.push(["fastify plugin (redis)", "fastify-adapter", { BENCH_STORE: "redis" }]);
+  const result = await httpBenchmark();
+  if (process.env.BENCH_JSON) console.log(JSON.stringify(result));
+  else {
+    console.table(result.rows);
+    console.table(result.ratios);
   }
-  rows.push(...(await compare(fastify)));
-  if (process.env.BENCH_JSON) console.log(JSON.stringify(rows));
-  else console.table(rows);
 }

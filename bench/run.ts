@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { promisify } from "node:util";
+import type { HttpBenchmark } from "./http.js";
 
 /**
  * `npm run bench`: every benchmark in its own process, one after another (the machine has few cores
@@ -40,6 +41,8 @@ console.error(`benchmarking on ${machine.cpu}, ${machine.cores} cores, Node ${ma
 const results: Record<string, unknown> = { machine };
 console.error("core throughput ...");
 results.core = await bench("./core-throughput.ts");
+console.error("core step by step ...");
+results.steps = await bench("./steps.ts");
 console.error("HTTP side by side ...");
 results.http = await bench("./http.ts");
 if (existsSync(here("./queue.ts"))) {
@@ -64,16 +67,24 @@ results.memory = await bench("./memory.ts", {}, ["--expose-gc"]);
 mkdirSync(here("./results"), { recursive: true });
 writeFileSync(here("./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
-const http = results.http as { name: string; requests_per_second: number; p50_ms: number; p99_ms: number }[];
-const rps = (name: string) => http.find((row) => row.name.startsWith(name))?.requests_per_second;
-const ratio = (a?: number, b?: number) => (a && b ? +(a / b).toFixed(2) : undefined);
-console.table(http);
+const http = results.http as HttpBenchmark;
+const core = results.core as { us_per_notification: number; per_second: number; core_to_json_parse: number; json_parse_us: number };
+const ratio = (name: string) => http.ratios.find((row) => row.ratio === name);
+const shown = (name: string) => {
+  const row = ratio(name);
+  return row ? `req/s ${row.throughput} (${row.throughput_range.join("–")}), CPU ${row.cpu} (${row.cpu_range.join("–")})` : "not measured";
+};
+console.table(http.rows);
+console.table(results.steps as object[]);
 console.table({
-  "core notifications/s (one core)": (results.core as any).per_second,
-  "core µs per notification": (results.core as any).us_per_notification,
-  "express adapter / bare express": ratio(rps("express subscriptionWebhook"), rps("express bare")),
-  "fastify plugin (memory) / bare fastify": ratio(rps("fastify plugin (memory)"), rps("fastify bare")),
-  "fastify plugin (redis) / bare fastify": ratio(rps("fastify plugin (redis)"), rps("fastify bare")),
+  "fastify plugin (memory) ÷ hand-written (goal ≥ 1.0)": shown("fastify plugin (memory) ÷ fastify hand-written (memory)"),
+  "fastify plugin (redis) ÷ hand-written (goal ≥ 1.0)": shown("fastify plugin (redis) ÷ fastify hand-written (redis)"),
+  "express adapter (memory) ÷ hand-written (goal ≥ 1.0)": shown("express adapter (memory) ÷ express hand-written (memory)"),
+  "express adapter (redis) ÷ hand-written": shown("express adapter (redis) ÷ express hand-written (redis)"),
+  "fastify plugin (memory) ÷ bare fastify (goal ≥ 0.6)": shown("fastify plugin (memory) ÷ fastify bare"),
+  "express adapter (memory) ÷ bare express": shown("express adapter (memory) ÷ express bare"),
+  "core per notification ÷ JSON.parse (goal ≤ 3)": `${core.core_to_json_parse} (${core.us_per_notification} µs ÷ ${core.json_parse_us} µs)`,
+  "core notifications/s (one core, CPU time)": core.per_second,
   "memory store RSS after 1M (MB)": (results.memory as any).samples.at(-1).rss_mb,
   "memory store heap after 1M (MB)": (results.memory as any).samples.at(-1).heap_mb,
   "redisStore on 3-master cluster / one Redis (throughput)": (results.cluster as any)?.throughput_ratio_cluster_to_single,

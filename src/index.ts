@@ -1,10 +1,10 @@
 export { createReceiver, type Receiver, type ReceiverRequest, type EarlyRejection } from "./receiver/create-receiver.js";
-export type { Answer, ReceiverResponse, FailureStatus } from "./receiver/answer.js";
-export { OUTCOMES, type Outcome } from "./receiver/outcomes.js";
+export type { Answer, ReceiverResponse, FailureStatus } from "./answer/answer.js";
+export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
 export type { ReceiverOptions } from "./receiver/options.js";
-export type { Handler, HandlerContext, NotificationOf, SubscriptionHandlers } from "./receiver/handlers.js";
-export { handlerKeyFor } from "./receiver/handlers.js";
-export { HandlerTimeoutError, LeaseLostError } from "./receiver/run-handler.js";
+export type { Handler, HandlerContext, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
+export { handlerKeyFor } from "./dispatch/handlers.js";
+export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
 export type { HeaderSource } from "./receiver/headers.js";
 export { memoryStore, type MemoryStoreOptions } from "./idempotency/memory-store.js";
 export {
@@ -24,3 +24,5 @@ export { QueueFullError } from "./queue/queue-full-error.js";
 export * from "./verify/index.js";
 export { jsonlRecorder, type JsonlRecorder, type JsonlRecorderOptions } from "./recording/jsonl-recorder.js";
 export { redactForRecording, REDACTED_EMAIL, REDACTED_IP } from "./recording/replayable-redaction.js";
+export { KEPT_HEADERS } from "./logging/kept-headers.js";
+export { MAX_BODY_DEPTH } from "./receiver/nesting-depth.js";

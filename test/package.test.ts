@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
@@ -12,6 +13,15 @@ describe("package", () => {
     const { stdout } = await run("npx", ["tsc", "--noEmit", "-p", "."], { cwd: root }).catch((err) => err);
     expect(stdout).toBe("");
   }, 180_000);
+
+  it("ships the MIT license text that package.json names", async () => {
+    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--silent"], { cwd: root });
+    const files = (JSON.parse(stdout) as { files: { path: string }[] }[])[0]!.files.map((file) => file.path);
+    expect(files).toContain("LICENSE");
+    const manifest = JSON.parse(readFileSync(`${root}package.json`, "utf8"));
+    expect(manifest.license).toBe("MIT");
+    expect(readFileSync(`${root}LICENSE`, "utf8")).toMatch(/^MIT License\n/);
+  }, 60_000);
 
   it("passes publint and are-the-types-wrong on every export", async () => {
     const result = await run("npm", ["run", "--silent", "check:package"], { cwd: root }).then(

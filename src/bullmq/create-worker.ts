@@ -3,14 +3,15 @@ import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions 
 import { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
-import { defaultLogger, handlerLogger } from "../logging/logger.js";
+import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import type { SubscriptionHandlers } from "../receiver/handlers.js";
+import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import { failFastRedisOptions, redisStore } from "../redis/index.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { release, workerConnection, type RedisConnection } from "./connections.js";
 import type { NotificationJobData } from "./job-data.js";
 import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
+import { redactErrorInPlace } from "../logging/redact-error.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -75,7 +76,7 @@ const STOPPED = Symbol("stopped");
  */
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
-  const logger = options.logger ?? defaultLogger();
+  const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
   const handle = workerConnection(options.connection);
   const store = options.idempotency ? { store: options.idempotency, close: async () => {} } : sharedStore(options.connection);
   const leaseMs = options.leaseMs ?? store.store.leaseMs ?? DEFAULT_LEASE_MS;
@@ -108,11 +109,13 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     let outcome: JobOutcome | typeof STOPPED;
     try {
       outcome = await untilAborted(run, shutdown.signal);
-    } catch (err) {
-      if (err instanceof DelayedError) {
+    } catch (thrown) {
+      if (thrown instanceof DelayedError) {
         logger.debug(fields(), "notification held elsewhere or store unreachable; looking again shortly");
-        throw err;
+        throw thrown;
       }
+      // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
+      const err = redactErrorInPlace(thrown, options.redact ?? {});
       const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       logger.error({ ...fields(), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
       throw err;

@@ -13,7 +13,7 @@ export {
 } from "./create-worker.js";
 export type { JobOutcome } from "./process-job.js";
 export { redrive, type RedriveOptions, type RedriveResult } from "./redrive.js";
-export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "./close-on-signals.js";
+export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "../lifecycle/close-on-signals.js";
 export { jobIdFor } from "./job-id.js";
 export type { NotificationJobData } from "./job-data.js";
 export type { RedisConnection } from "./connections.js";

@@ -1,12 +1,12 @@
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import type { Answer } from "../receiver/answer.js";
-import { handlerFor, type SubscriptionHandlers } from "../receiver/handlers.js";
-import { handlerContext } from "../receiver/handler-context.js";
-import { OUTCOMES } from "../receiver/outcomes.js";
-import { retryInBackground } from "../receiver/retry-in-background.js";
-import { HandlerTimeoutError, LeaseLostError, runHandler } from "../receiver/run-handler.js";
+import type { Answer } from "../answer/answer.js";
+import { handlerFor, type SubscriptionHandlers } from "../dispatch/handlers.js";
+import { handlerContext } from "../dispatch/handler-context.js";
+import { OUTCOMES } from "../answer/outcomes.js";
+import { retryInBackground } from "../dispatch/retry-in-background.js";
+import { HandlerTimeoutError, LeaseLostError, runHandler } from "../dispatch/run-handler.js";
 import { validationMessage } from "../receiver/validation-message.js";
 import { subscriptionNotificationSchema } from "../schema/index.js";
 import type { NotificationJobData } from "./job-data.js";

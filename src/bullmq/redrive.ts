@@ -38,6 +38,9 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
   const queue = new Queue<NotificationJobData>(options.name, {
     connection: handle.client,
     ...(options.prefix ? { prefix: options.prefix } : {}),
+    // A Queue writes its `meta` hash on start-up, which would create a key for a queue that does not
+    // exist; a dry run must leave Redis exactly as it was.
+    ...(options.dryRun ? { skipMetasUpdate: true } : {}),
   });
   queue.on("error", () => {});
   const result: RedriveResult = { redriven: [], notFailed: [] };

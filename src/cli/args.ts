@@ -8,6 +8,8 @@ export interface CliIo {
   err(text: string): void;
   /** stdout is a terminal: progress may be drawn in place. */
   tty: boolean;
+  /** stderr is a terminal: long lists may be cut short there (a file or CI log gets them whole). */
+  errTty?: boolean;
   columns: number;
 }
 
@@ -16,6 +18,7 @@ export function processIo(): CliIo {
     out: (text) => void process.stdout.write(text),
     err: (text) => void process.stderr.write(text),
     tty: process.stdout.isTTY === true,
+    errTty: process.stderr.isTTY === true,
     columns: process.stdout.columns ?? 80,
   };
 }

@@ -1,4 +1,5 @@
 import { EXIT_OK, EXIT_USAGE, processIo, type CliIo } from "./args.js";
+import { packageVersion } from "./version.js";
 
 const USAGE = `Usage: merchant-webhooks <command> [options]
 
@@ -7,8 +8,9 @@ Commands:
   send <event> --url <url>        send one built notification of an event type
   validate <file|dir>...          check notifications against the schema
   redrive --queue <name>          move notifications that used up their attempts back to the queue
+  simulate --webhook-url <url>    run a local platform: API endpoints, deliveries with retries, scenarios
 
-Run merchant-webhooks <command> --help for a command's options.
+Run merchant-webhooks <command> --help for a command's options; --version prints the version.
 
 Exit status: 0 when everything was processed (or valid), 1 when something was not, 2 on a usage error.
 `;
@@ -20,6 +22,10 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   replay: async () => (await import("./commands/replay.js")).runReplay,
   send: async () => (await import("./commands/send.js")).runSend,
   validate: async () => (await import("./commands/validate.js")).runValidate,
+  simulate: async () => {
+    const { runSimulate } = await import("./commands/simulate.js");
+    return (argv, io) => runSimulate(argv, io);
+  },
   redrive: async () => {
     const { runRedrive } = await import("./commands/redrive.js");
     return (argv, io) => runRedrive(argv, io);
@@ -35,6 +41,10 @@ async function main(argv: readonly string[], io: CliIo = processIo()): Promise<n
   }
   if (name === "--help" || name === "-h") {
     io.out(USAGE);
+    return EXIT_OK;
+  }
+  if (name === "--version" || name === "-v") {
+    io.out(`${packageVersion()}\n`);
     return EXIT_OK;
   }
   if (name === "help") return rest[0] && Object.hasOwn(COMMANDS, rest[0]) ? run(rest[0], ["--help"], io) : main(["--help"], io);

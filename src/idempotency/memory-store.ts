@@ -1,7 +1,8 @@
-import type { Answer } from "../receiver/answer.js";
+import type { Answer } from "../answer/answer.js";
 import {
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_SECONDS,
+  StoreUnavailableError,
   type ClaimRequest,
   type ClaimResult,
   type IdempotencyRecord,
@@ -12,51 +13,95 @@ export interface MemoryStoreOptions {
   /** How long a record is kept after its last change. Default 7 days. */
   retentionSeconds?: number;
   /**
-   * Most records kept; the least recently changed are dropped first, so memory stays bounded.
-   * A dropped completed record means a very late duplicate runs again. Default 100,000 (about 30 MB).
+   * Most records kept; the least recently changed settled records are dropped first, so memory stays
+   * bounded. A dropped completed record means a very late duplicate runs again. Default 100,000.
    */
   maxEntries?: number;
+  /**
+   * Most bytes the records may take (ids, fingerprints, owners and answers, counted at two bytes a
+   * character, plus a fixed overhead per record). Default 64 MiB.
+   */
+  maxBytes?: number;
   /** Clock in epoch ms; tests move it to expire leases. */
   now?: () => number;
 }
 
 interface Entry extends IdempotencyRecord {
   expiresAt: number;
+  /** Estimated bytes this record holds, counted in the store's total. */
+  bytes: number;
 }
+
+export const DEFAULT_MAX_ENTRIES = 100_000;
+export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
+/** What a record costs beyond its strings: the Map slot, the entry object and its fields. */
+const ENTRY_OVERHEAD_BYTES = 200;
 
 /**
  * The embedded default store: one process, no persistence. It gives exactly-once per id within the
  * process (concurrent duplicates, retries after failure); across processes or restarts use `redisStore`.
  *
  * A `Map` keeps insertion order, and every write re-inserts its key, so the map's head is always the
- * least recently written record: expiry and the size cap both trim from the head in O(1) per record.
+ * least recently written record: expiry and the caps both trim from the head in O(1) per record.
+ * A live claim (processing under its lease, or queued) is never evicted: dropping it would let a
+ * redelivery run the handler a second time. It goes back to the tail instead; when nothing but live
+ * claims is left to drop, the new claim is refused as unavailable (503: the sender keeps it).
  */
-export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & { readonly size: number } {
+export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & { readonly size: number; readonly bytes: number } {
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
-  const maxEntries = options.maxEntries ?? 100_000;
+  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
+  let totalBytes = 0;
+
+  const full = () => records.size > maxEntries || totalBytes > maxBytes;
+
+  function put(id: string, entry: Entry): void {
+    remove(id);
+    entry.bytes = sizeOf(id, entry);
+    records.set(id, entry);
+    totalBytes += entry.bytes;
+  }
+
+  function remove(id: string): void {
+    const entry = records.get(id);
+    if (!entry) return;
+    records.delete(id);
+    totalBytes -= entry.bytes;
+  }
 
   function write(id: string, entry: Entry): void {
-    records.delete(id);
-    records.set(id, entry);
-    trim(entry.expiresAt - retentionMs);
+    put(id, entry);
+    trim(now());
   }
 
   let writes = 0;
-  /** Evict past the cap on every write; sweep expired records every 1,024 writes (reads check expiry anyway). */
-  function trim(at: number): void {
-    if (records.size <= maxEntries && (++writes & 1023) !== 0) return;
+  /**
+   * Evict past the caps on every write; sweep expired records every 1,024 writes (reads check expiry
+   * anyway). Returns false when the caps still do not hold because only live claims are left.
+   */
+  function trim(at: number): boolean {
+    if (!full() && (++writes & 1023) !== 0) return true;
+    let visited = 0;
+    const budget = records.size;
     for (const [id, entry] of records) {
-      if (records.size > maxEntries || entry.expiresAt <= at) records.delete(id);
-      else break;
+      if (visited++ >= budget) break;
+      if (entry.expiresAt <= at) remove(id);
+      else if (!full()) break;
+      else if (isLiveClaim(entry, at)) {
+        // Keep it, behind the records that can go.
+        records.delete(id);
+        records.set(id, entry);
+      } else remove(id);
     }
+    return !full();
   }
 
   function live(id: string): Entry | undefined {
     const entry = records.get(id);
     if (entry && entry.expiresAt <= now()) {
-      records.delete(id);
+      remove(id);
       return undefined;
     }
     return entry;
@@ -76,20 +121,34 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     get size() {
       return records.size;
     },
+    get bytes() {
+      return totalBytes;
+    },
 
     claim({ id, fingerprint, owner, leaseMs, takeQueued }: ClaimRequest): ClaimResult {
       const at = now();
       const entry = live(id);
-      if (entry) {
-        if (entry.fingerprint !== fingerprint && entry.state !== "failed") return { status: "conflict" };
-        if (entry.state === "completed") return { status: "completed", answer: entry.answer! };
-        if (entry.state === "queued" && !takeQueued) return { status: "queued" };
-        if (entry.state === "processing" && entry.leaseUntil! > at) {
-          return { status: "processing", retryAfterMs: entry.leaseUntil! - at };
-        }
+      // Whether the record can be taken over is decided first; the payload is compared only against a
+      // completed record, the one case where a different payload under the id is a sender's error.
+      if (entry?.state === "completed") {
+        return entry.fingerprint === fingerprint ? { status: "completed", answer: entry.answer! } : { status: "conflict" };
+      }
+      if (entry?.state === "processing" && entry.leaseUntil! > at) {
+        return { status: "processing", retryAfterMs: entry.leaseUntil! - at };
+      }
+      if (entry?.state === "queued" && !takeQueued) {
+        // Another payload under a queued id waits for the queued one's outcome instead of being acknowledged.
+        return entry.fingerprint === fingerprint ? { status: "queued" } : { status: "processing", retryAfterMs: leaseMs };
       }
       const attempts = (entry?.attempts ?? 0) + 1;
-      write(id, { state: "processing", fingerprint, owner, leaseUntil: at + leaseMs, attempts, expiresAt: at + retentionMs });
+      const claimed: Entry = { state: "processing", fingerprint, owner, leaseUntil: at + leaseMs, attempts, expiresAt: at + retentionMs, bytes: 0 };
+      put(id, claimed);
+      if (!trim(at)) {
+        // Only live claims are left to evict: refuse this one rather than drop someone's claim.
+        remove(id);
+        if (entry) put(id, entry);
+        throw new StoreUnavailableError("memory store is full of claims in progress");
+      }
       return { status: "claimed", attempt: attempts };
     },
 
@@ -126,15 +185,25 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     release(id, owner) {
       const entry = live(id);
       if (!entry || entry.owner !== owner || (entry.state !== "processing" && entry.state !== "queued")) return false;
-      records.delete(id);
+      remove(id);
       return true;
     },
 
     get(id) {
       const entry = live(id);
       if (!entry) return undefined;
-      const { expiresAt: _expiresAt, ...record } = entry;
+      const { expiresAt: _expiresAt, bytes: _bytes, ...record } = entry;
       return record;
     },
   };
+}
+
+/** A claim someone is acting on: a processing record under its lease, or one handed to a queue. */
+function isLiveClaim(entry: Entry, at: number): boolean {
+  return entry.state === "queued" || (entry.state === "processing" && entry.leaseUntil! > at);
+}
+
+function sizeOf(id: string, entry: Entry): number {
+  const chars = id.length + entry.fingerprint.length + (entry.owner?.length ?? 0) + (entry.answer?.message.length ?? 0) + (entry.error?.length ?? 0);
+  return ENTRY_OVERHEAD_BYTES + 2 * chars;
 }

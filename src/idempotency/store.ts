@@ -1,4 +1,4 @@
-import type { Answer } from "../receiver/answer.js";
+import type { Answer } from "../answer/answer.js";
 
 /** A value or a promise of it: the memory store answers synchronously, the Redis store does not. */
 export type Awaitable<T> = T | Promise<T>;
@@ -8,7 +8,7 @@ export type RecordState = "processing" | "queued" | "completed" | "failed";
 /** One notification id's record, as a store keeps it. */
 export interface IdempotencyRecord {
   state: RecordState;
-  /** Fingerprint of the payload first claimed under this id; a different payload is a conflict. */
+  /** Fingerprint of the payload last claimed under this id; a different payload under a completed record is a conflict. */
   fingerprint: string;
   /** Token of the process that holds the claim (processing) or last held it. */
   owner?: string;
@@ -41,7 +41,7 @@ export type ClaimResult =
   | { status: "queued" }
   /** Done before; `answer` is what was answered then. */
   | { status: "completed"; answer: Answer }
-  /** The id is known with a different payload fingerprint. */
+  /** The id completed with a different payload fingerprint. */
   | { status: "conflict" };
 
 /**

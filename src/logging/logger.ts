@@ -1,5 +1,6 @@
 import { pino, type Logger } from "pino";
 import { REDACTED, redactNotification, type RedactOptions } from "./redact.js";
+import { redactedErrorSerializer } from "./redact-error.js";
 
 export type { Logger };
 
@@ -17,8 +18,13 @@ const PAYLOAD_KEYS = [
   "data",
 ];
 
-/** Card secrets logged directly at the top level or one object down (`log.info({ cvc })`). */
-const SECRET_PATHS = ["cvc", "card_pwd", "card_md5", "card_hash", "*.cvc", "*.card_pwd", "*.card_md5", "*.card_hash"];
+/**
+ * Card secrets logged directly at the top level or one object down (`log.info({ cvc })`). pino's paths
+ * are exact, so the usual spellings are listed; anything under a payload key is matched in any case.
+ */
+const SECRET_KEYS = ["cvc", "cvv", "cvv2", "cvc2", "card_pwd", "card_md5", "card_hash", "card_number", "card_contract_id", "security_code", "pan"];
+const SPELLINGS = (key: string) => [key, key.toUpperCase(), key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())];
+const SECRET_PATHS = [...new Set(SECRET_KEYS.flatMap(SPELLINGS))].flatMap((key) => [key, `*.${key}`]);
 
 export function defaultLogger(): Logger {
   return pino({ name: "merchant-webhooks" });
@@ -31,6 +37,14 @@ export function defaultLogger(): Logger {
  */
 export function handlerLogger(base: Logger, options: RedactOptions): Logger {
   const redact = (value: unknown) => redactNotification(value, options);
-  const serializers = Object.fromEntries(PAYLOAD_KEYS.map((key) => [key, redact]));
+  const serializers = { ...Object.fromEntries(PAYLOAD_KEYS.map((key) => [key, redact])), err: redactedErrorSerializer(options) };
   return base.child({}, { serializers, redact: { paths: SECRET_PATHS, censor: REDACTED } });
+}
+
+/**
+ * The logger the library writes its own lines with: the merchant's, with errors redacted. A handler's
+ * error often quotes the request it failed on, card number included.
+ */
+export function libraryLogger(base: Logger, options: RedactOptions): Logger {
+  return base.child({}, { serializers: { err: redactedErrorSerializer(options) } });
 }

@@ -1,22 +1,25 @@
 import type { Logger } from "pino";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
-import { defaultLogger, handlerLogger } from "../logging/logger.js";
-import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
-import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "./answer.js";
+import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
+import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import { shownText } from "../logging/shown-text.js";
+import { respond, responsesByOutcome, retryAfter, type Answer, type ReceiverResponse } from "../answer/answer.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { fingerprintOf } from "./fingerprint.js";
-import { handlerFor } from "./handlers.js";
-import { handlerContext } from "./handler-context.js";
+import { handlerFor } from "../dispatch/handlers.js";
+import { handlerContext } from "../dispatch/handler-context.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { DEFAULT_BODY_LIMIT, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
-import { OUTCOMES, type Outcome } from "./outcomes.js";
+import { OUTCOMES, type Outcome } from "../answer/outcomes.js";
 import { parseJsonObject } from "./parse-json.js";
+import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
 import { recordingOf } from "../recording/recorder.js";
-import { HandlerTimeoutError, runHandler } from "./run-handler.js";
-import { retryInBackground } from "./retry-in-background.js";
+import { HandlerTimeoutError, runHandler } from "../dispatch/run-handler.js";
+import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
-import { handlerSlots } from "./handler-slots.js";
+import { holdClaimWhileQueued } from "../queue/hold-claim.js";
+import { handlerSlots } from "../dispatch/handler-slots.js";
 import { validationMessage } from "./validation-message.js";
 
 /** The framework-neutral request an adapter builds. */
@@ -54,11 +57,9 @@ interface LogFields {
   err?: unknown;
 }
 
-const encoder = new TextEncoder();
-
 export function createReceiver(options: ReceiverOptions): Receiver {
   const store: IdempotencyStore = options.idempotency ?? memoryStore();
-  const logger: Logger = options.logger ?? defaultLogger();
+  const logger: Logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
   const ctxLogger = handlerLogger(logger, options.redact ?? {});
   const failureStatus = options.failureStatus ?? "semantic";
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
@@ -96,7 +97,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   async function claimAndRun(
     notification: SubscriptionNotification,
-    bytes: Uint8Array,
+    body: Record<string, unknown>,
     headers: Record<string, string>,
     started: number,
   ): Promise<ReceiverResponse> {
@@ -107,7 +108,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       merchant_id: notification.resource.merchant_id,
       subscription_id: notification.resource.id,
     };
-    const fingerprint = await fingerprintOf(bytes);
+    const fingerprint = await fingerprintOf(body);
     const owner = `${instance}:${++sequence}`;
 
     let claim;
@@ -136,7 +137,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
     if (options.queue) {
       try {
-        await options.queue.enqueue({ id, fingerprint, notification, headers, receivedAt, run: async () => void (await process()) });
+        const run = async () => void (await process());
+        await options.queue.enqueue({
+          id,
+          fingerprint,
+          notification,
+          headers,
+          receivedAt,
+          run: options.queue.durable
+            ? run
+            : holdClaimWhileQueued({ store, id, owner, leaseMs }, run, () =>
+                logger.warn({ ...fields, outcome: "lost_claim" }, "claim taken over while queued; the other delivery runs it"),
+              ),
+        });
         if (options.queue.durable) await store.markQueued(id, owner);
       } catch (err) {
         await Promise.resolve(store.release(id, owner)).catch(() => {});
@@ -209,9 +222,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const seen: Seen = {};
     const response = await respondTo(request, seen);
     if (seen.headers && seen.body) {
-      const entry = recordingOf(seen.headers, seen.body, response, receivedAt, options.redact ?? {});
-      // A recording is a convenience: its failure is logged and never changes the answer.
-      track(Promise.resolve().then(() => options.record!.write(entry)).catch((err) => logger.warn({ err }, "recording failed")));
+      const { headers, body } = seen;
+      // A recording is a convenience: its failure, in redaction or in the write, is logged and never
+      // changes the answer.
+      const write = () => options.record!.write(recordingOf(headers, body, response, receivedAt, options.redact ?? {}));
+      track(Promise.resolve().then(write).catch((err) => logger.warn({ err }, "recording failed")));
     }
     return response;
   }
@@ -231,21 +246,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
 
     let body: Record<string, unknown>;
-    let fingerprintBytes: Uint8Array;
     if (bytes) {
       if (options.verify && !(await passesVerify(bytes, headers))) return finish("unauthorized", started, {});
       const parsed = parseJsonObject(bytes);
       if (!parsed.ok) return finish("invalid", started, { reason: parsed.message }, { message: parsed.message });
       body = parsed.value;
-      fingerprintBytes = bytes;
     } else {
       if (options.verify || request.parsedBody === undefined) return reject("body_consumed", started);
       const parsed = request.parsedBody;
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
         return finish("invalid", started, { reason: "body must be a JSON object" }, { message: "body must be a JSON object" });
       }
+      if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) return finish("invalid", started, { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE });
       body = parsed as Record<string, unknown>;
-      fingerprintBytes = encoder.encode(JSON.stringify(body));
     }
     seen.body = body;
 
@@ -255,10 +268,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const result = subscriptionNotificationSchema.safeParse(body);
     if (!result.success) {
       const message = validationMessage(result.error.issues);
-      const id = typeof body.id === "string" ? body.id : undefined;
+      // The id failed validation too, perhaps for its length: never logged whole.
+      const id = typeof body.id === "string" ? shownText(body.id, MAX_NOTIFICATION_ID_LENGTH) : undefined;
       return finish("invalid", started, { notification_id: id, reason: message }, { message });
     }
-    return claimAndRun(result.data, fingerprintBytes, headers, started);
+    return claimAndRun(result.data, body, headers, started);
   }
 
   async function passesVerify(bytes: Uint8Array, headers: Record<string, string>): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { canonicalJson } from "./canonical-json.js";
 import type * as NodeCrypto from "node:crypto";
 
 /**
@@ -9,17 +10,22 @@ const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) 
   "node:crypto",
 ) as typeof NodeCrypto | undefined;
 
-/** SHA-256 of the exact bytes received, hex: a retried delivery repeats those bytes. */
-export function fingerprintOf(bytes: Uint8Array): string | Promise<string> {
+/**
+ * SHA-256, hex, of the payload's canonical JSON (keys sorted): the fingerprint is of the JSON value,
+ * never of the bytes, because a sender may re-serialise a retry with other spacing, key order or
+ * escapes, and it is still the same notification.
+ */
+export function fingerprintOf(value: unknown): string | Promise<string> {
+  const text = canonicalJson(value);
   if (nodeCrypto) {
     // The one-shot `hash` (Node 20.12+) skips the Hash object; older versions take the long way.
-    return nodeCrypto.hash ? nodeCrypto.hash("sha256", bytes, "hex") : nodeCrypto.createHash("sha256").update(bytes).digest("hex");
+    return nodeCrypto.hash ? nodeCrypto.hash("sha256", text, "hex") : nodeCrypto.createHash("sha256").update(text).digest("hex");
   }
-  return webFingerprint(bytes);
+  return webFingerprint(text);
 }
 
-async function webFingerprint(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
+async function webFingerprint(text: string): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
   let hex = "";
   for (let i = 0; i < digest.length; i++) hex += HEX[digest[i]!];
   return hex;

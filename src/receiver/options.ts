@@ -4,8 +4,8 @@ import type { RedactOptions } from "../logging/redact.js";
 import type { NotificationRecorder } from "../recording/recorder.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
-import type { FailureStatus } from "./answer.js";
-import type { SubscriptionHandlers } from "./handlers.js";
+import type { FailureStatus } from "../answer/answer.js";
+import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 
 export interface ReceiverOptions extends SubscriptionHandlers {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */

@@ -1,3 +1,5 @@
+import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, textNestsDeeperThan } from "./nesting-depth.js";
+
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 export type ParsedBody = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
@@ -14,9 +16,10 @@ function dropPollutingKeys(key: string, value: unknown): unknown {
 }
 
 /**
- * Decode strictly as UTF-8 and parse as JSON; only an object is a notification. The reviver costs a
- * third of parse time, so it runs only when the text could hold a dangerous key, including one spelled
- * with `\u` escapes.
+ * Decode strictly as UTF-8 and parse as JSON; only an object is a notification. Nesting is checked on
+ * the text first, so nothing deeper than `MAX_BODY_DEPTH` is ever parsed (the reviver recurses, and
+ * overflowed at about 4,000 levels). The reviver costs a third of parse time, so it runs only when the
+ * text could hold a dangerous key, including one spelled with `\u` escapes.
  */
 export function parseJsonObject(bytes: Uint8Array): ParsedBody {
   let text: string;
@@ -25,6 +28,7 @@ export function parseJsonObject(bytes: Uint8Array): ParsedBody {
   } catch {
     return { ok: false, message: "body is not valid UTF-8" };
   }
+  if (textNestsDeeperThan(text, MAX_BODY_DEPTH)) return { ok: false, message: TOO_DEEP_MESSAGE };
   let value: unknown;
   try {
     const risky = text.includes("__proto__") || text.includes("constructor") || text.includes("\\u");

@@ -1,4 +1,5 @@
-import type { ReceiverResponse } from "../receiver/answer.js";
+import type { ReceiverResponse } from "../answer/answer.js";
+import { keptHeaders } from "../logging/kept-headers.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { redactForRecording } from "./replayable-redaction.js";
 
@@ -6,7 +7,7 @@ import { redactForRecording } from "./replayable-redaction.js";
 export interface RecordedNotification {
   /** ISO 8601 receive time. */
   received_at: string;
-  /** Request headers without signature, authorization or cookie headers. */
+  /** The request headers that describe the delivery (`KEPT_HEADERS`); never credentials or signatures. */
   headers: Record<string, string>;
   /**
    * The parsed body with card data (and, by default, personal data) redacted, in a form that still
@@ -22,9 +23,6 @@ export interface NotificationRecorder {
   close?(): Promise<void>;
 }
 
-/** Headers that authenticate a delivery: a recording must not let anyone replay them as credentials. */
-const SECRET_HEADER = /signature|authorization|cookie|token|secret|api-key|apikey/i;
-
 export function recordingOf(
   headers: Readonly<Record<string, string>>,
   body: Record<string, unknown>,
@@ -32,13 +30,9 @@ export function recordingOf(
   receivedAt: number,
   redact: RedactOptions,
 ): RecordedNotification {
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (!SECRET_HEADER.test(name)) kept[name] = value;
-  }
   return {
     received_at: new Date(receivedAt).toISOString(),
-    headers: kept,
+    headers: keptHeaders(headers),
     notification: redactForRecording(body, redact),
     answer: { status: response.status, ...response.answer },
   };

@@ -1,4 +1,4 @@
-import { REDACTED, redactNotification, type RedactOptions } from "../logging/redact.js";
+import { MAX_REDACT_DEPTH, REDACTED, redactNotification, type RedactOptions } from "../logging/redact.js";
 
 /** Stands in for a redacted email: still an email, so the recording passes the schema on replay. */
 export const REDACTED_EMAIL = "redacted@redacted.invalid";
@@ -14,32 +14,35 @@ const EMAIL_KEYS = new Set(["email", "email_address"]);
  * string. Card data is redacted exactly as in logs.
  */
 export function redactForRecording(body: Record<string, unknown>, options: RedactOptions): Record<string, unknown> {
-  return keepShapes(body, redactNotification(body, options), "") as Record<string, unknown>;
+  return keepShapes(body, redactNotification(body, options), "", 0) as Record<string, unknown>;
 }
 
-function keepShapes(original: unknown, redacted: unknown, key: string): unknown {
+/** Both walks stop where `redactNotification` does: deeper values are replaced whole. */
+function keepShapes(original: unknown, redacted: unknown, key: string, depth: number): unknown {
   if (redacted === REDACTED) {
     if (typeof original === "string" && EMAIL_KEYS.has(key)) return REDACTED_EMAIL;
     if (typeof original === "string" && key === "ip") return REDACTED_IP;
-    if (isObject(original)) return redactedShape(original);
+    if (isObject(original)) return redactedShape(original, depth);
     return REDACTED;
   }
-  if (Array.isArray(original) && Array.isArray(redacted)) return redacted.map((item, i) => keepShapes(original[i], item, key));
+  if (depth >= MAX_REDACT_DEPTH) return REDACTED;
+  if (Array.isArray(original) && Array.isArray(redacted)) return redacted.map((item, i) => keepShapes(original[i], item, key, depth + 1));
   if (isObject(original) && isObject(redacted)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(redacted)) out[k] = keepShapes(original[k], v, k);
+    for (const [k, v] of Object.entries(redacted)) out[k] = keepShapes(original[k], v, k, depth + 1);
     return out;
   }
   return redacted;
 }
 
 /** The object's keys with every string value redacted; other values, which could identify too, dropped. */
-function redactedShape(original: Record<string, unknown>): Record<string, unknown> {
+function redactedShape(original: Record<string, unknown>, depth: number): Record<string, unknown> | string {
+  if (depth >= MAX_REDACT_DEPTH) return REDACTED;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(original)) {
     if (k === "__proto__") continue;
     if (typeof v === "string") out[k] = REDACTED;
-    else if (isObject(v)) out[k] = redactedShape(v);
+    else if (isObject(v)) out[k] = redactedShape(v, depth + 1);
   }
   return out;
 }

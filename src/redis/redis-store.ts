@@ -1,4 +1,4 @@
-import type { Answer } from "../receiver/answer.js";
+import type { Answer } from "../answer/answer.js";
 import {
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_SECONDS,

@@ -33,6 +33,7 @@ if ${states.map((state) => `current[1] ~= '${state}'`).join(" and ")} then retur
 
 /**
  * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs.
+ * A different fingerprint is a conflict only against a completed record.
  * Returns {'claimed', attempt} | {'processing', retryAfterMs} | {'queued'} | {'completed', answerJson} | {'conflict'}.
  */
 export const CLAIM = `${PRELUDE}
@@ -42,16 +43,23 @@ local take_queued, retention = ARGV[4] == '1', tonumber(ARGV[5])
 local now = now_ms()
 local record = redis.call('HMGET', key, 'state', 'fingerprint', 'leaseUntil', 'answer', 'attempts')
 local state = record[1]
-if state then
-  if record[2] ~= fingerprint and state ~= 'failed' then return {'conflict'} end
-  if state == 'completed' then return {'completed', record[4]} end
-  if state == 'queued' and not take_queued then return {'queued'} end
-  if state == 'processing' then
-    local lease_until = tonumber(record[3])
-    if lease_until and lease_until > now then return {'processing', lease_until - now} end
-  end
+-- Whether the record can be taken over is decided first; the payload is compared only against a
+-- completed record, the one case where a different payload under the id is a sender's error.
+if state == 'completed' then
+  if record[2] ~= fingerprint then return {'conflict'} end
+  return {'completed', record[4]}
 end
--- Absent, failed, lease expired, or queued and taken by a worker: the caller owns a fresh record.
+if state == 'processing' then
+  local lease_until = tonumber(record[3])
+  if lease_until and lease_until > now then return {'processing', lease_until - now} end
+end
+if state == 'queued' and not take_queued then
+  -- Another payload under a queued id waits for the queued one's outcome instead of being acknowledged.
+  if record[2] ~= fingerprint then return {'processing', lease} end
+  return {'queued'}
+end
+-- Absent, failed, lease lapsed, or queued and taken by a worker: the caller owns a fresh record,
+-- under the fingerprint of the payload it is about to run.
 local attempts = (tonumber(record[5]) or 0) + 1
 redis.call('DEL', key)
 redis.call('HSET', key, 'state', 'processing', 'fingerprint', fingerprint, 'owner', owner,

@@ -52,12 +52,30 @@ export const subscriptionResourceSchema = z.looseObject({
 });
 
 /**
+ * Longest notification id accepted. The id is the idempotency key, the Redis key and the BullMQ job
+ * id; without a bound, ids past 16,383 characters (which V8 hashes by length only) flood the memory
+ * store's hash table, and every copy in Redis costs as much as the id is long.
+ */
+export const MAX_NOTIFICATION_ID_LENGTH = 256;
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A lone surrogate (`\ud800`) turns into U+FFFD when the id is encoded for Redis, so `x\ud800`,
+ * `x\udbff` and `x\ufffd` would share one record: every id after the first would never be processed.
+ */
+export const notificationIdSchema = nonEmptyString
+  .max(MAX_NOTIFICATION_ID_LENGTH)
+  .refine((id) => !LONE_SURROGATE.test(id), "must be well-formed Unicode (no lone surrogates)");
+
+/**
  * The envelope. `id` is the idempotency key and `event_type` selects the handler, so both are
  * required, as is the `resource` that carries the required `execution_phase`. `update_time` has no
  * rule in the envelope table, but it is the same time field as everywhere else, so it is a Timestamp.
  */
 export const subscriptionNotificationSchema = z.looseObject({
-  id: nonEmptyString,
+  id: notificationIdSchema,
   create_time: timestampSchema.optional(),
   update_time: timestampSchema.optional(),
   resource: subscriptionResourceSchema,

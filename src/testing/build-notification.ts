@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import type { NotificationOf } from "../receiver/handlers.js";
+import type { NotificationOf } from "../dispatch/handlers.js";
 import type { EventType, SubscriptionNotification, SubscriptionResource } from "../schema/index.js";
 import { buildPaymentDetail, buildProduct, buildSubscriber } from "./builders.js";
 import { deepMerge, type DeepPartial } from "./deep-merge.js";

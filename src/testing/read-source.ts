@@ -1,5 +1,6 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
+import { jsonSyntaxError, lineAndColumn } from "./json-syntax-error.js";
 
 /** One notification to send, with the headers it was recorded with when it comes from a recording. */
 export interface SourceEntry {
@@ -69,8 +70,8 @@ function jsonLinesItems(path: string, text: string): SourceItem[] {
     const origin = `${path}:${i + 1}`;
     try {
       items.push(entryOf(JSON.parse(line), origin));
-    } catch (err) {
-      items.push({ origin, error: `invalid JSON: ${(err as Error).message}` });
+    } catch {
+      items.push({ origin, error: invalidJson(line).error });
     }
   }
   return items;
@@ -80,15 +81,20 @@ function jsonFileItems(path: string, text: string): SourceItem[] {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (err) {
-    const message = (err as Error).message;
-    const position = /position (\d+)/.exec(message);
-    const line = position ? lineAt(text, Number(position[1])) : 1;
-    return [{ origin: `${path}:${line}`, error: `invalid JSON: ${message}` }];
+  } catch {
+    const { line, error } = invalidJson(text);
+    return [{ origin: `${path}:${line}`, error }];
   }
-  if (!Array.isArray(value)) return [entryOf(value, `${path}:${lineAt(text, text.search(/\S/))}`)];
+  if (!Array.isArray(value)) return [entryOf(value, `${path}:${lineAndColumn(text, text.search(/\S/)).line}`)];
   const lines = elementLines(text);
   return value.map((item, index) => entryOf(item, `${path}:${lines[index] ?? 1}`));
+}
+
+/** The line of the first syntax error, and "invalid JSON: unexpected '}', expected a value (column 9)". */
+function invalidJson(text: string): { line: number; error: string } {
+  const syntax = jsonSyntaxError(text);
+  const { line, column } = lineAndColumn(text, syntax?.offset ?? 0);
+  return { line, error: `invalid JSON: ${syntax?.message ?? "not parseable"} (column ${column})` };
 }
 
 /** A recorded entry is unwrapped to its notification and headers; anything else is a notification. */
@@ -107,12 +113,6 @@ function stringValues(record: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(record)) if (typeof value === "string") out[name] = value;
   return out;
-}
-
-function lineAt(text: string, index: number): number {
-  let line = 1;
-  for (let i = 0; i < index && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
-  return line;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { createServer, Server, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { pino } from "pino";
-import type { Answer } from "../receiver/answer.js";
+import type { Answer } from "../answer/answer.js";
 import { createReceiver, type Receiver } from "../receiver/create-receiver.js";
 import type { ReceiverOptions } from "../receiver/options.js";
 import { readSource, type ReplaySource, type SourceEntry } from "./read-source.js";

@@ -1,14 +1,17 @@
 import type { VerifyHook } from "./verify-hook.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes, hexToBytes } from "./encoding.js";
-import { checkTolerance, hmac, hmacKeys, isFresh, prefixed, secretList, type HmacAlgorithm, type HmacSecret } from "./hmac.js";
+import { checkTolerance, hmac, hmacSecretBytes, isFresh, prefixed, type HmacAlgorithm, type HmacSecret } from "./hmac.js";
+import { secretKeys, type SecretOption } from "./secret-keys.js";
 
 export interface HmacVerifierOptions {
   /**
    * The shared secret, or several while one is being rotated: a delivery signed with any of them
-   * passes. A string is used as its UTF-8 bytes.
+   * passes. A string is used as its UTF-8 bytes. Or a function of the request headers that returns
+   * them (or a promise of them), to pick a tenant's secret; keys are then imported once per distinct
+   * secret and kept, up to `MAX_CACHED_SECRETS`, by the verifier.
    */
-  secret: HmacSecret | readonly HmacSecret[];
+  secret: SecretOption<HmacSecret>;
   /** The header carrying the signature, e.g. `"x-signature"` (any case). */
   header: string;
   /** Default `"sha256"`. */
@@ -49,7 +52,7 @@ export function hmacVerifier(options: HmacVerifierOptions): VerifyHook {
   const timestampHeader = options.timestamp?.header.toLowerCase();
   if (options.timestamp && !timestampHeader) throw new TypeError(`${WHAT}: timestamp.header is required`);
   const tolerance = checkTolerance(options.timestamp?.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, WHAT);
-  const keys = hmacKeys(secretList(options.secret, WHAT), options.algorithm ?? "sha256");
+  const keys = secretKeys(options.secret, (one) => hmacSecretBytes(one, WHAT), options.algorithm ?? "sha256", WHAT);
 
   return async (rawBody, headers) => {
     const sent = headers[header];
@@ -66,7 +69,7 @@ export function hmacVerifier(options: HmacVerifierOptions): VerifyHook {
     if (candidates.length === 0) return false;
 
     const content = hmacSignedContent(rawBody, timestamp, options);
-    for (const key of await keys()) {
+    for (const key of await keys(headers)) {
       const expected = await hmac(key, content);
       if (candidates.some((candidate) => constantTimeEqual(candidate, expected))) return true;
     }

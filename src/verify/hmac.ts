@@ -10,11 +10,14 @@ const WEB_CRYPTO_HASH: Record<HmacAlgorithm, string> = { sha256: "SHA-256", sha5
 export function secretList(secret: HmacSecret | readonly HmacSecret[], what: string): Uint8Array[] {
   const list = (Array.isArray(secret) ? secret : [secret]) as readonly HmacSecret[];
   if (list.length === 0) throw new TypeError(`${what}: at least one secret is required`);
-  return list.map((one) => {
-    const bytes = typeof one === "string" ? utf8.encode(one) : one;
-    if (!(bytes instanceof Uint8Array) || bytes.length === 0) throw new TypeError(`${what}: a secret must not be empty`);
-    return bytes;
-  });
+  return list.map((one) => hmacSecretBytes(one, what));
+}
+
+/** The key bytes of one secret: a string's UTF-8 bytes, a byte array as is; empty is refused. */
+export function hmacSecretBytes(secret: HmacSecret, what: string): Uint8Array {
+  const bytes = typeof secret === "string" ? utf8.encode(secret) : secret;
+  if (!(bytes instanceof Uint8Array) || bytes.length === 0) throw new TypeError(`${what}: a secret must not be empty`);
+  return bytes;
 }
 
 /**

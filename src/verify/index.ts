@@ -7,3 +7,4 @@ export {
   type StandardWebhooksVerifierOptions,
 } from "./standard-webhooks-verifier.js";
 export { signHmac, signStandardWebhook, type SignAt, type StandardWebhookSignOptions } from "./sign.js";
+export { MAX_CACHED_SECRETS, type SecretOption, type SecretResolver } from "./secret-keys.js";

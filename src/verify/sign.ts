@@ -17,6 +17,7 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * secret (the current one during a rotation). For tests, replay tools and local senders.
  */
 export async function signHmac(body: Uint8Array | string, options: HmacVerifierOptions, at: SignAt = {}): Promise<Record<string, string>> {
+  if (typeof options.secret === "function") throw new TypeError("signHmac: give the secret itself; a sender signs with one secret, not a lookup");
   const [secret] = secretList(options.secret, "signHmac");
   const [key] = await hmacKeys([secret!], options.algorithm ?? "sha256")();
   const timestamp = options.timestamp ? String(at.timestamp ?? nowSeconds()) : undefined;

@@ -1,7 +1,8 @@
 import type { VerifyHook } from "./verify-hook.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes } from "./encoding.js";
-import { checkTolerance, hmac, hmacKeys, isFresh, prefixed } from "./hmac.js";
+import { checkTolerance, hmac, isFresh, prefixed } from "./hmac.js";
+import { secretKeys, type SecretOption } from "./secret-keys.js";
 
 /** A Standard Webhooks secret: `whsec_` followed by base64, plain base64, or the key bytes. */
 export type StandardWebhooksSecret = string | Uint8Array;
@@ -32,24 +33,32 @@ export function standardWebhookContent(id: string, timestamp: string, body: Uint
 }
 
 /**
+ * The id, timestamp and signature headers of a delivery. Svix, which the specification grew out of,
+ * sends the same values under `svix-*` names (and its own library accepts both), so those are read
+ * when no `webhook-id` is present. The three always come from one family: a delivery is signed as a
+ * whole, and mixing families would only let a wrong header win.
+ */
+function signedHeaders(headers: Readonly<Record<string, string>>) {
+  const family = headers["webhook-id"] === undefined && headers["svix-id"] !== undefined ? "svix" : "webhook";
+  return { id: headers[`${family}-id`], timestamp: headers[`${family}-timestamp`], signatures: headers[`${family}-signature`] };
+}
+
+/**
  * A `verify` hook for the Standard Webhooks signature scheme (https://www.standardwebhooks.com):
  * HMAC-SHA256 over `${webhook-id}.${webhook-timestamp}.${body}`, sent in `webhook-signature` as a
- * space-separated list of `v1,<base64>` entries. Entries of other versions (such as the asymmetric
- * `v1a`) are ignored. Pass several secrets while rotating.
+ * space-separated list of `v1,<base64>` entries (or the same under `svix-*` header names). Entries of
+ * other versions (such as the asymmetric `v1a`) are ignored. Pass several secrets while rotating, or a
+ * function of the headers that picks them per delivery.
  */
 export function standardWebhooksVerifier(
-  secret: StandardWebhooksSecret | readonly StandardWebhooksSecret[],
+  secret: SecretOption<StandardWebhooksSecret>,
   options: StandardWebhooksVerifierOptions = {},
 ): VerifyHook {
-  const secrets = (Array.isArray(secret) ? secret : [secret]) as readonly StandardWebhooksSecret[];
-  if (secrets.length === 0) throw new TypeError(`${WHAT}: at least one secret is required`);
   const tolerance = checkTolerance(options.toleranceSeconds ?? 300, WHAT);
-  const keys = hmacKeys(secrets.map(standardWebhooksKey), "sha256");
+  const keys = secretKeys(secret, standardWebhooksKey, "sha256", WHAT);
 
   return async (rawBody, headers) => {
-    const id = headers["webhook-id"];
-    const timestamp = headers["webhook-timestamp"];
-    const signatures = headers["webhook-signature"];
+    const { id, timestamp, signatures } = signedHeaders(headers);
     if (!id || !signatures || !isFresh(timestamp, tolerance)) return false;
 
     const candidates: Uint8Array[] = [];
@@ -62,7 +71,7 @@ export function standardWebhooksVerifier(
     if (candidates.length === 0) return false;
 
     const content = standardWebhookContent(id, timestamp!, rawBody);
-    for (const key of await keys()) {
+    for (const key of await keys(headers)) {
       const expected = await hmac(key, content);
       if (candidates.some((candidate) => constantTimeEqual(candidate, expected))) return true;
     }

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { runCli } from "./run-cli.js";
 
@@ -6,6 +7,13 @@ describe("merchant-webhooks --help", () => {
     const run = await runCli(["--help"]);
     expect(run.code).toBe(0);
     for (const command of ["replay <file|dir> --url <url>", "send <event> --url <url>", "validate <file|dir>"]) expect(run.stdout).toContain(command);
+  });
+
+  it.each(["--version", "-v"])("prints the package version for %s and exits 0", async (flag) => {
+    const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+    const run = await runCli([flag]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`${version}\n`);
   });
 
   it.each([

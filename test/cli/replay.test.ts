@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
+import { runReplay } from "../../src/cli/commands/replay.js";
 import { hmacVerifier } from "../../src/verify/index.js";
 import { runCli, startWebhook, type RunningWebhook } from "./run-cli.js";
 
@@ -88,6 +89,38 @@ describe("merchant-webhooks replay against a running server", () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`${file}:2: invalid JSON`);
     expect(onRenew.mock.calls.length).toBe(before);
+  });
+
+  describe("listing what was not processed", () => {
+    const many = Array.from({ length: 25 }, (_, i) => buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: `cli-many-${i}` }));
+    const rejectedLines = (stderr: string) => stderr.split("\n").filter((line) => line.includes(": 401 signature verification failed"));
+    let file: string;
+    beforeAll(() => {
+      file = join(dir, "many.json");
+      writeFileSync(file, JSON.stringify(many));
+    });
+
+    it("lists every one when stderr is not a terminal (a file or CI log)", async () => {
+      const run = await runCli(["replay", file, "--url", webhook.url, "--secret", "another-secret", "--concurrency", "5"]);
+      expect(run.code).toBe(1);
+      expect(rejectedLines(run.stderr)).toHaveLength(25);
+      expect(run.stderr).not.toContain("more not processed");
+    });
+
+    it("lists the first 20 on a terminal, and all of them with --all", async () => {
+      const argv = [file, "--url", webhook.url, "--secret", "another-secret", "--concurrency", "5"];
+      const terminal = () => {
+        const io = { out: () => {}, err: (text: string) => void (io.stderr += text), tty: false, errTty: true, columns: 80, stderr: "" };
+        return io;
+      };
+      const cut = terminal();
+      expect(await runReplay(argv, cut)).toBe(1);
+      expect(rejectedLines(cut.stderr)).toHaveLength(20);
+      expect(cut.stderr).toContain("... and 5 more not processed (--all lists every one)");
+      const all = terminal();
+      expect(await runReplay([...argv, "--all"], all)).toBe(1);
+      expect(rejectedLines(all.stderr)).toHaveLength(25);
+    });
   });
 
   it("exits 2 on a bad --concurrency or --scheme", async () => {

@@ -1,11 +1,15 @@
 import { createServer } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { apiResolver } from "next/dist/server/api-utils/node/api-resolver.js";
-import { config, createPagesHandler } from "merchant-webhooks/next";
+import * as nextEntry from "merchant-webhooks/next";
+import { createPagesHandler } from "merchant-webhooks/next";
 import { httpClient, listen } from "./clients.js";
 import { runConformance } from "./conformance-suite.js";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { notification } from "../helpers/notifications.js";
+
+/** What a Pages Router webhook route writes as a literal, as the README shows. */
+const config = { api: { bodyParser: false } };
 
 /** A Pages Router API route served by Next's own resolver, which applies the route's `config.api`. */
 function pagesRoute(resolverModule: { default: unknown; config?: unknown }) {
@@ -23,6 +27,10 @@ runConformance("Next.js Pages Router", async (options) => {
       await handler.receiver.close();
     },
   };
+});
+
+it("does not export a route config: Next 16 fails the build when `config` is re-exported", () => {
+  expect(Object.keys(nextEntry).sort()).toEqual(["createPagesHandler", "createRouteHandler"]);
 });
 
 describe("Next.js Pages Router with Next's body parser left on", () => {

@@ -77,7 +77,8 @@ export async function runFaultScenario(rig: FaultRig, options: FaultScenarioOpti
   const giveUpMs = options.giveUpMs ?? 90_000;
   const started = performance.now();
 
-  const sender = startSender({ notifications, concurrency, route, phase: () => phase, giveUpAt: started + giveUpMs });
+  // The platform re-serialises each retry (other key order and spacing): the same notification to us.
+  const sender = startSender({ notifications, concurrency, route, phase: () => phase, giveUpAt: started + giveUpMs, reserialiseRetries: true });
 
   const injected: InjectedFaults = { redisRestarts: 0, redisFreezes: 0, killedPids: [] };
   const enter = (next: string) => {
@@ -98,7 +99,7 @@ export async function runFaultScenario(rig: FaultRig, options: FaultScenarioOpti
   const afterLoad = await settledRecords(rig.storeRedis.url, ids, mayStayOpen);
   const leftOpen = ids.filter((id) => afterLoad.get(id)?.state !== "completed");
 
-  const again = { notifications, concurrency, route, phase: () => "second delivery", giveUpAt: performance.now() + giveUpMs };
+  const again = { notifications, concurrency, route, phase: () => "second delivery", giveUpAt: performance.now() + giveUpMs, reserialiseRetries: true };
   const sentAgain = await startSender(again).done;
   log(`second delivery: ${JSON.stringify(sentAgain.acknowledgedAs)}`);
 

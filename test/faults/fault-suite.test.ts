@@ -8,7 +8,7 @@ const NOTIFICATIONS = 1_000;
 const LEASE_MS = 1_500;
 const RETRY_KINDS = ["409", "503", "connection error"];
 
-describe("fault suite: two receivers on Redis, Redis stopped and frozen, a receiver killed, a sender that retries", () => {
+describe("fault suite: two receivers on Redis, Redis stopped and frozen, a receiver killed, a sender that re-serialises each retry", () => {
   let rig: FaultRig | undefined;
 
   beforeAll(async () => {

@@ -1,4 +1,5 @@
 import { deliver, type Delivery } from "../redis/fixtures/deliver.js";
+import { reserialise } from "../helpers/reserialise.js";
 import { sleep } from "../redis/fixtures/redis.js";
 
 /**
@@ -36,6 +37,8 @@ export interface SenderOptions {
   giveUpAt: number;
   /** The longest pause before a retry: the platform honours Retry-After, a test cannot wait 5 s. */
   maxPauseMs?: number;
+  /** Send each retry re-serialised (other key order and spacing, the same JSON value), as some platforms do. */
+  reserialiseRetries?: boolean;
   /** Called with each answer as it arrives and `performance.now()` then, to time a fault's effect. */
   onAnswer?: (kind: AnswerKind, at: number) => void;
 }
@@ -88,13 +91,14 @@ export function startSender(options: SenderOptions): Sender {
 
   /** Deliver one notification until it is acknowledged (or the sender gives up). */
   async function sendUntilProcessed(notification: { id: string }): Promise<void> {
-    while (!stopped && performance.now() < options.giveUpAt) {
+    for (let attempt = 0; !stopped && performance.now() < options.giveUpAt; attempt++) {
       const phase = options.phase();
       report.deliveries++;
       // A refused or reset connection is retried soon: another receiver may be up.
       let pauseMs = 50;
       try {
-        const answer = await deliverWithin(options.route(), notification);
+        const body = options.reserialiseRetries && attempt > 0 ? reserialise(notification, attempt) : notification;
+        const answer = await deliverWithin(options.route(), body);
         count(`${answer.status}`, phase);
         if ((answer.status === 200) !== answer.body.processed) report.inconsistent.push(`${answer.status} ${JSON.stringify(answer.body)}`);
         if (answer.body.processed) {

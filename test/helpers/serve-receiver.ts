@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { Receiver } from "../../src/receiver/create-receiver.js";
-import { handleNodeRequest } from "../../src/http/node-request.js";
-import { writeNodeResponse } from "../../src/http/write-node-response.js";
+import { handleNodeRequest } from "../../adapters/http/node-request.js";
+import { writeNodeResponse } from "../../adapters/http/write-node-response.js";
 
 /** Serve `receiver` over node:http on an ephemeral port and print "listening <port>" (what `spawnReceiver` waits for). */
 export function serveReceiver(receiver: Receiver) {

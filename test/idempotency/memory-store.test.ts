@@ -80,4 +80,61 @@ describe("memoryStore", () => {
     expect(store.release("a", "o1")).toBe(true);
     expect(store.get("a")).toBeUndefined();
   });
+
+  it("never evicts a claim in progress to make room: a redelivery of a slow notification still meets 409", () => {
+    const store = memoryStore({ maxEntries: 100 });
+    expect(store.claim({ id: "slow", fingerprint: "f", owner: "o1", leaseMs: 60_000 })).toEqual({ status: "claimed", attempt: 1 });
+    for (let i = 0; i < 1_000; i++) {
+      store.claim({ id: `n${i}`, fingerprint: "f", owner: "o", leaseMs: 100 });
+      store.complete(`n${i}`, "o", answer);
+    }
+    expect(store.size).toBe(100);
+    expect(store.claim({ id: "slow", fingerprint: "f", owner: "o2", leaseMs: 60_000 })).toMatchObject({ status: "processing" });
+    expect(store.complete("slow", "o1", answer)).toBe(true);
+  });
+
+  it("keeps queued records through eviction too", () => {
+    const store = memoryStore({ maxEntries: 10 });
+    store.claim({ id: "q", fingerprint: "f", owner: "r", leaseMs: 100 });
+    store.markQueued("q", "r");
+    for (let i = 0; i < 100; i++) {
+      store.claim({ id: `n${i}`, fingerprint: "f", owner: "o", leaseMs: 100 });
+      store.complete(`n${i}`, "o", answer);
+    }
+    expect(store.get("q")).toMatchObject({ state: "queued" });
+  });
+
+  it("refuses a new claim as unavailable when only claims in progress are left to evict, and accepts again once one ends", () => {
+    const store = memoryStore({ maxEntries: 3 });
+    for (const id of ["a", "b", "c"]) expect(store.claim({ id, fingerprint: "f", owner: id, leaseMs: 60_000 })).toMatchObject({ status: "claimed" });
+    expect(() => store.claim({ id: "d", fingerprint: "f", owner: "d", leaseMs: 60_000 })).toThrow(/full of claims in progress/);
+    expect(store.get("d")).toBeUndefined();
+    for (const id of ["a", "b", "c"]) expect(store.get(id)).toMatchObject({ state: "processing", owner: id });
+    store.complete("a", "a", answer);
+    expect(store.claim({ id: "d", fingerprint: "f", owner: "d", leaseMs: 60_000 })).toMatchObject({ status: "claimed" });
+    expect(store.get("a")).toBeUndefined();
+  });
+
+  it("stays within maxBytes whatever the size of the ids", () => {
+    const store = memoryStore({ maxBytes: 1_000_000 });
+    const longId = (i: number) => `${i}-${"x".repeat(10_000)}`;
+    for (let i = 0; i < 500; i++) {
+      store.claim({ id: longId(i), fingerprint: "f", owner: "o", leaseMs: 100 });
+      store.complete(longId(i), "o", answer);
+    }
+    expect(store.bytes).toBeLessThanOrEqual(1_000_000);
+    expect(store.size).toBeLessThan(50);
+    expect(store.get(longId(499))).toMatchObject({ state: "completed" });
+  });
+
+  it("keeps the default byte cap of 64 MiB", () => {
+    const store = memoryStore();
+    const id = "y".repeat(100_000);
+    for (let i = 0; i < 400; i++) {
+      store.claim({ id: `${i}${id}`, fingerprint: "f", owner: "o", leaseMs: 100 });
+      store.complete(`${i}${id}`, "o", answer);
+    }
+    expect(store.bytes).toBeLessThanOrEqual(64 * 1024 * 1024);
+    expect(store.size).toBeLessThan(400);
+  });
 });

@@ -116,6 +116,22 @@ describe("standardWebhooksVerifier", () => {
     expect(await standardWebhooksVerifier([other])(payload, specHeaders())).toBe(false);
   });
 
+  it("accepts the same delivery under Svix's header names", async () => {
+    atSpecTime();
+    const svix = { "svix-id": SPEC.id, "svix-timestamp": String(SPEC.timestamp), "svix-signature": SPEC.signature };
+    const verify = standardWebhooksVerifier(SPEC.secret);
+    expect(await verify(payload, svix)).toBe(true);
+    expect(await verify(payload, { ...svix, "svix-id": "msg_other" })).toBe(false);
+  });
+
+  it("reads the three headers from one family, never a mix of webhook-* and svix-*", async () => {
+    atSpecTime();
+    const verify = standardWebhooksVerifier(SPEC.secret);
+    // webhook-id present: the webhook-* family is used, and its signature is missing.
+    const mixed = { "webhook-id": SPEC.id, "webhook-timestamp": String(SPEC.timestamp), "svix-signature": SPEC.signature };
+    expect(await verify(payload, mixed)).toBe(false);
+  });
+
   it("refuses a secret it cannot decode, at start-up", () => {
     expect(() => standardWebhooksVerifier("whsec_not base64!")).toThrow(/whsec_/);
     expect(() => standardWebhooksVerifier("")).toThrow(/secret/);

@@ -26,6 +26,8 @@ Recorded headers are sent again; signatures are never recorded, so pass --secret
 Options:
 ${SENDING_USAGE}
   -c, --concurrency <n>          notifications in flight at once (default: 1, in file order)
+      --all                      list every notification not processed on a terminal too (stderr
+                                 that is not a terminal, such as a file or CI log, always gets all)
   -h, --help                     show this help
 
 Exit status: 0 when every notification was answered processed, 1 when some were rejected, got no
@@ -35,15 +37,16 @@ Example:
   merchant-webhooks replay recordings/ --url http://localhost:3000/hook --secret "$WEBHOOK_SECRET"
 `;
 
-/** Rejections listed one per line under the table; past this many, only counted. */
-const MAX_LISTED = 20;
+/** Rejections listed one per line under the table on a terminal; past this many, only counted. */
+const MAX_LISTED_ON_TERMINAL = 20;
 
 export async function runReplay(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   let entries: SourceEntry[];
   let setup;
   let concurrency;
+  let listAll;
   try {
-    const { values, positionals } = parseCommand(argv, { ...SENDING_OPTIONS, concurrency: { type: "string", short: "c" } });
+    const { values, positionals } = parseCommand(argv, { ...SENDING_OPTIONS, concurrency: { type: "string", short: "c" }, all: { type: "boolean" } });
     if (values.help) {
       io.out(REPLAY_USAGE);
       return EXIT_OK;
@@ -51,6 +54,7 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
     if (positionals.length !== 1) throw new UsageError("give one file or directory to replay");
     setup = sendingSetup(values);
     concurrency = values.concurrency === undefined ? 1 : positiveInteger(values.concurrency, "--concurrency");
+    listAll = values.all === true || io.errTty !== true;
     const items = await readSourceItems(positionals[0]!).catch((err: NodeJS.ErrnoException) => {
       throw new UsageError(err.code === "ENOENT" ? `no such file or directory: ${positionals[0]}` : err.message);
     });
@@ -80,8 +84,10 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
   const summary = summarize(results);
   io.out(formatSummaryTable(summary));
   const notProcessed = results.filter((result) => !isProcessed(result));
-  for (const result of notProcessed.slice(0, MAX_LISTED)) io.err(`${describe(result)}\n`);
-  if (notProcessed.length > MAX_LISTED) io.err(`... and ${notProcessed.length - MAX_LISTED} more not processed\n`);
+  const listed = listAll ? notProcessed : notProcessed.slice(0, MAX_LISTED_ON_TERMINAL);
+  for (const result of listed) io.err(`${describe(result)}\n`);
+  const more = notProcessed.length - listed.length;
+  if (more > 0) io.err(`... and ${more} more not processed (--all lists every one)\n`);
   return notProcessed.length === 0 ? EXIT_OK : EXIT_NOT_PROCESSED;
 }
 

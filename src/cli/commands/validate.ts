@@ -1,5 +1,5 @@
 import { subscriptionNotificationSchema } from "../../schema/index.js";
-import { pathOf } from "../../receiver/validation-message.js";
+import { issueText } from "../../receiver/validation-message.js";
 import { isSourceProblem, readSourceItems, type SourceItem } from "../../testing/read-source.js";
 import { EXIT_NOT_PROCESSED, EXIT_OK, EXIT_USAGE, parseCommand, processIo, UsageError, type CliIo } from "../args.js";
 
@@ -49,7 +49,8 @@ export async function runValidate(argv: readonly string[], io: CliIo = processIo
     const result = subscriptionNotificationSchema.safeParse(item.notification);
     if (result.success) continue;
     invalid++;
-    for (const issue of result.error.issues) io.out(`${item.origin} ${pathOf(issue.path) || "(root)"}: ${issue.message}\n`);
+    // The same wording as the receiver's 400 answer, so a file and a rejected delivery read alike.
+    for (const issue of result.error.issues) io.out(`${item.origin} ${issueText(issue)}\n`);
   }
   const noun = items.length === 1 ? "notification" : "notifications";
   io.out(`${items.length} ${noun} checked, ${invalid} invalid\n`);

@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { ReceiverResponse } from "../receiver/answer.js";
+import type { ReceiverResponse } from "../../src/answer/answer.js";
 
 /**
  * Write the core's answer straight to Node's response: no framework serialization or ETag work on the

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Receiver } from "../receiver/create-receiver.js";
-import type { ReceiverOptions } from "../receiver/options.js";
-import { respond } from "../receiver/answer.js";
+import type { Receiver } from "../../src/receiver/create-receiver.js";
+import type { ReceiverOptions } from "../../src/receiver/options.js";
+import { respond } from "../../src/answer/answer.js";
 import { handleNodeRequest } from "./node-request.js";
 import { writeNodeResponse } from "./write-node-response.js";
 

@@ -1,4 +1,4 @@
-import type { ReceiverResponse } from "../receiver/answer.js";
+import type { ReceiverResponse } from "../../src/answer/answer.js";
 
 /** The core's answer as a Fetch API `Response`, byte for byte what the Node adapters write. */
 export function toWebResponse(response: ReceiverResponse): Response {

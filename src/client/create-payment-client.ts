@@ -1,0 +1,84 @@
+import type { z } from "zod";
+import { InvalidRequestError } from "./errors.js";
+import { FUND_SPLIT_DETAILS, MERCHANT_QUOTES, type ListEndpoint } from "./list-endpoints.js";
+import { fetchPage, paginate, type ListRecord, type Page, type PaginateOptions } from "./paginate.js";
+import { resolveRetryPolicy, type RetryPolicy } from "./retry-policy.js";
+import { createOrderRequestSchema, queriedOrderSchema, orderSchema, queryOrderRequestSchema, refundOrderSchema, refundRequestSchema } from "./schemas/index.js";
+import { createTransport, type RequestSigner } from "./transport.js";
+import type { CreateOrderRequest, MonthFilters, Order, QueriedOrder, RefundOrder, RefundRequest } from "./types.js";
+
+export interface PaymentClientOptions {
+  /** The service base address, e.g. `https://api.example.com` (paths start with `/v1`). */
+  baseUrl: string;
+  /** Sent as `merchant_id` where a request has one and the caller left it out. */
+  merchantId?: string;
+  /** Adds the request-signature headers; the scheme is not published, so it is the merchant's. */
+  sign?: RequestSigner;
+  /** A fetch implementation; default the global one. */
+  fetch?: typeof fetch;
+  /** Time limit of one attempt. Default 30 s. */
+  timeoutMs?: number;
+  /** Retries of queries and lists. */
+  retry?: RetryPolicy;
+}
+
+export type OrderLookup = { id: string; reference_id?: undefined } | { reference_id: string; id?: undefined };
+
+/** A list call: the page size (required) and the endpoint's filters. */
+export type ListOptions<F> = Omit<PaginateOptions, "filters" | "key"> & { filters?: F };
+
+export interface PaymentClient {
+  /** CreateOrder. Never retried once the request may have reached the platform (see README). */
+  createOrder(request: CreateOrderRequest): Promise<Order>;
+  /** QueryOrder by the platform's order id or the merchant's reference id. */
+  queryOrder(lookup: OrderLookup, options?: { merchant_id?: string }): Promise<QueriedOrder>;
+  /** RefundPayment: full with empty (or no) `refund_units`, partial with the amounts. Never retried once possibly sent. */
+  refundPayment(request: RefundRequest): Promise<RefundOrder>;
+  /** One page of a list endpoint. */
+  listPage<R extends ListRecord = ListRecord>(endpoint: ListEndpoint, request: { page_number: number; page_size: number; filters?: Record<string, unknown> }): Promise<Page<R>>;
+  /** Every record of a list endpoint across pages, deduplicated. */
+  paginate<R extends ListRecord = ListRecord>(endpoint: ListEndpoint, options: PaginateOptions<R>): AsyncGenerator<R, void, undefined>;
+  /** The fund-split detail list (page size <= 100, month filters `YYYY-MM`). */
+  fundSplitDetails(options: ListOptions<MonthFilters> & { key?: (record: ListRecord) => string }): AsyncGenerator<ListRecord, void, undefined>;
+  /** The merchant-quote list (page size <= 5000). */
+  merchantQuotes(options: ListOptions<Record<string, unknown>> & { key?: (record: ListRecord) => string }): AsyncGenerator<ListRecord, void, undefined>;
+}
+
+/** A typed client for the payment service's CreateOrder, QueryOrder, RefundPayment and list endpoints. */
+export function createPaymentClient(options: PaymentClientOptions): PaymentClient {
+  if (!options.baseUrl) throw new TypeError("createPaymentClient: baseUrl is required");
+  const transport = createTransport({
+    baseUrl: options.baseUrl,
+    sign: options.sign,
+    fetch: options.fetch ?? globalThis.fetch,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    retry: resolveRetryPolicy(options.retry),
+  });
+  const withMerchant = <T extends { merchant_id?: string | undefined }>(request: T): T =>
+    request.merchant_id === undefined && options.merchantId !== undefined ? { ...request, merchant_id: options.merchantId } : request;
+
+  function checked<S extends z.ZodType>(operation: string, schema: S, request: unknown): z.output<S> {
+    const result = schema.safeParse(request);
+    if (!result.success) throw new InvalidRequestError(operation, result.error.issues);
+    return result.data;
+  }
+
+  return {
+    async createOrder(request) {
+      const body = checked("createOrder", createOrderRequestSchema, withMerchant(request));
+      return transport("/v1/payment/orders", body, orderSchema, { idempotent: false });
+    },
+    async queryOrder(lookup, queryOptions = {}) {
+      const body = checked("queryOrder", queryOrderRequestSchema, withMerchant({ ...lookup, ...queryOptions }));
+      return transport("/v1/payment/query", body, queriedOrderSchema, { idempotent: true });
+    },
+    async refundPayment(request) {
+      const body = checked("refundPayment", refundRequestSchema, withMerchant(request));
+      return transport("/v1/refund/orders", body, refundOrderSchema, { idempotent: false });
+    },
+    listPage: (endpoint, request) => fetchPage(transport, endpoint, request),
+    paginate: (endpoint, paginateOptions) => paginate(transport, endpoint, paginateOptions),
+    fundSplitDetails: (listOptions) => paginate(transport, FUND_SPLIT_DETAILS, listOptions),
+    merchantQuotes: (listOptions) => paginate(transport, MERCHANT_QUOTES, listOptions),
+  };
+}

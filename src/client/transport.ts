@@ -1,0 +1,106 @@
+import type { z } from "zod";
+import { statusDetailSchema } from "../schema/shared.js";
+import { pathOf } from "../receiver/validation-message.js";
+import { PaymentApiError } from "./errors.js";
+import { certainlyNotSent, retryDelay, type ResolvedRetryPolicy } from "./retry-policy.js";
+
+/** What the `sign` hook sees of a request about to be sent. */
+export interface SignableRequest {
+  method: "POST";
+  url: string;
+  path: string;
+  /** The exact body that will be sent. */
+  body: string;
+}
+
+/**
+ * Adds the request-signature headers. The interface says requests are signed but does not publish the
+ * scheme, so the merchant supplies it. Called on every attempt, so a timestamped scheme stays fresh.
+ */
+export type RequestSigner = (request: SignableRequest) => Record<string, string> | Promise<Record<string, string>>;
+
+export interface TransportOptions {
+  baseUrl: string;
+  sign?: RequestSigner | undefined;
+  fetch: typeof fetch;
+  timeoutMs: number;
+  retry: ResolvedRetryPolicy;
+}
+
+export interface CallOptions {
+  /** Queries and lists: retry on network errors and 5xx. Creates and refunds: only when certainly not sent. */
+  idempotent: boolean;
+}
+
+/** The request id headers platforms commonly send; the interface names none. */
+const REQUEST_ID_HEADERS = ["x-request-id", "request-id", "x-correlation-id"];
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export type Transport = <S extends z.ZodType>(path: string, body: unknown, response: S, options: CallOptions) => Promise<z.output<S>>;
+
+export function createTransport(options: TransportOptions): Transport {
+  const base = options.baseUrl.replace(/\/+$/, "");
+
+  async function attempt(path: string, body: string): Promise<{ status: number; text: string; requestId: string | undefined }> {
+    const url = `${base}${path}`;
+    const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
+    if (options.sign) Object.assign(headers, await options.sign({ method: "POST", url, path, body }));
+    const response = await options.fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(options.timeoutMs) });
+    const text = await response.text();
+    const requestId = REQUEST_ID_HEADERS.map((name) => response.headers.get(name)).find((value) => value) ?? undefined;
+    return { status: response.status, text, requestId };
+  }
+
+  return async (path, requestBody, responseSchema, { idempotent }) => {
+    const body = JSON.stringify(requestBody);
+    for (let attemptNumber = 1; ; attemptNumber++) {
+      const last = attemptNumber >= options.retry.attempts;
+      let answer;
+      try {
+        answer = await attempt(path, body);
+      } catch (err) {
+        if (!last && (idempotent || certainlyNotSent(err))) {
+          await sleep(retryDelay(options.retry, attemptNumber));
+          continue;
+        }
+        throw new PaymentApiError(`${path}: no answer: ${describe(err)}`, { status: 0, cause: err });
+      }
+      if (answer.status >= 500 && idempotent && !last) {
+        await sleep(retryDelay(options.retry, attemptNumber));
+        continue;
+      }
+      return readAnswer(path, answer, responseSchema);
+    }
+  };
+}
+
+function readAnswer<S extends z.ZodType>(path: string, answer: { status: number; text: string; requestId: string | undefined }, schema: S): z.output<S> {
+  const { status, requestId } = answer;
+  let json: unknown;
+  try {
+    json = answer.text === "" ? undefined : JSON.parse(answer.text);
+  } catch {
+    json = undefined;
+  }
+  if (status < 200 || status >= 300) {
+    const detail = statusDetailSchema.safeParse((json as { status_detail?: unknown } | undefined)?.status_detail);
+    const statusDetail = detail.success ? detail.data : undefined;
+    const reason = statusDetail?.name ? `${statusDetail.name}${statusDetail.message ? `: ${statusDetail.message}` : ""}` : `HTTP ${status}`;
+    throw new PaymentApiError(`${path}: ${reason}`, { status, statusDetail, requestId });
+  }
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) {
+    const paths = parsed.error.issues.slice(0, 5).map((issue) => `${pathOf(issue.path) || "(root)"}: ${issue.message}`);
+    throw new PaymentApiError(`${path}: the answer is not the documented response: ${paths.join("; ")}`, { status, requestId });
+  }
+  return parsed.data;
+}
+
+function describe(err: unknown): string {
+  const cause = (err as { cause?: { code?: string } }).cause;
+  if (cause?.code) return cause.code;
+  const name = (err as Error)?.name;
+  if (name === "TimeoutError" || name === "AbortError") return "timed out";
+  return (err as Error)?.message ?? String(err);
+}

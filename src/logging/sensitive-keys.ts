@@ -1,0 +1,63 @@
+/**
+ * How a key's value is treated. Card verification data is never stored anywhere; card numbers are
+ * never stored in clear; what derives from a card number (its hash, a contract that charges it) is
+ * kept only sealed.
+ */
+export type KeyKind = "card_verification" | "card_number" | "card_derived" | "personal" | "identifier" | "other";
+
+/**
+ * Keys are compared after lower-casing and dropping everything but letters and digits, so `CVV`,
+ * `cvv2`, `Card-Pwd` and `securityCode` all match.
+ */
+const CARD_VERIFICATION = /^(?:cvc|cvv|cvn|cav|csc)2?$|^(?:card)?(?:pwd|password|pin)$|securitycode|verification(?:value|code)/;
+const CARD_NUMBER = /^(?:cardnumber|pan|primaryaccountnumber)$/;
+const CARD_DERIVED = /^(?:cardmd5|cardhash|cardcontractid)$/;
+
+/** Personal data of payers and subscribers (compared the same way). */
+const PERSONAL = new Set([
+  "email",
+  "emailaddress",
+  "phonenumber",
+  "payertelephonenumber",
+  "ip",
+  "payerip",
+  "holdername",
+  "address",
+  "payeraddress",
+  "billingaddress",
+  "platformloginid",
+  "payerloginid",
+]);
+
+/** Ids and times are digit runs by nature and no card number belongs in them; scanning them corrupts recordings. */
+function isIdentifier(key: string): boolean {
+  return key === "id" || key.endsWith("_id") || key.endsWith("_time") || key === "execution_phase";
+}
+
+/**
+ * Payloads repeat the same few dozen keys, so each key is classified once. The cache is bounded: an
+ * attacker's random keys are classified afresh rather than kept.
+ */
+const cache = new Map<string, KeyKind>();
+const CACHE_LIMIT = 2_048;
+
+export function kindOfKey(key: string): KeyKind {
+  const cached = cache.get(key);
+  if (cached !== undefined) return cached;
+  const folded = key.toLowerCase().replace(/[^a-z0-9]/g, "");
+  const kind: KeyKind = CARD_VERIFICATION.test(folded)
+    ? "card_verification"
+    : CARD_NUMBER.test(folded)
+      ? "card_number"
+      : CARD_DERIVED.test(folded)
+        ? "card_derived"
+        : PERSONAL.has(folded)
+          ? "personal"
+          : isIdentifier(key)
+            ? "identifier"
+            : "other";
+  if (cache.size < CACHE_LIMIT && key.length <= 64) cache.set(key, kind);
+  return kind;
+}
+
+export const isCardKind = (kind: KeyKind): boolean => kind === "card_verification" || kind === "card_number" || kind === "card_derived";

@@ -1,0 +1,43 @@
+import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
+import type { ChaosOptions, DeliverySigner } from "./deliverer.js";
+
+/**
+ * The platform's retry schedule is not published. This default follows the published schedule of
+ * Standard Webhooks senders (Svix): immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
+ */
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
+
+export interface PlatformSimulatorOptions {
+  /** Where subscription notifications go (the merchant's HandleWebhook). */
+  webhookUrl?: string;
+  /** Sign every delivery with Standard Webhooks using this `whsec_…` secret. Without it (or `sign`), unsigned. */
+  secret?: StandardWebhooksSecret;
+  /** Sign with another scheme instead; wins over `secret`. */
+  sign?: DeliverySigner;
+  /** Delay before each attempt, in ms (its length is the number of attempts). Default `DEFAULT_RETRY_SCHEDULE_MS`. */
+  retrySchedule?: readonly number[];
+  /** Multiplies the schedule and chaos delays: 0.001 turns 5 min into 300 ms for a test. Default 1. */
+  timeScale?: number;
+  /** Time limit of one attempt (not scaled). Default 10 s. */
+  attemptTimeoutMs?: number;
+  /** Attempts in flight at once. Default 16. */
+  concurrency?: number;
+  chaos?: ChaosOptions;
+  /** Seed of the chaos draws, so a run can be repeated. Default: random. */
+  seed?: number;
+  /** Interface the API listens on. Default 127.0.0.1. */
+  host?: string;
+}
+
+export function checkOptions(options: PlatformSimulatorOptions): void {
+  const schedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
+  if (schedule.length === 0 || schedule.some((ms) => !(ms >= 0))) throw new RangeError("retrySchedule must list one or more delays >= 0");
+  if (options.timeScale !== undefined && !(options.timeScale >= 0)) throw new RangeError("timeScale must be >= 0");
+  if (options.attemptTimeoutMs !== undefined && !(options.attemptTimeoutMs > 0)) throw new RangeError("attemptTimeoutMs must be > 0");
+  for (const rate of [options.chaos?.duplicateRate, options.chaos?.reorderRate]) {
+    if (rate !== undefined && !(rate >= 0 && rate <= 1)) throw new RangeError("chaos rates must be between 0 and 1");
+  }
+  if (options.webhookUrl !== undefined) new URL(options.webhookUrl);
+}

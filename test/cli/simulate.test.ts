@@ -1,0 +1,95 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPaymentClient } from "merchant-webhooks/client";
+import { freePort } from "../redis/fixtures/redis.js";
+import { recordingWebhook } from "../simulator/recording-webhook.js";
+import { runCli, type RunningWebhook } from "./run-cli.js";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+/** The CLI as a long-running process: lines written to its stdin, its stdout read as it comes. */
+function startSimulate(args: readonly string[]) {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "simulate", ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise<number>((resolve) => child.once("exit", (code) => resolve(code ?? -1)));
+  async function waitFor(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const match = pattern.exec(stdout);
+      if (match) return match;
+      if (Date.now() > deadline) throw new Error(`no ${pattern} in stdout: ${stdout}\nstderr: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  return {
+    send: (line: string) => void child.stdin.write(`${line}\n`),
+    waitFor,
+    exited,
+    output: () => ({ stdout, stderr }),
+    kill: () => child.kill("SIGKILL"),
+  };
+}
+
+describe("merchant-webhooks simulate as a real process", () => {
+  let webhook: RunningWebhook;
+  let calls: string[];
+  beforeAll(async () => {
+    ({ webhook, calls } = await recordingWebhook(SECRET));
+  });
+  afterAll(() => webhook.close());
+
+  it("serves the API on --port and sends signed notifications for scenario commands typed on stdin", async () => {
+    const port = await freePort();
+    const sim = startSimulate(["--port", String(port), "--webhook-url", webhook.url, "--secret", SECRET, "--time-scale", "0.001"]);
+    try {
+      const [, baseUrl] = await sim.waitFor(/listening (\S+)\n/);
+      expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
+
+      const client = createPaymentClient({ baseUrl: baseUrl! });
+      const order = await client.createOrder({ reference_id: "cli-order", purchase_units: [{ amount: { currency_code: "EUR", value: "9.99" } }] });
+      expect((await client.queryOrder({ id: order.id })).status).toBe("PAYER_ACTION_REQUIRED");
+
+      for (const line of ["create alice merchant=M-CLI", "renew alice", "suspend alice card expired", "resume alice", "cancel alice", "bogus", "settle", "log"]) sim.send(line);
+      const [, subscription] = await sim.waitFor(/created alice (SUB-\d+)\n/);
+      await sim.waitFor(/settled: 5 delivered, 0 undelivered\n/);
+      await sim.waitFor(/SUBSCRIPTION_CANCELLED +1 +200 +yes/);
+      expect(sim.output().stderr).toContain('unknown command "bogus"');
+      expect(calls.map((call) => call.split(" ").slice(0, 2).join(" "))).toEqual(["created", "renew", "suspend", "resume", "cancel"].map((name) => `${name} ${subscription}`));
+
+      sim.send("quit");
+      expect(await sim.exited).toBe(0);
+      expect(sim.output().stdout).toContain("undelivered: 0 exhausted, 0 pending");
+    } finally {
+      sim.kill();
+    }
+  });
+
+  it("runs a scenario file with --exit and exits 1 when a notification could not be delivered", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mw-scenario-"));
+    const file = join(dir, "scenario.txt");
+    await writeFile(file, "# a renewal nobody receives\ncreate bob\nrenew bob\n");
+    const port = await freePort();
+    const run = await runCli(["simulate", "--webhook-url", `http://127.0.0.1:${port}/nowhere`, "--retry-schedule", "0,10,10", "--scenario", file, "--exit"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toMatch(/created bob SUB-\d+/);
+    expect(run.stdout).toContain("undelivered: 2 exhausted, 0 pending");
+    expect(run.stdout).toContain("SUBSCRIPTION_RENEW");
+  });
+
+  it("refuses bad options with exit status 2 and the usage", async () => {
+    const missing = await runCli(["simulate"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--webhook-url is required");
+    const badRate = await runCli(["simulate", "--webhook-url", "http://127.0.0.1:1/hook", "--duplicate-rate", "2"]);
+    expect(badRate.code).toBe(2);
+    expect(badRate.stderr).toContain("--duplicate-rate must be a number from 0 to 1");
+  });
+});

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { createReceiver, inProcessQueue, memoryStore } from "merchant-webhooks";
+import { silentLogger } from "../helpers/capture-logger.js";
+import { json, notification } from "../helpers/notifications.js";
+
+const post = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const LEASE_MS = 120;
+
+/**
+ * A notification waiting in the in-process queue keeps its claim: the lease is renewed while it
+ * waits, and the queued run checks that it still owns the record before running the handler.
+ */
+describe("a notification waiting in inProcessQueue", () => {
+  it("keeps its claim past the lease: a redelivery meets 409 and the handler runs once", async () => {
+    let release!: () => void;
+    const blocker = new Promise<void>((resolve) => (release = resolve));
+    const runs: string[] = [];
+    const store = memoryStore();
+    const queue = inProcessQueue({ concurrency: 1 });
+    const receiver = createReceiver({
+      logger: silentLogger(),
+      idempotency: store,
+      queue,
+      leaseMs: LEASE_MS,
+      handlerTimeoutMs: 0,
+      onRenew: async (n) => {
+        runs.push(n.id);
+        if (runs.length === 1) await blocker;
+      },
+    });
+    const [first, waiting] = [notification(), notification()];
+    expect((await receiver.handle(post(first))).status).toBe(200);
+    expect((await receiver.handle(post(waiting))).status).toBe(200);
+
+    await sleep(LEASE_MS * 3); // the waiting notification's first lease is long gone
+    const redelivered = await receiver.handle(post(waiting));
+    expect(redelivered.status).toBe(409);
+
+    release();
+    await queue.close();
+    expect(runs).toEqual([first.id, waiting.id]);
+    expect(store.get(waiting.id)).toMatchObject({ state: "completed", attempts: 1 });
+  });
+
+  it("does not run the handler when another process took the claim over while it waited", async () => {
+    let release!: () => void;
+    const blocker = new Promise<void>((resolve) => (release = resolve));
+    const runs: string[] = [];
+    const store = memoryStore();
+    const queue = inProcessQueue({ concurrency: 1 });
+    const receiver = createReceiver({
+      logger: silentLogger(),
+      idempotency: store,
+      queue,
+      leaseMs: LEASE_MS,
+      handlerTimeoutMs: 0,
+      onRenew: async (n) => {
+        runs.push(n.id);
+        if (runs.length === 1) await blocker;
+      },
+    });
+    const [first, waiting] = [notification(), notification()];
+    await receiver.handle(post(first));
+    await receiver.handle(post(waiting));
+    // Another process takes the record over (as after a lapse it could not see renewed) and completes it.
+    const record = (await store.get(waiting.id))!;
+    store.release(waiting.id, record.owner!);
+    store.claim({ id: waiting.id, fingerprint: record.fingerprint, owner: "elsewhere", leaseMs: 60_000 });
+    store.complete(waiting.id, "elsewhere", { processed: true, message: "processed" });
+
+    release();
+    await queue.close();
+    expect(runs).toEqual([first.id]);
+    expect(store.get(waiting.id)).toMatchObject({ state: "completed", owner: "elsewhere" });
+  });
+});

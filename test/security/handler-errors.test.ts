@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { createReceiver, memoryStore } from "merchant-webhooks";
+import { bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
+import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
+import { json, notification } from "../helpers/notifications.js";
+import { eventually, REDIS_URL } from "../bullmq/fixtures/redis.js";
+import { suitePrefix } from "./suite-prefix.js";
+
+const PAN = "4111 1111 1111 1111";
+const CVV = "cvv: 927";
+
+/** What a careless payment client throws: the request it sent, card data included, in the message. */
+function leakyError(): Error {
+  const err = new Error(`charge declined for card ${PAN}, ${CVV}`, { cause: new Error(`upstream echoed 5555555555554444`) });
+  Object.assign(err, { request: { card_number: "378282246310005", CVC: "4431" } });
+  return err;
+}
+const LEAKS = [PAN, "927", "5555555555554444", "378282246310005", "4431"];
+
+describe("handler errors pass card redaction before they are logged or stored", () => {
+  it("in the receiver's log line and in what the handler logs itself", async () => {
+    const { logger, text } = captureLogger();
+    const receiver = createReceiver({
+      logger,
+      onRenew: (_, ctx) => {
+        const err = leakyError();
+        ctx.log.error({ err }, "charging failed");
+        throw err;
+      },
+    });
+    const response = await receiver.handle({ method: "POST", headers: {}, rawBody: json(notification()) });
+    expect(response.status).toBe(500);
+    expect(text()).toContain("charging failed");
+    expect(text()).toContain("charge declined for card");
+    for (const leak of LEAKS) expect(text()).not.toContain(leak);
+  });
+
+  describe("in a BullMQ worker", () => {
+    const prefix = suitePrefix("errors");
+
+    it("in the failed job's failedReason and stacktrace, and in the worker's log", async () => {
+      const store = memoryStore();
+      const queue = bullmqQueue({ connection: REDIS_URL, name: "errors", prefix, jobOptions: { attempts: 1 } });
+      const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+      const body = notification();
+      expect((await receiver.handle({ method: "POST", headers: {}, rawBody: json(body) })).status).toBe(200);
+
+      const { logger, text } = captureLogger();
+      const worker = createWorker({ connection: REDIS_URL, name: "errors", prefix, idempotency: store, logger, onRenew: () => Promise.reject(leakyError()) });
+      try {
+        await eventually(async () => (await queue.queue.getJobState(jobIdFor(body.id))) === "failed", 15_000, "the job to fail");
+        const job = (await queue.queue.getJob(jobIdFor(body.id)))!;
+        expect(job.failedReason).toContain("charge declined for card");
+        const stored = JSON.stringify([job.failedReason, job.stacktrace]);
+        for (const leak of LEAKS) expect(stored).not.toContain(leak);
+        expect(text()).toContain("notification failed");
+        for (const leak of LEAKS) expect(text()).not.toContain(leak);
+      } finally {
+        await worker.close();
+        await receiver.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from "vitest";
+import { createReceiver, redactNotification, REDACTED, type RecordedNotification } from "merchant-webhooks";
+import { captureLogger } from "../helpers/capture-logger.js";
+import { json, notification } from "../helpers/notifications.js";
+
+/** Card data in the shapes a first review of the redaction let through. */
+const CARD_TEXTS = [
+  ["next to an expiry", "card 4111 1111 1111 1111 09/29 on file", "4111 1111 1111 1111"],
+  ["after a short number", "ref 55 5555555555554444", "5555555555554444"],
+  ["dot separated", "card 4111.1111.1111.1111", "4111.1111.1111.1111"],
+  ["underscore separated", "card 4111_1111_1111_1111", "4111_1111_1111_1111"],
+  ["double-space separated", "card 4111  1111  1111  1111", "4111  1111  1111  1111"],
+  ["13 digits", "old visa 4222222222222", "4222222222222"],
+  ["14 digits", "diners 36227206271667", "36227206271667"],
+] as const;
+
+const PAN_AS_NUMBER = 4111111111111111;
+const EMAIL = "payer.private@example.org";
+const IPV4 = "203.0.113.77";
+const IPV6 = "2001:db8:85a3::8a2e:370:7334";
+
+function leakyNotification() {
+  const body = notification();
+  const card = body.resource.renewal_event.payment_detail.card_info;
+  Object.assign(card, { CVV: "731", cvv2: "732", security_code: "733", Card_Pwd: "7340", card_contract_id: "ctr-secret-9911" });
+  body.resource.renewal_event.payment_detail.metadata = {
+    ...Object.fromEntries(CARD_TEXTS.map(([name, text]) => [name.replace(/\W/g, "_"), text])),
+    stored_number: PAN_AS_NUMBER,
+    contact: EMAIL,
+    seen_from: IPV4,
+    note: `mail ${EMAIL} from ${IPV6} please`,
+  };
+  return body;
+}
+
+const SECRETS = ["731", "732", "733", "7340", "ctr-secret-9911", String(PAN_AS_NUMBER), EMAIL, IPV4, IPV6, ...CARD_TEXTS.map(([, , pan]) => pan)];
+
+describe("redaction of what a first review missed", () => {
+  it.each(CARD_TEXTS)("finds a card number %s", (_, text, pan) => {
+    const out = redactNotification({ note: text }).note;
+    expect(out).not.toContain(pan);
+    expect(out).toContain(REDACTED);
+  });
+
+  it("matches card-secret keys in any case and spelling", () => {
+    const out = redactNotification({ CVV: "1", cvv2: "2", security_code: "3", SecurityCode: "4", card_contract_id: "5", CardPwd: "6", cvc_result: "M" });
+    expect(out).toEqual({ CVV: REDACTED, cvv2: REDACTED, security_code: REDACTED, SecurityCode: REDACTED, card_contract_id: REDACTED, CardPwd: REDACTED, cvc_result: "M" });
+  });
+
+  it("leaves ordinary numbers, times and versions readable", () => {
+    const text = "order 12345 paid 12.50 at 2026-11-23 10:00:00, version 1.2.3";
+    expect(redactNotification({ note: text }).note).toBe(text);
+  });
+
+  it("keeps all of it out of ctx.log lines", async () => {
+    const { logger, text } = captureLogger();
+    const body = leakyNotification();
+    const receiver = createReceiver({ logger, onRenew: (n, ctx) => ctx.log.info({ notification: n }, "received") });
+    const response = await receiver.handle({ method: "POST", headers: {}, rawBody: json(body) });
+    expect(response.status).toBe(200);
+    expect(text()).toContain('"msg":"received"');
+    for (const secret of SECRETS) expect(text()).not.toContain(secret);
+  });
+
+  it("keeps all of it out of recordings", async () => {
+    const entries: RecordedNotification[] = [];
+    const body = leakyNotification();
+    const receiver = createReceiver({ logger: captureLogger().logger, onRenew: () => {}, record: { write: (entry) => void entries.push(entry) } });
+    await receiver.handle({ method: "POST", headers: {}, rawBody: json(body) });
+    await receiver.close();
+    expect(entries).toHaveLength(1);
+    const recorded = JSON.stringify(entries[0]);
+    for (const secret of SECRETS) expect(recorded).not.toContain(secret);
+  });
+});
+
+describe("card numbers given as JSON numbers", () => {
+  it("are redacted at 13 and 14 digits too, outside ids and times", () => {
+    const out = redactNotification({ a: 4222222222222, b: 36227206271667, create_time: 4222222222222, small: 12345 });
+    expect(out).toEqual({ a: REDACTED, b: REDACTED, create_time: 4222222222222, small: 12345 });
+  });
+
+  it("are kept out of what a handler logs directly, in the usual spellings", async () => {
+    const { logger, text } = captureLogger();
+    const receiver = createReceiver({ logger, onRenew: (_, ctx) => ctx.log.info({ CVV: "7731", securityCode: "7732", card: { cardNumber: "7733" } }, "direct") });
+    await receiver.handle({ method: "POST", headers: {}, rawBody: json(notification()) });
+    expect(text()).toContain('"msg":"direct"');
+    for (const secret of ["7731", "7732", "7733"]) expect(text()).not.toContain(secret);
+  });
+});

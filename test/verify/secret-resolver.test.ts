@@ -1,0 +1,70 @@
+import { createHmac } from "node:crypto";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { hmacVerifier, MAX_CACHED_SECRETS, signHmac, signStandardWebhook, standardWebhooksVerifier } from "merchant-webhooks";
+
+const body = new TextEncoder().encode('{"id":"evt-1","event_type":"SUBSCRIPTION_RENEW"}');
+const TENANT_SECRETS: Record<string, string> = { acme: "acme-secret", globex: "globex-secret" };
+const sign = (secret: string) => createHmac("sha256", secret).update(body).digest("hex");
+const whsec = (text: string) => `whsec_${Buffer.from(text).toString("base64")}`;
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("a secret picked per delivery", () => {
+  it("checks each tenant's delivery against that tenant's secret", async () => {
+    const verify = hmacVerifier({ header: "x-signature", secret: (headers) => TENANT_SECRETS[headers["x-tenant"] ?? ""] ?? [] });
+    expect(await verify(body, { "x-tenant": "acme", "x-signature": sign("acme-secret") })).toBe(true);
+    expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("globex-secret") })).toBe(true);
+    expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("acme-secret") })).toBe(false);
+    expect(await verify(body, { "x-tenant": "initech", "x-signature": sign("acme-secret") })).toBe(false);
+  });
+
+  it("takes a promise and a list (a tenant rotating its secret)", async () => {
+    const verify = hmacVerifier({ header: "x-signature", secret: async () => ["new-secret", "old-secret"] });
+    expect(await verify(body, { "x-signature": sign("old-secret") })).toBe(true);
+    expect(await verify(body, { "x-signature": sign("other") })).toBe(false);
+  });
+
+  it("fails the check, without throwing, when the lookup throws or yields an unusable secret", async () => {
+    const headers = { "x-signature": sign("acme-secret"), "webhook-id": "msg_1", "webhook-timestamp": String(Math.floor(Date.now() / 1000)), "webhook-signature": "v1,AAAA" };
+    const failing = [() => Promise.reject(new Error("tenant db down")), () => "", () => []];
+    for (const secret of failing) expect(await hmacVerifier({ header: "x-signature", secret })(body, headers)).toBe(false);
+    expect(await standardWebhooksVerifier(() => "whsec_not base64!")(body, headers)).toBe(false);
+  });
+
+  it("verifies Standard Webhooks deliveries with a per-tenant secret", async () => {
+    const secrets: Record<string, string> = { acme: whsec("acme key bytes, 24 or more"), globex: whsec("globex key bytes, 24 or more") };
+    const verify = standardWebhooksVerifier((headers) => secrets[headers["x-tenant"] ?? ""] ?? []);
+    const signed = await signStandardWebhook(body, secrets.globex!);
+    expect(await verify(body, { ...signed, "x-tenant": "globex" })).toBe(true);
+    expect(await verify(body, { ...signed, "x-tenant": "acme" })).toBe(false);
+  });
+
+  it("imports each distinct secret's key once, however many deliveries use it", async () => {
+    const importKey = vi.spyOn(crypto.subtle, "importKey");
+    const resolver = vi.fn((headers: Readonly<Record<string, string>>) => TENANT_SECRETS[headers["x-tenant"]!]!);
+    const verify = hmacVerifier({ header: "x-signature", secret: resolver });
+    for (let i = 0; i < 5; i++) {
+      expect(await verify(body, { "x-tenant": "acme", "x-signature": sign("acme-secret") })).toBe(true);
+      expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("globex-secret") })).toBe(true);
+    }
+    expect(resolver).toHaveBeenCalledTimes(10);
+    expect(importKey).toHaveBeenCalledTimes(2);
+  });
+
+  it("keeps at most MAX_CACHED_SECRETS keys, dropping the least recently used", async () => {
+    const importKey = vi.spyOn(crypto.subtle, "importKey");
+    const verify = hmacVerifier({ header: "x-signature", secret: (headers) => headers["x-tenant"]! });
+    const deliver = (tenant: string) => verify(body, { "x-tenant": tenant, "x-signature": sign(tenant) });
+    for (let i = 0; i <= MAX_CACHED_SECRETS; i++) expect(await deliver(`tenant-${i}`)).toBe(true);
+    expect(importKey).toHaveBeenCalledTimes(MAX_CACHED_SECRETS + 1);
+    // tenant-1 is still cached; tenant-0 was the least recently used and was dropped.
+    await deliver("tenant-1");
+    expect(importKey).toHaveBeenCalledTimes(MAX_CACHED_SECRETS + 1);
+    await deliver("tenant-0");
+    expect(importKey).toHaveBeenCalledTimes(MAX_CACHED_SECRETS + 2);
+  });
+
+  it("refuses to sign with a lookup: a sender signs with the secret itself", async () => {
+    await expect(signHmac(body, { header: "x-signature", secret: () => "acme-secret" })).rejects.toThrow(/secret itself/);
+  });
+});
