@@ -2,8 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { nodeListener } from "./http/node-listener.js";
-import { handleWebRequest } from "./http/web-request.js";
-import { toWebResponse } from "./http/web-response.js";
+import { webHandler } from "./http/web-request.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -32,7 +31,7 @@ export interface RouteHandlers {
  */
 export function createRouteHandler(options: ReceiverOptions): RouteHandlers {
   const receiver = createReceiver(options);
-  const handler: RouteHandler = async (request) => toWebResponse(await handleWebRequest(receiver, request));
+  const handler: RouteHandler = webHandler(receiver);
   return { POST: handler, GET: handler, PUT: handler, PATCH: handler, DELETE: handler, receiver };
 }
 
@@ -51,5 +50,5 @@ export interface PagesHandler {
  */
 export function createPagesHandler(options: ReceiverOptions): PagesHandler {
   const receiver = createReceiver(options);
-  return Object.assign(nodeListener(receiver, options), { receiver });
+  return Object.assign(nodeListener(receiver), { receiver });
 }

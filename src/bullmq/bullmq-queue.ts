@@ -1,7 +1,7 @@
 import { Queue, type JobsOptions } from "bullmq";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { producerConnection, release, within, type RedisConnection } from "./connections.js";
+import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 
@@ -90,7 +90,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
       within(add(item), timeoutMs, () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`)),
     async close() {
       await queue.close();
-      await release(handle);
+      await closeIfOwned(handle);
     },
   };
 }

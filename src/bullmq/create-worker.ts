@@ -6,9 +6,11 @@ import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
 import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
+import { ownerTokens } from "../dispatch/run-claimed.js";
 import { failFastRedisOptions, redisStore } from "../redis/index.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { release, workerConnection, type RedisConnection } from "./connections.js";
+import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
 import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
@@ -77,22 +79,27 @@ const STOPPED = Symbol("stopped");
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
+  const { store, closeStore } = options.idempotency ? { store: options.idempotency, closeStore: async () => {} } : sharedStore(options.connection);
+  const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
+  try {
+    checkHandlingOptions(options, store, leaseMs);
+  } catch (err) {
+    void closeStore(); // a store made here must not keep the process alive after the refusal
+    throw err;
+  }
   const handle = workerConnection(options.connection);
-  const store = options.idempotency ? { store: options.idempotency, close: async () => {} } : sharedStore(options.connection);
-  const leaseMs = options.leaseMs ?? store.store.leaseMs ?? DEFAULT_LEASE_MS;
   const shutdown = new AbortController();
   // One listener per running job waits on it: as many as `concurrency`.
   setMaxListeners(0, shutdown.signal);
-  const instance = crypto.randomUUID();
-  let sequence = 0;
+  const nextOwner = ownerTokens();
 
   const runner: JobRunner = {
-    store: store.store,
+    store,
     handlers: options,
     leaseMs,
     timeoutMs: options.handlerTimeoutMs ?? DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
     ctxLogger: handlerLogger(logger, options.redact ?? {}),
-    nextOwner: (job) => `${instance}:${job.id}:${++sequence}`,
+    nextOwner: (job) => nextOwner(String(job.id)),
     shutdown: shutdown.signal,
   };
 
@@ -158,8 +165,8 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
           shutdown.abort(new Error("worker closing"));
           await settlesWithin(closed, REQUEUE_GRACE_MS);
         }
-        await store.close();
-        await release(handle);
+        await closeStore();
+        await closeIfOwned(handle);
         return drained;
       })());
     },
@@ -171,16 +178,16 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
  * prefix). A URL or a lent client goes to the store as it is; options get the store's fail-fast
  * settings underneath, on a connection closed with the worker.
  */
-function sharedStore(connection: RedisConnection): { store: IdempotencyStore; close: () => Promise<void> } {
+function sharedStore(connection: RedisConnection): { store: IdempotencyStore; closeStore: () => Promise<void> } {
   if (typeof connection === "string" || connection instanceof Redis || connection instanceof Cluster) {
     const store = redisStore({ redis: connection });
-    return { store, close: () => store.close() };
+    return { store, closeStore: () => store.close() };
   }
   const client = new Redis({ ...failFastRedisOptions(), ...connection });
   const store = redisStore({ redis: client });
   return {
     store,
-    async close() {
+    async closeStore() {
       await store.close();
       client.disconnect();
     },

@@ -1,12 +1,9 @@
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import type { Answer } from "../answer/answer.js";
-import { handlerFor, type SubscriptionHandlers } from "../dispatch/handlers.js";
-import { handlerContext } from "../dispatch/handler-context.js";
-import { OUTCOMES } from "../answer/outcomes.js";
+import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { HandlerTimeoutError, LeaseLostError, runHandler } from "../dispatch/run-handler.js";
+import { runClaimed } from "../dispatch/run-claimed.js";
 import { validationMessage } from "../receiver/validation-message.js";
 import { subscriptionNotificationSchema } from "../schema/index.js";
 import type { NotificationJobData } from "./job-data.js";
@@ -67,49 +64,23 @@ export async function processJob(job: Job<NotificationJobData>, token: string | 
       return postpone(job, token, recheckDelay(job));
   }
 
-  const handler = handlerFor(runner.handlers, notification.event_type);
-  if (handler) {
-    // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
-    const attempt = Math.max(1, claim.attempt - 1);
-    try {
-      await runHandler(handler, notification, (signal) =>
-          handlerContext({
-            notification,
-            attempt,
-            headers,
-            receivedAt,
-            // Aborted by the handler's time limit, a lost claim, or a worker that stops waiting on close.
-            signal: () => AbortSignal.any([signal(), runner.shutdown]),
-            baseLogger: runner.ctxLogger,
-          }), {
-        timeoutMs: runner.timeoutMs,
-        leaseMs: runner.leaseMs,
-        extendLease: async () => runner.store.extend(id, owner, runner.leaseMs),
-      });
-    } catch (err) {
+  // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
+  const attempt = Math.max(1, claim.attempt - 1);
+  const { outcome } = await runClaimed(
+    { ...runner, notification, owner, attempt, headers, receivedAt },
+    {
+      stop: runner.shutdown,
       // Someone else holds the record now; whether it completes there decides what this job does next.
-      if (err instanceof LeaseLostError) return postpone(job, token, recheckDelay(job));
-      const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
-      // If this write is lost, the lease running out lets the next attempt take the record over.
-      await Promise.resolve(runner.store.fail(id, owner, failed)).catch(() => {});
-      throw err;
-    }
-  }
-  const outcome = handler ? "processed" : "unhandled";
-  await recordCompletion(runner.store, id, owner, { processed: true, message: OUTCOMES[outcome].message });
-  return outcome;
-}
-
-/**
- * The handler's effect happened, so the job must not fail now: a retry would run the handler again
- * once the lease ran out. Keep trying to record it while the job holds its place.
- */
-async function recordCompletion(store: IdempotencyStore, id: string, owner: string, answer: Answer): Promise<void> {
-  try {
-    await store.complete(id, owner, answer);
-  } catch {
-    await retryInBackground(() => store.complete(id, owner, answer));
-  }
+      leaseLost: () => postpone(job, token, recheckDelay(job)),
+      failed: (err) => {
+        throw err;
+      },
+      // The handler's effect happened, so the job must not fail now: a retry would run the handler
+      // again once the lease ran out. Keep trying to record it while the job holds its place.
+      retryCompletion: (write) => retryInBackground(write),
+    },
+  );
+  return outcome as "processed" | "unhandled";
 }
 
 function readJobData(job: Job<NotificationJobData>): NotificationJobData {

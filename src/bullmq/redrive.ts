@@ -1,6 +1,6 @@
 import { Queue, type Job } from "bullmq";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { producerConnection, release, within, type RedisConnection } from "./connections.js";
+import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 
@@ -74,6 +74,6 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
     return result;
   } finally {
     await queue.close();
-    await release(handle);
+    await closeIfOwned(handle);
   }
 }

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { SubscriptionNotification } from "../schema/index.js";
+import { subscriptionEventRows } from "../schema/event-types.js";
 
 /** What every handler gets beside the notification. */
 export interface HandlerContext {
@@ -32,13 +33,10 @@ export interface SubscriptionHandlers {
   onUnknown?: Handler;
 }
 
-const HANDLER_KEYS: Readonly<Record<string, keyof SubscriptionHandlers>> = {
-  SUBSCRIPTION_CREATED: "onCreated",
-  SUBSCRIPTION_RENEW: "onRenew",
-  SUBSCRIPTION_CANCELLED: "onCancel",
-  SUBSCRIPTION_SUSPENDED: "onSuspend",
-  SUBSCRIPTION_RESUMED: "onResume",
-};
+/** event_type → handler key, from the one event table. */
+export const HANDLER_KEYS: Readonly<Record<string, keyof SubscriptionHandlers>> = Object.fromEntries(
+  subscriptionEventRows().map(([eventType, row]) => [eventType, row.handler]),
+);
 
 /** The handler key an event_type goes to; anything unrecognised goes to `onUnknown`. */
 export function handlerKeyFor(eventType: string): keyof SubscriptionHandlers {

@@ -18,6 +18,12 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   queue?: NotificationQueue;
   /** Largest body accepted, in bytes. Default 256 KiB (a notification is a few KB). */
   bodyLimit?: number;
+  /**
+   * Time the whole body may take to arrive once the request is in, for adapters that read the stream.
+   * Past it the answer is 408 and the connection is closed, so a body trickled a byte at a time (slowloris)
+   * cannot hold a connection open. Default 10 s; 0 for none.
+   */
+  bodyTimeoutMs?: number;
   /** Time a handler may take before `ctx.signal` aborts and the answer is 500. Default 10 s; 0 for none. */
   handlerTimeoutMs?: number;
   /** `"semantic"` (default): the status table; `200`: always HTTP 200, verdict in `processed`. */
@@ -39,3 +45,4 @@ export interface ReceiverOptions extends SubscriptionHandlers {
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
 export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;

@@ -1,5 +1,6 @@
 import { Redis, type Cluster, type RedisOptions } from "ioredis";
 import { StoreUnavailableError } from "../idempotency/store.js";
+import { closeClient, within } from "./clients.js";
 
 export type RedisClient = Redis | Cluster;
 
@@ -106,7 +107,7 @@ export function failFastConnection(redis: RedisClient | string, timeoutMs = DEFA
       throw unavailable(what, err);
     }
     try {
-      return await within(command(client), deadline - performance.now());
+      return await within(command(client), deadline - performance.now(), () => new CallTimeoutError("no answer within the time limit"));
     } catch (err) {
       afterFailure?.();
       throw unavailable(what, err);
@@ -121,9 +122,7 @@ export function failFastConnection(redis: RedisClient | string, timeoutMs = DEFA
       client.off("close", onClose);
       client.off("end", onClose);
       if (!owned) return;
-      // QUIT lets replies in flight arrive; a client that is not connected would only refuse it.
-      if (client.status === "ready") await client.quit().catch(() => client.disconnect());
-      else client.disconnect();
+      await closeClient(client);
       client.off("error", onError);
     },
   };
@@ -132,17 +131,4 @@ export function failFastConnection(redis: RedisClient | string, timeoutMs = DEFA
 function unavailable(what: string, cause: unknown): StoreUnavailableError {
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new StoreUnavailableError(`redis idempotency store: ${what} failed: ${reason}`, { cause });
-}
-
-/** Rejects if `task` has not settled within `ms`; the task keeps running, its late outcome ignored. */
-async function within<T>(task: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new CallTimeoutError(`no answer within the time limit`)), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([task, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -65,9 +65,13 @@ describe("two receiver processes sharing one Redis", () => {
     expect(Object.keys(byProcess).sort()).toEqual(receivers.map((receiver) => String(receiver.pid)).sort());
     expect(Object.values(byProcess).reduce((sum, count) => sum + Number(count), 0)).toBe(NOTIFICATIONS);
 
-    // The store holds one completed record per notification, started once.
+    // The store holds one completed record per notification, claimed once. The one exception: a claim
+    // whose store call overran its limit (answered 503 on a saturated machine) is abandoned, so the
+    // next delivery's claim is a second attempt; the handler still ran once (checked above).
     const states = await Promise.all(batch.map((renewal) => redis.hmget(`${prefix}idem:${renewal.id}`, "state", "attempts")));
-    expect(states.every(([state, attempts]) => state === "completed" && attempts === "1")).toBe(true);
+    const metStoreTimeout = new Set(batch.filter((_, i) => answers[i]!.flat().some((answer) => answer.status === 503)).map((renewal) => renewal.id));
+    expect(states.filter(([state]) => state !== "completed")).toEqual([]);
+    expect(batch.filter((renewal, i) => states[i]![1] !== "1" && !metStoreTimeout.has(renewal.id)).map((renewal) => [renewal.id, states[batch.indexOf(renewal)]![1]])).toEqual([]);
   });
 
   it("answers 422 in one process to an id completed in the other with a different payload", async () => {

@@ -1,0 +1,91 @@
+import type { Logger } from "pino";
+import { OUTCOMES } from "../answer/outcomes.js";
+import type { IdempotencyStore } from "../idempotency/store.js";
+import type { SubscriptionNotification } from "../schema/index.js";
+import { handlerContext } from "./handler-context.js";
+import { handlerFor, type SubscriptionHandlers } from "./handlers.js";
+import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
+
+/** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
+export interface ClaimedRun {
+  store: IdempotencyStore;
+  handlers: SubscriptionHandlers;
+  notification: SubscriptionNotification;
+  /** The claim's owner token: complete, fail and extend succeed only while it holds the record. */
+  owner: string;
+  attempt: number;
+  headers: Readonly<Record<string, string>>;
+  receivedAt: number;
+  timeoutMs: number;
+  leaseMs: number;
+  /** Base for `ctx.log`, with the receiver's redaction (see `handlerLogger`). */
+  ctxLogger: Logger;
+}
+
+/** Where the receiver and the worker part ways. */
+export interface ClaimedHooks {
+  /** Aborts `ctx.signal` besides the time limit and a lost claim (a worker that stops waiting on close). */
+  stop?: AbortSignal;
+  /** The claim went to another process mid-run. Default: a failed run. The worker postpones its job. */
+  leaseLost?: () => Promise<never>;
+  /** A failed run, once recorded. Default: report it. The worker rethrows, so BullMQ's retries apply. */
+  failed?: (err: unknown) => never;
+  /**
+   * The handler's effect happened but the store did not take the completion: keep retrying it, in the
+   * background (a receiver, which answers at once) or while the job holds its place (a worker).
+   */
+  retryCompletion: (write: () => Promise<unknown>) => Promise<unknown> | void;
+}
+
+export type ClaimedOutcome =
+  | { outcome: "processed" | "unhandled" }
+  | { outcome: "handler_failed" | "handler_timeout"; err: unknown };
+
+/** Run the handler for a claimed notification, then record its outcome under the claim's owner. */
+export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<ClaimedOutcome> {
+  const { store, notification, owner } = run;
+  const id = notification.id;
+  const handler = handlerFor(run.handlers, notification.event_type);
+  if (handler) {
+    const stop = hooks.stop;
+    try {
+      await runHandler(
+        handler,
+        notification,
+        (signal) =>
+          handlerContext({
+            notification,
+            attempt: run.attempt,
+            headers: run.headers,
+            receivedAt: run.receivedAt,
+            signal: stop ? () => AbortSignal.any([signal(), stop]) : signal,
+            baseLogger: run.ctxLogger,
+          }),
+        { timeoutMs: run.timeoutMs, leaseMs: run.leaseMs, extendLease: async () => store.extend(id, owner, run.leaseMs) },
+      );
+    } catch (err) {
+      if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();
+      const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
+      // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
+      await Promise.resolve(store.fail(id, owner, failed)).catch(() => {});
+      if (hooks.failed) hooks.failed(err);
+      return { outcome: failed, err };
+    }
+  }
+  const outcome = handler ? "processed" : "unhandled";
+  const answer = { processed: true, message: OUTCOMES[outcome].message };
+  try {
+    await store.complete(id, owner, answer);
+  } catch {
+    // While the lease lives a redelivery meets 409; an outage longer than the lease leaves a window (see README).
+    await hooks.retryCompletion(async () => store.complete(id, owner, answer));
+  }
+  return { outcome };
+}
+
+/** Owner tokens unique per claim without a random draw per notification: one UUID per process part. */
+export function ownerTokens(): (scope?: string) => string {
+  const instance = crypto.randomUUID();
+  let sequence = 0;
+  return (scope) => (scope === undefined ? `${instance}:${++sequence}` : `${instance}:${scope}:${++sequence}`);
+}
