@@ -2,6 +2,7 @@ export { createReceiver, type Receiver, type ReceiverRequest, type EarlyRejectio
 export type { Answer, ReceiverResponse, FailureStatus } from "./answer/answer.js";
 export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
 export type { ReceiverOptions } from "./receiver/options.js";
+export { eventWebhook, type EventWebhookOptions } from "./receiver/event-webhook.js";
 export type { Handler, HandlerContext, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
 export { handlerKeyFor } from "./dispatch/handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";

@@ -1,6 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions } from "bullmq";
-import { Cluster, Redis } from "ioredis";
+import { Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
@@ -8,12 +7,12 @@ import type { RedactOptions } from "../logging/redact.js";
 import type { SubscriptionHandlers } from "../dispatch/handlers.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
-import { failFastRedisOptions, redisStore } from "../redis/index.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
-import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
-import { redactErrorInPlace } from "../logging/redact-error.js";
+import { jobProcessor } from "./job-processor.js";
+import type { JobOutcome, JobRunner } from "./process-job.js";
+import { workerStore } from "./worker-store.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -69,9 +68,6 @@ const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
 /** After the handlers are told to stop: time for their jobs to be put back before closing regardless. */
 const REQUEUE_GRACE_MS = 5_000;
 
-/** Stands for "the worker stopped waiting" in the race between a job and the shutdown signal. */
-const STOPPED = Symbol("stopped");
-
 /**
  * Run queued notifications: the same typed handlers and context as a receiver, each notification id's
  * handler completing once however many workers, receivers and redeliveries there are.
@@ -79,7 +75,7 @@ const STOPPED = Symbol("stopped");
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
-  const { store, closeStore } = options.idempotency ? { store: options.idempotency, closeStore: async () => {} } : sharedStore(options.connection);
+  const { store, closeStore } = workerStore(options);
   const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   try {
     checkHandlingOptions(options, store, leaseMs);
@@ -103,40 +99,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     shutdown: shutdown.signal,
   };
 
-  async function processor(job: Job<NotificationJobData>, token?: string): Promise<JobOutcome> {
-    const started = performance.now();
-    const run = processJob(job, token, runner);
-    const fields = () => ({
-      notification_id: job.data?.notification?.id,
-      event_type: job.data?.notification?.event_type,
-      job_id: job.id,
-      job_attempt: job.attemptsMade + 1,
-      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    });
-    let outcome: JobOutcome | typeof STOPPED;
-    try {
-      outcome = await untilAborted(run, shutdown.signal);
-    } catch (thrown) {
-      if (thrown instanceof DelayedError) {
-        logger.debug(fields(), "notification held elsewhere or store unreachable; looking again shortly");
-        throw thrown;
-      }
-      // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
-      const err = redactErrorInPlace(thrown, options.redact ?? {});
-      const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      logger.error({ ...fields(), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
-      throw err;
-    }
-    if (outcome === STOPPED) {
-      // The handler may still finish in this process; if it does not, its claim lapses and another worker runs it.
-      run.catch(() => {});
-      await job.moveToDelayed(Date.now(), token);
-      throw new DelayedError();
-    }
-    if (outcome === "conflict") logger.warn(fields(), "notification id already used with a different payload; job dropped");
-    else logger.info({ ...fields(), outcome }, "notification processed by worker");
-    return outcome;
-  }
+  const processor = jobProcessor(runner, logger, options.redact ?? {});
 
   const worker = new Worker<NotificationJobData, JobOutcome>(options.name, processor, {
     ...options.workerOptions,
@@ -171,41 +134,6 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
       })());
     },
   };
-}
-
-/**
- * The default store: the one receivers reach with `redisStore({ redis })` on the same Redis (default
- * prefix). A URL or a lent client goes to the store as it is; options get the store's fail-fast
- * settings underneath, on a connection closed with the worker.
- */
-function sharedStore(connection: RedisConnection): { store: IdempotencyStore; closeStore: () => Promise<void> } {
-  if (typeof connection === "string" || connection instanceof Redis || connection instanceof Cluster) {
-    const store = redisStore({ redis: connection });
-    return { store, closeStore: () => store.close() };
-  }
-  const client = new Redis({ ...failFastRedisOptions(), ...connection });
-  const store = redisStore({ redis: client });
-  return {
-    store,
-    async closeStore() {
-      await store.close();
-      client.disconnect();
-    },
-  };
-}
-
-async function untilAborted<T>(task: Promise<T>, signal: AbortSignal): Promise<T | typeof STOPPED> {
-  if (signal.aborted) return STOPPED;
-  let onAbort!: () => void;
-  const stopped = new Promise<typeof STOPPED>((resolve) => {
-    onAbort = () => resolve(STOPPED);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([task, stopped]);
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
 }
 
 async function settlesWithin(task: Promise<unknown>, ms: number): Promise<boolean> {

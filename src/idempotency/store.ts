@@ -1,7 +1,11 @@
-import type { Answer } from "../answer/answer.js";
-
 /** A value or a promise of it: the memory store answers synchronously, the Redis store does not. */
 export type Awaitable<T> = T | Promise<T>;
+
+/** The answer a completed record keeps, for inspection (`get`); claims never need it back. */
+export interface StoredAnswer {
+  processed: boolean;
+  message: string;
+}
 
 export type RecordState = "processing" | "queued" | "completed" | "failed";
 
@@ -17,7 +21,7 @@ export interface IdempotencyRecord {
   /** How many times the handler has been started for this id. */
   attempts: number;
   /** The answer sent when the notification completed. */
-  answer?: Answer;
+  answer?: StoredAnswer;
   /** Why the last attempt failed (never the handler's error message: it may hold payload data). */
   error?: string;
 }
@@ -40,7 +44,7 @@ export type ClaimResult =
   /** Accepted into a durable queue earlier; a worker will run it. */
   | { status: "queued" }
   /** Done before; `answer` is what was answered then. */
-  | { status: "completed"; answer: Answer }
+  | { status: "completed"; answer: StoredAnswer }
   /** The id completed with a different payload fingerprint. */
   | { status: "conflict" };
 
@@ -58,7 +62,7 @@ export interface IdempotencyStore {
   claim(request: ClaimRequest): Awaitable<ClaimResult>;
   /** Push the lease forward while a long handler runs; false when the claim was lost. */
   extend(id: string, owner: string, leaseMs: number): Awaitable<boolean>;
-  complete(id: string, owner: string, answer: Answer): Awaitable<boolean>;
+  complete(id: string, owner: string, answer: StoredAnswer): Awaitable<boolean>;
   fail(id: string, owner: string, error: string): Awaitable<boolean>;
   /** Hand a claimed record over to a queue; the owner token is kept for `release`. */
   markQueued(id: string, owner: string): Awaitable<boolean>;

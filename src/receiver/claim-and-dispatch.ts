@@ -35,8 +35,9 @@ export function claimAndDispatch(
     const fields: LogFields = {
       notification_id: id,
       event_type: notification.event_type,
-      merchant_id: notification.resource.merchant_id,
-      subscription_id: notification.resource.id,
+      // Events of an `eventSchema` need not carry a subscription resource.
+      merchant_id: notification.resource?.merchant_id,
+      subscription_id: notification.resource?.id,
     };
     // Shed load before claiming, so a refused notification leaves no record behind.
     if (slots?.full()) return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });

@@ -43,7 +43,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     const started = performance.now();
     const receivedAt = Date.now();
-    const taken = await intake(request, { bodyLimit, verify: options.verify });
+    const taken = await intake(request, { bodyLimit, verify: options.verify, schema: options.eventSchema });
     const response = answer(taken.accepted ? await dispatch(taken) : verdictOf(taken.refusal), started);
     record(taken, response, receivedAt);
     return response;

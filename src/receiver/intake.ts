@@ -1,3 +1,4 @@
+import type { z } from "zod";
 import { shownText } from "../logging/shown-text.js";
 import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
@@ -25,6 +26,8 @@ export interface ReceiverRequest {
 export interface IntakeRules {
   bodyLimit: number;
   verify?: VerifyHook | undefined;
+  /** `ReceiverOptions.eventSchema`: another event's schema in place of the notification's. */
+  schema?: z.ZodType<{ id: string }> | undefined;
 }
 
 /** What intake learnt of a request; `headers` and `body` are set once read, for the recorder. */
@@ -79,7 +82,8 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
     body = parsed as Record<string, unknown>;
   }
 
-  const result = subscriptionNotificationSchema.safeParse(body);
+  // With an `eventSchema` the notification is that event: the later steps read its `id` and `event_type` only.
+  const result = (rules.schema ?? subscriptionNotificationSchema).safeParse(body) as z.ZodSafeParseResult<SubscriptionNotification>;
   if (!result.success) {
     const message = validationMessage(result.error.issues);
     // The id failed validation too, perhaps for its length: never logged whole.

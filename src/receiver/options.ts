@@ -6,6 +6,7 @@ import type { NotificationQueue } from "../queue/queue.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import type { FailureStatus } from "../answer/answer.js";
 import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { z } from "zod";
 
 export interface ReceiverOptions extends SubscriptionHandlers {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
@@ -41,6 +42,11 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   backpressure?: { concurrency: number; maxPending?: number };
   /** Keep every received notification (redacted) with its answer, for replay. */
   record?: NotificationRecorder;
+  /**
+   * Validate bodies with this schema in place of the subscription notification's; its output's string
+   * `id` is the idempotency key. Set by `eventWebhook`, which also sends every event_type to one handler.
+   */
+  eventSchema?: z.ZodType<{ id: string }>;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;

@@ -1,13 +1,5 @@
-import type { Answer } from "../answer/answer.js";
-import {
-  DEFAULT_LEASE_MS,
-  DEFAULT_RETENTION_SECONDS,
-  type ClaimRequest,
-  type ClaimResult,
-  type IdempotencyRecord,
-  type IdempotencyStore,
-  type RecordState,
-} from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
+import type { ClaimRequest, ClaimResult, IdempotencyRecord, IdempotencyStore, RecordState, StoredAnswer } from "../idempotency/store.js";
 import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./connection.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 
@@ -38,7 +30,7 @@ export interface RedisStore extends IdempotencyStore {
   readonly leaseMs: number;
   claim(request: ClaimRequest): Promise<ClaimResult>;
   extend(id: string, owner: string, leaseMs?: number): Promise<boolean>;
-  complete(id: string, owner: string, answer: Answer): Promise<boolean>;
+  complete(id: string, owner: string, answer: StoredAnswer): Promise<boolean>;
   fail(id: string, owner: string, error: string): Promise<boolean>;
   markQueued(id: string, owner: string): Promise<boolean>;
   release(id: string, owner: string): Promise<boolean>;
@@ -103,7 +95,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         case "processing":
           return { status, retryAfterMs: Number(value) };
         case "completed":
-          return { status, answer: JSON.parse(String(value)) as Answer };
+          return { status, answer: JSON.parse(String(value)) as StoredAnswer };
         case "queued":
         case "conflict":
           return { status };
@@ -136,7 +128,7 @@ function recordOf(hash: Record<string, string>): IdempotencyRecord | undefined {
   };
   if (hash.owner !== undefined) record.owner = hash.owner;
   if (hash.leaseUntil !== undefined) record.leaseUntil = Number(hash.leaseUntil);
-  if (hash.answer !== undefined) record.answer = JSON.parse(hash.answer) as Answer;
+  if (hash.answer !== undefined) record.answer = JSON.parse(hash.answer) as StoredAnswer;
   if (hash.error !== undefined) record.error = hash.error;
   return record;
 }

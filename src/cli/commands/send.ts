@@ -12,8 +12,8 @@ import {
   SENDING_USAGE,
   sendingSetup,
   UsageError,
-  type CliIo,
 } from "../args.js";
+import type { CliIo } from "../args.js";
 import { setPath } from "../set-path.js";
 import { isProcessed } from "../summary-table.js";
 
