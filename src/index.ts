@@ -15,6 +15,7 @@ export {
   type ClaimRequest,
   type ClaimResult,
   type RecordState,
+  type OrderClaim,
 } from "./idempotency/store.js";
 export { redactNotification, redactCardNumbers, REDACTED, type RedactOptions } from "./logging/redact.js";
 export type { NotificationQueue, QueuedNotification } from "./queue/queue.js";
@@ -27,3 +28,4 @@ export { jsonlRecorder, type JsonlRecorder, type JsonlRecorderOptions } from "./
 export { redactForRecording, REDACTED_EMAIL, REDACTED_IP } from "./recording/replayable-redaction.js";
 export { KEPT_HEADERS } from "./logging/kept-headers.js";
 export { MAX_BODY_DEPTH } from "./receiver/nesting-depth.js";
+export type { OrderingOption, OrderingOptions } from "./ordering/ordering-options.js";

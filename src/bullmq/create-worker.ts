@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
@@ -12,6 +12,7 @@ import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/c
 import type { NotificationJobData } from "./job-data.js";
 import { jobProcessor } from "./job-processor.js";
 import type { JobOutcome, JobRunner } from "./process-job.js";
+import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
 import { workerStore } from "./worker-store.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers {
@@ -23,6 +24,11 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   prefix?: string;
   /** Jobs run at once by this worker. Default 10. */
   concurrency?: number;
+  /**
+   * Gets the jobs of receivers with `ordering` that are stale when their turn comes (older than the
+   * newest completed notification of their subscription). Without it they complete, logged, unrun.
+   */
+  onStale?: Handler;
   /**
    * The store the receivers claim in. Default: `redisStore` on `connection` with its default prefix,
    * which is what receivers get from `redisStore({ redis })` on the same Redis.
@@ -45,6 +51,11 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   stalledInterval?: number;
   /** Times a job may be recovered from a dead worker before it is failed. Default 1 (BullMQ's). */
   maxStalledCount?: number;
+  /**
+   * The key given to `bullmqQueue`, to open sealed jobs; during a rotation, the new and the old key.
+   * A sealed job no key opens fails at once, with the reason, and waits in the failed set for `redrive`.
+   */
+  encryptionKey?: EncryptionKey | readonly EncryptionKey[];
   /** Any other BullMQ worker option; the ones above take precedence. */
   workerOptions?: Omit<WorkerOptions, "connection" | "prefix" | "autorun">;
 }
@@ -92,11 +103,13 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   const runner: JobRunner = {
     store,
     handlers: options,
+    onStale: options.onStale,
     leaseMs,
     timeoutMs: options.handlerTimeoutMs ?? DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
     ctxLogger: handlerLogger(logger, options.redact ?? {}),
     nextOwner: (job) => nextOwner(String(job.id)),
     shutdown: shutdown.signal,
+    keys: keysFrom(options.encryptionKey),
   };
 
   const processor = jobProcessor(runner, logger, options.redact ?? {});
@@ -134,6 +147,12 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
       })());
     },
   };
+}
+
+function keysFrom(input: CreateWorkerOptions["encryptionKey"]): SealingKey[] {
+  if (input === undefined) return [];
+  const list: readonly EncryptionKey[] = typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
+  return list.map(sealingKey);
 }
 
 async function settlesWithin(task: Promise<unknown>, ms: number): Promise<boolean> {

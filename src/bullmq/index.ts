@@ -17,3 +17,4 @@ export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "../li
 export { jobIdFor } from "./job-id.js";
 export type { NotificationJobData } from "./job-data.js";
 export type { RedisConnection } from "../redis/clients.js";
+export { type EncryptionKey, type SealedPayload } from "./seal.js";

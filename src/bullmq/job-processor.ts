@@ -21,8 +21,8 @@ export function jobProcessor(
     const started = performance.now();
     const run = processJob(job, token, runner);
     const fields = () => ({
-      notification_id: job.data?.notification?.id,
-      event_type: job.data?.notification?.event_type,
+      notification_id: job.data?.id ?? job.data?.notification?.id,
+      event_type: job.data?.event_type ?? job.data?.notification?.event_type,
       job_id: job.id,
       job_attempt: job.attemptsMade + 1,
       duration_ms: Math.round((performance.now() - started) * 1000) / 1000,

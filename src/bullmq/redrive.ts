@@ -46,7 +46,7 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
   const result: RedriveResult = { redriven: [], notFailed: [] };
   const put = async (job: Job<NotificationJobData>) => {
     if (!options.dryRun) await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
-    result.redriven.push(job.data?.notification?.id ?? String(job.id));
+    result.redriven.push(job.data?.id ?? job.data?.notification?.id ?? String(job.id));
   };
   try {
     const connectMs = options.connectTimeoutMs ?? 5_000;

@@ -6,7 +6,7 @@ export interface HandlingOptions {
   leaseMs?: number;
 }
 
-const KNOWN_HANDLERS = new Set<string>([...Object.values(HANDLER_KEYS), "onUnknown"]);
+const KNOWN_HANDLERS = new Set<string>([...Object.values(HANDLER_KEYS), "onUnknown", "onStale"]);
 
 /**
  * Refuse at start-up what would otherwise fail quietly per notification: a misspelt handler (`onRenewal`

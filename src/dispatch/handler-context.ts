@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { SubscriptionNotification } from "../schema/index.js";
 import type { HandlerContext } from "./handlers.js";
+import { positionToRfc3339 } from "../ordering/position.js";
 
 export interface HandlerContextInput {
   notification: SubscriptionNotification;
@@ -11,13 +12,16 @@ export interface HandlerContextInput {
   signal: () => AbortSignal;
   /** The redacting logger (`handlerLogger`) the per-notification child is made from. */
   baseLogger: Logger;
+  /** With `ordering`, in the sortable form the store keeps. */
+  previousPosition?: string | undefined;
 }
 
 /** The `ctx` a handler gets, the same in receivers and queue workers. */
-export function handlerContext({ notification, attempt, headers, receivedAt, signal, baseLogger }: HandlerContextInput): HandlerContext {
+export function handlerContext({ notification, attempt, headers, receivedAt, signal, baseLogger, previousPosition }: HandlerContextInput): HandlerContext {
   let log: Logger | undefined;
   let abortSignal: AbortSignal | undefined;
   return {
+    ...(previousPosition === undefined ? {} : { previousPosition: positionToRfc3339(previousPosition) }),
     id: notification.id,
     eventType: notification.event_type,
     attempt,

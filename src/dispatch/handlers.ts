@@ -16,6 +16,11 @@ export interface HandlerContext {
   /** Request headers, lower-case names. */
   readonly headers: Readonly<Record<string, string>>;
   readonly receivedAt: Date;
+  /**
+   * With `ordering`: the position (RFC 3339, UTC) of the newest completed notification of this one's
+   * subscription; undefined for the first.
+   */
+  readonly previousPosition?: string;
 }
 
 /** The notification type a handler for `E` receives. */

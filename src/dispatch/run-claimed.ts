@@ -5,6 +5,7 @@ import type { SubscriptionNotification } from "../schema/index.js";
 import { handlerContext } from "./handler-context.js";
 import { handlerFor, type SubscriptionHandlers } from "./handlers.js";
 import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
+import type { ClaimedOrder } from "../ordering/claimed-order.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
 export interface ClaimedRun {
@@ -20,6 +21,8 @@ export interface ClaimedRun {
   leaseMs: number;
   /** Base for `ctx.log`, with the receiver's redaction (see `handlerLogger`). */
   ctxLogger: Logger;
+  /** With `ordering`: the claim's key, and whether the store found the notification stale. */
+  order?: ClaimedOrder | undefined;
 }
 
 /** Where the receiver and the worker part ways. */
@@ -38,14 +41,16 @@ export interface ClaimedHooks {
 }
 
 export type ClaimedOutcome =
-  | { outcome: "processed" | "unhandled" }
+  | { outcome: "processed" | "unhandled" | "stale" }
   | { outcome: "handler_failed" | "handler_timeout"; err: unknown };
 
 /** Run the handler for a claimed notification, then record its outcome under the claim's owner. */
 export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<ClaimedOutcome> {
-  const { store, notification, owner } = run;
+  const { store, notification, owner, order } = run;
   const id = notification.id;
-  const handler = handlerFor(run.handlers, notification.event_type);
+  const orderKey = order?.key;
+  // A stale notification never reaches its event's handler: `onStale` (if any) runs in its place.
+  const handler = order?.stale ? order.onStale : handlerFor(run.handlers, notification.event_type);
   if (handler) {
     const stop = hooks.stop;
     try {
@@ -60,25 +65,26 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
             receivedAt: run.receivedAt,
             signal: stop ? () => AbortSignal.any([signal(), stop]) : signal,
             baseLogger: run.ctxLogger,
+            previousPosition: order?.newest,
           }),
-        { timeoutMs: run.timeoutMs, leaseMs: run.leaseMs, extendLease: async () => store.extend(id, owner, run.leaseMs) },
+        { timeoutMs: run.timeoutMs, leaseMs: run.leaseMs, extendLease: async () => store.extend(id, owner, run.leaseMs, orderKey) },
       );
     } catch (err) {
       if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();
       const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
       // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
-      await Promise.resolve(store.fail(id, owner, failed)).catch(() => {});
+      await Promise.resolve(store.fail(id, owner, failed, orderKey)).catch(() => {});
       if (hooks.failed) hooks.failed(err);
       return { outcome: failed, err };
     }
   }
-  const outcome = handler ? "processed" : "unhandled";
+  const outcome = order?.stale ? "stale" : handler ? "processed" : "unhandled";
   const answer = { processed: true, message: OUTCOMES[outcome].message };
   try {
-    await store.complete(id, owner, answer);
+    await store.complete(id, owner, answer, orderKey);
   } catch {
     // While the lease lives a redelivery meets 409; an outage longer than the lease leaves a window (see README).
-    await hooks.retryCompletion(async () => store.complete(id, owner, answer));
+    await hooks.retryCompletion(async () => store.complete(id, owner, answer, orderKey));
   }
   return { outcome };
 }

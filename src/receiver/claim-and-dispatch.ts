@@ -8,6 +8,8 @@ import type { Background } from "./background.js";
 import { fingerprintOf } from "./fingerprint.js";
 import type { ResolvedOptions } from "./resolve-options.js";
 import { verdict, type LogFields, type Verdict } from "./verdict.js";
+import { claimedOrder, SUBSCRIPTION_BUSY } from "../ordering/claimed-order.js";
+import { orderOrMisconfigured } from "../ordering/order-of.js";
 
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
@@ -26,7 +28,7 @@ export function claimAndDispatch(
   work: Background,
   logQueued: (verdict: Verdict, started: number) => void,
 ): (accepted: Accepted) => Promise<Verdict> {
-  const { options, store, leaseMs, slots, unavailableRetry } = resolved;
+  const { options, store, leaseMs, slots, unavailableRetry, ordering } = resolved;
   const nextOwner = ownerTokens();
   const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
 
@@ -42,11 +44,13 @@ export function claimAndDispatch(
     // Shed load before claiming, so a refused notification leaves no record behind.
     if (slots?.full()) return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });
 
+    const order = orderOrMisconfigured(ordering, notification);
+    if ("misconfigured" in order) return verdict("misconfigured", { ...fields, reason: order.misconfigured, err: order.err });
     const fingerprint = await fingerprintOf(body);
     const owner = nextOwner();
     let claim;
     try {
-      claim = await store.claim({ id, fingerprint, owner, leaseMs });
+      claim = await store.claim({ id, fingerprint, owner, leaseMs, ...order });
     } catch (err) {
       const reason = "idempotency store unavailable";
       return verdict("unavailable", { ...fields, reason, err }, { message: `${reason}; retry later`, headers: unavailableRetry });
@@ -59,14 +63,19 @@ export function claimAndDispatch(
       case "conflict":
         return verdict("conflict", fields);
       case "processing":
+        if (claim.key) {
+          return verdict("in_progress", { ...fields, reason: SUBSCRIPTION_BUSY }, { message: `${SUBSCRIPTION_BUSY}; retry later`, headers: retryAfter(claim.retryAfterMs) });
+        }
         return verdict("in_progress", fields, { headers: retryAfter(claim.retryAfterMs) });
     }
     fields.attempt = claim.attempt;
+    const claimed = claimedOrder(order.order, claim, ordering?.onStale);
+    const orderKey = claimed?.key;
 
     const receivedAt = Date.now();
     const run = () =>
       runClaimed(
-        { ...resolved, handlers: options, notification, owner, attempt: claim.attempt, headers, receivedAt },
+        { ...resolved, handlers: options, notification, owner, attempt: claim.attempt, headers, receivedAt, order: claimed },
         { retryCompletion },
       );
     const outcomeVerdict = (result: ClaimedOutcome) => verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
@@ -76,7 +85,8 @@ export function claimAndDispatch(
     };
     const lostWhileQueued = () => resolved.logger.warn({ ...fields, outcome: "lost_claim" }, "claim taken over while queued; the other delivery runs it");
 
-    if (options.queue) {
+    // A notification found stale at claim is settled here and now: there is nothing to queue.
+    if (options.queue && !claimed?.stale) {
       try {
         await options.queue.enqueue({
           id,
@@ -84,13 +94,14 @@ export function claimAndDispatch(
           notification,
           headers,
           receivedAt,
+          ...order,
           // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
           // queue holds the claim while the notification waits, and runs it only if still owned.
-          run: options.queue.durable ? runQueued : holdClaimWhileQueued({ store, id, owner, leaseMs }, runQueued, lostWhileQueued),
+          run: options.queue.durable ? runQueued : holdClaimWhileQueued({ store, id, owner, leaseMs, orderKey }, runQueued, lostWhileQueued),
         });
-        if (options.queue.durable) await store.markQueued(id, owner);
+        if (options.queue.durable) await store.markQueued(id, owner, orderKey);
       } catch (err) {
-        await Promise.resolve(store.release(id, owner)).catch(() => {});
+        await Promise.resolve(store.release(id, owner, orderKey)).catch(() => {});
         return queueRefused(err, fields, unavailableRetry);
       }
       return verdict("queued", fields);

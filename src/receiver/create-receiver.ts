@@ -51,9 +51,11 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   function record(taken: Intake, response: ReceiverResponse, receivedAt: number): void {
     if (!options.record || !taken.headers || !taken.body) return;
-    const entry = recordingOf(taken.headers, taken.body, response, receivedAt, options.redact ?? {});
-    // A recording is a convenience: its failure is logged and never changes the answer.
-    work.track("recording", Promise.resolve().then(() => options.record!.write(entry)).catch((err) => logger.warn({ err }, "recording failed")));
+    const { headers, body } = taken;
+    // A recording is a convenience: its failure, in redaction or in the write, is logged and never
+    // changes the answer.
+    const write = () => options.record!.write(recordingOf(headers, body, response, receivedAt, options.redact ?? {}));
+    work.track("recording", Promise.resolve().then(write).catch((err) => logger.warn({ err }, "recording failed")));
   }
 
   return {

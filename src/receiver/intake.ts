@@ -9,6 +9,9 @@ import { parseJsonObject } from "./parse-json.js";
 import { validationMessage } from "./validation-message.js";
 import { verdict, type Verdict } from "./verdict.js";
 
+/** Longest piece of a sender's header text put in a log line. */
+const MAX_REASON_SHOWN = 100;
+
 /** The framework-neutral request an adapter builds. */
 export interface ReceiverRequest {
   method: string;
@@ -58,7 +61,9 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
 
   const headers = normalizeHeaders(request.headers);
   if (!isAcceptableContentType(headers["content-type"])) {
-    return { accepted: false, headers, refusal: verdict("unsupported_media_type", { reason: headers["content-type"] }) };
+    // The sender's text: logged card-redacted and cut.
+    const reason = shownText(headers["content-type"]!, MAX_REASON_SHOWN);
+    return { accepted: false, headers, refusal: verdict("unsupported_media_type", { reason }) };
   }
 
   let body: Record<string, unknown>;

@@ -5,7 +5,8 @@ import type { NotificationRecorder } from "../recording/recorder.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import type { FailureStatus } from "../answer/answer.js";
-import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { OrderingOption } from "../ordering/ordering-options.js";
 import type { z } from "zod";
 
 export interface ReceiverOptions extends SubscriptionHandlers {
@@ -47,6 +48,13 @@ export interface ReceiverOptions extends SubscriptionHandlers {
    * `id` is the idempotency key. Set by `eventWebhook`, which also sends every event_type to one handler.
    */
   eventSchema?: z.ZodType<{ id: string }>;
+  /**
+   * Process one subscription's notifications one at a time, and send those older than its newest
+   * completed one to `onStale` instead of their handler. `true`, or `{ key?, position?, onStale? }`.
+   */
+  ordering?: OrderingOption;
+  /** With `ordering`: gets the notifications older than their subscription's newest completed one. */
+  onStale?: Handler;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;

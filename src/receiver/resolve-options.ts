@@ -5,6 +5,7 @@ import { handlerSlots } from "../dispatch/handler-slots.js";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
+import { resolveOrdering, type Ordering } from "../ordering/ordering-options.js";
 import { DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
 
 /** A receiver's options with every default filled in, checked once at start-up. */
@@ -22,6 +23,8 @@ export interface ResolvedOptions {
   /** `Retry-After` for 503 answers. */
   unavailableRetry: Record<string, string>;
   slots: ReturnType<typeof handlerSlots> | undefined;
+  /** `ordering` resolved; undefined when off. */
+  ordering: Ordering | undefined;
 }
 
 export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
@@ -44,5 +47,6 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     leaseMs,
     unavailableRetry: retryAfter((options.retryAfterSeconds ?? 5) * 1000),
     slots: options.backpressure ? handlerSlots(options.backpressure) : undefined,
+    ordering: resolveOrdering(options.ordering, options.onStale),
   };
 }
