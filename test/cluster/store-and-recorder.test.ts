@@ -1,6 +1,6 @@
 import type { Cluster } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { createReceiver } from "merchant-webhooks";
+import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { readRedisStream, redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
 import { buildNotification, replay } from "merchant-webhooks/testing";
@@ -12,6 +12,17 @@ const cluster = await clusterForFile("test/cluster/store-and-recorder.test.ts");
 const headers = { "content-type": "application/json" };
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 const renewals = (count: number) => Array.from({ length: count }, () => buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true }));
+
+/**
+ * The status of a delivery to `receiver`, sent again on 503 only: a store call may overrun its 500 ms
+ * limit on a saturated machine, and a sender would simply retry.
+ */
+async function statusPast503(receiver: Receiver, notification: unknown): Promise<number> {
+  for (let tries = 1; ; tries++) {
+    const { status } = await receiver.handle({ method: "POST", headers, rawBody: json(notification) });
+    if (status !== 503 || tries === 10) return status;
+  }
+}
 
 /** How many keys starting with `prefix` each master holds. */
 async function keysPerMaster(client: Cluster, prefix: string): Promise<number[]> {
@@ -43,10 +54,18 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     const notifications = renewals(200);
     const deliveries = shuffled([...notifications, ...notifications]);
 
-    const statuses = await Promise.all(deliveries.map(async (notification) => (await receiver.handle({ method: "POST", headers, rawBody: json(notification) })).status));
+    // 16 in flight.
+    const statuses: number[] = [];
+    let next = 0;
+    const lane = async () => {
+      while (next < deliveries.length) {
+        statuses.push(await statusPast503(receiver, deliveries[next++]));
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, lane));
     await receiver.close();
 
-    // A redelivery racing its first delivery meets the live claim (409); every notification was answered 200 at least once.
+    // A redelivery racing its first delivery meets the live claim (409); every other answer is 200.
     expect(statuses.filter((status) => status !== 200 && status !== 409)).toEqual([]);
     const runs = new Map<string, number>();
     for (const [notification] of onRenew.mock.calls) runs.set(notification.id, (runs.get(notification.id) ?? 0) + 1);
@@ -55,6 +74,7 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     for (const notification of notifications.slice(0, 20)) expect((await store.get(notification.id))?.state).toBe("completed");
 
     const spread = await keysPerMaster(client, prefix);
+    console.log(`records per master: ${spread.join(", ")}`);
     expect(spread).toHaveLength(3);
     expect(spread.reduce((a, b) => a + b, 0)).toBe(200);
     // Each master holds a share: a hash tag in the prefix would have put all 200 on one.
@@ -91,8 +111,7 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     const receiver = createReceiver({ idempotency: store, queue, logger: silentLogger() });
     const notifications = renewals(30);
     for (const notification of [...notifications, ...notifications]) {
-      const response = await receiver.handle({ method: "POST", headers, rawBody: json(notification) });
-      expect(response.status).toBe(200);
+      expect(await statusPast503(receiver, notification)).toBe(200);
     }
     await eventually(() => onRenew.mock.calls.length >= 30, 20_000, "30 handler runs");
     await receiver.close();
