@@ -27,8 +27,6 @@ const STUBS = `declare function extendAccess(subscriptionId: string, signal?: Ab
 declare function revokeAccess(subscriptionId: string): Promise<void>;
 declare const app: import("express").Express;
 declare const handlers: import("merchant-webhooks").SubscriptionHandlers;
-declare const mySigner: NonNullable<Parameters<typeof import("merchant-webhooks/client").createPaymentClient>[0]["sign"]>;
-declare function markPaid(orderId: string | undefined, status: string | undefined): Promise<void>;
 `;
 const HANDLERS_MODULE = `import type { SubscriptionHandlers } from "merchant-webhooks";
 export declare const handlers: SubscriptionHandlers;
