@@ -15,6 +15,7 @@ export default defineConfig([
       testing: "src/testing/index.ts",
       client: "src/client/index.ts",
       simulator: "src/simulator/index.ts",
+      lambda: "adapters/lambda.ts",
     },
     format: ["esm", "cjs"],
     dts: true,

@@ -8,7 +8,7 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^merchant-webhooks\/(express|fastify|next|node|fetch)$/, replacement: here("adapters/$1.ts") },
+      { find: /^merchant-webhooks\/(express|fastify|next|node|fetch|lambda)$/, replacement: here("adapters/$1.ts") },
       { find: /^merchant-webhooks\/(redis|bullmq|testing)$/, replacement: here("src/$1/index.ts") },
       { find: /^merchant-webhooks\/(client|simulator)$/, replacement: here("src/$1/index.ts") },
       { find: /^merchant-webhooks$/, replacement: here("src/index.ts") },
@@ -16,6 +16,8 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts"],
+    // Type tests (`expectTypeOf`, `@ts-expect-error`) in *.test-d.ts are checked by tsc as part of the run.
+    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { handleNodeRequest } from "./http/node-request.js";
+import { nodeListener } from "./http/node-listener.js";
 import { writeNodeResponse } from "./http/write-node-response.js";
 import { bodyParserAnswer, isBodyParserError } from "./http/body-parser-error.js";
 import type { FailureStatus } from "../src/answer/answer.js";
@@ -21,15 +21,10 @@ export interface SubscriptionWebhookMiddleware {
  * behind `express.raw()` or `express.text()`, and behind `express.json()` for unsigned notifications.
  */
 export function subscriptionWebhook(options: ReceiverOptions): SubscriptionWebhookMiddleware {
-  const receiver = createReceiver(options);
-  const middleware = async (req: IncomingMessage & { body?: unknown }, res: ServerResponse, next: (err?: unknown) => void) => {
-    try {
-      const { response, closeConnection } = await handleNodeRequest(receiver, req);
-      writeNodeResponse(res, response, closeConnection);
-    } catch (err) {
-      next(err);
-    }
-  };
+  const receiver = createReceiver(options, { bodyParserFix: "mount the webhook before app.use(express.json()) or any other body parser" });
+  const listener = nodeListener(receiver);
+  // Answers every request itself, failures included (as JSON, like every adapter), so `next` is never called.
+  const middleware = (req: IncomingMessage & { body?: unknown }, res: ServerResponse, _next: (err?: unknown) => void) => listener(req, res);
   return Object.assign(middleware, { receiver });
 }
 

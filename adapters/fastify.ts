@@ -1,7 +1,8 @@
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
+import type { FastifyError, FastifyPluginAsync, FastifyReply } from "fastify";
+import { createReceiver, type EarlyRejection } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import type { ReceiverResponse } from "../src/answer/answer.js";
+import { readNodeBody } from "./http/read-node-body.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -10,30 +11,46 @@ export interface SubscriptionWebhookPluginOptions extends ReceiverOptions {
   path: string;
 }
 
-// Methods routed to the receiver so a stray GET gets our 405 answer, not Fastify's 404. HEAD comes
-// with GET (Fastify's exposeHeadRoutes).
-const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+// Methods routed to the receiver so a stray GET or OPTIONS gets our 405 answer, not Fastify's 404. HEAD
+// comes with GET (Fastify's exposeHeadRoutes).
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 const EMPTY = new Uint8Array(0);
 
-const send = (reply: FastifyReply, response: ReceiverResponse) =>
-  reply.code(response.status).headers(response.headers).send(response.body);
+/** Carries the reason our body parser refused a body to the plugin's error handler. */
+class BodyRefused extends Error {
+  constructor(readonly reason: EarlyRejection) {
+    super(`webhook body refused: ${reason}`);
+  }
+}
+
+const send = (reply: FastifyReply, response: ReceiverResponse, closeConnection = false) =>
+  reply
+    .code(response.status)
+    .headers(closeConnection ? { ...response.headers, connection: "close" } : response.headers)
+    .send(response.body);
 
 /**
  * `app.register(subscriptionWebhookPlugin, { path: "/hook", onRenew })`. An encapsulated plugin (no
  * fastify-plugin wrapper, on purpose): inside it, every content type is read as raw bytes within
- * `bodyLimit`, so the signature is checked on the exact bytes received, while the rest of the app keeps
- * its JSON parser. `app.close()` closes the receiver.
+ * `bodyLimit` and `bodyTimeoutMs`, so the signature is checked on the exact bytes received, while the
+ * rest of the app keeps its JSON parser. `app.close()` closes the receiver.
  */
 export const subscriptionWebhookPlugin: FastifyPluginAsync<SubscriptionWebhookPluginOptions> = async (app, opts) => {
   const { path, ...options } = opts;
   const receiver = createReceiver(options);
 
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: receiver.bodyLimit }, (_request, body, done) => done(null, body));
-  app.setErrorHandler(async (error: FastifyError, request, reply) => {
-    const response = await bodyErrorAnswer(receiver, error, request);
-    if (!response) throw error; // not ours: the app's own error handler answers
-    return send(reply, response);
+  app.addContentTypeParser("*", (request, _payload, done) => {
+    readNodeBody(request.raw, receiver.bodyLimit, receiver.bodyTimeoutMs).then(
+      (read) => (read.ok ? done(null, read.bytes) : done(new BodyRefused(read.reason === "consumed" ? "body_consumed" : read.reason))),
+      (err: Error) => done(err),
+    );
+  });
+  app.setErrorHandler(async (error: FastifyError, _request, reply) => {
+    const reason = bodyErrorReason(error);
+    if (!reason) throw error; // not ours: the app's own error handler answers
+    // The rest of a body left unread would keep the connection busy: close it with the answer.
+    return send(reply, receiver.reject(reason), reason === "too_large" || reason === "body_timeout");
   });
   app.addHook("onClose", async () => receiver.close());
 
@@ -42,24 +59,27 @@ export const subscriptionWebhookPlugin: FastifyPluginAsync<SubscriptionWebhookPl
     url: path,
     bodyLimit: receiver.bodyLimit,
     handler: async (request, reply) => {
-      const body = request.body;
-      // Fastify skips parsing when a POST declares no body; the core answers that as bad JSON.
-      const rawBody = body instanceof Uint8Array ? body : request.method === "POST" ? EMPTY : undefined;
-      return send(reply, await receiver.handle({ method: request.method, headers: request.headers, rawBody }));
+      try {
+        const body = request.body;
+        // Fastify skips parsing when a POST declares no body; the core answers that as bad JSON.
+        const rawBody = body instanceof Uint8Array ? body : request.method === "POST" ? EMPTY : undefined;
+        return send(reply, await receiver.handle({ method: request.method, headers: request.headers, rawBody }));
+      } catch (err) {
+        return send(reply, receiver.internalError(err), true);
+      }
     },
   });
 };
 
 /**
- * Our answer for the errors Fastify raises while reading the body, so the status table holds; `undefined`
- * for anything else (a hook of the app's, say), which stays the app's business.
+ * The reason for an error raised while reading the body, so the status table holds; `undefined` for
+ * anything else (a hook of the app's, say), which stays the app's business.
  */
-async function bodyErrorAnswer(receiver: Receiver, error: FastifyError, request: FastifyRequest): Promise<ReceiverResponse | undefined> {
+function bodyErrorReason(error: FastifyError): EarlyRejection | undefined {
+  if (error instanceof BodyRefused) return error.reason;
   if (typeof error.code !== "string" || !error.code.startsWith("FST_ERR_CTP_")) return undefined;
-  if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return receiver.reject("too_large");
-  if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-    // A content-type Fastify cannot even parse: the core's content-type check refuses it with our 415.
-    return receiver.handle({ method: request.method, headers: request.headers, rawBody: EMPTY });
-  }
-  return receiver.reject("unreadable");
+  if (error.code === "FST_ERR_CTP_BODY_TOO_LARGE") return "too_large";
+  // A content-type Fastify cannot even parse.
+  if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return "unsupported_media_type";
+  return "unreadable";
 }

@@ -1,7 +1,6 @@
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { handleWebRequest } from "./http/web-request.js";
-import { toWebResponse } from "./http/web-response.js";
+import { webHandler } from "./http/web-request.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -18,6 +17,5 @@ export interface FetchHandler {
  */
 export function createFetchHandler(options: ReceiverOptions): FetchHandler {
   const receiver = createReceiver(options);
-  const handler = async (request: Request) => toWebResponse(await handleWebRequest(receiver, request));
-  return Object.assign(handler, { receiver });
+  return Object.assign(webHandler(receiver), { receiver });
 }

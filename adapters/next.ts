@@ -2,8 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { nodeListener } from "./http/node-listener.js";
-import { handleWebRequest } from "./http/web-request.js";
-import { toWebResponse } from "./http/web-response.js";
+import { webHandler } from "./http/web-request.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -32,7 +31,7 @@ export interface RouteHandlers {
  */
 export function createRouteHandler(options: ReceiverOptions): RouteHandlers {
   const receiver = createReceiver(options);
-  const handler: RouteHandler = async (request) => toWebResponse(await handleWebRequest(receiver, request));
+  const handler: RouteHandler = webHandler(receiver);
   return { POST: handler, GET: handler, PUT: handler, PATCH: handler, DELETE: handler, receiver };
 }
 
@@ -42,14 +41,19 @@ export interface PagesHandler {
   readonly receiver: Receiver;
 }
 
+/** Named in the 500 answer when Next's body parser consumed the body: the one-line fix, in Next's terms. */
+const PAGES_BODY_PARSER_FIX =
+  "turn Next's body parser off in this API route file: export const config = { api: { bodyParser: false } }";
+
 /**
  * `export default createPagesHandler({ onRenew })` in `pages/api/...`, beside the literal
  * `export const config = { api: { bodyParser: false } }`, so the exact bytes reach the signature check.
  * The config is not exported from here: Next reads it statically from the route file, and Next 16
- * fails the build when it is re-exported from another module. If the body parser was left on, unsigned notifications still work from the parsed body (like Express behind
- * `express.json()`); with `verify` set the answer is a 500 naming the misconfiguration.
+ * fails the build when it is re-exported from another module. If the body parser was left on, unsigned
+ * notifications still work from the parsed body (like Express behind `express.json()`); with `verify`
+ * set the answer is a 500 naming the misconfiguration.
  */
 export function createPagesHandler(options: ReceiverOptions): PagesHandler {
-  const receiver = createReceiver(options);
-  return Object.assign(nodeListener(receiver, options), { receiver });
+  const receiver = createReceiver(options, { bodyParserFix: PAGES_BODY_PARSER_FIX });
+  return Object.assign(nodeListener(receiver), { receiver });
 }

@@ -18,5 +18,5 @@ export interface NodeHandler {
  */
 export function createNodeHandler(options: ReceiverOptions): NodeHandler {
   const receiver = createReceiver(options);
-  return Object.assign(nodeListener(receiver, options), { receiver });
+  return Object.assign(nodeListener(receiver), { receiver });
 }

@@ -53,6 +53,10 @@ if (existsSync(here("./redis-latency.ts"))) {
   console.error("redis latency ...");
   results.redis_latency = await bench("./redis-latency.ts");
 }
+if (existsSync(here("./ordering-latency.ts"))) {
+  console.error("latency ordering adds with redis ...");
+  results.ordering_latency = await bench("./ordering-latency.ts");
+}
 if (existsSync(here("./cluster-throughput.ts"))) {
   console.error("redisStore on a 3-master cluster against one Redis ...");
   results.cluster = await bench("./cluster-throughput.ts");
@@ -89,4 +93,5 @@ console.table({
   "memory store heap after 1M (MB)": (results.memory as any).samples.at(-1).heap_mb,
   "redisStore on 3-master cluster / one Redis (throughput)": (results.cluster as any)?.throughput_ratio_cluster_to_single,
   "p99 the cluster adds, one at a time (ms)": (results.cluster as any)?.p99_added_by_cluster_ms.one_at_a_time,
+  "latency ordering adds with redisStore, median / p99 (ms)": `${(results.ordering_latency as any)?.added_by_ordering.median_ms} / ${(results.ordering_latency as any)?.added_by_ordering.p99_ms}`,
 });

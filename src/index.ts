@@ -2,7 +2,8 @@ export { createReceiver, type Receiver, type ReceiverRequest, type EarlyRejectio
 export type { Answer, ReceiverResponse, FailureStatus } from "./answer/answer.js";
 export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
 export type { ReceiverOptions } from "./receiver/options.js";
-export type { Handler, HandlerContext, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
+export { eventWebhook, type EventWebhookOptions } from "./receiver/event-webhook.js";
+export type { ErrorHook, EventObjectFor, Handler, HandlerContext, HandlerFor, HandlerHooks, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
 export { handlerKeyFor } from "./dispatch/handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
 export type { HeaderSource } from "./receiver/headers.js";
@@ -14,6 +15,7 @@ export {
   type ClaimRequest,
   type ClaimResult,
   type RecordState,
+  type OrderClaim,
 } from "./idempotency/store.js";
 export { redactNotification, redactCardNumbers, REDACTED, type RedactOptions } from "./logging/redact.js";
 export type { NotificationQueue, QueuedNotification } from "./queue/queue.js";
@@ -26,3 +28,5 @@ export { jsonlRecorder, type JsonlRecorder, type JsonlRecorderOptions } from "./
 export { redactForRecording, REDACTED_EMAIL, REDACTED_IP } from "./recording/replayable-redaction.js";
 export { KEPT_HEADERS } from "./logging/kept-headers.js";
 export { MAX_BODY_DEPTH } from "./receiver/nesting-depth.js";
+export type { OrderingOption, OrderingOptions } from "./ordering/ordering-options.js";
+export { parseNotification, NotificationError, type ParseNotificationOptions } from "./receiver/parse-notification.js";

@@ -27,8 +27,9 @@ export async function handleNodeRequest(
   if (method !== "POST") return { response: await receiver.handle({ method, headers: req.headers }), closeConnection: false };
   const left = bodyLeftBy(req);
   if (left) return { response: await receiver.handle({ method, headers: req.headers, ...left }), closeConnection: false };
-  const read = await readNodeBody(req, receiver.bodyLimit);
+  const read = await readNodeBody(req, receiver.bodyLimit, receiver.bodyTimeoutMs);
   if (read.ok) return { response: await receiver.handle({ method, headers: req.headers, rawBody: read.bytes }), closeConnection: false };
   const rejection = read.reason === "consumed" ? "body_consumed" : read.reason;
-  return { response: receiver.reject(rejection), closeConnection: read.reason === "too_large" };
+  // The rest of an unread body would keep the connection busy: close it with the answer.
+  return { response: receiver.reject(rejection), closeConnection: read.reason === "too_large" || read.reason === "body_timeout" };
 }

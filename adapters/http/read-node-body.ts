@@ -2,15 +2,16 @@ import type { IncomingMessage } from "node:http";
 
 export type NodeBodyRead =
   | { ok: true; bytes: Uint8Array }
-  | { ok: false; reason: "too_large" | "unreadable" | "consumed" };
+  | { ok: false; reason: "too_large" | "unreadable" | "consumed" | "body_timeout" };
 
 /**
  * Read a Node request body into memory, refusing it as soon as it passes `limit` (by its
  * Content-Length, or while streaming when that is absent or false), so an oversized body never
- * occupies more than `limit` bytes. Settles on every path: end, error, abort, or a stream that an
- * earlier middleware already drained.
+ * occupies more than `limit` bytes, and giving up after `timeoutMs` (0: never), so a body trickled a
+ * byte at a time cannot hold the connection. Settles on every path: end, error, abort, time limit, or
+ * a stream that an earlier middleware already drained.
  */
-export function readNodeBody(req: IncomingMessage, limit: number): Promise<NodeBodyRead> {
+export function readNodeBody(req: IncomingMessage, limit: number, timeoutMs = 0): Promise<NodeBodyRead> {
   const declared = Number(req.headers["content-length"]);
   if (declared > limit) return Promise.resolve({ ok: false, reason: "too_large" });
   if (req.readableEnded || (req as { _body?: unknown })._body === true) {
@@ -19,17 +20,21 @@ export function readNodeBody(req: IncomingMessage, limit: number): Promise<NodeB
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const timer = timeoutMs > 0 ? setTimeout(() => stop("body_timeout"), timeoutMs) : undefined;
     const settle = (result: NodeBodyRead) => {
+      clearTimeout(timer);
       req.off("data", onData).off("end", onEnd).off("error", onError).off("close", onClose);
       resolve(result);
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > limit) {
-        // Stop buffering; Node discards the rest and closes the connection after the 413.
-        req.pause();
-        settle({ ok: false, reason: "too_large" });
-      } else chunks.push(chunk);
+      if (size > limit) stop("too_large");
+      else chunks.push(chunk);
+    };
+    // Stop buffering; the answer carries `connection: close`, so Node drops the rest with the connection.
+    const stop = (reason: "too_large" | "body_timeout") => {
+      req.pause();
+      settle({ ok: false, reason });
     };
     const onEnd = () => settle({ ok: true, bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size) });
     const onError = () => settle({ ok: false, reason: "unreadable" });

@@ -1,13 +1,14 @@
 export type WebBodyRead =
   | { ok: true; bytes: Uint8Array }
-  | { ok: false; reason: "too_large" | "unreadable" | "consumed" };
+  | { ok: false; reason: "too_large" | "unreadable" | "consumed" | "body_timeout" };
 
 /**
  * Read a Fetch API `Request` body, refusing it as soon as it passes `limit`: by its Content-Length
  * when declared, otherwise while streaming, so an oversized body never occupies more than `limit`
- * bytes (an unbounded `arrayBuffer()` would buffer all of it first). Settles on every path.
+ * bytes (an unbounded `arrayBuffer()` would buffer all of it first), and giving up after `timeoutMs`
+ * (0: never) so a body trickled a byte at a time cannot hold the request. Settles on every path.
  */
-export async function readWebBody(request: Request, limit: number): Promise<WebBodyRead> {
+export async function readWebBody(request: Request, limit: number, timeoutMs = 0): Promise<WebBodyRead> {
   if (request.bodyUsed) return { ok: false, reason: "consumed" };
   const declared = Number(request.headers.get("content-length"));
   if (declared > limit) {
@@ -24,9 +25,18 @@ export async function readWebBody(request: Request, limit: number): Promise<WebB
   }
   const chunks: Uint8Array[] = [];
   let size = 0;
+  let timedOut = false;
+  const timer =
+    timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          reader.cancel().catch(() => {}); // ends the pending read
+        }, timeoutMs)
+      : undefined;
   try {
     for (;;) {
       const { done, value } = await reader.read();
+      if (timedOut) return { ok: false, reason: "body_timeout" };
       if (done) break;
       size += value.byteLength;
       if (size > limit) {
@@ -36,7 +46,9 @@ export async function readWebBody(request: Request, limit: number): Promise<WebB
       chunks.push(value);
     }
   } catch {
-    return { ok: false, reason: "unreadable" };
+    return { ok: false, reason: timedOut ? "body_timeout" : "unreadable" };
+  } finally {
+    clearTimeout(timer);
   }
   return { ok: true, bytes: concat(chunks, size) };
 }

@@ -1,10 +1,18 @@
 import express from "express";
 import { pino } from "pino";
+import { standardWebhooksVerifier } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
+import { redisStore } from "merchant-webhooks/redis";
 
 // A receiver on the embedded in-memory store: one process, no Redis. `npm start` runs this file.
+// Opt-ins, for running it behind the platform simulator: WEBHOOK_REDIS_URL (redisStore, with
+// WEBHOOK_REDIS_PREFIX and WEBHOOK_LEASE_MS) and WEBHOOK_SECRET (Standard Webhooks signatures).
 const logger = pino({ name: "merchant-webhooks-example" });
 const app = express();
+const env = process.env;
+const idempotency = env.WEBHOOK_REDIS_URL
+  ? redisStore({ redis: env.WEBHOOK_REDIS_URL, prefix: env.WEBHOOK_REDIS_PREFIX, leaseMs: env.WEBHOOK_LEASE_MS ? Number(env.WEBHOOK_LEASE_MS) : undefined })
+  : undefined;
 
 // Stands in for the merchant's own business logic.
 const activeUntil = new Map<string, string>();
@@ -13,6 +21,8 @@ app.post(
   "/webhooks/subscriptions",
   subscriptionWebhook({
     logger,
+    ...(idempotency ? { idempotency } : {}),
+    ...(env.WEBHOOK_SECRET ? { verify: standardWebhooksVerifier(env.WEBHOOK_SECRET) } : {}),
     onCreated: async (notification, ctx) => {
       ctx.log.info({ subscription: notification.resource.id }, "subscription created");
     },
@@ -40,7 +50,8 @@ app.get("/healthz", (_req, res) => {
 
 const port = Number(process.env.PORT ?? 3000);
 const server = app.listen(port, () => {
-  logger.info(`receiving notifications on http://localhost:${port}/webhooks/subscriptions`);
+  const { port: bound } = server.address() as { port: number };
+  logger.info(`receiving notifications on http://localhost:${bound}/webhooks/subscriptions`);
 });
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {

@@ -1,9 +1,10 @@
 import { Queue, type JobsOptions } from "bullmq";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { producerConnection, release, within, type RedisConnection } from "./connections.js";
+import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
+import { sealingKey, type EncryptionKey } from "./seal.js";
 
 export interface BullmqQueueOptions {
   /** Redis for the queue: an ioredis client, a URL or ioredis options. Share it with the workers. */
@@ -19,6 +20,12 @@ export interface BullmqQueueOptions {
   jobOptions?: Omit<JobsOptions, "jobId">;
   /** Longest an enqueue may take before the receiver answers 503. Default 5 s. */
   timeoutMs?: number;
+  /**
+   * 32 bytes (or their base64) to seal each job's notification with AES-256-GCM; give the workers the
+   * same key. Without it, job data holds the notification with card numbers masked. Either way, card
+   * verification data is never written.
+   */
+  encryptionKey?: EncryptionKey;
 }
 
 /**
@@ -54,6 +61,7 @@ export interface BullmqNotificationQueue extends NotificationQueue {
  */
 export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueue {
   assertClusterPrefix("bullmqQueue", options.connection, options.name, options.prefix);
+  const key = options.encryptionKey === undefined ? undefined : sealingKey(options.encryptionKey);
   const handle = producerConnection(options.connection);
   const timeoutMs = options.timeoutMs ?? 5_000;
   const queue = new Queue<NotificationJobData>(options.name, {
@@ -71,7 +79,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     await queue.waitUntilReady();
     connected = true;
     const jobId = jobIdFor(item.id);
-    const data = jobDataFor(item);
+    const data = jobDataFor(item, key);
     await queue.add(item.notification.event_type, data, { jobId });
     // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;
     // a job left in the failed (or, if kept, completed) set would not, yet the receiver has just
@@ -90,7 +98,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
       within(add(item), timeoutMs, () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`)),
     async close() {
       await queue.close();
-      await release(handle);
+      await closeIfOwned(handle);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { Cluster } from "ioredis";
-import type { RedisConnection } from "./connections.js";
+import type { RedisConnection } from "../redis/clients.js";
 
 /** BullMQ's key prefix when none is given. */
 const BULLMQ_DEFAULT_PREFIX = "bull";

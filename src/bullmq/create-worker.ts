@@ -1,19 +1,21 @@
 import { setMaxListeners } from "node:events";
-import { DelayedError, UnrecoverableError, Worker, type Job, type WorkerOptions } from "bullmq";
-import { Cluster, Redis } from "ioredis";
+import { Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "pino";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import type { SubscriptionHandlers } from "../dispatch/handlers.js";
-import { failFastRedisOptions, redisStore } from "../redis/index.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
+import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
+import { ownerTokens } from "../dispatch/run-claimed.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { release, workerConnection, type RedisConnection } from "./connections.js";
+import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
-import { processJob, type JobOutcome, type JobRunner } from "./process-job.js";
-import { redactErrorInPlace } from "../logging/redact-error.js";
+import { jobProcessor } from "./job-processor.js";
+import type { JobOutcome, JobRunner } from "./process-job.js";
+import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
+import { workerStore } from "./worker-store.js";
 
-export interface CreateWorkerOptions extends SubscriptionHandlers {
+export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
   connection: RedisConnection;
   /** Queue name, as given to `bullmqQueue`. */
@@ -22,6 +24,11 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   prefix?: string;
   /** Jobs run at once by this worker. Default 10. */
   concurrency?: number;
+  /**
+   * Gets the jobs of receivers with `ordering` that are stale when their turn comes (older than the
+   * newest completed notification of their subscription). Without it they complete, logged, unrun.
+   */
+  onStale?: Handler;
   /**
    * The store the receivers claim in. Default: `redisStore` on `connection` with its default prefix,
    * which is what receivers get from `redisStore({ redis })` on the same Redis.
@@ -44,6 +51,11 @@ export interface CreateWorkerOptions extends SubscriptionHandlers {
   stalledInterval?: number;
   /** Times a job may be recovered from a dead worker before it is failed. Default 1 (BullMQ's). */
   maxStalledCount?: number;
+  /**
+   * The key given to `bullmqQueue`, to open sealed jobs; during a rotation, the new and the old key.
+   * A sealed job no key opens fails at once, with the reason, and waits in the failed set for `redrive`.
+   */
+  encryptionKey?: EncryptionKey | readonly EncryptionKey[];
   /** Any other BullMQ worker option; the ones above take precedence. */
   workerOptions?: Omit<WorkerOptions, "connection" | "prefix" | "autorun">;
 }
@@ -67,9 +79,6 @@ const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
 /** After the handlers are told to stop: time for their jobs to be put back before closing regardless. */
 const REQUEUE_GRACE_MS = 5_000;
 
-/** Stands for "the worker stopped waiting" in the race between a job and the shutdown signal. */
-const STOPPED = Symbol("stopped");
-
 /**
  * Run queued notifications: the same typed handlers and context as a receiver, each notification id's
  * handler completing once however many workers, receivers and redeliveries there are.
@@ -77,59 +86,33 @@ const STOPPED = Symbol("stopped");
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
+  const { store, closeStore } = workerStore(options);
+  const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
+  try {
+    checkHandlingOptions(options, store, leaseMs);
+  } catch (err) {
+    void closeStore(); // a store made here must not keep the process alive after the refusal
+    throw err;
+  }
   const handle = workerConnection(options.connection);
-  const store = options.idempotency ? { store: options.idempotency, close: async () => {} } : sharedStore(options.connection);
-  const leaseMs = options.leaseMs ?? store.store.leaseMs ?? DEFAULT_LEASE_MS;
   const shutdown = new AbortController();
   // One listener per running job waits on it: as many as `concurrency`.
   setMaxListeners(0, shutdown.signal);
-  const instance = crypto.randomUUID();
-  let sequence = 0;
+  const nextOwner = ownerTokens();
 
   const runner: JobRunner = {
-    store: store.store,
+    store,
     handlers: options,
+    onStale: options.onStale,
     leaseMs,
     timeoutMs: options.handlerTimeoutMs ?? DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
     ctxLogger: handlerLogger(logger, options.redact ?? {}),
-    nextOwner: (job) => `${instance}:${job.id}:${++sequence}`,
+    nextOwner: (job) => nextOwner(String(job.id)),
     shutdown: shutdown.signal,
+    keys: keysFrom(options.encryptionKey),
   };
 
-  async function processor(job: Job<NotificationJobData>, token?: string): Promise<JobOutcome> {
-    const started = performance.now();
-    const run = processJob(job, token, runner);
-    const fields = () => ({
-      notification_id: job.data?.notification?.id,
-      event_type: job.data?.notification?.event_type,
-      job_id: job.id,
-      job_attempt: job.attemptsMade + 1,
-      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    });
-    let outcome: JobOutcome | typeof STOPPED;
-    try {
-      outcome = await untilAborted(run, shutdown.signal);
-    } catch (thrown) {
-      if (thrown instanceof DelayedError) {
-        logger.debug(fields(), "notification held elsewhere or store unreachable; looking again shortly");
-        throw thrown;
-      }
-      // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
-      const err = redactErrorInPlace(thrown, options.redact ?? {});
-      const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      logger.error({ ...fields(), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
-      throw err;
-    }
-    if (outcome === STOPPED) {
-      // The handler may still finish in this process; if it does not, its claim lapses and another worker runs it.
-      run.catch(() => {});
-      await job.moveToDelayed(Date.now(), token);
-      throw new DelayedError();
-    }
-    if (outcome === "conflict") logger.warn(fields(), "notification id already used with a different payload; job dropped");
-    else logger.info({ ...fields(), outcome }, "notification processed by worker");
-    return outcome;
-  }
+  const processor = jobProcessor(runner, logger, options.redact ?? {});
 
   const worker = new Worker<NotificationJobData, JobOutcome>(options.name, processor, {
     ...options.workerOptions,
@@ -158,47 +141,18 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
           shutdown.abort(new Error("worker closing"));
           await settlesWithin(closed, REQUEUE_GRACE_MS);
         }
-        await store.close();
-        await release(handle);
+        await closeStore();
+        await closeIfOwned(handle);
         return drained;
       })());
     },
   };
 }
 
-/**
- * The default store: the one receivers reach with `redisStore({ redis })` on the same Redis (default
- * prefix). A URL or a lent client goes to the store as it is; options get the store's fail-fast
- * settings underneath, on a connection closed with the worker.
- */
-function sharedStore(connection: RedisConnection): { store: IdempotencyStore; close: () => Promise<void> } {
-  if (typeof connection === "string" || connection instanceof Redis || connection instanceof Cluster) {
-    const store = redisStore({ redis: connection });
-    return { store, close: () => store.close() };
-  }
-  const client = new Redis({ ...failFastRedisOptions(), ...connection });
-  const store = redisStore({ redis: client });
-  return {
-    store,
-    async close() {
-      await store.close();
-      client.disconnect();
-    },
-  };
-}
-
-async function untilAborted<T>(task: Promise<T>, signal: AbortSignal): Promise<T | typeof STOPPED> {
-  if (signal.aborted) return STOPPED;
-  let onAbort!: () => void;
-  const stopped = new Promise<typeof STOPPED>((resolve) => {
-    onAbort = () => resolve(STOPPED);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([task, stopped]);
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
+function keysFrom(input: CreateWorkerOptions["encryptionKey"]): SealingKey[] {
+  if (input === undefined) return [];
+  const list: readonly EncryptionKey[] = typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
+  return list.map(sealingKey);
 }
 
 async function settlesWithin(task: Promise<unknown>, ms: number): Promise<boolean> {

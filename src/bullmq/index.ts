@@ -16,4 +16,5 @@ export { redrive, type RedriveOptions, type RedriveResult } from "./redrive.js";
 export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "../lifecycle/close-on-signals.js";
 export { jobIdFor } from "./job-id.js";
 export type { NotificationJobData } from "./job-data.js";
-export type { RedisConnection } from "./connections.js";
+export type { RedisConnection } from "../redis/clients.js";
+export { type EncryptionKey, type SealedPayload } from "./seal.js";

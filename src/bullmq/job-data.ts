@@ -1,25 +1,79 @@
 import { keptHeaders } from "../logging/kept-headers.js";
+import { maskCardNumber, maskCardNumbers, REDACTED } from "../logging/card-numbers.js";
+import { transformPayload, type PayloadPolicy } from "../logging/transform-payload.js";
 import type { QueuedNotification } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import type { OrderClaim } from "../idempotency/store.js";
+import { open, seal, type SealedPayload, type SealingKey } from "./seal.js";
 
-/** What a queued notification carries to the worker: everything the handler's context needs. */
+/**
+ * What a queued notification carries to the worker, as it sits in Redis (and, for a failed job, stays
+ * there until redriven or removed). Exactly one of `notification` and `sealed` is present.
+ */
 export interface NotificationJobData {
-  /** The notification as validated by the receiver; the worker validates it again. */
-  notification: SubscriptionNotification;
+  /** The notification id and event type, in clear for dashboards and logs. */
+  id: string;
+  event_type: string;
+  /**
+   * Without an `encryptionKey`: the notification with card verification data replaced by
+   * `[REDACTED]`, card numbers masked to their first six and last four digits, and card hashes and
+   * contract ids replaced by `[REDACTED]`. The worker validates it again.
+   */
+  notification?: SubscriptionNotification;
+  /** With an `encryptionKey`: the notification without card verification data, sealed with AES-256-GCM. */
+  sealed?: SealedPayload;
   /** The request headers that describe the delivery (`KEPT_HEADERS`, lower-case names). */
   headers: Record<string, string>;
   /** Epoch ms at which the receiver accepted the notification. */
   receivedAt: number;
-  /** SHA-256 of the bytes received: the worker's claim must match the receiver's. */
+  /** The payload fingerprint: the worker's claim must match the receiver's. */
   fingerprint: string;
+  /**
+   * With `ordering`: the key and position the receiver claimed under. The worker claims in order with
+   * them, so it needs neither the receiver's key and position functions nor to agree with them.
+   */
+  order?: OrderClaim;
 }
 
-export function jobDataFor(item: QueuedNotification): NotificationJobData {
-  return {
-    notification: item.notification,
+/** Card verification data is never written, sealed or not (PCI DSS forbids keeping it after authorization). */
+const WITHOUT_VERIFICATION: PayloadPolicy = {
+  byKey: (kind) => (kind === "card_verification" ? REDACTED : undefined),
+  text: (text) => text,
+  cardNumber: (value) => value,
+};
+
+/** In clear, card numbers are masked wherever they appear, and what derives from one is dropped. */
+const MASKED: PayloadPolicy = {
+  byKey: (kind, _key, _parent, value) => {
+    if (kind === "card_verification" || kind === "card_derived") return REDACTED;
+    if (kind === "card_number") return typeof value === "string" || typeof value === "number" ? maskCardNumber(String(value)) : REDACTED;
+    return undefined;
+  },
+  text: maskCardNumbers,
+  cardNumber: (value) => maskCardNumber(String(value)),
+};
+
+export function jobDataFor(item: QueuedNotification, key?: SealingKey): NotificationJobData {
+  const { notification } = item;
+  const common = {
+    id: notification.id,
+    event_type: notification.event_type,
     // Job data sits in Redis, dashboards and the failed set: only headers that describe the delivery.
     headers: keptHeaders(item.headers),
     receivedAt: item.receivedAt,
     fingerprint: item.fingerprint,
+    ...(item.order ? { order: item.order } : {}),
   };
+  if (!key) return { ...common, notification: transformPayload(notification, MASKED) as SubscriptionNotification };
+  const text = JSON.stringify(transformPayload(notification, WITHOUT_VERIFICATION));
+  return { ...common, sealed: seal(text, key, notification.id) };
+}
+
+/**
+ * The notification a job carries, still to be validated: opened with the worker's keys when sealed.
+ * Throws `SealError` when it cannot be opened.
+ */
+export function notificationIn(data: Partial<NotificationJobData> | undefined, keys: readonly SealingKey[]): unknown {
+  // The id is the seal's context: a payload opens only under the id it was sealed for.
+  return data?.sealed ? JSON.parse(open(data.sealed, keys, String(data.id))) : data?.notification;
 }

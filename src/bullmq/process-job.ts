@@ -1,22 +1,33 @@
 import { DelayedError, UnrecoverableError, type Job } from "bullmq";
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import type { Answer } from "../answer/answer.js";
-import { handlerFor, type SubscriptionHandlers } from "../dispatch/handlers.js";
-import { handlerContext } from "../dispatch/handler-context.js";
-import { OUTCOMES } from "../answer/outcomes.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { HandlerTimeoutError, LeaseLostError, runHandler } from "../dispatch/run-handler.js";
+import { runClaimed } from "../dispatch/run-claimed.js";
 import { validationMessage } from "../receiver/validation-message.js";
-import { subscriptionNotificationSchema } from "../schema/index.js";
-import type { NotificationJobData } from "./job-data.js";
+import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import type { OrderClaim } from "../idempotency/store.js";
+import { claimedOrder } from "../ordering/claimed-order.js";
+import { notificationIn, type NotificationJobData } from "./job-data.js";
+import { SealError, type SealingKey } from "./seal.js";
+
+/** A job's data once opened and validated. */
+interface ReadJobData {
+  notification: SubscriptionNotification;
+  headers: Record<string, string>;
+  receivedAt: number;
+  fingerprint: string;
+  order?: OrderClaim;
+}
 
 /** How a job ended without an error; also the job's return value. */
-export type JobOutcome = "processed" | "unhandled" | "duplicate" | "conflict";
+export type JobOutcome = "processed" | "unhandled" | "stale" | "duplicate" | "conflict";
 
 export interface JobRunner {
   store: IdempotencyStore;
-  handlers: SubscriptionHandlers;
+  handlers: SubscriptionHandlers & HandlerHooks;
+  /** For jobs claimed in order that are stale by the time they run. */
+  onStale?: Handler | undefined;
   leaseMs: number;
   timeoutMs: number;
   /** Base for `ctx.log`, with the receiver's redaction (see `handlerLogger`). */
@@ -25,6 +36,8 @@ export interface JobRunner {
   nextOwner: (job: Job) => string;
   /** Aborted when the worker gives up waiting for running handlers on close. */
   shutdown: AbortSignal;
+  /** Keys that open sealed job data. */
+  keys: readonly SealingKey[];
 }
 
 /** Thrown after a job was put back to wait without using one of its attempts. */
@@ -44,13 +57,14 @@ const STORE_RETRY_MS = 1_000;
  * without using an attempt: they say nothing about the handler.
  */
 export async function processJob(job: Job<NotificationJobData>, token: string | undefined, runner: JobRunner): Promise<JobOutcome> {
-  const { notification, headers, receivedAt, fingerprint } = readJobData(job);
+  const { notification, headers, receivedAt, fingerprint, order } = readJobData(job, runner.keys);
   const id = notification.id;
   const owner = runner.nextOwner(job);
 
   let claim;
   try {
-    claim = await runner.store.claim({ id, fingerprint, owner, leaseMs: runner.leaseMs, takeQueued: true });
+    // In order, the claim checks the position again: something newer may have completed since the receiver's check.
+    claim = await runner.store.claim({ id, fingerprint, owner, leaseMs: runner.leaseMs, takeQueued: true, ...(order ? { order } : {}) });
   } catch {
     return postpone(job, token, STORE_RETRY_MS);
   }
@@ -60,65 +74,52 @@ export async function processJob(job: Job<NotificationJobData>, token: string | 
     case "conflict":
       return "conflict";
     case "processing":
-      // Usually the receiver that added this job, a moment before it marks the record queued.
+      // Usually the receiver that added this job, a moment before it marks the record queued; in
+      // order, also another notification of the subscription running now.
       return postpone(job, token, Math.min(claim.retryAfterMs, recheckDelay(job)));
     case "queued":
       // Only a store that ignores `takeQueued` answers this; look again rather than drop the job.
       return postpone(job, token, recheckDelay(job));
   }
 
-  const handler = handlerFor(runner.handlers, notification.event_type);
-  if (handler) {
-    // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
-    const attempt = Math.max(1, claim.attempt - 1);
-    try {
-      await runHandler(handler, notification, (signal) =>
-          handlerContext({
-            notification,
-            attempt,
-            headers,
-            receivedAt,
-            // Aborted by the handler's time limit, a lost claim, or a worker that stops waiting on close.
-            signal: () => AbortSignal.any([signal(), runner.shutdown]),
-            baseLogger: runner.ctxLogger,
-          }), {
-        timeoutMs: runner.timeoutMs,
-        leaseMs: runner.leaseMs,
-        extendLease: async () => runner.store.extend(id, owner, runner.leaseMs),
-      });
-    } catch (err) {
+  // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
+  const attempt = Math.max(1, claim.attempt - 1);
+  const { outcome } = await runClaimed(
+    { ...runner, notification, owner, attempt, headers, receivedAt, order: claimedOrder(order, claim, runner.onStale) },
+    {
+      stop: runner.shutdown,
       // Someone else holds the record now; whether it completes there decides what this job does next.
-      if (err instanceof LeaseLostError) return postpone(job, token, recheckDelay(job));
-      const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
-      // If this write is lost, the lease running out lets the next attempt take the record over.
-      await Promise.resolve(runner.store.fail(id, owner, failed)).catch(() => {});
-      throw err;
-    }
-  }
-  const outcome = handler ? "processed" : "unhandled";
-  await recordCompletion(runner.store, id, owner, { processed: true, message: OUTCOMES[outcome].message });
-  return outcome;
+      leaseLost: () => postpone(job, token, recheckDelay(job)),
+      failed: (err) => {
+        throw err;
+      },
+      // The handler's effect happened, so the job must not fail now: a retry would run the handler
+      // again once the lease ran out. Keep trying to record it while the job holds its place.
+      retryCompletion: (write) => retryInBackground(write),
+    },
+  );
+  return outcome as "processed" | "unhandled" | "stale";
 }
 
-/**
- * The handler's effect happened, so the job must not fail now: a retry would run the handler again
- * once the lease ran out. Keep trying to record it while the job holds its place.
- */
-async function recordCompletion(store: IdempotencyStore, id: string, owner: string, answer: Answer): Promise<void> {
-  try {
-    await store.complete(id, owner, answer);
-  } catch {
-    await retryInBackground(() => store.complete(id, owner, answer));
-  }
-}
-
-function readJobData(job: Job<NotificationJobData>): NotificationJobData {
+function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
   const data = job.data as Partial<NotificationJobData> | undefined;
-  const parsed = subscriptionNotificationSchema.safeParse(data?.notification);
+  let carried: unknown;
+  try {
+    carried = notificationIn(data, keys);
+  } catch (err) {
+    // No retry opens it with the same keys: straight to the failed set, for redrive once the key is given.
+    throw new UnrecoverableError(err instanceof SealError ? err.message : "job data could not be read");
+  }
+  const parsed = subscriptionNotificationSchema.safeParse(carried);
   // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
   if (!parsed.success) throw new UnrecoverableError(`job data: ${validationMessage(parsed.error.issues)}`);
   if (typeof data!.fingerprint !== "string") throw new UnrecoverableError("job data has no payload fingerprint");
+  const order = data!.order;
+  if (order !== undefined && (typeof order?.key !== "string" || (order.position !== undefined && typeof order.position !== "string"))) {
+    throw new UnrecoverableError("job data has a malformed order (key and position must be strings)");
+  }
   return {
+    ...(order ? { order } : {}),
     notification: parsed.data,
     headers: data!.headers ?? {},
     receivedAt: typeof data!.receivedAt === "number" ? data!.receivedAt : job.timestamp,

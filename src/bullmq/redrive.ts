@@ -1,6 +1,6 @@
 import { Queue, type Job } from "bullmq";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { producerConnection, release, within, type RedisConnection } from "./connections.js";
+import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 
@@ -46,7 +46,7 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
   const result: RedriveResult = { redriven: [], notFailed: [] };
   const put = async (job: Job<NotificationJobData>) => {
     if (!options.dryRun) await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
-    result.redriven.push(job.data?.notification?.id ?? String(job.id));
+    result.redriven.push(job.data?.id ?? job.data?.notification?.id ?? String(job.id));
   };
   try {
     const connectMs = options.connectTimeoutMs ?? 5_000;
@@ -74,6 +74,6 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
     return result;
   } finally {
     await queue.close();
-    await release(handle);
+    await closeIfOwned(handle);
   }
 }

@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
-import type { SubscriptionNotification } from "../schema/index.js";
+import { eventObjectOf, type AnyEventObject, type SubscriptionNotification } from "../schema/index.js";
+import { SUBSCRIPTION_EVENTS } from "../schema/event-types.js";
 import type { HandlerContext } from "./handlers.js";
+import { positionToRfc3339 } from "../ordering/position.js";
 
 export interface HandlerContextInput {
   notification: SubscriptionNotification;
@@ -11,18 +13,34 @@ export interface HandlerContextInput {
   signal: () => AbortSignal;
   /** The redacting logger (`handlerLogger`) the per-notification child is made from. */
   baseLogger: Logger;
+  /** With `ordering`, in the sortable form the store keeps. */
+  previousPosition?: string | undefined;
+}
+
+/**
+ * `ctx.event`: for a known event type the object its row names (possibly absent), so the handler's
+ * type can say which it is; otherwise whichever event object the notification carries.
+ */
+function eventFor(notification: SubscriptionNotification): AnyEventObject | undefined {
+  const type = notification.event_type;
+  if (!Object.hasOwn(SUBSCRIPTION_EVENTS, type)) return eventObjectOf(notification)?.event;
+  return notification.resource[SUBSCRIPTION_EVENTS[type as keyof typeof SUBSCRIPTION_EVENTS].eventObjectKey];
 }
 
 /**
  * A class rather than an object literal with getters: getters defined in a literal are closures made
- * per notification and keep the whole notification alive as long as the context lives, which under
- * load pushed several KB per request out of the young generation. Prototype getters keep no such scope.
+ * per notification, each holding the scope of the call that made them, which under load pushed several
+ * KB per request out of the young generation. Prototype getters are made once; per notification there
+ * are only the fields.
  */
 class NotificationContext implements HandlerContext {
   readonly id: string;
   readonly eventType: string;
   readonly attempt: number;
   readonly headers: Readonly<Record<string, string>>;
+  // An own property only when there is a previous position: `declare` keeps the class from adding it.
+  declare readonly previousPosition?: string;
+  readonly #notification: SubscriptionNotification;
   readonly #receivedAtMs: number;
   readonly #makeSignal: () => AbortSignal;
   readonly #baseLogger: Logger;
@@ -30,7 +48,9 @@ class NotificationContext implements HandlerContext {
   #signal: AbortSignal | undefined;
   #log: Logger | undefined;
 
-  constructor({ notification, attempt, headers, receivedAt, signal, baseLogger }: HandlerContextInput) {
+  constructor({ notification, attempt, headers, receivedAt, signal, baseLogger, previousPosition }: HandlerContextInput) {
+    if (previousPosition !== undefined) (this as { previousPosition?: string }).previousPosition = positionToRfc3339(previousPosition);
+    this.#notification = notification;
     this.id = notification.id;
     this.eventType = notification.event_type;
     this.attempt = attempt;
@@ -38,6 +58,10 @@ class NotificationContext implements HandlerContext {
     this.#receivedAtMs = receivedAt;
     this.#makeSignal = signal;
     this.#baseLogger = baseLogger;
+  }
+
+  get event(): AnyEventObject | undefined {
+    return eventFor(this.#notification);
   }
 
   get signal(): AbortSignal {

@@ -1,11 +1,19 @@
 import type { Logger } from "pino";
-import type { SubscriptionNotification } from "../schema/index.js";
+import type { AnyEventObject, SubscriptionNotification, SubscriptionResource } from "../schema/index.js";
+import { subscriptionEventRows, type SUBSCRIPTION_EVENTS, type SubscriptionEventType } from "../schema/event-types.js";
 
 /** What every handler gets beside the notification. */
-export interface HandlerContext {
+export interface HandlerContext<Event = AnyEventObject | undefined> {
   /** The notification id (the envelope `id`), the idempotency key. */
   readonly id: string;
   readonly eventType: string;
+  /**
+   * The event object for this event type (`renewal_event` in `onRenew`, `unsubscription_event` in
+   * `onCancel`, ...), typed for it; undefined when the notification does not carry it, since the
+   * interface does not promise which object each type fills. In `onUnknown` and `onAny` without a
+   * known type: whichever event object the notification carries (see `eventObjectOf`).
+   */
+  readonly event: Event;
   /** 1 on the first run of this id, 2 after one failed run, and so on. */
   readonly attempt: number;
   /** Aborted when the handler's time limit passes or its claim is lost; pass it to fetch, db calls... */
@@ -15,33 +23,70 @@ export interface HandlerContext {
   /** Request headers, lower-case names. */
   readonly headers: Readonly<Record<string, string>>;
   readonly receivedAt: Date;
+  /**
+   * With `ordering`: the position (RFC 3339, UTC) of the newest completed notification of this one's
+   * subscription; undefined for the first.
+   */
+  readonly previousPosition?: string;
 }
 
 /** The notification type a handler for `E` receives. */
 export type NotificationOf<E extends string> = SubscriptionNotification & { event_type: E };
 
-export type Handler<N = SubscriptionNotification> = (notification: N, ctx: HandlerContext) => void | Promise<void>;
+/** What `ctx.event` holds in a handler for `E`: the event object named for a known type, else any. */
+export type EventObjectFor<E extends string> = E extends SubscriptionEventType
+  ? SubscriptionResource[(typeof SUBSCRIPTION_EVENTS)[E]["eventObjectKey"]]
+  : AnyEventObject | undefined;
+
+export type Handler<N = SubscriptionNotification, Event = AnyEventObject | undefined> = (
+  notification: N,
+  ctx: HandlerContext<Event>,
+) => void | Promise<void>;
+
+/** The handler of one known event type: its notification and its event object typed for it. */
+export type HandlerFor<E extends SubscriptionEventType> = Handler<NotificationOf<E>, EventObjectFor<E>>;
+
+/** `onError`: told about each handler failure or time-out, for alerting. */
+export type ErrorHook = (err: unknown, notification: SubscriptionNotification, ctx: HandlerContext) => void | Promise<void>;
 
 export interface SubscriptionHandlers {
-  onCreated?: Handler<NotificationOf<"SUBSCRIPTION_CREATED">>;
-  onRenew?: Handler<NotificationOf<"SUBSCRIPTION_RENEW">>;
-  onCancel?: Handler<NotificationOf<"SUBSCRIPTION_CANCELLED">>;
-  onSuspend?: Handler<NotificationOf<"SUBSCRIPTION_SUSPENDED">>;
-  onResume?: Handler<NotificationOf<"SUBSCRIPTION_RESUMED">>;
+  onCreated?: HandlerFor<"SUBSCRIPTION_CREATED">;
+  onRenew?: HandlerFor<"SUBSCRIPTION_RENEW">;
+  onCancel?: HandlerFor<"SUBSCRIPTION_CANCELLED">;
+  onSuspend?: HandlerFor<"SUBSCRIPTION_SUSPENDED">;
+  onResume?: HandlerFor<"SUBSCRIPTION_RESUMED">;
   /** `UNKNOWN` and every event_type this version does not know yet. */
   onUnknown?: Handler;
 }
 
-const HANDLER_KEYS: Readonly<Record<string, keyof SubscriptionHandlers>> = {
-  SUBSCRIPTION_CREATED: "onCreated",
-  SUBSCRIPTION_RENEW: "onRenew",
-  SUBSCRIPTION_CANCELLED: "onCancel",
-  SUBSCRIPTION_SUSPENDED: "onSuspend",
-  SUBSCRIPTION_RESUMED: "onResume",
-};
+/** Hooks around the handlers, taken by receivers and queue workers beside `SubscriptionHandlers`. */
+export interface HandlerHooks {
+  /**
+   * Runs for every valid notification after its typed handler succeeds (or alone, when its type has
+   * none), under the same claim, time limit and `ctx`. If it throws, the notification fails like a
+   * handler failure (500, retried) and the retry runs both again. Not run for duplicates.
+   */
+  onAny?: Handler;
+  /**
+   * Called when the typed handler or `onAny` throws or times out, after the failure is recorded and
+   * before the answer (500) is sent; awaited, so keep it short. What it throws is logged, never answered.
+   */
+  onError?: ErrorHook;
+}
+
+/** The handler keys that an event_type can select. */
+export type EventHandlerKey = keyof SubscriptionHandlers;
+
+/** event_type → handler key, from the one event table. */
+export const HANDLER_KEYS: Readonly<Record<string, EventHandlerKey>> = Object.fromEntries(
+  subscriptionEventRows().map(([eventType, row]) => [eventType, row.handler]),
+);
+
+/** Every handler and hook key, for start-up checks of misspelt handlers. */
+export const ALL_HANDLER_KEYS: readonly (keyof (SubscriptionHandlers & HandlerHooks))[] = [...Object.values(HANDLER_KEYS), "onUnknown", "onAny", "onError"];
 
 /** The handler key an event_type goes to; anything unrecognised goes to `onUnknown`. */
-export function handlerKeyFor(eventType: string): keyof SubscriptionHandlers {
+export function handlerKeyFor(eventType: string): EventHandlerKey {
   return Object.hasOwn(HANDLER_KEYS, eventType) ? HANDLER_KEYS[eventType]! : "onUnknown";
 }
 

@@ -7,7 +7,10 @@ import {
   type ClaimResult,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type OrderClaim,
 } from "./store.js";
+import { memoryOrders } from "./memory-orders.js";
+import { isBefore } from "../ordering/position.js";
 
 export interface MemoryStoreOptions {
   /** How long a record is kept after its last change. Default 7 days. */
@@ -27,6 +30,8 @@ export interface MemoryStoreOptions {
 }
 
 interface Entry extends IdempotencyRecord {
+  /** Claimed in order: its key and position, and whether this claim holds the key (a stale one does not). */
+  order?: OrderClaim & { holdsKey: boolean };
   expiresAt: number;
   /** Estimated bytes this record holds, counted in the store's total. */
   bytes: number;
@@ -53,6 +58,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
+  const orders = memoryOrders({ retentionMs, maxEntries, now });
   let totalBytes = 0;
 
   const full = () => records.size > maxEntries || totalBytes > maxBytes;
@@ -117,6 +123,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     return true;
   }
 
+  /** The claim on the record ends: its key (if it held it) is free for the next notification. */
+  function letGoOfKey(entry: Entry): void {
+    if (!entry.order?.holdsKey) return;
+    orders.letGo(entry.order.key, entry.owner!);
+    entry.order.holdsKey = false;
+  }
+
   return {
     get size() {
       return records.size;
@@ -125,7 +138,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       return totalBytes;
     },
 
-    claim({ id, fingerprint, owner, leaseMs, takeQueued }: ClaimRequest): ClaimResult {
+    claim({ id, fingerprint, owner, leaseMs, takeQueued, order }: ClaimRequest): ClaimResult {
       const at = now();
       const entry = live(id);
       // Whether the record can be taken over is decided first; the payload is compared only against a
@@ -140,8 +153,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         // Another payload under a queued id waits for the queued one's outcome instead of being acknowledged.
         return entry.fingerprint === fingerprint ? { status: "queued" } : { status: "processing", retryAfterMs: leaseMs };
       }
+      // In order: older than the key's newest completion is stale; otherwise wait for the key's holder.
+      const newestPosition = order && orders.position(order.key);
+      const stale = order?.position !== undefined && newestPosition !== undefined && isBefore(order.position, newestPosition);
+      if (order && !stale) {
+        const heldFor = orders.heldFor(order.key, owner);
+        if (heldFor !== undefined) return { status: "processing", retryAfterMs: heldFor, key: true };
+      }
       const attempts = (entry?.attempts ?? 0) + 1;
       const claimed: Entry = { state: "processing", fingerprint, owner, leaseUntil: at + leaseMs, attempts, expiresAt: at + retentionMs, bytes: 0 };
+      if (order) claimed.order = { ...order, holdsKey: !stale };
       put(id, claimed);
       if (!trim(at)) {
         // Only live claims are left to evict: refuse this one rather than drop someone's claim.
@@ -149,12 +170,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         if (entry) put(id, entry);
         throw new StoreUnavailableError("memory store is full of claims in progress");
       }
-      return { status: "claimed", attempt: attempts };
+      if (stale) return { status: "stale", attempt: attempts, newestPosition: newestPosition! };
+      if (order) orders.hold(order.key, owner, at + leaseMs);
+      return newestPosition === undefined ? { status: "claimed", attempt: attempts } : { status: "claimed", attempt: attempts, previousPosition: newestPosition };
     },
 
     extend(id, owner, leaseMs = DEFAULT_LEASE_MS) {
+      // An ordered claim's key is part of the claim: lost to another notification, the claim is lost.
+      const order = live(id)?.order;
+      const key = order?.holdsKey ? order.key : undefined;
+      if (key !== undefined && orders.heldFor(key, owner) !== undefined) return false;
       return ownedUpdate(id, owner, ["processing"], (entry) => {
         entry.leaseUntil = now() + leaseMs;
+        if (key !== undefined) orders.hold(key, owner, entry.leaseUntil);
       });
     },
 
@@ -164,6 +192,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         entry.answer = answer;
         delete entry.leaseUntil;
         delete entry.error;
+        if (entry.order?.position !== undefined) orders.advance(entry.order.key, entry.order.position);
+        letGoOfKey(entry);
       });
     },
 
@@ -172,6 +202,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         entry.state = "failed";
         entry.error = error;
         delete entry.leaseUntil;
+        letGoOfKey(entry);
       });
     },
 
@@ -179,12 +210,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       return ownedUpdate(id, owner, ["processing"], (entry) => {
         entry.state = "queued";
         delete entry.leaseUntil;
+        letGoOfKey(entry);
       });
     },
 
     release(id, owner) {
       const entry = live(id);
       if (!entry || entry.owner !== owner || (entry.state !== "processing" && entry.state !== "queued")) return false;
+      letGoOfKey(entry);
       remove(id);
       return true;
     },
@@ -192,7 +225,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     get(id) {
       const entry = live(id);
       if (!entry) return undefined;
-      const { expiresAt: _expiresAt, bytes: _bytes, ...record } = entry;
+      const { expiresAt: _expiresAt, bytes: _bytes, order: _order, ...record } = entry;
       return record;
     },
   };
@@ -204,6 +237,12 @@ function isLiveClaim(entry: Entry, at: number): boolean {
 }
 
 function sizeOf(id: string, entry: Entry): number {
-  const chars = id.length + entry.fingerprint.length + (entry.owner?.length ?? 0) + (entry.answer?.message.length ?? 0) + (entry.error?.length ?? 0);
+  const chars =
+    id.length +
+    entry.fingerprint.length +
+    (entry.owner?.length ?? 0) +
+    (entry.answer?.message.length ?? 0) +
+    (entry.error?.length ?? 0) +
+    (entry.order ? entry.order.key.length + (entry.order.position?.length ?? 0) : 0);
   return ENTRY_OVERHEAD_BYTES + 2 * chars;
 }

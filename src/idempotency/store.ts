@@ -1,7 +1,11 @@
-import type { Answer } from "../answer/answer.js";
-
 /** A value or a promise of it: the memory store answers synchronously, the Redis store does not. */
 export type Awaitable<T> = T | Promise<T>;
+
+/** The answer a completed record keeps, for inspection (`get`); claims never need it back. */
+export interface StoredAnswer {
+  processed: boolean;
+  message: string;
+}
 
 export type RecordState = "processing" | "queued" | "completed" | "failed";
 
@@ -17,7 +21,7 @@ export interface IdempotencyRecord {
   /** How many times the handler has been started for this id. */
   attempts: number;
   /** The answer sent when the notification completed. */
-  answer?: Answer;
+  answer?: StoredAnswer;
   /** Why the last attempt failed (never the handler's error message: it may hold payload data). */
   error?: string;
 }
@@ -30,17 +34,35 @@ export interface ClaimRequest {
   leaseMs: number;
   /** Workers take over `queued` records; receivers answer them as already accepted. */
   takeQueued?: boolean;
+  /** Claim in order: one live claim per key at a time, and nothing older than the key's newest completion. */
+  order?: OrderClaim;
+}
+
+/** Where a notification stands among the others of its ordering key (a subscription, by default). */
+export interface OrderClaim {
+  key: string;
+  /** In the form of `sortablePosition`; without one the notification is serialised but never stale. */
+  position?: string;
 }
 
 export type ClaimResult =
-  /** The caller owns the record now and must run the handler, then complete or fail it. */
-  | { status: "claimed"; attempt: number }
-  /** Another owner holds a live lease. */
-  | { status: "processing"; retryAfterMs: number }
+  /**
+   * The caller owns the record now and must run the handler, then complete or fail it. With `order`:
+   * it holds its key too, and `previousPosition` is the key's newest completed position, if any.
+   */
+  | { status: "claimed"; attempt: number; previousPosition?: string }
+  /**
+   * With `order`: the position is older than `newestPosition`, the key's newest completed one. The
+   * caller owns the record (not the key) and must not run the event's handler; it completes the record
+   * (or fails it, to be retried) like a claimed one.
+   */
+  | { status: "stale"; attempt: number; newestPosition: string }
+  /** Another owner holds a live lease: on this id, or (`key: true`) on another notification of its key. */
+  | { status: "processing"; retryAfterMs: number; key?: true }
   /** Accepted into a durable queue earlier; a worker will run it. */
   | { status: "queued" }
   /** Done before; `answer` is what was answered then. */
-  | { status: "completed"; answer: Answer }
+  | { status: "completed"; answer: StoredAnswer }
   /** The id completed with a different payload fingerprint. */
   | { status: "conflict" };
 
@@ -51,20 +73,25 @@ export type ClaimResult =
  *
  * A store that cannot reach its backend must throw (or reject): the receiver then answers 503 and the
  * sender keeps the notification. It must never report `claimed` without having recorded the claim.
+ *
+ * A record claimed with `order` is named by its id and its order key together: every later call on it
+ * passes the same `orderKey` (a store may keep such records apart from unordered ones, as Redis does to
+ * put a key's records in one hash slot). Releasing the record in any way (complete, fail, markQueued,
+ * release) releases the key; `complete` also moves the key's position forward, never back.
  */
 export interface IdempotencyStore {
   /** The lease this store was configured with; receivers and workers use it unless given their own. */
   readonly leaseMs?: number;
   claim(request: ClaimRequest): Awaitable<ClaimResult>;
-  /** Push the lease forward while a long handler runs; false when the claim was lost. */
-  extend(id: string, owner: string, leaseMs: number): Awaitable<boolean>;
-  complete(id: string, owner: string, answer: Answer): Awaitable<boolean>;
-  fail(id: string, owner: string, error: string): Awaitable<boolean>;
+  /** Push the lease forward while a long handler runs; false when the claim (or its key) was lost. */
+  extend(id: string, owner: string, leaseMs: number, orderKey?: string): Awaitable<boolean>;
+  complete(id: string, owner: string, answer: StoredAnswer, orderKey?: string): Awaitable<boolean>;
+  fail(id: string, owner: string, error: string, orderKey?: string): Awaitable<boolean>;
   /** Hand a claimed record over to a queue; the owner token is kept for `release`. */
-  markQueued(id: string, owner: string): Awaitable<boolean>;
+  markQueued(id: string, owner: string, orderKey?: string): Awaitable<boolean>;
   /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */
-  release(id: string, owner: string): Awaitable<boolean>;
-  get(id: string): Awaitable<IdempotencyRecord | undefined>;
+  release(id: string, owner: string, orderKey?: string): Awaitable<boolean>;
+  get(id: string, orderKey?: string): Awaitable<IdempotencyRecord | undefined>;
   close?(): Awaitable<void>;
 }
 

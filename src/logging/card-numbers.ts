@@ -121,8 +121,11 @@ export function maskCardNumber(text: string): string {
  */
 const NAMED_CVV = /\b(cvc2?|cvv2?|cvn2?|csc|card[ _-]?pwd|security[ _-]?code)(["' ]{0,2}[:=]?["' ]{0,2})[0-9]{3,4}(?![0-9])/gi;
 
+/** A verification code needs three digits in a row: most strings are ruled out by this cheap test. */
+const THREE_DIGITS = /[0-9]{3}/;
+
 /** `redactCardNumbers`, and verification codes named in the text. */
 export function redactCardText(text: string): string {
   const cards = redactCardNumbers(text);
-  return cards.length < 6 ? cards : cards.replace(NAMED_CVV, `$1$2${REDACTED}`);
+  return cards.length < 6 || !THREE_DIGITS.test(cards) ? cards : cards.replace(NAMED_CVV, `$1$2${REDACTED}`);
 }

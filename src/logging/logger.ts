@@ -1,6 +1,7 @@
 import { pino, type Logger } from "pino";
 import { REDACTED, redactNotification, type RedactOptions } from "./redact.js";
 import { redactedErrorSerializer } from "./redact-error.js";
+import { redactingMessages } from "./redacting-messages.js";
 
 export type { Logger };
 
@@ -32,13 +33,14 @@ export function defaultLogger(): Logger {
 
 /**
  * The logger handed to handlers as `ctx.log`: a child of the merchant's logger that redacts card data
- * and (by default) personal data in anything logged under the usual payload keys. Built once per
+ * and (by default) personal data in anything logged under the usual payload keys, in errors and in
+ * message strings. Built once per
  * receiver because pino compiles redaction when a child is made.
  */
 export function handlerLogger(base: Logger, options: RedactOptions): Logger {
   const redact = (value: unknown) => redactNotification(value, options);
   const serializers = { ...Object.fromEntries(PAYLOAD_KEYS.map((key) => [key, redact])), err: redactedErrorSerializer(options) };
-  return base.child({}, { serializers, redact: { paths: SECRET_PATHS, censor: REDACTED } });
+  return redactingMessages(base.child({}, { serializers, redact: { paths: SECRET_PATHS, censor: REDACTED } }), options);
 }
 
 /**

@@ -3,7 +3,7 @@
  * never stored in clear; what derives from a card number (its hash, a contract that charges it) is
  * kept only sealed.
  */
-export type KeyKind = "card_verification" | "card_number" | "card_derived" | "personal" | "identifier" | "other";
+export type KeyKind = "card_verification" | "card_number" | "card_derived" | "personal" | "phone" | "identifier" | "other";
 
 /**
  * Keys are compared after lower-casing and dropping everything but letters and digits, so `CVV`,
@@ -17,8 +17,6 @@ const CARD_DERIVED = /^(?:cardmd5|cardhash|cardcontractid)$/;
 const PERSONAL = new Set([
   "email",
   "emailaddress",
-  "phonenumber",
-  "payertelephonenumber",
   "ip",
   "payerip",
   "holdername",
@@ -28,6 +26,9 @@ const PERSONAL = new Set([
   "platformloginid",
   "payerloginid",
 ]);
+
+/** Personal too, and digit runs by nature: a phone number may pass the Luhn check, and is no card number. */
+const PHONE = /^(?:payer)?(?:phone|telephone|mobile)(?:number)?$/;
 
 /** Ids and times are digit runs by nature and no card number belongs in them; scanning them corrupts recordings. */
 function isIdentifier(key: string): boolean {
@@ -53,6 +54,8 @@ export function kindOfKey(key: string): KeyKind {
         ? "card_derived"
         : PERSONAL.has(folded)
           ? "personal"
+          : PHONE.test(folded)
+            ? "phone"
           : isIdentifier(key)
             ? "identifier"
             : "other";
@@ -61,3 +64,6 @@ export function kindOfKey(key: string): KeyKind {
 }
 
 export const isCardKind = (kind: KeyKind): boolean => kind === "card_verification" || kind === "card_number" || kind === "card_derived";
+
+/** Values that are digit runs by nature, and never scanned for card numbers: ids, times, phone numbers. */
+export const isDigitsByNature = (kind: KeyKind): boolean => kind === "identifier" || kind === "phone";

@@ -1,5 +1,5 @@
 import { isCardNumber, REDACTED } from "./card-numbers.js";
-import { kindOfKey, type KeyKind } from "./sensitive-keys.js";
+import { isDigitsByNature, kindOfKey, type KeyKind } from "./sensitive-keys.js";
 
 /**
  * Deeper than this, a value is replaced whole. Bodies deeper than `MAX_BODY_DEPTH` never get this far;
@@ -9,11 +9,11 @@ export const MAX_REDACT_DEPTH = 64;
 
 /** What one walk over a payload does to the values it meets. */
 export interface PayloadPolicy {
-  /** A replacement for the value under `key` (in an object under `parentKey`), or undefined to walk into it. */
-  byKey(kind: KeyKind, key: string, parentKey: string): unknown;
-  /** Strings, except under identifier keys (ids and times, which must stay as they are). */
+  /** A replacement for `value` under `key` (in an object under `parentKey`), or undefined to walk into it. */
+  byKey(kind: KeyKind, key: string, parentKey: string, value: unknown): unknown;
+  /** Strings, except under keys whose values are digit runs by nature (ids, times, phone numbers). */
   text(text: string): string;
-  /** Integers of 13 digits or more that pass the Luhn check, except under identifier keys. */
+  /** Integers of 13 digits or more that pass the Luhn check, except under those same keys. */
   cardNumber(value: number): unknown;
 }
 
@@ -23,9 +23,9 @@ export function transformPayload(value: unknown, policy: PayloadPolicy): unknown
 }
 
 function walk(value: unknown, policy: PayloadPolicy, key: string, depth: number): unknown {
-  if (typeof value === "string") return kindOfKey(key) === "identifier" ? value : policy.text(value);
+  if (typeof value === "string") return isDigitsByNature(kindOfKey(key)) ? value : policy.text(value);
   if (typeof value === "number") {
-    return Number.isInteger(value) && value >= 1e12 && kindOfKey(key) !== "identifier" && isCardNumber(String(value)) ? policy.cardNumber(value) : value;
+    return Number.isInteger(value) && value >= 1e12 && !isDigitsByNature(kindOfKey(key)) && isCardNumber(String(value)) ? policy.cardNumber(value) : value;
   }
   if (value === null || typeof value !== "object") return value;
   if (depth >= MAX_REDACT_DEPTH) return REDACTED;
@@ -33,7 +33,7 @@ function walk(value: unknown, policy: PayloadPolicy, key: string, depth: number)
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     if (k === "__proto__") continue;
-    const replaced = policy.byKey(kindOfKey(k), k, key);
+    const replaced = policy.byKey(kindOfKey(k), k, key, v);
     out[k] = replaced === undefined ? walk(v, policy, k, depth + 1) : replaced;
   }
   return out;

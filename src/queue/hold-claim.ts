@@ -5,6 +5,8 @@ export interface HeldClaim {
   id: string;
   owner: string;
   leaseMs: number;
+  /** With `ordering`: the claim's key, held while the notification waits. */
+  orderKey?: string | undefined;
 }
 
 /**
@@ -16,7 +18,7 @@ export interface HeldClaim {
  * heartbeat does.
  */
 export function holdClaimWhileQueued(claim: HeldClaim, run: () => Promise<void>, onLost: () => void): () => Promise<void> {
-  const renew = () => Promise.resolve(claim.store.extend(claim.id, claim.owner, claim.leaseMs));
+  const renew = () => Promise.resolve(claim.store.extend(claim.id, claim.owner, claim.leaseMs, claim.orderKey));
   const heartbeat = setInterval(() => {
     renew().then(
       (held) => held || clearInterval(heartbeat),

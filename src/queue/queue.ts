@@ -1,4 +1,5 @@
 import type { SubscriptionNotification } from "../schema/index.js";
+import type { OrderClaim } from "../idempotency/store.js";
 
 /** A validated, claimed notification handed to a queue. */
 export interface QueuedNotification {
@@ -7,6 +8,8 @@ export interface QueuedNotification {
   notification: SubscriptionNotification;
   headers: Readonly<Record<string, string>>;
   receivedAt: number;
+  /** With `ordering`: the key and position it was claimed under; a worker claims it again under them. */
+  order?: OrderClaim;
   /** Runs the handler under the receiver's claim; in-process queues call it, durable queues ignore it. */
   run: () => Promise<void>;
 }

@@ -5,9 +5,11 @@ import type { NotificationRecorder } from "../recording/recorder.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import type { FailureStatus } from "../answer/answer.js";
-import type { SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { OrderingOption } from "../ordering/ordering-options.js";
+import type { z } from "zod";
 
-export interface ReceiverOptions extends SubscriptionHandlers {
+export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
   idempotency?: IdempotencyStore;
   /** A pino logger. Default: pino to stdout, named `merchant-webhooks`. */
@@ -18,6 +20,12 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   queue?: NotificationQueue;
   /** Largest body accepted, in bytes. Default 256 KiB (a notification is a few KB). */
   bodyLimit?: number;
+  /**
+   * Time the whole body may take to arrive once the request is in, for adapters that read the stream.
+   * Past it the answer is 408 and the connection is closed, so a body trickled a byte at a time (slowloris)
+   * cannot hold a connection open. Default 10 s; 0 for none.
+   */
+  bodyTimeoutMs?: number;
   /** Time a handler may take before `ctx.signal` aborts and the answer is 500. Default 10 s; 0 for none. */
   handlerTimeoutMs?: number;
   /** `"semantic"` (default): the status table; `200`: always HTTP 200, verdict in `processed`. */
@@ -35,7 +43,20 @@ export interface ReceiverOptions extends SubscriptionHandlers {
   backpressure?: { concurrency: number; maxPending?: number };
   /** Keep every received notification (redacted) with its answer, for replay. */
   record?: NotificationRecorder;
+  /**
+   * Validate bodies with this schema in place of the subscription notification's; its output's string
+   * `id` is the idempotency key. Set by `eventWebhook`, which also sends every event_type to one handler.
+   */
+  eventSchema?: z.ZodType<{ id: string }>;
+  /**
+   * Process one subscription's notifications one at a time, and send those older than its newest
+   * completed one to `onStale` instead of their handler. `true`, or `{ key?, position?, onStale? }`.
+   */
+  ordering?: OrderingOption;
+  /** With `ordering`: gets the notifications older than their subscription's newest completed one. */
+  onStale?: Handler;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
 export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
+export const DEFAULT_BODY_TIMEOUT_MS = 10_000;

@@ -1,4 +1,3 @@
-import type { ReceiverResponse } from "../answer/answer.js";
 import { keptHeaders } from "../logging/kept-headers.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { redactForRecording } from "./replayable-redaction.js";
@@ -26,7 +25,7 @@ export interface NotificationRecorder {
 export function recordingOf(
   headers: Readonly<Record<string, string>>,
   body: Record<string, unknown>,
-  response: ReceiverResponse,
+  response: { status: number; answer: { processed: boolean; message: string } },
   receivedAt: number,
   redact: RedactOptions,
 ): RecordedNotification {

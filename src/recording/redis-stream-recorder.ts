@@ -1,4 +1,5 @@
-import type { Cluster, Redis, RedisOptions } from "ioredis";
+import { Redis, type Cluster } from "ioredis";
+import { closeClient, RECORDER_DEFAULTS } from "../redis/clients.js";
 import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
 
 /** An ioredis client or cluster (left open: its owner closes it), or a URL (connected and closed here). */
@@ -21,12 +22,6 @@ export const DEFAULT_STREAM_MAX_LEN = 10_000;
 
 /** The field of each stream entry that holds the recorded notification as JSON. */
 export const ENTRY_FIELD = "entry";
-
-/**
- * A recording is a convenience, so its connection gives up quickly rather than holding memory for a
- * Redis that is away; each failed write is logged by the receiver and the answer is unaffected.
- */
-const RECORDER_CONNECTION: RedisOptions = { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 5_000 };
 
 /** Record each notification as an entry of a Redis stream (`XADD`), trimmed to about `maxLen` entries. */
 export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisStreamRecorder {
@@ -89,19 +84,9 @@ interface StreamConnection {
   close(): Promise<void>;
 }
 
-/**
- * ioredis is an optional peer dependency: it is loaded only when a URL is given, so importing this
- * module does not require it.
- */
+/** A URL is connected (with `RECORDER_DEFAULTS`) and closed here; a lent client is left to its owner. */
 function connectTo(redis: RedisStreamConnection): StreamConnection {
   if (typeof redis !== "string") return { client: Promise.resolve(redis), close: async () => {} };
-  const client = import("ioredis").then(({ Redis }) => new Redis(redis, RECORDER_CONNECTION));
-  return {
-    client,
-    async close() {
-      const owned = await client;
-      if (owned.status === "ready") await owned.quit().catch(() => owned.disconnect());
-      else owned.disconnect();
-    },
-  };
+  const client = new Redis(redis, RECORDER_DEFAULTS);
+  return { client: Promise.resolve(client), close: () => closeClient(client) };
 }

@@ -1,6 +1,7 @@
 import { Redis, type Cluster, type RedisOptions } from "ioredis";
 import { StoreUnavailableError } from "../idempotency/store.js";
 import { CallTimeoutError, callDeadlines } from "./call-deadlines.js";
+import { closeClient } from "./clients.js";
 
 export type RedisClient = Redis | Cluster;
 
@@ -122,9 +123,7 @@ export function failFastConnection(redis: RedisClient | string, timeoutMs = DEFA
       client.off("close", onClose);
       client.off("end", onClose);
       if (!owned) return;
-      // QUIT lets replies in flight arrive; a client that is not connected would only refuse it.
-      if (client.status === "ready") await client.quit().catch(() => client.disconnect());
-      else client.disconnect();
+      await closeClient(client);
       client.off("error", onError);
     },
   };

@@ -1,15 +1,8 @@
-import type { Answer } from "../answer/answer.js";
-import {
-  DEFAULT_LEASE_MS,
-  DEFAULT_RETENTION_SECONDS,
-  type ClaimRequest,
-  type ClaimResult,
-  type IdempotencyRecord,
-  type IdempotencyStore,
-  type RecordState,
-} from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
+import type { ClaimRequest, ClaimResult, IdempotencyRecord, IdempotencyStore, RecordState, StoredAnswer } from "../idempotency/store.js";
 import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./connection.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
+import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
 
 export interface RedisStoreOptions {
   /**
@@ -21,7 +14,8 @@ export interface RedisStoreOptions {
   redis: RedisClient | string;
   /**
    * Prefix of each record's key, `${prefix}${id}`. Default `mw:idem:`. Each script touches one key, so
-   * on Redis Cluster no hash tag (`{mw}:idem:`) is needed, and records spread over all shards.
+   * on Redis Cluster no hash tag (`{mw}:idem:`) is needed, and records spread over all shards. Records
+   * claimed in order live at `${prefix}{orderKey}:n:${id}`, beside their key's `${prefix}{orderKey}:order`.
    */
   prefix?: string;
   /** Lease for a claim or extension that names none. Default 30 s, as the receiver's. */
@@ -37,22 +31,22 @@ export interface RedisStore extends IdempotencyStore {
   readonly prefix: string;
   readonly leaseMs: number;
   claim(request: ClaimRequest): Promise<ClaimResult>;
-  extend(id: string, owner: string, leaseMs?: number): Promise<boolean>;
-  complete(id: string, owner: string, answer: Answer): Promise<boolean>;
-  fail(id: string, owner: string, error: string): Promise<boolean>;
-  markQueued(id: string, owner: string): Promise<boolean>;
-  release(id: string, owner: string): Promise<boolean>;
-  get(id: string): Promise<IdempotencyRecord | undefined>;
+  extend(id: string, owner: string, leaseMs?: number, orderKey?: string): Promise<boolean>;
+  complete(id: string, owner: string, answer: StoredAnswer, orderKey?: string): Promise<boolean>;
+  fail(id: string, owner: string, error: string, orderKey?: string): Promise<boolean>;
+  markQueued(id: string, owner: string, orderKey?: string): Promise<boolean>;
+  release(id: string, owner: string, orderKey?: string): Promise<boolean>;
+  get(id: string, orderKey?: string): Promise<IdempotencyRecord | undefined>;
   close(): Promise<void>;
 }
 
 export const DEFAULT_REDIS_PREFIX = "mw:idem:";
 
-type ScriptReply = [string, (string | number)?];
+type ScriptReply = [string, (string | number)?, string?];
 
-/** The scripts of `scripts.ts`, as `defineCommand` adds them to the client (one key, then ARGV). */
+/** The scripts of `scripts.ts` and `ordered-scripts.ts`, as `defineCommand` adds them to the client (keys, then ARGV). */
 type IdempotencyCommands = {
-  [name in CommandName]: (key: string, ...args: Array<string | number>) => Promise<name extends "mwIdemClaim" ? ScriptReply : 0 | 1>;
+  [name in CommandName | OrderedCommandName]: (...keysAndArgs: Array<string | number>) => Promise<ScriptReply | 0 | 1>;
 };
 
 /**
@@ -67,13 +61,21 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const retentionMs = Math.round(positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000);
   const connection = failFastConnection(options.redis, positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS));
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
+  for (const [name, lua] of Object.entries(ORDERED_COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 2 });
 
   const key = (id: string) => prefix + id;
-  const script = <N extends CommandName>(name: N, id: string, args: Array<string | number>, afterFailure?: () => void) => {
+  /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
+  const script = (name: CommandName, id: string, orderKey: string | undefined, args: Array<string | number>, afterFailure?: () => void) => {
     const what = name.slice("mwIdem".length).toLowerCase();
-    return connection.run(what, (client) => (client as unknown as IdempotencyCommands)[name](key(id), ...args), afterFailure);
+    const [command, keys] = orderKey === undefined ? [name, [key(id)]] : orderedCommand(name, orderKey, id);
+    return connection.run(what, (client) => (client as unknown as IdempotencyCommands)[command](...keys, ...args), afterFailure);
   };
-  const changed = async (name: CommandName, id: string, args: Array<string | number>) => (await script(name, id, args)) === 1;
+  const orderedCommand = (name: CommandName, orderKey: string, id: string): [OrderedCommandName, string[]] => {
+    const keys = orderedKeys(prefix, orderKey, id);
+    return [`mwIdemOrdered${name.slice("mwIdem".length)}` as OrderedCommandName, [keys.record, keys.order]];
+  };
+  const changed = async (name: CommandName, id: string, orderKey: string | undefined, args: Array<string | number>) =>
+    (await script(name, id, orderKey, args)) === 1;
 
   /**
    * A claim whose answer never arrived may still apply when the command reaches Redis, leaving a
@@ -81,29 +83,28 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
    * lease at once under the same owner token (sent after the claim on the same connection, so it
    * applies after it) lets the next delivery take over immediately. It can touch only this claim.
    */
-  const abandon = (id: string, owner: string) => {
-    script("mwIdemExtend", id, [owner, 0, retentionMs]).catch(() => {});
+  const abandon = (id: string, owner: string, orderKey: string | undefined) => {
+    script("mwIdemExtend", id, orderKey, [owner, 0, retentionMs]).catch(() => {});
   };
 
   return {
     prefix,
     leaseMs,
 
-    async claim({ id, fingerprint, owner, leaseMs: requested, takeQueued }: ClaimRequest): Promise<ClaimResult> {
+    async claim({ id, fingerprint, owner, leaseMs: requested, takeQueued, order }: ClaimRequest): Promise<ClaimResult> {
       const lease = requested ?? leaseMs;
-      const [status, value] = (await script(
-        "mwIdemClaim",
-        id,
-        [fingerprint, owner, lease, takeQueued ? "1" : "0", retentionMs],
-        () => abandon(id, owner),
-      )) as ScriptReply;
+      const args = [fingerprint, owner, lease, takeQueued ? "1" : "0", retentionMs];
+      if (order) args.push(order.position ?? "");
+      const [status, value, position] = (await script("mwIdemClaim", id, order?.key, args, () => abandon(id, owner, order?.key))) as ScriptReply;
       switch (status) {
         case "claimed":
-          return { status, attempt: Number(value) };
+          return position ? { status, attempt: Number(value), previousPosition: position } : { status, attempt: Number(value) };
+        case "stale":
+          return { status, attempt: Number(value), newestPosition: String(position) };
         case "processing":
-          return { status, retryAfterMs: Number(value) };
+          return position === "key" ? { status, retryAfterMs: Number(value), key: true } : { status, retryAfterMs: Number(value) };
         case "completed":
-          return { status, answer: JSON.parse(String(value)) as Answer };
+          return { status, answer: JSON.parse(String(value)) as StoredAnswer };
         case "queued":
         case "conflict":
           return { status };
@@ -112,14 +113,15 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       }
     },
 
-    extend: (id, owner, lease = leaseMs) => changed("mwIdemExtend", id, [owner, lease, retentionMs]),
-    complete: (id, owner, answer) => changed("mwIdemComplete", id, [owner, JSON.stringify(answer), retentionMs]),
-    fail: (id, owner, error) => changed("mwIdemFail", id, [owner, error, retentionMs]),
-    markQueued: (id, owner) => changed("mwIdemMarkQueued", id, [owner, retentionMs]),
-    release: (id, owner) => changed("mwIdemRelease", id, [owner]),
+    extend: (id, owner, lease = leaseMs, orderKey) => changed("mwIdemExtend", id, orderKey, [owner, lease, retentionMs]),
+    complete: (id, owner, answer, orderKey) => changed("mwIdemComplete", id, orderKey, [owner, JSON.stringify(answer), retentionMs]),
+    fail: (id, owner, error, orderKey) => changed("mwIdemFail", id, orderKey, [owner, error, retentionMs]),
+    markQueued: (id, owner, orderKey) => changed("mwIdemMarkQueued", id, orderKey, [owner, retentionMs]),
+    release: (id, owner, orderKey) => changed("mwIdemRelease", id, orderKey, [owner]),
 
-    async get(id) {
-      return recordOf(await connection.run("get", (client) => client.hgetall(key(id))));
+    async get(id, orderKey) {
+      const at = orderKey === undefined ? key(id) : orderedKeys(prefix, orderKey, id).record;
+      return recordOf(await connection.run("get", (client) => client.hgetall(at)));
     },
 
     close: () => connection.close(),
@@ -136,7 +138,7 @@ function recordOf(hash: Record<string, string>): IdempotencyRecord | undefined {
   };
   if (hash.owner !== undefined) record.owner = hash.owner;
   if (hash.leaseUntil !== undefined) record.leaseUntil = Number(hash.leaseUntil);
-  if (hash.answer !== undefined) record.answer = JSON.parse(hash.answer) as Answer;
+  if (hash.answer !== undefined) record.answer = JSON.parse(hash.answer) as StoredAnswer;
   if (hash.error !== undefined) record.error = hash.error;
   return record;
 }

@@ -1,7 +1,8 @@
 /**
  * The idempotency record's state machine as Lua, one script per transition. Each script touches
  * exactly one key (the record's hash), so it runs atomically on one node and works unchanged on Redis
- * Cluster: no hash tag is needed in the key prefix.
+ * Cluster: no hash tag is needed in the key prefix. (The ordered variants in `ordered-scripts.ts` touch
+ * two keys, which share a hash tag.)
  *
  * Leases are measured on the server's clock (`TIME`), never the caller's: receivers on machines whose
  * clocks disagree still agree on whether a lease is live. Every transition after a claim checks the
@@ -32,11 +33,10 @@ if ${states.map((state) => `current[1] ~= '${state}'`).join(" and ")} then retur
 `;
 
 /**
- * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs.
- * A different fingerprint is a conflict only against a completed record.
- * Returns {'claimed', attempt} | {'processing', retryAfterMs} | {'queued'} | {'completed', answerJson} | {'conflict'}.
+ * The checks of a claim on the record itself, answering when it cannot be taken. ARGV: fingerprint,
+ * owner, leaseMs, takeQueued ('1' or '0'), retentionMs.
  */
-export const CLAIM = `${PRELUDE}
+const CLAIM_CHECKS = `
 local key = KEYS[1]
 local fingerprint, owner, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local take_queued, retention = ARGV[4] == '1', tonumber(ARGV[5])
@@ -58,45 +58,70 @@ if state == 'queued' and not take_queued then
   if record[2] ~= fingerprint then return {'processing', lease} end
   return {'queued'}
 end
--- Absent, failed, lease lapsed, or queued and taken by a worker: the caller owns a fresh record,
--- under the fingerprint of the payload it is about to run.
+`;
+
+/**
+ * Absent, failed, lease lapsed, or queued and taken by a worker: the caller owns a fresh record,
+ * under the fingerprint of the payload it is about to run.
+ */
+const TAKE_RECORD = `
 local attempts = (tonumber(record[5]) or 0) + 1
 redis.call('DEL', key)
 redis.call('HSET', key, 'state', 'processing', 'fingerprint', fingerprint, 'owner', owner,
   'leaseUntil', int(now + lease), 'attempts', attempts)
 redis.call('PEXPIRE', key, int(math.max(retention, lease)))
+`;
+
+/**
+ * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs.
+ * A different fingerprint is a conflict only against a completed record.
+ * Returns {'claimed', attempt} | {'processing', retryAfterMs} | {'queued'} | {'completed', answerJson} | {'conflict'}.
+ */
+export const CLAIM = `${PRELUDE}${CLAIM_CHECKS}${TAKE_RECORD}
 return {'claimed', attempts}
 `;
 
-/** ARGV: owner, leaseMs, retentionMs. A lease of 0 ends the claim at once (see `abandon`). Returns 1 or 0. */
-export const EXTEND = `${PRELUDE}${OWNED_IN(["processing"])}
+const EXTEND_RECORD = `
 local lease = tonumber(ARGV[2])
 redis.call('HSET', KEYS[1], 'leaseUntil', int(now_ms() + lease))
 redis.call('PEXPIRE', KEYS[1], int(math.max(tonumber(ARGV[3]), lease)))
+`;
+
+/** ARGV: owner, leaseMs, retentionMs. A lease of 0 ends the claim at once (see `abandon`). Returns 1 or 0. */
+export const EXTEND = `${PRELUDE}${OWNED_IN(["processing"])}${EXTEND_RECORD}
 return 1
 `;
 
-/** ARGV: owner, answerJson, retentionMs. Returns 1 or 0. */
-export const COMPLETE = `${PRELUDE}${OWNED_IN(["processing"])}
+const COMPLETE_RECORD = `
 redis.call('HSET', KEYS[1], 'state', 'completed', 'answer', ARGV[2])
 redis.call('HDEL', KEYS[1], 'leaseUntil', 'error')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+`;
+
+/** ARGV: owner, answerJson, retentionMs. Returns 1 or 0. */
+export const COMPLETE = `${PRELUDE}${OWNED_IN(["processing"])}${COMPLETE_RECORD}
 return 1
 `;
 
-/** ARGV: owner, error, retentionMs. Returns 1 or 0. */
-export const FAIL = `${PRELUDE}${OWNED_IN(["processing"])}
+const FAIL_RECORD = `
 redis.call('HSET', KEYS[1], 'state', 'failed', 'error', ARGV[2])
 redis.call('HDEL', KEYS[1], 'leaseUntil')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+`;
+
+/** ARGV: owner, error, retentionMs. Returns 1 or 0. */
+export const FAIL = `${PRELUDE}${OWNED_IN(["processing"])}${FAIL_RECORD}
 return 1
 `;
 
-/** ARGV: owner, retentionMs. Returns 1 or 0. */
-export const MARK_QUEUED = `${PRELUDE}${OWNED_IN(["processing"])}
+const MARK_QUEUED_RECORD = `
 redis.call('HSET', KEYS[1], 'state', 'queued')
 redis.call('HDEL', KEYS[1], 'leaseUntil')
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+`;
+
+/** ARGV: owner, retentionMs. Returns 1 or 0. */
+export const MARK_QUEUED = `${PRELUDE}${OWNED_IN(["processing"])}${MARK_QUEUED_RECORD}
 return 1
 `;
 
@@ -105,6 +130,18 @@ export const RELEASE = `${OWNED_IN(["processing", "queued"])}
 redis.call('DEL', KEYS[1])
 return 1
 `;
+
+/** The parts the ordered scripts (`ordered-scripts.ts`) build on, so both sets share one record logic. */
+export const RECORD_STEPS = {
+  PRELUDE,
+  OWNED_IN,
+  CLAIM_CHECKS,
+  TAKE_RECORD,
+  EXTEND_RECORD,
+  COMPLETE_RECORD,
+  FAIL_RECORD,
+  MARK_QUEUED_RECORD,
+} as const;
 
 /** Names under which the scripts are registered on the client with `defineCommand`. */
 export const COMMANDS = {

@@ -6,4 +6,5 @@ export * from "./shared.js";
 export * from "./payment-detail.js";
 export * from "./events.js";
 export * from "./notification.js";
+export * from "./notification-helpers.js";
 export type * from "./types.js";

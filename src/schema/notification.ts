@@ -7,11 +7,10 @@ import {
   suspendedEventSchema,
   unsubscriptionEventSchema,
 } from "./events.js";
-import { emailSchema, int64Schema, ipSchema, nonEmptyString, openEnum, timestampSchema } from "./primitives.js";
+import { emailSchema, int64Schema, ipSchema, nonEmptyString, openEnum, openObject, timestampSchema } from "./primitives.js";
 import { addressSchema } from "./shared.js";
-import type { EventObject, KnownEventType, SubscriptionNotification, SubscriptionResource } from "./types.js";
 
-export const subscriberSchema = z.looseObject({
+export const subscriberSchema = openObject({
   id: nonEmptyString.max(64).optional(),
   /** Applies to one storefront only. */
   platform_login_id: z.string().optional(),
@@ -22,13 +21,13 @@ export const subscriberSchema = z.looseObject({
   address: addressSchema.optional(),
 });
 
-export const productSchema = z.looseObject({
+export const productSchema = openObject({
   id: nonEmptyString.optional(),
   name: z.string().optional(),
   description: z.string().optional(),
 });
 
-export const subscriptionResourceSchema = z.looseObject({
+export const subscriptionResourceSchema = openObject({
   create_time: timestampSchema.optional(),
   update_time: timestampSchema.optional(),
   merchant_id: nonEmptyString.optional(),
@@ -74,7 +73,7 @@ export const notificationIdSchema = nonEmptyString
  * required, as is the `resource` that carries the required `execution_phase`. `update_time` has no
  * rule in the envelope table, but it is the same time field as everywhere else, so it is a Timestamp.
  */
-export const subscriptionNotificationSchema = z.looseObject({
+export const subscriptionNotificationSchema = openObject({
   id: notificationIdSchema,
   create_time: timestampSchema.optional(),
   update_time: timestampSchema.optional(),
@@ -97,26 +96,3 @@ export const EVENT_OBJECT_KEYS = [
   "suspended_event",
   "resumed_event",
 ] as const;
-
-/** The event object a notification carries, tagged with its key; undefined when it carries none. */
-export function eventObjectOf(notification: { resource: SubscriptionResource }): EventObject | undefined {
-  const resource = notification.resource;
-  for (const kind of EVENT_OBJECT_KEYS) {
-    const event = resource[kind];
-    // The cast pairs `kind` with its own event type, which TypeScript cannot follow through the loop.
-    if (event !== undefined) return { kind, event } as EventObject;
-  }
-  return undefined;
-}
-
-const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
-
-/**
- * The notification's event_type as a closed union, for exhaustive `switch`es: a value this version
- * does not list yet maps to "UNKNOWN", which is where the interface's own UNKNOWN goes too. The value
- * as received stays on `notification.event_type`.
- */
-export function eventTypeOf(notification: Pick<SubscriptionNotification, "event_type">): KnownEventType {
-  const type = notification.event_type;
-  return KNOWN_EVENT_TYPES.has(type) ? (type as KnownEventType) : "UNKNOWN";
-}

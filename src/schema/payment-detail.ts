@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ORDER_STATUSES, PAYMENT_RESULTS } from "./enums.js";
-import { freeMapSchema, openEnum, stringMapSchema } from "./primitives.js";
+import { freeMapSchema, openEnum, openObject, stringMapSchema } from "./primitives.js";
 import {
   cardInfoSchema,
   channelAdditionDataSchema,
@@ -9,7 +9,7 @@ import {
   purchaseUnitSchema,
 } from "./shared.js";
 
-export const cardAdditionDataSchema = z.looseObject({
+export const cardAdditionDataSchema = openObject({
   cvc_result: z.string().optional(),
   avs_result: z.string().optional(),
   liability_shift: z.boolean().optional(),
@@ -19,7 +19,7 @@ export const cardAdditionDataSchema = z.looseObject({
   merchant_advice_code: z.string().optional(),
 });
 
-export const paymentDetailSchema = z.looseObject({
+export const paymentDetailSchema = openObject({
   /** The interface says more values exist than it lists. */
   payment_result: openEnum(PAYMENT_RESULTS).optional(),
   order_id: z.string().optional(),

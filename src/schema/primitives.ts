@@ -51,3 +51,13 @@ export const stringMapSchema = z.record(z.string(), z.string());
 
 /** A map the interface calls only "free map": it names no value type, so any JSON value is kept. */
 export const freeMapSchema = z.record(z.string(), z.unknown());
+
+/**
+ * An object that keeps fields it does not list. At run time it is `z.looseObject`: a field the platform
+ * adds later passes through to handlers untouched. Its type lists only the known fields, without the
+ * `[key: string]: unknown` a loose object infers, so a misspelled field (`subscription_stauts`) is a
+ * compile error instead of `unknown`. Read a field this version does not know with a cast.
+ */
+export function openObject<const Shape extends z.core.$ZodLooseShape>(shape: Shape): z.ZodObject<Shape, z.core.$strip> {
+  return z.looseObject(shape) as unknown as z.ZodObject<Shape, z.core.$strip>;
+}

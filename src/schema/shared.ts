@@ -8,16 +8,16 @@ import {
   TAX_MODES,
   TAX_TYPES,
 } from "./enums.js";
-import { currencyCodeSchema, emailSchema, moneyValueSchema, nonEmptyString, openEnum, stringMapSchema, uriSchema } from "./primitives.js";
+import { currencyCodeSchema, emailSchema, moneyValueSchema, nonEmptyString, openEnum, openObject, stringMapSchema, uriSchema } from "./primitives.js";
 
 // Every object is loose: fields the platform adds later pass through to handlers untouched.
 
-export const moneySchema = z.looseObject({
+export const moneySchema = openObject({
   currency_code: currencyCodeSchema.optional(),
   value: moneyValueSchema.optional(),
 });
 
-export const addressSchema = z.looseObject({
+export const addressSchema = openObject({
   /** Deprecated by the interface in favour of region_code; still accepted. */
   country: z.string().optional(),
   state_or_province: z.string().max(100).optional(),
@@ -29,12 +29,12 @@ export const addressSchema = z.looseObject({
   postal_code: z.string().max(100).optional(),
 });
 
-export const linkSchema = z.looseObject({
+export const linkSchema = openObject({
   description: z.string().optional(),
   url: uriSchema.optional(),
 });
 
-export const linkV2Schema = z.looseObject({
+export const linkV2Schema = openObject({
   rel: openEnum(LINK_RELS).optional(),
   /** URI-template formatted, so not necessarily a valid URL until expanded. */
   href: z.string().optional(),
@@ -42,17 +42,17 @@ export const linkV2Schema = z.looseObject({
 });
 
 /** One typed message of StatusDetail.details (proto3 `Any`): its own fields vary with `@type`. */
-export const statusDetailItemSchema = z.looseObject({
+export const statusDetailItemSchema = openObject({
   "@type": z.string().optional(),
 });
 
-export const statusDetailSchema = z.looseObject({
+export const statusDetailSchema = openObject({
   name: z.string().regex(/^[A-Z0-9_]+$/, "must be upper-case letters, digits and underscores").optional(),
   message: z.string().optional(),
   details: z.array(statusDetailItemSchema).optional(),
 });
 
-export const cardInfoSchema = z.looseObject({
+export const cardInfoSchema = openObject({
   card_bin: z.string().optional(),
   card_hash: z.string().optional(),
   card_mask: z.string().optional(),
@@ -72,7 +72,7 @@ export const cardInfoSchema = z.looseObject({
   card_contract_id: z.string().optional(),
 });
 
-export const taxSchema = z.looseObject({
+export const taxSchema = openObject({
   tax_type: openEnum(TAX_TYPES).optional(),
   tax_name: nonEmptyString.optional(),
   /** A percentage written as a plain number, e.g. "8.5". */
@@ -84,7 +84,7 @@ export const taxSchema = z.looseObject({
  * The CHECKOUT_PAGE rule (tax fields required for other payment methods) concerns order requests;
  * a notification does not carry the payment method that rule depends on, so it is not applied here.
  */
-export const breakdownSchema = z.looseObject({
+export const breakdownSchema = openObject({
   tax_total: moneySchema.optional(),
   taxes: z.array(taxSchema).optional(),
   tax_reference: z.string().optional(),
@@ -96,34 +96,34 @@ export const breakdownSchema = z.looseObject({
   before_discount_display: moneySchema.optional(),
 });
 
-export const amountWithBreakdownSchema = z.looseObject({
+export const amountWithBreakdownSchema = openObject({
   currency_code: currencyCodeSchema.optional(),
   value: moneyValueSchema.optional(),
   breakdown: breakdownSchema.optional(),
 });
 
-export const payeeSchema = z.looseObject({
+export const payeeSchema = openObject({
   merchant_id: nonEmptyString.max(64).optional(),
   email_address: emailSchema.optional(),
 });
 
-export const itemSchema = z.looseObject({
+export const itemSchema = openObject({
   id: z.string().optional(),
   name: z.string().optional(),
   description: z.string().optional(),
 });
 
-export const fxAmountSchema = z.looseObject({
+export const fxAmountSchema = openObject({
   after_fx_amount: moneySchema.optional(),
 });
 
-export const externalAmountSchema = z.looseObject({
+export const externalAmountSchema = openObject({
   discount_amount: moneySchema.optional(),
   discount_reference: nonEmptyString.optional(),
   fx_amount: fxAmountSchema.optional(),
 });
 
-export const purchaseUnitSchema = z.looseObject({
+export const purchaseUnitSchema = openObject({
   reference_id: z.string().optional(),
   amount: amountWithBreakdownSchema.optional(),
   payee: payeeSchema.optional(),
@@ -135,7 +135,7 @@ export const purchaseUnitSchema = z.looseObject({
   extend: stringMapSchema.optional(),
 });
 
-export const internalTransactionTraceInfoSchema = z.looseObject({
+export const internalTransactionTraceInfoSchema = openObject({
   trace_id: z.string().optional(),
   channel_name: z.string().optional(),
   reference: z.string().optional(),
@@ -146,7 +146,7 @@ export const internalTransactionTraceInfoSchema = z.looseObject({
   multi_ou_version: z.string().optional(),
 });
 
-export const internalMerchantAdditionDataSchema = z.looseObject({
+export const internalMerchantAdditionDataSchema = openObject({
   channel_name: z.string().optional(),
   merchant_contract_mode: openEnum(MERCHANT_CONTRACT_MODES).optional(),
   channel_contract_mode: openEnum(CHANNEL_CONTRACT_MODES).optional(),
@@ -159,7 +159,7 @@ export const internalMerchantAdditionDataSchema = z.looseObject({
   internal_transaction_trace_infos: z.array(internalTransactionTraceInfoSchema).optional(),
 });
 
-export const channelAdditionDataSchema = z.looseObject({
+export const channelAdditionDataSchema = openObject({
   channel_name: z.string().optional(),
   channel_contract_mode: openEnum(CHANNEL_CONTRACT_MODES).optional(),
   channel_account_id: z.string().optional(),

@@ -52,3 +52,5 @@ export type EventObjectKey = (typeof notification.EVENT_OBJECT_KEYS)[number];
 export type EventObject = {
   [K in EventObjectKey]: { kind: K; event: NonNullable<SubscriptionResource[K]> };
 }[EventObjectKey];
+/** Any one event object a resource may carry. */
+export type AnyEventObject = EventObject["event"];

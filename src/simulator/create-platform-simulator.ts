@@ -66,7 +66,7 @@ export function createPlatformSimulator(options: PlatformSimulatorOptions = {}):
   let baseUrl = "";
 
   const eventId = () => `EVT-${randomUUID().replace(/-/g, "").slice(0, 20).toUpperCase()}`;
-  function sendEvent(url: string, payload: { id: string; event_type: string }, meta: Omit<DeliveryMeta, "id" | "event_type">): void {
+  function sendEvent(url: string, payload: { id: string; event_type: string; [field: string]: unknown }, meta: Omit<DeliveryMeta, "id" | "event_type">): void {
     deliverer.send(url, payload, { id: payload.id, event_type: payload.event_type, ...meta });
   }
 
@@ -75,11 +75,11 @@ export function createPlatformSimulator(options: PlatformSimulatorOptions = {}):
     events: {
       orderEvent(url, order) {
         const time = new Date().toISOString();
-        sendEvent(url, { id: eventId(), create_time: time, event_type: ORDER_EVENT_TYPE, resource_type: "order", order } as { id: string; event_type: string }, { kind: "order" });
+        sendEvent(url, { id: eventId(), create_time: time, event_type: ORDER_EVENT_TYPE, resource_type: "order", order }, { kind: "order" });
       },
       refundEvent(url, refund: RefundOrder & { origin_order_id: string }) {
         const time = new Date().toISOString();
-        sendEvent(url, { id: eventId(), create_time: time, event_type: REFUND_EVENT_TYPE, resource_type: "refund", refund } as { id: string; event_type: string }, { kind: "refund" });
+        sendEvent(url, { id: eventId(), create_time: time, event_type: REFUND_EVENT_TYPE, resource_type: "refund", refund }, { kind: "refund" });
       },
     },
   });

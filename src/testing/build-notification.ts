@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { NotificationOf } from "../dispatch/handlers.js";
 import type { EventType, SubscriptionNotification, SubscriptionResource } from "../schema/index.js";
+import { subscriptionEventRows } from "../schema/event-types.js";
 import { buildPaymentDetail, buildProduct, buildSubscriber } from "./builders.js";
 import { deepMerge, type DeepPartial } from "./deep-merge.js";
 
@@ -31,31 +32,18 @@ const paidEvent = (key: "subscription_event" | "renewal_event") => (_time: strin
   [key]: { subscription_plan_type: "REGULAR", payment_detail: buildPaymentDetail({ order_id: orderId }) },
 });
 
-const SHAPES: Readonly<Record<string, EventShape>> = {
-  SUBSCRIPTION_CREATED: { resourceEventType: "SUBSCRIPTION", status: "ACTIVE", phase: "1", summary: "Subscription created", eventObject: paidEvent("subscription_event") },
-  SUBSCRIPTION_RENEW: { resourceEventType: "RENEWAL", status: "ACTIVE", phase: "2", summary: "Subscription renewed", eventObject: paidEvent("renewal_event") },
-  SUBSCRIPTION_CANCELLED: {
-    resourceEventType: "UNSUBSCRIPTION",
-    status: "CANCELLED",
-    phase: "2",
-    summary: "Subscription cancelled",
-    eventObject: (time) => ({ unsubscription_event: { reason: "cancelled by the subscriber", unsubscription_time: time } }),
-  },
-  SUBSCRIPTION_SUSPENDED: {
-    resourceEventType: "SUSPENDED",
-    status: "SUSPENDED",
-    phase: "2",
-    summary: "Subscription suspended",
-    eventObject: (time) => ({ suspended_event: { reason: "payment failed", suspended_time: time } }),
-  },
-  SUBSCRIPTION_RESUMED: {
-    resourceEventType: "RESUMED",
-    status: "ACTIVE",
-    phase: "2",
-    summary: "Subscription resumed",
-    eventObject: (time) => ({ resumed_event: { resumed_time: time } }),
-  },
+/** The event object each resource event type carries. */
+const EVENT_OBJECTS: Readonly<Record<string, EventShape["eventObject"]>> = {
+  SUBSCRIPTION: paidEvent("subscription_event"),
+  RENEWAL: paidEvent("renewal_event"),
+  UNSUBSCRIPTION: (time) => ({ unsubscription_event: { reason: "cancelled by the subscriber", unsubscription_time: time } }),
+  SUSPENDED: (time) => ({ suspended_event: { reason: "payment failed", suspended_time: time } }),
+  RESUMED: (time) => ({ resumed_event: { resumed_time: time } }),
 };
+
+const SHAPES: Readonly<Record<string, EventShape>> = Object.fromEntries(
+  subscriptionEventRows().map(([eventType, row]) => [eventType, { ...row, eventObject: EVENT_OBJECTS[row.resourceEventType] }]),
+);
 
 /** UNKNOWN, and event types this version does not know: no event object, as nothing says which. */
 const UNKNOWN_SHAPE: EventShape = { resourceEventType: "UNKNOWN", status: "ACTIVE", phase: "1", summary: "Subscription event" };

@@ -28,29 +28,38 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 export function deepMerge<T>(base: T, overrides: DeepPartial<T> | undefined): T {
   const out = structuredClone(base);
   if (overrides === undefined) return out;
-  return mergeInto(out, overrides) as T;
+  return mergeInto(out, overrides, 0) as T;
+}
+
+/** As deep as a receiver accepts a body (`MAX_BODY_DEPTH`): a deeper override could never be delivered. */
+const MAX_DEPTH = 64;
+
+function checkDepth(depth: number): void {
+  if (depth > MAX_DEPTH) throw new RangeError(`override nested deeper than ${MAX_DEPTH} levels`);
 }
 
 /** Merge `override` into `target` (a private copy), returning the merged value. */
-function mergeInto(target: unknown, override: unknown): unknown {
-  if (!isPlainObject(override)) return copyChecked(override);
-  if (!isPlainObject(target)) return copyChecked(override);
+function mergeInto(target: unknown, override: unknown, depth: number): unknown {
+  if (!isPlainObject(override)) return copyChecked(override, depth);
+  if (!isPlainObject(target)) return copyChecked(override, depth);
+  checkDepth(depth);
   for (const [key, value] of Object.entries(override)) {
     assertSafeKey(key);
     if (value === undefined) delete target[key];
-    else target[key] = mergeInto(target[key], value);
+    else target[key] = mergeInto(target[key], value, depth + 1);
   }
   return target;
 }
 
 /** A copy of an override value that replaces a field whole, with its keys checked at every depth. */
-function copyChecked(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(copyChecked);
-  if (!isPlainObject(value)) return value;
+function copyChecked(value: unknown, depth: number): unknown {
+  if (value === null || typeof value !== "object") return value;
+  checkDepth(depth);
+  if (Array.isArray(value)) return value.map((item) => copyChecked(item, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     assertSafeKey(key);
-    if (item !== undefined) out[key] = copyChecked(item);
+    if (item !== undefined) out[key] = copyChecked(item, depth + 1);
   }
   return out;
 }

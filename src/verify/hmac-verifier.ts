@@ -1,7 +1,7 @@
 import type { VerifyHook } from "./verify-hook.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes, hexToBytes } from "./encoding.js";
-import { checkTolerance, hmac, hmacSecretBytes, isFresh, prefixed, type HmacAlgorithm, type HmacSecret } from "./hmac.js";
+import { checkTolerance, DEFAULT_TOLERANCE_SECONDS, hmac, hmacSecretBytes, isFresh, prefixed, type HmacAlgorithm, type HmacSecret } from "./hmac.js";
 import { secretKeys, type SecretOption } from "./secret-keys.js";
 
 export interface HmacVerifierOptions {
@@ -30,7 +30,6 @@ export interface HmacVerifierOptions {
 }
 
 const WHAT = "hmacVerifier";
-export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 /** The exact bytes an HMAC signature covers, shared by the verifier and `signHmac`. */
 export function hmacSignedContent(body: Uint8Array, timestamp: string | undefined, options: HmacVerifierOptions): Uint8Array {

@@ -1,5 +1,8 @@
 import { utf8 } from "./encoding.js";
 
+/** How far a signed timestamp may be from now, either way: 5 minutes, as the specifications advise. */
+export const DEFAULT_TOLERANCE_SECONDS = 300;
+
 export type HmacAlgorithm = "sha256" | "sha512";
 
 /** A shared secret: a string is used as its UTF-8 bytes, a byte array as is. */

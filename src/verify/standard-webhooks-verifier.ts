@@ -1,7 +1,7 @@
 import type { VerifyHook } from "./verify-hook.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes } from "./encoding.js";
-import { checkTolerance, hmac, isFresh, prefixed } from "./hmac.js";
+import { checkTolerance, DEFAULT_TOLERANCE_SECONDS, hmac, isFresh, prefixed } from "./hmac.js";
 import { secretKeys, type SecretOption } from "./secret-keys.js";
 
 /** A Standard Webhooks secret: `whsec_` followed by base64, plain base64, or the key bytes. */
@@ -54,7 +54,7 @@ export function standardWebhooksVerifier(
   secret: SecretOption<StandardWebhooksSecret>,
   options: StandardWebhooksVerifierOptions = {},
 ): VerifyHook {
-  const tolerance = checkTolerance(options.toleranceSeconds ?? 300, WHAT);
+  const tolerance = checkTolerance(options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, WHAT);
   const keys = secretKeys(secret, standardWebhooksKey, "sha256", WHAT);
 
   return async (rawBody, headers) => {

@@ -63,7 +63,7 @@ describe.each([
     const res = await request(app({ verify, onRenew }, [express.json()])).post("/hook").send(notification()).timeout(5_000);
     expect(res.status).toBe(500);
     expect(res.body.processed).toBe(false);
-    expect(res.body.message).toMatch(/body parser/);
+    expect(res.body.message).toMatch(/mount the webhook before app\.use\(express\.json\(\)\)/);
     expect(onRenew).not.toHaveBeenCalled();
   });
 

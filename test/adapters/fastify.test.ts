@@ -87,6 +87,14 @@ describe("subscriptionWebhookPlugin", () => {
     expect(response.body).toBe("");
   });
 
+  it("answers OPTIONS with the JSON 405, not Fastify's 404", async () => {
+    const app = await appWith();
+    const response = await app.inject({ method: "OPTIONS", url: "/hook" });
+    expect(response.statusCode).toBe(405);
+    expect(response.headers.allow).toBe("POST");
+    expect(response.json()).toEqual({ processed: false, message: "method not allowed; use POST" });
+  });
+
   it("closes the receiver (and so its recorder and queue) when the app closes", async () => {
     const app = Fastify();
     const close = vi.fn(async () => {});

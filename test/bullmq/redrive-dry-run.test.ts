@@ -3,6 +3,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { redrive } from "merchant-webhooks/bullmq";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "./fixtures/redis.js";
+import { ownRedisServer } from "../redis/fixtures/redis.js";
 
 /** Every key under `prefix` with its serialized value: equal snapshots mean nothing was written. */
 async function snapshot(redis: Redis, prefix: string): Promise<Map<string, string>> {
@@ -12,8 +13,8 @@ async function snapshot(redis: Redis, prefix: string): Promise<Map<string, strin
 }
 
 /** The commands Redis receives that name `prefix`, as MONITOR reports them. */
-async function monitorCommands(prefix: string) {
-  const monitor = await new Redis(REDIS_URL).monitor();
+async function monitorCommands(url: string, prefix: string) {
+  const monitor = await new Redis(url).monitor();
   const seen: string[][] = [];
   monitor.on("monitor", (_time: string, args: string[]) => {
     if (args.some((arg) => arg.includes(prefix))) seen.push(args);
@@ -40,10 +41,12 @@ describe("redrive --dry-run", () => {
   });
 
   it("lists a failed set without changing any key or sending a write", async () => {
+    // A server of its own: MONITOR on the shared one would also stream every other test's traffic.
+    const server = await ownRedisServer();
+    const own = new Redis(server.url);
     const prefix = uniquePrefix("dry-failed");
-    prefixes.push(prefix);
     // BullMQ is given URLs' options rather than clients, so closing it also closes its connections.
-    const connection = { url: REDIS_URL, maxRetriesPerRequest: null };
+    const connection = { url: server.url, maxRetriesPerRequest: null };
     const queue = new Queue("dlq", { connection, prefix });
     const worker = new Worker("dlq", async () => Promise.reject(new Error("handler broken")), { connection, prefix });
     await queue.addBulk(["a", "b"].map((id) => ({ name: "n", data: {}, opts: { jobId: id, attempts: 1 } })));
@@ -51,13 +54,15 @@ describe("redrive --dry-run", () => {
     await worker.close();
     await queue.close();
 
-    const before = await snapshot(redis, prefix);
-    const monitor = await monitorCommands(prefix);
-    const result = await redrive({ connection: REDIS_URL, name: "dlq", prefix, dryRun: true });
+    const before = await snapshot(own, prefix);
+    const monitor = await monitorCommands(server.url, prefix);
+    const result = await redrive({ connection: server.url, name: "dlq", prefix, dryRun: true });
     monitor.stop();
 
     expect(result.redriven.sort()).toEqual(["a", "b"]);
-    expect(await snapshot(redis, prefix)).toEqual(before);
+    expect(await snapshot(own, prefix)).toEqual(before);
+    own.disconnect();
+    await server.stop();
     expect(monitor.seen.length).toBeGreaterThan(0); // the monitor did see the dry run's reads
     expect(monitor.seen.filter(([command]) => WRITES.has(command!.toLowerCase()))).toEqual([]);
   });

@@ -38,6 +38,7 @@ describe("adapter entries", () => {
     ["adapters/node.ts", []],
     ["adapters/fetch.ts", []],
     ["adapters/express.ts", []],
+    ["adapters/lambda.ts", []],
   ])("%s loads no framework at run time", async (entry, allowed: string[]) => {
     const frameworks = (await runtimeImports(entry)).map(packageOf).filter((name) => FRAMEWORKS.includes(name));
     expect(frameworks).toEqual(allowed);

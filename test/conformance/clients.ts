@@ -75,3 +75,62 @@ export async function listen(server: Server, path = "/hook"): Promise<{ url: str
       }),
   };
 }
+
+/** The Lambda event shapes a Lambda adapter is invoked with. */
+export type LambdaEventFormat = "http-api-v2" | "rest-api-v1" | "function-url";
+
+/**
+ * Invokes a Lambda handler as AWS would: the request becomes an API Gateway HTTP API, REST API or
+ * Function URL event. HTTP API sends text bodies as text and others base64, as API Gateway does for a
+ * body that is not valid UTF-8; REST API and Function URLs here always send base64, so both paths run.
+ * Lambda has the whole body before it is invoked, so `streamed` makes no difference.
+ */
+export function lambdaClient(
+  handler: (event: any) => Promise<{ statusCode: number; headers?: Record<string, string>; body: string }>,
+  format: LambdaEventFormat,
+): Send {
+  const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+  return async (request) => {
+    let text: string | undefined;
+    if (format === "http-api-v2" && request.body) {
+      try {
+        text = strictUtf8.decode(request.body);
+      } catch {
+        // not UTF-8: sent base64
+      }
+    }
+    const base64 = request.body !== undefined && text === undefined;
+    const body = request.body === undefined ? undefined : (text ?? Buffer.from(request.body).toString("base64"));
+    const lower = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]));
+    const common = { body: body ?? null, isBase64Encoded: base64 };
+    const event =
+      format === "rest-api-v1"
+        ? {
+            resource: "/hook",
+            path: "/hook",
+            httpMethod: request.method,
+            headers: request.headers,
+            multiValueHeaders: Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, [value]])),
+            requestContext: { httpMethod: request.method, path: "/hook" },
+            ...common,
+          }
+        : {
+            version: "2.0",
+            routeKey: format === "function-url" ? "$default" : "POST /hook",
+            rawPath: "/hook",
+            rawQueryString: "",
+            headers: lower,
+            requestContext: { http: { method: request.method, path: "/hook", protocol: "HTTP/1.1", sourceIp: "192.0.2.1" } },
+            ...common,
+          };
+    const result = await handler(event);
+    let parsed: unknown = result.body;
+    try {
+      parsed = JSON.parse(result.body);
+    } catch {
+      // left as text
+    }
+    const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+    return { status: result.statusCode, headers, body: parsed };
+  };
+}

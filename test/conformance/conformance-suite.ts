@@ -80,13 +80,22 @@ function allHandlers() {
  * the body limit (declared and streamed) and bad input; then all of it again with each signing verifier
  * configured and every delivery signed.
  */
-export function runConformance(adapterName: string, mount: Mount): void {
+/** What an adapter's platform does before the adapter runs. */
+export interface Platform {
+  /**
+   * The platform receives the whole body before invoking the adapter (AWS Lambda): a body that never
+   * finishes arriving never reaches it, so the body time-out case does not apply.
+   */
+  buffersBody?: boolean;
+}
+
+export function runConformance(adapterName: string, mount: Mount, platform: Platform = {}): void {
   describe(`${adapterName} conformance`, () => {
-    for (const mode of MODES) describe(mode.name, () => defineCases(mount, mode));
+    for (const mode of MODES) describe(mode.name, () => defineCases(mount, mode, platform));
   });
 }
 
-function defineCases(mount: Mount, mode: SigningMode): void {
+function defineCases(mount: Mount, mode: SigningMode, platform: Platform): void {
   const mounted: Mounted[] = [];
   afterEach(async () => {
     await Promise.all(mounted.splice(0).map((app) => app.close()));
@@ -267,6 +276,14 @@ function defineCases(mount: Mount, mode: SigningMode): void {
       expect(onRenew).not.toHaveBeenCalled();
     });
 
+    if (!platform.buffersBody) it("408 processed:false when the body does not arrive within bodyTimeoutMs", async () => {
+      const onRenew = vi.fn();
+      const app = await receiver({ onRenew, bodyTimeoutMs: 200 });
+      const response = await post(app, notification(), { streamed: true, neverEnds: true });
+      expectAnswer(response, 408, { processed: false, message: /^body not received in time$/ });
+      expect(onRenew).not.toHaveBeenCalled();
+    });
+
     it("keeps answering after bad input", async () => {
       const onRenew = vi.fn();
       const app = await receiver({ onRenew, bodyLimit: LIMIT });
@@ -291,6 +308,17 @@ function defineCases(mount: Mount, mode: SigningMode): void {
     it("500 when the handler outlives handlerTimeoutMs", async () => {
       const app = await receiver({ handlerTimeoutMs: 50, onRenew: () => new Promise<void>(() => {}) });
       expectAnswer(await post(app, notification()), 500, { processed: false, message: /^handler timed out$/ });
+    });
+
+    it("500 JSON 'internal error' for a failure in the adapter or core itself, logged as not processed", async () => {
+      const { logger, lines } = captureLogger();
+      // A log sink that fails on the success line: the failure happens after the handler, inside the core.
+      logger.info = () => {
+        throw new Error("log sink down");
+      };
+      const app = await receiver({ logger, onRenew: () => {} });
+      expectAnswer(await post(app, notification()), 500, { processed: false, message: /^internal error$/ });
+      expect(lines()).toContainEqual(expect.objectContaining({ level: 50, outcome: "internal_error", status: 500 }));
     });
 
     it("with failureStatus 200, answers HTTP 200 and lets processed carry the verdict", async () => {

@@ -138,3 +138,37 @@ describe("memoryStore", () => {
     expect(store.size).toBeLessThan(400);
   });
 });
+
+describe("memoryStore order keys", () => {
+  const order = (key: string, position: string) => ({ key, position });
+
+  it("stays bounded in keys, forgetting the oldest settled key's position first", () => {
+    const store = memoryStore({ maxEntries: 10 });
+    for (let i = 0; i < 50; i++) {
+      const key = `sub-${i}`;
+      store.claim({ id: `n-${i}`, fingerprint: "f", owner: `o${i}`, leaseMs: 100, order: order(key, "2026-03-01T03:00:00") });
+      store.complete(`n-${i}`, `o${i}`, answer, key);
+    }
+    // The newest key still knows its position; the first one was dropped, so an older notification runs.
+    expect(store.claim({ id: "late-49", fingerprint: "f", owner: "x", leaseMs: 100, order: order("sub-49", "2026-03-01T02:00:00") })).toMatchObject({
+      status: "stale",
+    });
+    expect(store.claim({ id: "late-0", fingerprint: "f", owner: "y", leaseMs: 100, order: order("sub-0", "2026-03-01T02:00:00") })).toEqual({
+      status: "claimed",
+      attempt: 1,
+    });
+  });
+
+  it("never drops a key held by a live claim to make room", () => {
+    const store = memoryStore({ maxEntries: 10 });
+    store.claim({ id: "held", fingerprint: "f", owner: "holder", leaseMs: 60_000, order: order("sub-held", "2026-03-01T02:00:00") });
+    for (let i = 0; i < 50; i++) {
+      store.claim({ id: `n-${i}`, fingerprint: "f", owner: `o${i}`, leaseMs: 100, order: order(`sub-${i}`, "2026-03-01T02:00:00") });
+      store.complete(`n-${i}`, `o${i}`, answer, `sub-${i}`);
+    }
+    expect(store.claim({ id: "next", fingerprint: "f", owner: "z", leaseMs: 100, order: order("sub-held", "2026-03-01T03:00:00") })).toMatchObject({
+      status: "processing",
+      key: true,
+    });
+  });
+});

@@ -4,24 +4,26 @@ import { memoryStore } from "merchant-webhooks";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
 import { storeContract } from "./store-contract.js";
+import { orderContract } from "./order-contract.js";
 
 // The memory store runs on a clock the suite moves, so its leases and retention expire without waiting.
 let clock = Date.now();
-storeContract(
-  "memoryStore",
-  ({ retentionSeconds }) => memoryStore({ now: () => clock, ...(retentionSeconds ? { retentionSeconds } : {}) }),
-  (ms) => {
-    clock += ms;
-  },
-);
+const advanceClock = (ms: number) => {
+  clock += ms;
+};
+const clockedMemoryStore = ({ retentionSeconds }: { retentionSeconds?: number }) =>
+  memoryStore({ now: () => clock, ...(retentionSeconds ? { retentionSeconds } : {}) });
+storeContract("memoryStore", clockedMemoryStore, advanceClock);
+orderContract("memoryStore", clockedMemoryStore, advanceClock);
 
 // The Redis store runs on the server's clock, with short real leases; each test gets its own prefix.
 const root = uniquePrefix("contract");
 const redis = new Redis(REDIS_URL, failFastRedisOptions());
 let stores = 0;
-storeContract("redisStore", ({ retentionSeconds }) =>
-  redisStore({ redis, prefix: `${root}${++stores}:`, ...(retentionSeconds ? { retentionSeconds } : {}) }),
-);
+const freshRedisStore = ({ retentionSeconds }: { retentionSeconds?: number }) =>
+  redisStore({ redis, prefix: `${root}${++stores}:`, ...(retentionSeconds ? { retentionSeconds } : {}) });
+storeContract("redisStore", freshRedisStore);
+orderContract("redisStore", freshRedisStore);
 
 afterAll(async () => {
   await removeKeys(redis, root);

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { createReceiver, inProcessQueue, memoryStore } from "merchant-webhooks";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
@@ -112,5 +112,17 @@ describe("backpressure for synchronous handling", () => {
     const answers = await Promise.all(inFlight);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
     expect(peak).toBe(2);
+  });
+
+  it("logs a handler that fails after the 200 was sent, as not processed", async () => {
+    const { logger, lines } = captureLogger();
+    const queue = inProcessQueue();
+    const receiver = createReceiver({ logger, queue, onRenew: () => Promise.reject(new Error("ledger down")) });
+    const body = notification();
+    expect((await receiver.handle(post(json(body)))).status).toBe(200);
+    await queue.close();
+    expect(lines()).toContainEqual(
+      expect.objectContaining({ level: 50, notification_id: body.id, outcome: "handler_failed", msg: "notification not processed" }),
+    );
   });
 });

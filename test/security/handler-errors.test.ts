@@ -12,10 +12,10 @@ const CVV = "cvv: 927";
 /** What a careless payment client throws: the request it sent, card data included, in the message. */
 function leakyError(): Error {
   const err = new Error(`charge declined for card ${PAN}, ${CVV}`, { cause: new Error(`upstream echoed 5555555555554444`) });
-  Object.assign(err, { request: { card_number: "378282246310005", CVC: "4431" } });
+  Object.assign(err, { request: { card_number: "378282246310005", CVC: "cvc-4431" } });
   return err;
 }
-const LEAKS = [PAN, "927", "5555555555554444", "378282246310005", "4431"];
+const LEAKS = [PAN, CVV, "5555555555554444", "378282246310005", "cvc-4431"];
 
 describe("handler errors pass card redaction before they are logged or stored", () => {
   it("in the receiver's log line and in what the handler logs itself", async () => {

@@ -3,6 +3,7 @@ import request from "supertest";
 import { describe, expect, it, vi } from "vitest";
 import { createReceiver, MAX_BODY_DEPTH, redactForRecording, type RecordedNotification } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
+import { buildNotification } from "merchant-webhooks/testing";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { notification } from "../helpers/notifications.js";
 
@@ -97,5 +98,13 @@ describe("recording never overflows or changes the answer", () => {
     expect(response.status).toBe(200);
     expect(onRenew).toHaveBeenCalledTimes(1);
     await receiver.close();
+  });
+});
+
+describe("the testing kit's overrides", () => {
+  it("refuse nesting deeper than a body may have, instead of overflowing the stack", () => {
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 100_000; i++) deep = { x: deep };
+    expect(() => buildNotification("SUBSCRIPTION_RENEW", { resource: { subscriber: { address: deep } } } as never)).toThrow(/nested deeper than 64 levels/);
   });
 });

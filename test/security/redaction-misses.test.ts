@@ -22,7 +22,7 @@ const IPV6 = "2001:db8:85a3::8a2e:370:7334";
 function leakyNotification() {
   const body = notification();
   const card = body.resource.renewal_event.payment_detail.card_info;
-  Object.assign(card, { CVV: "731", cvv2: "732", security_code: "733", Card_Pwd: "7340", card_contract_id: "ctr-secret-9911" });
+  Object.assign(card, { CVV: "cvv-731", cvv2: "cvv-732", security_code: "sc-733", Card_Pwd: "pwd-7340", card_contract_id: "ctr-secret-9911" });
   body.resource.renewal_event.payment_detail.metadata = {
     ...Object.fromEntries(CARD_TEXTS.map(([name, text]) => [name.replace(/\W/g, "_"), text])),
     stored_number: PAN_AS_NUMBER,
@@ -33,7 +33,7 @@ function leakyNotification() {
   return body;
 }
 
-const SECRETS = ["731", "732", "733", "7340", "ctr-secret-9911", String(PAN_AS_NUMBER), EMAIL, IPV4, IPV6, ...CARD_TEXTS.map(([, , pan]) => pan)];
+const SECRETS = ["cvv-731", "cvv-732", "sc-733", "pwd-7340", "ctr-secret-9911", String(PAN_AS_NUMBER), EMAIL, IPV4, IPV6, ...CARD_TEXTS.map(([, , pan]) => pan)];
 
 describe("redaction of what a first review missed", () => {
   it.each(CARD_TEXTS)("finds a card number %s", (_, text, pan) => {
@@ -82,9 +82,29 @@ describe("card numbers given as JSON numbers", () => {
 
   it("are kept out of what a handler logs directly, in the usual spellings", async () => {
     const { logger, text } = captureLogger();
-    const receiver = createReceiver({ logger, onRenew: (_, ctx) => ctx.log.info({ CVV: "7731", securityCode: "7732", card: { cardNumber: "7733" } }, "direct") });
+    const receiver = createReceiver({ logger, onRenew: (_, ctx) => ctx.log.info({ CVV: "cvv-7731", securityCode: "sc-7732", card: { cardNumber: "pan-7733" } }, "direct") });
     await receiver.handle({ method: "POST", headers: {}, rawBody: json(notification()) });
     expect(text()).toContain('"msg":"direct"');
-    for (const secret of ["7731", "7732", "7733"]) expect(text()).not.toContain(secret);
+    for (const secret of ["cvv-7731", "sc-7732", "pan-7733"]) expect(text()).not.toContain(secret);
+  });
+});
+
+describe("message strings a handler logs", () => {
+  it("are card-redacted, interpolated arguments and children included", async () => {
+    const { logger, text } = captureLogger();
+    const receiver = createReceiver({
+      logger,
+      onRenew: (_, ctx) => {
+        ctx.log.info(`charging 4111 1111 1111 1111 for ${EMAIL}`);
+        ctx.log.warn({ step: 2 }, "retrying card %s", "5555555555554444");
+        ctx.log.child({ part: "billing" }).error("declined 378282246310005");
+      },
+    });
+    await receiver.handle({ method: "POST", headers: {}, rawBody: json(notification()) });
+    const lines = text();
+    expect(lines).toContain("charging [REDACTED] for [REDACTED]");
+    expect(lines).toContain("retrying card [REDACTED]");
+    expect(lines).toContain('"part":"billing"');
+    for (const secret of ["4111 1111 1111 1111", EMAIL, "5555555555554444", "378282246310005"]) expect(lines).not.toContain(secret);
   });
 });

@@ -40,3 +40,15 @@ describe("validation messages never echo attacker text", () => {
     expect(text().length).toBeLessThan(2_000);
   });
 });
+
+describe("refused content types", () => {
+  it("are logged card-redacted and shortened", async () => {
+    const { logger, text } = captureLogger();
+    const contentType = `text/plain; note=${PAN}; ${"p".repeat(8_000)}`;
+    const response = await createReceiver({ logger, onRenew: () => {} }).handle({ method: "POST", headers: { "content-type": contentType }, rawBody: json(notification()) });
+    expect(response.status).toBe(415);
+    expect(text()).toContain("text/plain; note=");
+    expect(text()).not.toContain(PAN);
+    expect(text().length).toBeLessThan(2_000);
+  });
+});

@@ -1,4 +1,5 @@
 import { EVENT_TYPES } from "../../schema/index.js";
+import { subscriptionEventRows } from "../../schema/event-types.js";
 import { buildNotification } from "../../testing/build-notification.js";
 import { replayEntries } from "../../testing/replay.js";
 import {
@@ -11,8 +12,8 @@ import {
   SENDING_USAGE,
   sendingSetup,
   UsageError,
-  type CliIo,
 } from "../args.js";
+import type { CliIo } from "../args.js";
 import { setPath } from "../set-path.js";
 import { isProcessed } from "../summary-table.js";
 
@@ -40,11 +41,7 @@ Examples:
 `;
 
 const SHORT_NAMES: Readonly<Record<string, string>> = {
-  created: "SUBSCRIPTION_CREATED",
-  renew: "SUBSCRIPTION_RENEW",
-  cancelled: "SUBSCRIPTION_CANCELLED",
-  suspended: "SUBSCRIPTION_SUSPENDED",
-  resumed: "SUBSCRIPTION_RESUMED",
+  ...Object.fromEntries(subscriptionEventRows().map(([eventType, row]) => [row.shortName, eventType])),
   unknown: "UNKNOWN",
 };
 

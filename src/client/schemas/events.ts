@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { nonEmptyString, timestampSchema } from "../../schema/primitives.js";
+import { notificationIdSchema } from "../../schema/notification.js";
+import { timestampSchema } from "../../schema/primitives.js";
 import { queriedOrderSchema } from "./order.js";
 import { refundOrderSchema } from "./refund.js";
 
@@ -12,7 +13,7 @@ export const ORDER_EVENT_TYPE = "ORDER_UPDATED";
 export const REFUND_EVENT_TYPE = "REFUND_UPDATED";
 
 export const orderEventSchema = z.looseObject({
-  id: nonEmptyString,
+  id: notificationIdSchema,
   create_time: timestampSchema.optional(),
   event_type: z.string(),
   resource_type: z.string().optional(),
@@ -20,7 +21,7 @@ export const orderEventSchema = z.looseObject({
 });
 
 export const refundEventSchema = z.looseObject({
-  id: nonEmptyString,
+  id: notificationIdSchema,
   create_time: timestampSchema.optional(),
   event_type: z.string(),
   resource_type: z.string().optional(),

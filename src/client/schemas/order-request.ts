@@ -100,32 +100,24 @@ export const splitSchema = z.looseObject({
   split_reference: nonEmptyString,
 });
 
-/**
- * CreateOrder's body. Whether the application-context fields sit in `application_context` or at the top
- * level is not published; this package sends them in `application_context`, the object the interface names.
- */
-export const createOrderRequestSchema = z
-  .looseObject({
-    reference_id: nonEmptyString,
-    purchase_units: z.array(requestPurchaseUnitSchema).min(1),
-    payer: payerSchema.optional(),
-    splits: z.array(splitSchema).optional(),
-    merchant_id: requestMerchantIdSchema.optional(),
-    promotion: z.looseObject({ token: nonEmptyString }).optional(),
-    contract_query_merchant_id_list: z.array(z.string()).optional(),
-    metadata: stringMapSchema.optional(),
-    application_context: applicationContextSchema.optional(),
-  })
-  .superRefine(requireTaxesOutsideCheckoutPage);
-
-type CreateOrderShape = { purchase_units: { amount: { breakdown?: Record<string, unknown> | undefined } }[]; application_context?: { payment_method?: { name?: string | undefined } | undefined } | undefined };
+const createOrderRequestFields = z.looseObject({
+  reference_id: nonEmptyString,
+  purchase_units: z.array(requestPurchaseUnitSchema).min(1),
+  payer: payerSchema.optional(),
+  splits: z.array(splitSchema).optional(),
+  merchant_id: requestMerchantIdSchema.optional(),
+  promotion: z.looseObject({ token: nonEmptyString }).optional(),
+  contract_query_merchant_id_list: z.array(z.string()).optional(),
+  metadata: stringMapSchema.optional(),
+  application_context: applicationContextSchema.optional(),
+});
 
 /**
  * AmountWithBreakdown rules 2 and 3: with a payment method other than CHECKOUT_PAGE, each unit's
  * breakdown needs tax_check_mode, tax_total and taxes. Without a named method nothing is required,
  * since the interface does not say which method applies then.
  */
-function requireTaxesOutsideCheckoutPage(order: CreateOrderShape, ctx: z.RefinementCtx): void {
+function requireTaxesOutsideCheckoutPage(order: z.output<typeof createOrderRequestFields>, ctx: z.RefinementCtx): void {
   const method = order.application_context?.payment_method?.name;
   if (method === undefined || method === "CHECKOUT_PAGE") return;
   order.purchase_units.forEach((unit, index) => {
@@ -140,3 +132,9 @@ function requireTaxesOutsideCheckoutPage(order: CreateOrderShape, ctx: z.Refinem
     }
   });
 }
+
+/**
+ * CreateOrder's body. Whether the application-context fields sit in `application_context` or at the top
+ * level is not published; this package sends them in `application_context`, the object the interface names.
+ */
+export const createOrderRequestSchema = createOrderRequestFields.superRefine(requireTaxesOutsideCheckoutPage);

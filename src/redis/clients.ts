@@ -27,6 +27,12 @@ const PRODUCER_DEFAULTS: RedisOptions = {
  */
 const WORKER_REQUIRED = { maxRetriesPerRequest: null, enableOfflineQueue: true, commandTimeout: undefined } as const;
 
+/**
+ * Recorder settings: a recording is a convenience, so its connection gives up quickly rather than
+ * holding memory for a Redis that is away; each failed write is logged and the answer is unaffected.
+ */
+export const RECORDER_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 5_000 };
+
 const isClient = (connection: RedisConnection): connection is Redis | Cluster =>
   connection instanceof Redis || connection instanceof Cluster;
 
@@ -52,18 +58,21 @@ export function workerConnection(connection: RedisConnection): ConnectionHandle 
 }
 
 /** Close a client made here; a lent client stays open for its owner. */
-export async function release(handle: ConnectionHandle): Promise<void> {
-  if (!handle.owned) return;
-  // QUIT lets replies in flight arrive; a client that is not connected would only queue it.
-  if (handle.client.status === "ready") await handle.client.quit().catch(() => handle.client.disconnect());
-  else handle.client.disconnect();
+export async function closeIfOwned(handle: ConnectionHandle): Promise<void> {
+  if (handle.owned) await closeClient(handle.client);
+}
+
+/** QUIT lets replies in flight arrive; a client that is not connected would only queue it, so drop it. */
+export async function closeClient(client: Redis | Cluster): Promise<void> {
+  if (client.status === "ready") await client.quit().catch(() => client.disconnect());
+  else client.disconnect();
 }
 
 /** Rejects with `error()` if `task` has not settled within `ms`; the task itself keeps running. */
 export async function within<T>(task: Promise<T>, ms: number, error: () => Error): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(error()), ms);
+    timer = setTimeout(() => reject(error()), Math.max(0, ms));
   });
   try {
     return await Promise.race([task, limit]);

@@ -1,0 +1,57 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+
+/** 32 bytes, or their base64: the key `bullmqQueue` seals job payloads with and `createWorker` opens them with. */
+export type EncryptionKey = Uint8Array | string;
+
+/** A job payload sealed with AES-256-GCM. Every field is base64 except the key id. */
+export interface SealedPayload {
+  v: 1;
+  /** Which key sealed it, so workers holding several keys (during a rotation) pick the right one. */
+  kid: string;
+  iv: string;
+  tag: string;
+  data: string;
+}
+
+export class SealError extends Error {
+  override name = "SealError";
+}
+
+const KEY_BYTES = 32;
+const IV_BYTES = 12;
+
+export interface SealingKey {
+  id: string;
+  key: Buffer;
+}
+
+export function sealingKey(input: EncryptionKey): SealingKey {
+  const key = typeof input === "string" ? Buffer.from(input, "base64") : Buffer.from(input);
+  if (key.length !== KEY_BYTES) throw new RangeError(`encryptionKey must be 32 bytes (AES-256), got ${key.length}`);
+  // A fingerprint of the key, not the key: it only tells keys apart.
+  const id = createHash("sha256").update("merchant-webhooks job key").update(key).digest("hex").slice(0, 16);
+  return { id, key };
+}
+
+/** Seal `text`, bound to `context` (the notification id) so a payload cannot be moved to another job. */
+export function seal(text: string, key: SealingKey, context: string): SealedPayload {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv("aes-256-gcm", key.key, iv);
+  cipher.setAAD(Buffer.from(context, "utf8"));
+  const data = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
+  return { v: 1, kid: key.id, iv: iv.toString("base64"), tag: cipher.getAuthTag().toString("base64"), data: data.toString("base64") };
+}
+
+/** The text `seal` was given; throws `SealError` when no key fits or the payload was altered. */
+export function open(sealed: SealedPayload, keys: readonly SealingKey[], context: string): string {
+  const key = keys.find((k) => k.id === sealed.kid);
+  if (!key) throw new SealError("job data is sealed with a key this worker was not given (encryptionKey)");
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", key.key, Buffer.from(sealed.iv, "base64"));
+    decipher.setAAD(Buffer.from(context, "utf8"));
+    decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
+    return Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]).toString("utf8");
+  } catch {
+    throw new SealError("job data failed its integrity check: altered, or sealed for another notification");
+  }
+}

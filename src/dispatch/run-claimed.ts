@@ -1,0 +1,134 @@
+import type { Logger } from "pino";
+import { OUTCOMES } from "../answer/outcomes.js";
+import type { IdempotencyStore } from "../idempotency/store.js";
+import type { SubscriptionNotification } from "../schema/index.js";
+import { handlerContext } from "./handler-context.js";
+import { handlerFor, type Handler, type HandlerContext, type HandlerHooks, type SubscriptionHandlers } from "./handlers.js";
+import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
+import type { ClaimedOrder } from "../ordering/claimed-order.js";
+
+/** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
+export interface ClaimedRun {
+  store: IdempotencyStore;
+  handlers: SubscriptionHandlers & HandlerHooks;
+  notification: SubscriptionNotification;
+  /** The claim's owner token: complete, fail and extend succeed only while it holds the record. */
+  owner: string;
+  attempt: number;
+  headers: Readonly<Record<string, string>>;
+  receivedAt: number;
+  timeoutMs: number;
+  leaseMs: number;
+  /** Base for `ctx.log`, with the receiver's redaction (see `handlerLogger`). */
+  ctxLogger: Logger;
+  /** With `ordering`: the claim's key, and whether the store found the notification stale. */
+  order?: ClaimedOrder | undefined;
+}
+
+/** Where the receiver and the worker part ways. */
+export interface ClaimedHooks {
+  /** Aborts `ctx.signal` besides the time limit and a lost claim (a worker that stops waiting on close). */
+  stop?: AbortSignal;
+  /** The claim went to another process mid-run. Default: a failed run. The worker postpones its job. */
+  leaseLost?: () => Promise<never>;
+  /** A failed run, once recorded. Default: report it. The worker rethrows, so BullMQ's retries apply. */
+  failed?: (err: unknown) => never;
+  /**
+   * The handler's effect happened but the store did not take the completion: keep retrying it, in the
+   * background (a receiver, which answers at once) or while the job holds its place (a worker).
+   */
+  retryCompletion: (write: () => Promise<unknown>) => Promise<unknown> | void;
+}
+
+export type ClaimedOutcome =
+  | { outcome: "processed" | "unhandled" | "stale" }
+  | { outcome: "handler_failed" | "handler_timeout"; err: unknown };
+
+/** Run the handler for a claimed notification, then record its outcome under the claim's owner. */
+export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<ClaimedOutcome> {
+  const { store, notification, owner, order } = run;
+  const id = notification.id;
+  const orderKey = order?.key;
+  // A stale notification never reaches its event's handler (nor onAny): `onStale` (if any) runs in its place.
+  const handler = order?.stale ? order.onStale : handlerThenOnAny(run.handlers, notification.event_type);
+  if (handler) {
+    const stop = hooks.stop;
+    let ctx: HandlerContext | undefined;
+    try {
+      await runHandler(
+        handler,
+        notification,
+        (signal) =>
+          (ctx = handlerContext({
+            notification,
+            attempt: run.attempt,
+            headers: run.headers,
+            receivedAt: run.receivedAt,
+            signal: stop ? () => AbortSignal.any([signal(), stop]) : signal,
+            baseLogger: run.ctxLogger,
+            previousPosition: order?.newest,
+          })),
+        { timeoutMs: run.timeoutMs, leaseMs: run.leaseMs, extendLease: async () => store.extend(id, owner, run.leaseMs, orderKey) },
+      );
+    } catch (err) {
+      if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();
+      const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
+      // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
+      await Promise.resolve(store.fail(id, owner, failed, orderKey)).catch(() => {});
+      if (ctx) await reportFailure(run, err, ctx);
+      if (hooks.failed) hooks.failed(err);
+      return { outcome: failed, err };
+    }
+  }
+  const outcome = order?.stale ? "stale" : handler ? "processed" : "unhandled";
+  const answer = { processed: true, message: OUTCOMES[outcome].message };
+  try {
+    await store.complete(id, owner, answer, orderKey);
+  } catch {
+    // While the lease lives a redelivery meets 409; an outage longer than the lease leaves a window (see README).
+    await hooks.retryCompletion(async () => store.complete(id, owner, answer, orderKey));
+  }
+  return { outcome };
+}
+
+/**
+ * The typed handler, then `onAny`, as one run under one time limit and one `ctx`: `onAny` sees only
+ * notifications their handler processed, and a failure of either fails the notification.
+ */
+function handlerThenOnAny(handlers: SubscriptionHandlers & HandlerHooks, eventType: string): Handler | undefined {
+  const typed = handlerFor(handlers, eventType);
+  const onAny = handlers.onAny;
+  if (!typed || !onAny) return typed ?? onAny;
+  return async (notification, ctx) => {
+    await typed(notification, ctx);
+    await onAny(notification, ctx);
+  };
+}
+
+/**
+ * Tell `onError` about a failed run. It is awaited (an alert should leave before the sender's retry),
+ * but bounded by the handler time limit, and whatever it throws is logged: a broken alerting hook must
+ * neither hold the answer nor change it.
+ */
+async function reportFailure(run: ClaimedRun, err: unknown, ctx: HandlerContext): Promise<void> {
+  const onError = run.handlers.onError;
+  if (!onError) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    if (run.timeoutMs > 0) timer = setTimeout(() => reject(new HandlerTimeoutError(run.timeoutMs)), run.timeoutMs);
+  });
+  try {
+    await Promise.race([Promise.resolve().then(() => onError(err, run.notification, ctx)), limit]);
+  } catch (hookErr) {
+    run.ctxLogger.error({ err: hookErr, notification_id: run.notification.id }, "onError hook failed");
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Owner tokens unique per claim without a random draw per notification: one UUID per process part. */
+export function ownerTokens(): (scope?: string) => string {
+  const instance = crypto.randomUUID();
+  let sequence = 0;
+  return (scope) => (scope === undefined ? `${instance}:${++sequence}` : `${instance}:${scope}:${++sequence}`);
+}

@@ -1,0 +1,21 @@
+import type { Logger } from "pino";
+import { respond, responsesByOutcome, type FailureStatus, type ReceiverResponse } from "../answer/answer.js";
+import { OUTCOMES } from "../answer/outcomes.js";
+import type { Verdict } from "./verdict.js";
+
+/** The last step: turn a verdict into the answer, and write the one log line per notification. */
+export function answerAndLog(logger: Logger, failureStatus: FailureStatus): (verdict: Verdict, started: number) => ReceiverResponse {
+  const fixedResponses = responsesByOutcome(failureStatus);
+  return ({ outcome, fields, message, headers }, started) => {
+    const row = OUTCOMES[outcome];
+    const response =
+      message !== undefined || headers
+        ? respond(row.status, { processed: row.processed, message: message ?? row.message }, failureStatus, headers)
+        : fixedResponses[outcome];
+    const line = { ...fields, outcome, status: response.status, duration_ms: Math.round((performance.now() - started) * 1000) / 1000 };
+    if (row.status >= 500) logger.error(line, "notification not processed");
+    else if (row.status >= 400) logger.warn(line, "notification rejected");
+    else logger.info(line, "notification handled");
+    return response;
+  };
+}

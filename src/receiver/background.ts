@@ -1,0 +1,32 @@
+import type { Logger } from "pino";
+
+/** Work a receiver keeps doing after it answered: completion records being retried, recordings. */
+export interface Background {
+  track(what: string, task: Promise<unknown>): void;
+  /**
+   * Wait for tracked work, at most `timeoutMs`. Resolves false if some was abandoned, each piece logged
+   * by name: a completion left unwritten means a redelivery may run its handler again.
+   */
+  settle(timeoutMs: number): Promise<boolean>;
+}
+
+export function background(logger: Logger): Background {
+  const pending = new Map<Promise<unknown>, string>();
+  return {
+    track(what, task) {
+      pending.set(task, what);
+      task.finally(() => pending.delete(task)).catch(() => {});
+    },
+    async settle(timeoutMs) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, timeoutMs);
+      });
+      await Promise.race([Promise.allSettled([...pending.keys()]), late]);
+      clearTimeout(timer);
+      if (pending.size === 0) return true;
+      logger.warn({ abandoned: [...pending.values()], timeout_ms: timeoutMs }, "receiver closed with background work unfinished");
+      return false;
+    },
+  };
+}

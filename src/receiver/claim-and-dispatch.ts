@@ -1,0 +1,120 @@
+import { retryAfter } from "../answer/answer.js";
+import { retryInBackground } from "../dispatch/retry-in-background.js";
+import { ownerTokens, runClaimed, type ClaimedOutcome } from "../dispatch/run-claimed.js";
+import { holdClaimWhileQueued } from "../queue/hold-claim.js";
+import { QueueFullError } from "../queue/queue-full-error.js";
+import type { SubscriptionNotification } from "../schema/index.js";
+import type { Background } from "./background.js";
+import { fingerprintOf } from "./fingerprint.js";
+import type { ResolvedOptions } from "./resolve-options.js";
+import { verdict, type LogFields, type Verdict } from "./verdict.js";
+import { claimedOrder, SUBSCRIPTION_BUSY } from "../ordering/claimed-order.js";
+import { orderOrMisconfigured } from "../ordering/order-of.js";
+
+/** An accepted notification, as intake hands it on. */
+export interface Accepted {
+  notification: SubscriptionNotification;
+  /** The parsed body as received: its canonical JSON is the payload's fingerprint. */
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/**
+ * The middle step: claim the notification's id, then run its handler now (under the backpressure
+ * slots) or hand it to the queue. `logQueued` writes the line for a queued run that ends after the answer.
+ */
+export function claimAndDispatch(
+  resolved: ResolvedOptions,
+  work: Background,
+  logQueued: (verdict: Verdict, started: number) => void,
+): (accepted: Accepted) => Promise<Verdict> {
+  const { options, store, leaseMs, slots, unavailableRetry, ordering } = resolved;
+  const nextOwner = ownerTokens();
+  const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
+
+  return async ({ notification, body, headers }) => {
+    const id = notification.id;
+    const fields: LogFields = {
+      notification_id: id,
+      event_type: notification.event_type,
+      // Events of an `eventSchema` need not carry a subscription resource.
+      merchant_id: notification.resource?.merchant_id,
+      subscription_id: notification.resource?.id,
+    };
+    // Shed load before claiming, so a refused notification leaves no record behind.
+    if (slots?.full()) return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });
+
+    const order = orderOrMisconfigured(ordering, notification);
+    if ("misconfigured" in order) return verdict("misconfigured", { ...fields, reason: order.misconfigured, err: order.err });
+    const fingerprint = await fingerprintOf(body);
+    const owner = nextOwner();
+    let claim;
+    try {
+      claim = await store.claim({ id, fingerprint, owner, leaseMs, ...order });
+    } catch (err) {
+      const reason = "idempotency store unavailable";
+      return verdict("unavailable", { ...fields, reason, err }, { message: `${reason}; retry later`, headers: unavailableRetry });
+    }
+    switch (claim.status) {
+      case "completed":
+        return verdict("duplicate", fields);
+      case "queued":
+        return verdict("duplicate", { ...fields, reason: "already queued" });
+      case "conflict":
+        return verdict("conflict", fields);
+      case "processing":
+        if (claim.key) {
+          return verdict("in_progress", { ...fields, reason: SUBSCRIPTION_BUSY }, { message: `${SUBSCRIPTION_BUSY}; retry later`, headers: retryAfter(claim.retryAfterMs) });
+        }
+        return verdict("in_progress", fields, { headers: retryAfter(claim.retryAfterMs) });
+    }
+    fields.attempt = claim.attempt;
+    const claimed = claimedOrder(order.order, claim, ordering?.onStale);
+    const orderKey = claimed?.key;
+
+    const receivedAt = Date.now();
+    const run = () =>
+      runClaimed(
+        { ...resolved, handlers: options, notification, owner, attempt: claim.attempt, headers, receivedAt, order: claimed },
+        { retryCompletion },
+      );
+    const outcomeVerdict = (result: ClaimedOutcome) => verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
+    const runQueued = async () => {
+      const started = performance.now();
+      logQueued(outcomeVerdict(await run()), started);
+    };
+    const lostWhileQueued = () => resolved.logger.warn({ ...fields, outcome: "lost_claim" }, "claim taken over while queued; the other delivery runs it");
+
+    // A notification found stale at claim is settled here and now: there is nothing to queue.
+    if (options.queue && !claimed?.stale) {
+      try {
+        await options.queue.enqueue({
+          id,
+          fingerprint,
+          notification,
+          headers,
+          receivedAt,
+          ...order,
+          // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
+          // queue holds the claim while the notification waits, and runs it only if still owned.
+          run: options.queue.durable ? runQueued : holdClaimWhileQueued({ store, id, owner, leaseMs, orderKey }, runQueued, lostWhileQueued),
+        });
+        if (options.queue.durable) await store.markQueued(id, owner, orderKey);
+      } catch (err) {
+        await Promise.resolve(store.release(id, owner, orderKey)).catch(() => {});
+        return queueRefused(err, fields, unavailableRetry);
+      }
+      return verdict("queued", fields);
+    }
+
+    return outcomeVerdict(slots ? await slots.run(run) : await run());
+  };
+}
+
+function queueRefused(err: unknown, fields: LogFields, unavailableRetry: Record<string, string>): Verdict {
+  if (err instanceof QueueFullError) return verdict("overloaded", { ...fields, reason: err.message }, { headers: unavailableRetry });
+  return verdict("unavailable", { ...fields, reason: "queue unavailable", err }, {
+    message: "queue unavailable; retry later",
+    headers: unavailableRetry,
+  });
+}

@@ -1,0 +1,108 @@
+import type { z } from "zod";
+import { shownText } from "../logging/shown-text.js";
+import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import type { VerifyHook } from "../verify/verify-hook.js";
+import { isAcceptableContentType } from "./content-type.js";
+import { normalizeHeaders, type HeaderSource } from "./headers.js";
+import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
+import { parseJsonObject } from "./parse-json.js";
+import { validationMessage } from "./validation-message.js";
+import { verdict, type Verdict } from "./verdict.js";
+
+/** Longest piece of a sender's header text put in a log line. */
+const MAX_REASON_SHOWN = 100;
+
+/** The framework-neutral request an adapter builds. */
+export interface ReceiverRequest {
+  method: string;
+  headers: HeaderSource;
+  /** The exact bytes received. */
+  rawBody?: Uint8Array;
+  /**
+   * A body an earlier middleware already parsed, when the raw bytes are gone. Accepted for unsigned
+   * notifications only: a signature cannot be checked against a re-serialization.
+   */
+  parsedBody?: unknown;
+}
+
+/** What intake needs to know of the receiver's options. */
+export interface IntakeRules {
+  bodyLimit: number;
+  verify?: VerifyHook | undefined;
+  /** `ReceiverOptions.eventSchema`: another event's schema in place of the notification's. */
+  schema?: z.ZodType<{ id: string }> | undefined;
+}
+
+/** What intake learnt of a request; `headers` and `body` are set once read, for the recorder. */
+export type Intake = {
+  headers?: Record<string, string>;
+  body?: Record<string, unknown>;
+} & (
+  | { accepted: true; notification: SubscriptionNotification; body: Record<string, unknown>; headers: Record<string, string> }
+  | { accepted: false; refusal: Refusal }
+);
+
+/** An early answer: an outcome, or a reason the adapter gave (`Receiver.reject`). */
+export type Refusal = Verdict | EarlyRejection;
+
+/** Answers an adapter gives before the core can see a body. */
+export type EarlyRejection = "too_large" | "body_consumed" | "unreadable" | "body_timeout" | "unsupported_media_type";
+
+/**
+ * Method, size, content type, signature, JSON and schema, in that order: the request becomes either a
+ * valid notification or the reason it is refused. No store, no handler, no answer yet.
+ */
+export async function intake(request: ReceiverRequest, rules: IntakeRules): Promise<Intake> {
+  if (request.method !== "POST") {
+    return { accepted: false, refusal: verdict("method_not_allowed", { reason: request.method }, { headers: { allow: "POST" } }) };
+  }
+  const bytes = request.rawBody;
+  if (bytes && bytes.byteLength > rules.bodyLimit) return { accepted: false, refusal: "too_large" };
+
+  const headers = normalizeHeaders(request.headers);
+  if (!isAcceptableContentType(headers["content-type"])) {
+    // The sender's text: logged card-redacted and cut.
+    const reason = shownText(headers["content-type"]!, MAX_REASON_SHOWN);
+    return { accepted: false, headers, refusal: verdict("unsupported_media_type", { reason }) };
+  }
+
+  let body: Record<string, unknown>;
+  if (bytes) {
+    if (rules.verify && !(await passesVerify(rules.verify, bytes, headers))) {
+      return { accepted: false, headers, refusal: verdict("unauthorized") };
+    }
+    const parsed = parseJsonObject(bytes);
+    if (!parsed.ok) return { accepted: false, headers, refusal: verdict("invalid", { reason: parsed.message }, { message: parsed.message }) };
+    body = parsed.value;
+  } else {
+    if (rules.verify || request.parsedBody === undefined) return { accepted: false, headers, refusal: "body_consumed" };
+    const parsed = request.parsedBody;
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      const message = "body must be a JSON object";
+      return { accepted: false, headers, refusal: verdict("invalid", { reason: message }, { message }) };
+    }
+    if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) {
+      return { accepted: false, headers, refusal: verdict("invalid", { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE }) };
+    }
+    body = parsed as Record<string, unknown>;
+  }
+
+  // With an `eventSchema` the notification is that event: the later steps read its `id` and `event_type` only.
+  const result = (rules.schema ?? subscriptionNotificationSchema).safeParse(body) as z.ZodSafeParseResult<SubscriptionNotification>;
+  if (!result.success) {
+    const message = validationMessage(result.error.issues);
+    // The id failed validation too, perhaps for its length: never logged whole.
+    const id = typeof body.id === "string" ? shownText(body.id, MAX_NOTIFICATION_ID_LENGTH) : undefined;
+    return { accepted: false, headers, body, refusal: verdict("invalid", { notification_id: id, reason: message }, { message }) };
+  }
+  return { accepted: true, headers, body, notification: result.data };
+}
+
+/** A verify hook that throws is a failed check, not a crash. */
+async function passesVerify(verify: VerifyHook, bytes: Uint8Array, headers: Record<string, string>): Promise<boolean> {
+  try {
+    return (await verify(bytes, headers)) === true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,52 @@
+import type { Logger } from "pino";
+import { retryAfter, type FailureStatus } from "../answer/answer.js";
+import { checkHandlingOptions, nonNegative } from "../dispatch/check-handling-options.js";
+import { handlerSlots } from "../dispatch/handler-slots.js";
+import { memoryStore } from "../idempotency/memory-store.js";
+import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
+import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
+import { resolveOrdering, type Ordering } from "../ordering/ordering-options.js";
+import { DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
+
+/** A receiver's options with every default filled in, checked once at start-up. */
+export interface ResolvedOptions {
+  options: ReceiverOptions;
+  store: IdempotencyStore;
+  logger: Logger;
+  /** Base for `ctx.log`. */
+  ctxLogger: Logger;
+  failureStatus: FailureStatus;
+  bodyLimit: number;
+  bodyTimeoutMs: number;
+  timeoutMs: number;
+  leaseMs: number;
+  /** `Retry-After` for 503 answers. */
+  unavailableRetry: Record<string, string>;
+  slots: ReturnType<typeof handlerSlots> | undefined;
+  /** `ordering` resolved; undefined when off. */
+  ordering: Ordering | undefined;
+}
+
+export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
+  nonNegative("bodyLimit", options.bodyLimit);
+  nonNegative("bodyTimeoutMs", options.bodyTimeoutMs);
+  nonNegative("retryAfterSeconds", options.retryAfterSeconds);
+  const store = options.idempotency ?? memoryStore();
+  const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
+  checkHandlingOptions(options, store, leaseMs);
+  const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
+  return {
+    options,
+    store,
+    logger,
+    ctxLogger: handlerLogger(logger, options.redact ?? {}),
+    failureStatus: options.failureStatus ?? "semantic",
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+    timeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
+    leaseMs,
+    unavailableRetry: retryAfter((options.retryAfterSeconds ?? 5) * 1000),
+    slots: options.backpressure ? handlerSlots(options.backpressure) : undefined,
+    ordering: resolveOrdering(options.ordering, options.onStale),
+  };
+}

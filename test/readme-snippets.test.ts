@@ -1,0 +1,95 @@
+import { execFile } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** Each ```ts block of the README with the line its code starts on. */
+function tsBlocks(markdown: string): { line: number; code: string }[] {
+  const blocks: { line: number; code: string }[] = [];
+  const lines = markdown.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] !== "```ts") continue;
+    const end = lines.indexOf("```", i + 1);
+    blocks.push({ line: i + 2, code: lines.slice(i + 1, end).join("\n") });
+    i = end;
+  }
+  return blocks;
+}
+
+// What the snippets call that is the merchant's own code, declared rather than written.
+const STUBS = `declare function extendAccess(subscriptionId: string, signal?: AbortSignal): Promise<void>;
+declare function revokeAccess(subscriptionId: string): Promise<void>;
+declare const app: import("express").Express;
+declare const handlers: import("merchant-webhooks").SubscriptionHandlers;
+`;
+const HANDLERS_MODULE = `import type { SubscriptionHandlers } from "merchant-webhooks";
+export declare const handlers: SubscriptionHandlers;
+`;
+
+/**
+ * A project beside the repository whose `merchant-webhooks` is this package as built (`dist`, through
+ * package.json `exports`), with the repository's other packages for the frameworks the snippets import.
+ */
+function snippetProject(blocks: { code: string }[]): string {
+  const dir = mkdtempSync(join(tmpdir(), "mw-readme-"));
+  mkdirSync(join(dir, "node_modules"));
+  for (const name of readdirSync(join(ROOT, "node_modules"))) {
+    if (name !== "merchant-webhooks" && !name.startsWith(".")) symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name));
+  }
+  symlinkSync(ROOT, join(dir, "node_modules", "merchant-webhooks"));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "readme-snippets", private: true, type: "module" }));
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: "ES2022",
+        lib: ["ES2023", "DOM"],
+        module: "nodenext",
+        moduleResolution: "nodenext",
+        types: ["node"],
+        skipLibCheck: true,
+        allowJs: false,
+      },
+      include: ["snippets/*.ts", "src/*.ts"],
+    }),
+  );
+  mkdirSync(join(dir, "snippets"));
+  mkdirSync(join(dir, "src"));
+  writeFileSync(join(dir, "snippets", "stubs.d.ts"), STUBS);
+  writeFileSync(join(dir, "src", "webhook-handlers.ts"), HANDLERS_MODULE);
+  // `export {}` makes each snippet a module of its own, as a file in a merchant's project is.
+  blocks.forEach((block, i) => writeFileSync(join(dir, "snippets", `snippet-${i}.ts`), `${block.code}\nexport {};\n`));
+  return dir;
+}
+
+describe("README.md", () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  it("has ts code blocks that all compile, strictly, against the built package", async () => {
+    expect(existsSync(join(ROOT, "dist", "index.d.ts")), "run `npm run build` first (npm test does)").toBe(true);
+    const blocks = tsBlocks(readFileSync(join(ROOT, "README.md"), "utf8"));
+    expect(blocks.length).toBeGreaterThan(15);
+    const dir = snippetProject(blocks);
+    dirs.push(dir);
+    const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", dir], { cwd: dir }).catch(
+      (err: { stdout: string }) => err,
+    );
+    // Point each error at the README line it comes from.
+    const errors = stdout
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) =>
+        line.replace(/^snippets\/snippet-(\d+)\.ts\((\d+),(\d+)\)/, (_all, block, row) => `README.md:${blocks[Number(block)]!.line + Number(row) - 1}`),
+      );
+    expect(errors).toEqual([]);
+  }, 180_000);
+});

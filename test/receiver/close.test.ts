@@ -1,0 +1,50 @@
+import { describe, expect, it, vi } from "vitest";
+import { createReceiver, memoryStore, StoreUnavailableError, type IdempotencyStore } from "merchant-webhooks";
+import { closeOnSignals } from "merchant-webhooks/bullmq";
+import { captureLogger } from "../helpers/capture-logger.js";
+import { json, notification } from "../helpers/notifications.js";
+
+const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
+
+/** A store that claims but never takes a completion: the receiver keeps retrying it in the background. */
+function storeThatCannotComplete(): IdempotencyStore {
+  const store = memoryStore();
+  return {
+    claim: (request) => store.claim(request),
+    extend: (id, owner, leaseMs) => store.extend(id, owner, leaseMs),
+    complete: () => Promise.reject(new StoreUnavailableError("connection refused")),
+    fail: (id, owner, error) => store.fail(id, owner, error),
+    markQueued: (id, owner) => store.markQueued(id, owner),
+    release: (id, owner) => store.release(id, owner),
+    get: (id) => store.get(id),
+  };
+}
+
+async function receiverWithUnfinishedWork() {
+  const { logger, lines } = captureLogger();
+  const receiver = createReceiver({ logger, idempotency: storeThatCannotComplete(), onRenew: () => {} });
+  const body = notification();
+  expect((await receiver.handle(post(json(body)))).status).toBe(200);
+  return { receiver, lines, body };
+}
+
+describe("receiver.close", () => {
+  it("stops waiting for background work after { timeoutMs } and logs what it abandoned", async () => {
+    const { receiver, lines } = await receiverWithUnfinishedWork();
+    await receiver.close({ timeoutMs: 100 });
+    expect(lines()).toContainEqual(expect.objectContaining({ level: 40, abandoned: ["completion record"], timeout_ms: 100 }));
+  });
+
+  it("is given closeOnSignals' timeout, so the process exits on SIGTERM with the store down", async () => {
+    const { receiver, lines } = await receiverWithUnfinishedWork();
+    const exit = vi.fn();
+    const remove = closeOnSignals(receiver, { timeoutMs: 100, signals: ["SIGUSR2"], exit });
+    try {
+      process.emit("SIGUSR2", "SIGUSR2");
+      await vi.waitFor(() => expect(exit).toHaveBeenCalled(), { timeout: 20_000 });
+    } finally {
+      remove();
+    }
+    expect(lines()).toContainEqual(expect.objectContaining({ abandoned: ["completion record"], timeout_ms: 100 }));
+  });
+});
