@@ -10,7 +10,7 @@ import { join } from "node:path";
  *   BENCH_BASELINE=<that directory> npx tsx bench/http.ts
  *
  * The commit's files are exported to a temporary directory (no checkout, the work tree is not touched)
- * and built there with this repository's node_modules.
+ * and built there (JavaScript only) with this repository's node_modules.
  */
 const ref = process.argv[2] ?? "HEAD";
 const repo = new URL("..", import.meta.url).pathname;
@@ -20,5 +20,5 @@ rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 execSync(`git archive ${commit} | tar -x -C ${JSON.stringify(dir)}`, { cwd: repo });
 symlinkSync(realpathSync(join(repo, "node_modules")), join(dir, "node_modules"));
-execFileSync(process.execPath, [join(repo, "node_modules/tsup/dist/cli-default.js")], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+execFileSync(process.execPath, [join(repo, "node_modules/tsup/dist/cli-default.js"), "--no-dts"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
 console.log(join(dir, "dist"));

@@ -51,7 +51,6 @@ const result = {
   bytes_per_notification: encoder.encode(notificationText("bench-0")).byteLength,
   per_second: Math.round(1e6 / coreTiming!.us),
   us_per_notification: coreTiming!.us,
-  gc_us_per_notification: coreTiming!.gc_us,
   json_parse_us: parseTiming!.us,
   core_to_json_parse: Math.round((coreTiming!.us / parseTiming!.us) * 100) / 100,
   handled,

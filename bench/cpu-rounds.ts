@@ -1,5 +1,3 @@
-import { PerformanceObserver } from "node:perf_hooks";
-
 /**
  * In-process timing for a shared machine: CPU time (`process.cpuUsage`, user + system) instead of wall
  * time, so a slice of the core given to another process is not counted; the steps take turns batch by
@@ -15,30 +13,17 @@ export interface Step {
 
 export interface StepTiming {
   name: string;
-  /** CPU µs per operation, median batch. */
+  /** CPU µs per operation (garbage collection included), median batch. */
   us: number;
-  /** Of which garbage collection (µs per operation, median batch). */
-  gc_us: number;
 }
 
-let gcMs = 0;
-new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) gcMs += entry.duration;
-}).observe({ entryTypes: ["gc"] });
-
-// GC entries are delivered on a later turn of the event loop.
-const settle = () => new Promise((resolve) => setImmediate(resolve));
-
-async function timeBatch(step: Step, size: number): Promise<{ us: number; gc_us: number }> {
+async function timeBatch(step: Step, size: number): Promise<number> {
   const run = await step.prepare(size);
-  await settle();
-  const gcBefore = gcMs;
   const started = process.cpuUsage();
   if (step.async) for (let i = 0; i < size; i++) await run(i);
   else for (let i = 0; i < size; i++) run(i);
   const used = process.cpuUsage(started);
-  await settle();
-  return { us: (used.user + used.system) / size, gc_us: ((gcMs - gcBefore) * 1000) / size };
+  return (used.user + used.system) / size;
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -46,13 +31,9 @@ const round2 = (value: number) => Math.round(value * 100) / 100;
 
 export async function timeSteps(steps: Step[], { rounds, size, warmup }: { rounds: number; size: number; warmup: number }): Promise<StepTiming[]> {
   for (const step of steps) await timeBatch(step, warmup);
-  const samples = steps.map(() => [] as { us: number; gc_us: number }[]);
+  const samples = steps.map(() => [] as number[]);
   for (let round = 0; round < rounds; round++) {
     for (const [i, step] of steps.entries()) samples[i]!.push(await timeBatch(step, size));
   }
-  return steps.map((step, i) => ({
-    name: step.name,
-    us: round2(median(samples[i]!.map((sample) => sample.us))),
-    gc_us: round2(median(samples[i]!.map((sample) => sample.gc_us))),
-  }));
+  return steps.map((step, i) => ({ name: step.name, us: round2(median(samples[i]!)) }));
 }

@@ -152,7 +152,6 @@ const parts = timings.filter((_, i) => steps[i]!.inCore);
 timings.push({
   name: "rest of the whole core, memory store: the glue between the steps",
   us: Math.round((whole.us - parts.reduce((sum, { us }) => sum + us, 0)) * 100) / 100,
-  gc_us: Math.round((whole.gc_us - parts.reduce((sum, { gc_us }) => sum + gc_us, 0)) * 100) / 100,
 });
 if (process.env.BENCH_JSON) console.log(JSON.stringify(timings));
 else console.table(timings);

@@ -23,9 +23,11 @@ export interface RunLimits {
 }
 
 /**
- * Run one handler under a time limit. The `AbortController` is made only when the handler reads
+ * Run one handler under a time limit. A handler that returns without a promise is done there and
+ * then, before any timer could have fired, so it costs no timer and no race. For one that returns a
+ * promise, the limit counts from the call. The `AbortController` is made only when the handler reads
  * `ctx.signal` (or the run is stopped), and the lease gets a heartbeat only when the handler may
- * outlive it: with the defaults (10 s limit, 30 s lease) one timer is all a notification costs.
+ * outlive it: with the defaults (10 s limit, 30 s lease) one timer is all an asynchronous handler costs.
  */
 export async function runHandler(
   handler: Handler,
@@ -35,6 +37,10 @@ export async function runHandler(
 ): Promise<void> {
   let controller: AbortController | undefined;
   const signal = () => (controller ??= new AbortController()).signal;
+  const started = performance.now();
+  const result = handler(notification, contextFor(signal));
+  if (!isPromiseLike(result)) return;
+
   let rejectRun: (error: Error) => void = () => {};
   const stopped = new Promise<never>((_, reject) => {
     rejectRun = reject;
@@ -44,7 +50,8 @@ export async function runHandler(
     rejectRun(error);
   };
 
-  const timer = limits.timeoutMs > 0 ? setTimeout(() => stop(new HandlerTimeoutError(limits.timeoutMs)), limits.timeoutMs) : undefined;
+  const left = Math.max(0, limits.timeoutMs - (performance.now() - started));
+  const timer = limits.timeoutMs > 0 ? setTimeout(() => stop(new HandlerTimeoutError(limits.timeoutMs)), left) : undefined;
   const needsHeartbeat = limits.timeoutMs === 0 || limits.timeoutMs > limits.leaseMs / 2;
   const heartbeat = needsHeartbeat
     ? setInterval(() => {
@@ -57,9 +64,13 @@ export async function runHandler(
   heartbeat?.unref?.();
 
   try {
-    await Promise.race([handler(notification, contextFor(signal)), stopped]);
+    await Promise.race([result, stopped]);
   } finally {
     clearTimeout(timer);
     clearInterval(heartbeat);
   }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && typeof value === "object" && typeof (value as PromiseLike<unknown>).then === "function";
 }

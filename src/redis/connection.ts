@@ -1,6 +1,7 @@
 import { Redis, type Cluster, type RedisOptions } from "ioredis";
 import { StoreUnavailableError } from "../idempotency/store.js";
-import { closeClient, within } from "./clients.js";
+import { CallTimeoutError, callDeadlines } from "./call-deadlines.js";
+import { closeClient } from "./clients.js";
 
 export type RedisClient = Redis | Cluster;
 
@@ -25,6 +26,8 @@ export function failFastRedisOptions(timeoutMs = DEFAULT_STORE_TIMEOUT_MS): Redi
     autoResendUnfulfilledCommands: false,
     commandTimeout: timeoutMs,
     connectTimeout: 2_000,
+    // Commands issued in the same tick go out in one write: under load, a fraction of the syscalls.
+    enableAutoPipelining: true,
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times - 1, 5), 1_000),
   };
 }
@@ -42,10 +45,6 @@ export interface FailFastConnection {
   close(): Promise<void>;
 }
 
-class CallTimeoutError extends Error {
-  override name = "CallTimeoutError";
-}
-
 /**
  * Wrap a URL (connected here, with `failFastRedisOptions`) or a lent client (used as it is).
  *
@@ -55,6 +54,7 @@ class CallTimeoutError extends Error {
  */
 export function failFastConnection(redis: RedisClient | string, timeoutMs = DEFAULT_STORE_TIMEOUT_MS): FailFastConnection {
   const owned = typeof redis === "string";
+  const within = callDeadlines();
   const client: RedisClient = owned ? new Redis(redis, failFastRedisOptions(timeoutMs)) : redis;
 
   // Known down from a close until the next ready: calls then fail at once instead of waiting.
@@ -102,12 +102,13 @@ export function failFastConnection(redis: RedisClient | string, timeoutMs = DEFA
   async function run<T>(what: string, command: (client: RedisClient) => Promise<T>, afterFailure?: () => void): Promise<T> {
     const deadline = performance.now() + timeoutMs;
     try {
-      await usable(deadline);
+      const connecting = usable(deadline);
+      if (connecting) await connecting;
     } catch (err) {
       throw unavailable(what, err);
     }
     try {
-      return await within(command(client), deadline - performance.now(), () => new CallTimeoutError("no answer within the time limit"));
+      return await within(command(client), deadline);
     } catch (err) {
       afterFailure?.();
       throw unavailable(what, err);
