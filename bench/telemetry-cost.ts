@@ -112,7 +112,6 @@ const result = {
   us_per_notification_with_traces_and_metrics_no_context_manager: bare!.us,
   added_us_without_context_manager: Math.round((bare!.us - off!.us) * 100) / 100,
   ns_per_notification_for_telemetry_calls_without_sdk: Math.round((calls!.us * 1000) / CALLS),
-  gc_us: { without_sdk: off!.gc_us, with_traces_and_metrics: on!.gc_us },
   handled,
   machine: `${os.cpus()[0]?.model ?? "unknown cpu"}, ${os.cpus().length} cores, Node ${process.version}`,
 };
