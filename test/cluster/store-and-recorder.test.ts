@@ -45,6 +45,15 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     await cluster?.stop();
   }, 30_000);
 
+  it("receiver.health(): the store and the queue answer their pings on the cluster", async () => {
+    const client = await cluster!.client();
+    const store = redisStore({ redis: client, prefix: "health-test:" });
+    const queue = bullmqQueue({ connection: client, name: "health-test", prefix: "{mw}" });
+    const receiver = createReceiver({ idempotency: store, queue, logger: silentLogger() });
+    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "up" });
+    await receiver.close();
+  });
+
   it("redisStore: 200 notifications delivered twice, shuffled, run their handler once each, records spread over all masters", async () => {
     const client = await cluster!.client();
     const prefix = "store-test:";
