@@ -1,4 +1,5 @@
 import { notification } from "../helpers/notifications.js";
+import { seededRandom } from "../../src/simulator/random.js";
 
 /** One malformed delivery: the bytes, the content-type sent, and which family it belongs to. */
 export interface BadBody {
@@ -10,17 +11,8 @@ export interface BadBody {
 const encoder = new TextEncoder();
 const bytes = (text: string) => encoder.encode(text);
 
-/** Deterministic pseudo-random numbers (mulberry32), so a failure names a reproducible case. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic pseudo-random numbers (the simulator's mulberry32), so a failure names a reproducible case. */
+const random = seededRandom;
 
 /** Paths of every field the schema types (free maps hold any value, so they are left out). */
 function typedPaths(value: unknown, path: (string | number)[] = []): (string | number)[][] {

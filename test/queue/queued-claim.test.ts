@@ -7,28 +7,34 @@ const post = (body: Record<string, unknown>) => ({ method: "POST", headers: { "c
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const LEASE_MS = 120;
 
+/** A receiver on an in-process queue of one lane, whose first handler run waits until `release()`. */
+function blockedQueue() {
+  let release!: () => void;
+  const blocker = new Promise<void>((resolve) => (release = resolve));
+  const runs: string[] = [];
+  const store = memoryStore();
+  const queue = inProcessQueue({ concurrency: 1 });
+  const receiver = createReceiver({
+    logger: silentLogger(),
+    idempotency: store,
+    queue,
+    leaseMs: LEASE_MS,
+    handlerTimeoutMs: 0,
+    onRenew: async (n) => {
+      runs.push(n.id);
+      if (runs.length === 1) await blocker;
+    },
+  });
+  return { release, runs, store, queue, receiver };
+}
+
 /**
  * A notification waiting in the in-process queue keeps its claim: the lease is renewed while it
  * waits, and the queued run checks that it still owns the record before running the handler.
  */
 describe("a notification waiting in inProcessQueue", () => {
   it("keeps its claim past the lease: a redelivery meets 409 and the handler runs once", async () => {
-    let release!: () => void;
-    const blocker = new Promise<void>((resolve) => (release = resolve));
-    const runs: string[] = [];
-    const store = memoryStore();
-    const queue = inProcessQueue({ concurrency: 1 });
-    const receiver = createReceiver({
-      logger: silentLogger(),
-      idempotency: store,
-      queue,
-      leaseMs: LEASE_MS,
-      handlerTimeoutMs: 0,
-      onRenew: async (n) => {
-        runs.push(n.id);
-        if (runs.length === 1) await blocker;
-      },
-    });
+    const { release, runs, store, queue, receiver } = blockedQueue();
     const [first, waiting] = [notification(), notification()];
     expect((await receiver.handle(post(first))).status).toBe(200);
     expect((await receiver.handle(post(waiting))).status).toBe(200);
@@ -44,22 +50,7 @@ describe("a notification waiting in inProcessQueue", () => {
   });
 
   it("does not run the handler when another process took the claim over while it waited", async () => {
-    let release!: () => void;
-    const blocker = new Promise<void>((resolve) => (release = resolve));
-    const runs: string[] = [];
-    const store = memoryStore();
-    const queue = inProcessQueue({ concurrency: 1 });
-    const receiver = createReceiver({
-      logger: silentLogger(),
-      idempotency: store,
-      queue,
-      leaseMs: LEASE_MS,
-      handlerTimeoutMs: 0,
-      onRenew: async (n) => {
-        runs.push(n.id);
-        if (runs.length === 1) await blocker;
-      },
-    });
+    const { release, runs, store, queue, receiver } = blockedQueue();
     const [first, waiting] = [notification(), notification()];
     await receiver.handle(post(first));
     await receiver.handle(post(waiting));
