@@ -6,7 +6,8 @@ import { redisStore } from "merchant-webhooks/redis";
 
 // A receiver on the embedded in-memory store: one process, no Redis. `npm start` runs this file.
 // Opt-ins, for running it behind the platform simulator: WEBHOOK_REDIS_URL (redisStore, with
-// WEBHOOK_REDIS_PREFIX and WEBHOOK_LEASE_MS) and WEBHOOK_SECRET (Standard Webhooks signatures).
+// WEBHOOK_REDIS_PREFIX and WEBHOOK_LEASE_MS), WEBHOOK_SECRET (Standard Webhooks signatures) and
+// WEBHOOK_ORDERING=1 (per-subscription order).
 const logger = pino({ name: "merchant-webhooks-example" });
 const app = express();
 const env = process.env;
@@ -21,6 +22,15 @@ const webhook = subscriptionWebhook({
   logger,
   ...(idempotency ? { idempotency } : {}),
   ...(env.WEBHOOK_SECRET ? { verify: standardWebhooksVerifier(env.WEBHOOK_SECRET) } : {}),
+  // WEBHOOK_ORDERING=1: a subscription's notifications one at a time, and older ones than applied skipped.
+  ...(env.WEBHOOK_ORDERING === "1"
+    ? {
+        ordering: true,
+        onStale: async (notification, ctx) => {
+          ctx.log.info({ subscription: notification.resource.id, newest: ctx.previousPosition }, "stale notification skipped");
+        },
+      }
+    : {}),
   onCreated: async (notification, ctx) => {
     ctx.log.info({ subscription: notification.resource.id }, "subscription created");
   },

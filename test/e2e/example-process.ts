@@ -17,7 +17,8 @@ export interface ExampleProcess {
 
 /**
  * Runs examples/express as `npm start` would (tsx, its own process) on `port`, configured by `env`,
- * and records the notification id of every handler log line it writes into `handlerRuns`.
+ * and records the notification id of every handler log line it writes into `handlerRuns` (as
+ * `stale:<id>` for a stale notification skipped under WEBHOOK_ORDERING).
  */
 export async function startExample(port: number, env: Record<string, string>, handlerRuns: string[]): Promise<ExampleProcess> {
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", SCRIPT], {
@@ -46,6 +47,7 @@ export async function startExample(port: number, env: Record<string, string>, ha
           resolve();
         }
         if (entry.msg && HANDLER_MESSAGES.has(entry.msg) && entry.notification_id) handlerRuns.push(entry.notification_id);
+        if (entry.msg === "stale notification skipped" && entry.notification_id) handlerRuns.push(`stale:${entry.notification_id}`);
       }
     });
     void exited.then(() => reject(new Error(`examples/express exited: ${stderr}`)));

@@ -12,6 +12,7 @@ const LIFECYCLE = ["renew", "suspend", "resume"] as const;
 const NOTIFICATIONS = SUBSCRIPTIONS * (1 + LIFECYCLE.length);
 /** A short lease, so a claim held by the killed process is taken over within the (scaled) schedule. */
 const LEASE_MS = 1_000;
+const MERCHANT_ID = "M-E2E";
 
 /**
  * The platform simulator in front of examples/express on redisStore: 1,000 notifications with 10 %
@@ -19,11 +20,9 @@ const LEASE_MS = 1_000;
  * killed (SIGKILL) and started again halfway through. The default retry schedule runs 1,000 times
  * faster (5 min becomes 300 ms).
  *
- * Written for the receiver as it is now, without `ordering`. When that option lands: have the example
- * turn it on under WEBHOOK_ORDERING (which `{ ordering: true }` here already sets), add a second case
- * calling runEndToEnd({ ordering: true }), and assert from the handler log that no stale notification
- * was applied (each subscription's handler runs in `resource.update_time` order; the simulator makes
- * those times strictly increasing per subscription).
+ * With `{ ordering: true }` the example runs with `ordering` (WEBHOOK_ORDERING=1): each subscription's
+ * handlers must then run in `resource.update_time` order, which the simulator makes strictly increasing
+ * in the order it sends a subscription's notifications, and the overtaken ones go to `onStale`.
  */
 async function runEndToEnd({ ordering }: { ordering: boolean }) {
   const redis = new Redis(REDIS_URL);
@@ -50,7 +49,7 @@ async function runEndToEnd({ ordering }: { ordering: boolean }) {
     const started = performance.now();
     const subscriptions: SimulatedSubscription[] = [];
     for (let i = 0; i < SUBSCRIPTIONS; i++) {
-      subscriptions.push(await sim.subscriptions.create({ merchant_id: "M-E2E", subscriber: { id: `U-${i}` }, product: { id: "P-E2E" } }));
+      subscriptions.push(await sim.subscriptions.create({ merchant_id: MERCHANT_ID, subscriber: { id: `U-${i}` }, product: { id: "P-E2E" } }));
     }
     let sent = SUBSCRIPTIONS;
     let restarted = false;
@@ -72,7 +71,10 @@ async function runEndToEnd({ ordering }: { ordering: boolean }) {
 
     const deliveries = sim.deliveries();
     const store = redisStore({ redis: REDIS_URL, prefix });
-    const records = await Promise.all([...new Set(deliveries.map((delivery) => delivery.id))].map((id) => store.get(id)));
+    // With ordering, a record lives under its subscription's key (merchant id : subscription id).
+    const orderKeyOf = (delivery: DeliveryRecord) => (ordering ? `${MERCHANT_ID}:${encodeURIComponent(delivery.subscription_id ?? "")}` : undefined);
+    const firstDeliveries = [...new Map(deliveries.map((delivery) => [delivery.id, delivery])).values()];
+    const records = await Promise.all(firstDeliveries.map((delivery) => store.get(delivery.id, orderKeyOf(delivery))));
     await store.close();
     return { deliveries, handlerRuns, records, elapsedMs, undelivered: sim.undelivered() };
   } finally {
@@ -130,5 +132,40 @@ describe("end to end: the platform simulator and examples/express on redisStore"
         `${deliveries.reduce((sum, delivery) => sum + delivery.attempts.length, 0)} attempts, ${unanswered.size} unanswered at the crash, ` +
         `${rerun.length} handlers re-run after it, ${Math.round(result.elapsedMs)} ms`,
     );
+  }, 180_000);
+
+  it("with ordering: each subscription's handlers run in position order, overtaken notifications go to onStale, none lost", async () => {
+    const { deliveries, handlerRuns, records, undelivered } = await runEndToEnd({ ordering: true });
+    expect(undelivered).toEqual({ exhausted: [], pending: [] });
+    expect(records.every((record) => record?.state === "completed")).toBe(true);
+
+    // Each id's place in its subscription's history: the order the simulator sent them in.
+    const place = new Map<string, { subscription: string; index: number }>();
+    const sentPerSubscription = new Map<string, number>();
+    for (const delivery of deliveries) {
+      if (place.has(delivery.id)) continue;
+      const subscription = delivery.subscription_id ?? "";
+      const index = sentPerSubscription.get(subscription) ?? 0;
+      sentPerSubscription.set(subscription, index + 1);
+      place.set(delivery.id, { subscription, index });
+    }
+    const applied = handlerRuns.filter((run) => !run.startsWith("stale:"));
+    const stale = new Set(handlerRuns.filter((run) => run.startsWith("stale:")).map((run) => run.slice("stale:".length)));
+
+    // Every notification was applied or went to onStale; the reordering made some stale.
+    expect([...place.keys()].filter((id) => !applied.includes(id) && !stale.has(id))).toEqual([]);
+    expect(stale.size).toBeGreaterThan(0);
+    // No stale notification was applied after a newer one of its subscription: per subscription, the
+    // applied handler runs go forward (a run repeated after the crash, before anything newer, aside).
+    const lastApplied = new Map<string, number>();
+    const backwards: string[] = [];
+    for (const id of applied) {
+      const { subscription, index } = place.get(id)!;
+      const last = lastApplied.get(subscription) ?? -1;
+      if (index < last) backwards.push(id);
+      lastApplied.set(subscription, Math.max(last, index));
+    }
+    expect(backwards).toEqual([]);
+    console.info(`e2e with ordering: ${place.size} notifications, ${applied.length} handler runs, ${stale.size} stale`);
   }, 180_000);
 });
