@@ -30,6 +30,8 @@ describe("order and refund events (provisional shape) go to the webhook_url of t
       }),
     );
     sim.orders.pay(order.id);
+    // Deliveries run concurrently: let the payment's event land before the refund's, to read them in order.
+    await sim.settled();
     await client.refundPayment({ origin_id: { origin_order_id: order.id }, reference_id: "refund-evented", webhook_url: `${endpoint.url}?for=refund` });
     await sim.settled();
 
