@@ -80,14 +80,14 @@ export function claimAndDispatch(
         { retryCompletion, observeHandler: observation.handler },
       );
     const outcomeVerdict = (result: ClaimedOutcome) => verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
-    const runQueued = async () => {
-      const started = performance.now();
-      logQueued(outcomeVerdict(await run()), started);
-    };
-    const lostWhileQueued = () => resolved.logger.warn({ ...fields, outcome: "lost_claim" }, "claim taken over while queued; the other delivery runs it");
-
     // A notification found stale at claim is settled here and now: there is nothing to queue.
     if (options.queue && !claimed?.stale) {
+      // Built only on the queue path: a synchronous notification needs neither.
+      const runQueued = async () => {
+        const started = performance.now();
+        logQueued(outcomeVerdict(await run()), started);
+      };
+      const lostWhileQueued = () => resolved.logger.warn({ ...fields, outcome: "lost_claim" }, "claim taken over while queued; the other delivery runs it");
       try {
         // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
         await observation.within(() =>
