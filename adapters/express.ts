@@ -45,7 +45,10 @@ export interface BodyParserErrorHandlerOptions {
 export function bodyParserErrorHandler(options: BodyParserErrorHandlerOptions = {}) {
   // Four parameters: Express recognises an error middleware by its arity.
   return (err: unknown, _req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void => {
-    if (!isBodyParserError(err) || res.headersSent) return next(err);
+    if (!isBodyParserError(err) || res.headersSent) {
+      next(err);
+      return;
+    }
     const response = bodyParserAnswer(err, options.failureStatus ?? "semantic");
     options.logger?.warn(
       { type: err.type, status: response.status },

@@ -66,13 +66,15 @@ function snippetProject(blocks: { code: string }[]): string {
   writeFileSync(join(dir, "snippets", "stubs.d.ts"), STUBS);
   writeFileSync(join(dir, "src", "webhook-handlers.ts"), HANDLERS_MODULE);
   // `export {}` makes each snippet a module of its own, as a file in a merchant's project is.
-  blocks.forEach((block, i) => writeFileSync(join(dir, "snippets", `snippet-${i}.ts`), `${block.code}\nexport {};\n`));
+  for (const [i, block] of blocks.entries()) writeFileSync(join(dir, "snippets", `snippet-${i}.ts`), `${block.code}\nexport {};\n`);
   return dir;
 }
 
 describe("README.md", () => {
   const dirs: string[] = [];
-  afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
 
   it("has ts code blocks that all compile, strictly, against the built package", async () => {
     expect(existsSync(join(ROOT, "dist", "index.d.ts")), "run `npm run build` first (npm test does)").toBe(true);

@@ -61,7 +61,7 @@ export async function readRedisStream(options: ReadRedisStreamOptions): Promise<
     while (entries.length < limit) {
       const page = await client.xrange(options.stream, start, options.end ?? "+", "COUNT", Math.min(PAGE_SIZE, limit - entries.length));
       for (const [, fields] of page) {
-        const json = valueOf(fields, ENTRY_FIELD);
+        const json = fieldValue(fields, ENTRY_FIELD);
         if (json !== undefined) entries.push(JSON.parse(json) as RecordedNotification);
       }
       if (page.length === 0 || page.length < PAGE_SIZE) break;
@@ -74,7 +74,7 @@ export async function readRedisStream(options: ReadRedisStreamOptions): Promise<
 }
 
 /** XRANGE gives each entry's fields as a flat name, value, name, value list. */
-function valueOf(fields: string[], name: string): string | undefined {
+function fieldValue(fields: string[], name: string): string | undefined {
   for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === name) return fields[i + 1];
   return undefined;
 }

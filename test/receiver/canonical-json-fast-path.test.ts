@@ -56,7 +56,7 @@ describe("canonicalJson's fast path against the replacer path", () => {
     same({ b: undefined, a: [undefined, () => 1, Symbol("s")], c: NaN, d: -Infinity, e: -0 });
     same({ b: new Money("1"), a: { toJSON: () => ({ y: 1, x: 2 }) } });
     same({ a: Object.assign([2, 1], { toJSON: () => ({ q: 1, p: 2 }) }) });
-    // eslint-disable-next-line no-sparse-arrays
+    // biome-ignore lint/suspicious/noSparseArray: a hole must canonicalise as JSON.stringify writes it
     same({ a: [1, , { b: 2, a: 1 }] });
     same({ nested: { deeper: { b: [{ d: 1, c: [] }], a: {} } } });
   });

@@ -99,7 +99,7 @@ describe("forward compatibility", () => {
     body.resource.renewal_event.payment_detail.card_info.new_card_field = "x";
     const result = subscriptionNotificationSchema.parse(body);
     expect(result).toMatchObject({ new_envelope_field: { nested: true } });
-    expect((result.resource.renewal_event?.payment_detail?.card_info as any).new_card_field).toBe("x");
+    expect((result.resource.renewal_event?.payment_detail?.card_info as any)?.new_card_field).toBe("x");
   });
 
   it.each([
