@@ -23,23 +23,29 @@ const layerOf = (f) => LAYERS.findIndex((l) => l.some((p) => f === p || f.starts
 const graph = new Map();
 for (const f of files) {
   const src = readFileSync(f, "utf8");
-  const deps = [...src.matchAll(/(?:from|import)\s*\(?\s*["'](\.[^"']+)["']/g)].map((m) => path.normalize(path.join(path.dirname(f), m[1].replace(/\.js$/, ".ts"))));
+  const deps = [...src.matchAll(/(?:from|import)\s*\(?\s*["'](\.[^"']+)["']/g)].map((m) =>
+    path.normalize(path.join(path.dirname(f), m[1].replace(/\.js$/, ".ts"))),
+  );
   graph.set(f, deps);
   for (const d of deps) {
-    const a = layerOf(f), b = layerOf(d);
+    const a = layerOf(f),
+      b = layerOf(d);
     if (a < 0 || b < 0) report(`outside the layers: ${f} -> ${d}`);
     else if (b > a) report(`up a layer: ${f} (layer ${a}) -> ${d} (layer ${b})`);
   }
 }
 // cycles (DFS)
-const state = new Map(); const stack = [];
+const state = new Map();
+const stack = [];
 function dfs(n) {
-  state.set(n, 1); stack.push(n);
+  state.set(n, 1);
+  stack.push(n);
   for (const d of graph.get(n) ?? []) {
     if (state.get(d) === 1) report("cycle: " + [...stack.slice(stack.indexOf(d)), d].join(" -> "));
     else if (!state.get(d)) dfs(d);
   }
-  stack.pop(); state.set(n, 2);
+  stack.pop();
+  state.set(n, 2);
 }
 for (const f of graph.keys()) if (!state.get(f)) dfs(f);
 console.log(`checked ${files.length} files: ${findings} findings`);

@@ -21,10 +21,13 @@ export interface SubscriptionWebhookMiddleware {
  * behind `express.raw()` or `express.text()`, and behind `express.json()` for unsigned notifications.
  */
 export function subscriptionWebhook(options: ReceiverOptions): SubscriptionWebhookMiddleware {
-  const receiver = createReceiver(options, { bodyParserFix: "mount the webhook before app.use(express.json()) or any other body parser" });
+  const receiver = createReceiver(options, {
+    bodyParserFix: "mount the webhook before app.use(express.json()) or any other body parser",
+  });
   const listener = nodeListener(receiver);
   // Answers every request itself, failures included (as JSON, like every adapter), so `next` is never called.
-  const middleware = (req: IncomingMessage & { body?: unknown }, res: ServerResponse, _next: (err?: unknown) => void) => listener(req, res);
+  const middleware = (req: IncomingMessage & { body?: unknown }, res: ServerResponse, _next: (err?: unknown) => void) =>
+    listener(req, res);
   return Object.assign(middleware, { receiver });
 }
 

@@ -44,7 +44,10 @@ export const subscriptionWebhookPlugin: FastifyPluginAsync<SubscriptionWebhookPl
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (request, _payload, done) => {
     readNodeBody(request.raw, receiver.bodyLimit, receiver.bodyTimeoutMs).then(
-      (read) => (read.ok ? done(null, read.bytes) : done(new BodyRefused(read.reason === "consumed" ? "body_consumed" : read.reason))),
+      (read) =>
+        read.ok
+          ? done(null, read.bytes)
+          : done(new BodyRefused(read.reason === "consumed" ? "body_consumed" : read.reason)),
       (err: Error) => done(err),
     );
   });

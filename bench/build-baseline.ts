@@ -20,5 +20,8 @@ rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 execSync(`git archive ${commit} | tar -x -C ${JSON.stringify(dir)}`, { cwd: repo });
 symlinkSync(realpathSync(join(repo, "node_modules")), join(dir, "node_modules"));
-execFileSync(process.execPath, [join(repo, "node_modules/tsup/dist/cli-default.js"), "--no-dts"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
+execFileSync(process.execPath, [join(repo, "node_modules/tsup/dist/cli-default.js"), "--no-dts"], {
+  cwd: dir,
+  stdio: ["ignore", "ignore", "inherit"],
+});
 console.log(join(dir, "dist"));

@@ -112,7 +112,9 @@ try {
         in_flight: inFlight,
         single_redis: one,
         cluster_3_masters: three,
-        throughput_ratio_cluster_to_single: +median(throughput.cluster.map((rate, i) => rate / throughput.single[i]!)).toFixed(2),
+        throughput_ratio_cluster_to_single: +median(
+          throughput.cluster.map((rate, i) => rate / throughput.single[i]!),
+        ).toFixed(2),
         p99_added_by_cluster_ms: {
           in_flight: ms(three.in_flight_p99_ms - one.in_flight_p99_ms),
           one_at_a_time: ms(three.one_at_a_time_p99_ms - one.one_at_a_time_p99_ms),

@@ -29,7 +29,10 @@ async function timeBatch(step: Step, size: number): Promise<number> {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const round2 = (value: number) => Math.round(value * 100) / 100;
 
-export async function timeSteps(steps: Step[], { rounds, size, warmup }: { rounds: number; size: number; warmup: number }): Promise<StepTiming[]> {
+export async function timeSteps(
+  steps: Step[],
+  { rounds, size, warmup }: { rounds: number; size: number; warmup: number },
+): Promise<StepTiming[]> {
   for (const step of steps) await timeBatch(step, warmup);
   const samples = steps.map(() => [] as number[]);
   for (let round = 0; round < rounds; round++) {

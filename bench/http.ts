@@ -67,10 +67,14 @@ interface Server {
 }
 
 async function start(server: string, env: Record<string, string> = {}): Promise<Server> {
-  const child = spawn(process.execPath, ["--import", "tsx", new URL(`./servers/${server}.ts`, import.meta.url).pathname], {
-    env: { ...process.env, ...env },
-    stdio: ["pipe", "pipe", "inherit"],
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", new URL(`./servers/${server}.ts`, import.meta.url).pathname],
+    {
+      env: { ...process.env, ...env },
+      stdio: ["pipe", "pipe", "inherit"],
+    },
+  );
   const lines: string[] = [];
   const waiting: Array<(line: string) => void> = [];
   createInterface({ input: child.stdout! }).on("line", (line) => {
@@ -78,9 +82,15 @@ async function start(server: string, env: Record<string, string> = {}): Promise<
     if (next) next(line);
     else lines.push(line);
   });
-  const exited = new Promise<never>((_, reject) => child.once("exit", (code) => reject(new Error(`${server} exited with ${code}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.once("exit", (code) => reject(new Error(`${server} exited with ${code}`))),
+  );
   exited.catch(() => {});
-  const nextLine = () => Promise.race([lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((resolve) => waiting.push(resolve)), exited]);
+  const nextLine = () =>
+    Promise.race([
+      lines.length ? Promise.resolve(lines.shift()!) : new Promise<string>((resolve) => waiting.push(resolve)),
+      exited,
+    ]);
   const { port } = JSON.parse(await nextLine()) as { port: number };
   return {
     child,
@@ -145,7 +155,12 @@ async function rounds(targets: Target[]): Promise<Map<string, Sample[]>> {
 function row(name: string, samples: Sample[]): HttpRow {
   const rps = samples.map((sample) => sample.requests_per_second);
   const middle = samples.find((sample) => sample.requests_per_second === median(rps))!;
-  return { name, ...middle, cpu_us_per_request: median(samples.map((sample) => sample.cpu_us_per_request)), rps_range: range(rps) };
+  return {
+    name,
+    ...middle,
+    cpu_us_per_request: median(samples.map((sample) => sample.cpu_us_per_request)),
+    rps_range: range(rps),
+  };
 }
 
 function ratio(label: string, library: Sample[], reference: Sample[]): RatioRow {
@@ -163,11 +178,18 @@ function ratio(label: string, library: Sample[], reference: Sample[]): RatioRow 
 const REDIS = { BENCH_STORE: "redis" };
 
 /** The targets of one framework, and which ratios the issue's goals name. */
-function framework(label: "fastify" | "express", server: string, adapter: string): { targets: Target[]; ratios: [string, string][] } {
+function framework(
+  label: "fastify" | "express",
+  server: string,
+  adapter: string,
+): { targets: Target[]; ratios: [string, string][] } {
   const bare = `${label} bare`;
   const targets: Target[] = [{ name: bare, server: `${label}-bare` }];
   const ratios: [string, string][] = [];
-  for (const [store, env] of [["memory", {}], ["redis", REDIS]] as const) {
+  for (const [store, env] of [
+    ["memory", {}],
+    ["redis", REDIS],
+  ] as const) {
     const hand = `${label} hand-written (${store})`;
     const lib = `${label} ${adapter} (${store})`;
     targets.push({ name: hand, server: `${label}-hand-written`, env }, { name: lib, server: server, env });
@@ -185,13 +207,17 @@ export async function httpBenchmark(): Promise<HttpBenchmark> {
   const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
   const rows: HttpRow[] = [];
   const ratios: RatioRow[] = [];
-  for (const { targets, ratios: pairs } of [framework("fastify", "fastify-adapter", "plugin"), framework("express", "express-adapter", "adapter")]) {
+  for (const { targets, ratios: pairs } of [
+    framework("fastify", "fastify-adapter", "plugin"),
+    framework("express", "express-adapter", "adapter"),
+  ]) {
     const chosen = targets.filter(({ name }) => !only || only.test(name));
     if (chosen.length === 0) continue;
     const samples = await rounds(chosen);
     for (const { name } of chosen) rows.push(row(name, samples.get(name)!));
     for (const [library, reference] of pairs) {
-      if (samples.has(library) && samples.has(reference)) ratios.push(ratio(`${library} ÷ ${reference}`, samples.get(library)!, samples.get(reference)!));
+      if (samples.has(library) && samples.has(reference))
+        ratios.push(ratio(`${library} ÷ ${reference}`, samples.get(library)!, samples.get(reference)!));
     }
   }
   return { rows, ratios };

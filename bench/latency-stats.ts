@@ -7,4 +7,7 @@ export function quantile(values: number[], q: number): number {
 }
 
 /** Median and p99 of latency samples in ms. */
-export const latencySummary = (values: number[]) => ({ median_ms: ms(quantile(values, 0.5)), p99_ms: ms(quantile(values, 0.99)) });
+export const latencySummary = (values: number[]) => ({
+  median_ms: ms(quantile(values, 0.5)),
+  p99_ms: ms(quantile(values, 0.99)),
+});

@@ -23,7 +23,10 @@ const warmUp = 1_000;
 const SUBSCRIPTIONS = 1_000;
 
 const prefix = `mwbench-ordering-${process.pid}-${Date.now().toString(36)}:`;
-const stores = { plain: redisStore({ redis: url, prefix: `${prefix}plain:` }), ordered: redisStore({ redis: url, prefix: `${prefix}ordered:` }) };
+const stores = {
+  plain: redisStore({ redis: url, prefix: `${prefix}plain:` }),
+  ordered: redisStore({ redis: url, prefix: `${prefix}ordered:` }),
+};
 const logger = pino({ level: "silent" });
 const receivers: Record<keyof typeof stores, Receiver> = {
   plain: createReceiver({ logger, idempotency: stores.plain, onRenew: () => {} }),
@@ -60,7 +63,10 @@ console.log(
       subscriptions: SUBSCRIPTIONS,
       redis_without_ordering: plain,
       redis_with_ordering: ordered,
-      added_by_ordering: { median_ms: ms(ordered.median_ms - plain.median_ms), p99_ms: ms(ordered.p99_ms - plain.p99_ms) },
+      added_by_ordering: {
+        median_ms: ms(ordered.median_ms - plain.median_ms),
+        p99_ms: ms(ordered.p99_ms - plain.p99_ms),
+      },
       node: process.version,
     },
     null,

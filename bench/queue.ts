@@ -40,13 +40,17 @@ if (process.argv[2] === "--worker") {
 }
 
 async function main(): Promise<void> {
-  const template = JSON.stringify(JSON.parse(readFileSync(new URL("../test/fixtures/renewal.json", import.meta.url), "utf8")));
+  const template = JSON.stringify(
+    JSON.parse(readFileSync(new URL("../test/fixtures/renewal.json", import.meta.url), "utf8")),
+  );
   const encoder = new TextEncoder();
   const prefix = `bench-queue-${Date.now().toString(36)}`;
   const redis = new Redis(url);
   let batch = 0;
   const bodies = (n: number) =>
-    Array.from({ length: n }, (_, i) => encoder.encode(template.replace(/"id":\s*"[^"]*"/, `"id":"${prefix}-${batch}-${i}"`)));
+    Array.from({ length: n }, (_, i) =>
+      encoder.encode(template.replace(/"id":\s*"[^"]*"/, `"id":"${prefix}-${batch}-${i}"`)),
+    );
 
   const store = redisStore({ redis: url, prefix: `${prefix}-store:` });
   const queue = bullmqQueue({ connection: url, name: "bench", prefix });
@@ -75,7 +79,12 @@ async function main(): Promise<void> {
   const summary = ({ latencies, seconds }: { latencies: number[]; seconds: number }) => {
     const sorted = [...latencies].sort((a, b) => a - b);
     const at = (q: number) => +sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(3);
-    return { notifications: sorted.length, median_ms: at(0.5), p99_ms: at(0.99), per_second: Math.round(sorted.length / seconds) };
+    return {
+      notifications: sorted.length,
+      median_ms: at(0.5),
+      p99_ms: at(0.99),
+      per_second: Math.round(sorted.length / seconds),
+    };
   };
 
   /** Queue `n` notifications, start `workers` processes, and time until every handler ran. */
@@ -85,15 +94,22 @@ async function main(): Promise<void> {
     await redis.set(`${prefix}-done`, 0);
     const script = fileURLToPath(import.meta.url);
     const children = Array.from({ length: workers }, () =>
-      spawn(process.execPath, ["--import", "tsx", script, "--worker", "bench", prefix], { stdio: ["ignore", "pipe", "inherit"], env: process.env }),
+      spawn(process.execPath, ["--import", "tsx", script, "--worker", "bench", prefix], {
+        stdio: ["ignore", "pipe", "inherit"],
+        env: process.env,
+      }),
     );
     const started = await Promise.all(
-      children.map((child) => new Promise<number>((resolve) => child.stdout!.once("data", () => resolve(performance.now())))),
+      children.map(
+        (child) => new Promise<number>((resolve) => child.stdout!.once("data", () => resolve(performance.now()))),
+      ),
     );
     const from = Math.max(...started);
     while (Number(await redis.get(`${prefix}-done`)) < n) await new Promise((resolve) => setTimeout(resolve, 5));
     const seconds = (performance.now() - from) / 1000;
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.once("exit", resolve), child.kill("SIGTERM")))));
+    await Promise.all(
+      children.map((child) => new Promise((resolve) => (child.once("exit", resolve), child.kill("SIGTERM")))),
+    );
     return { workers, concurrency_each: concurrency, notifications: n, per_second: Math.round(n / seconds) };
   }
 

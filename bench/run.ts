@@ -74,18 +74,29 @@ mkdirSync(here("./results"), { recursive: true });
 writeFileSync(here("./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
 
 const http = results.http as HttpBenchmark;
-const core = results.core as { us_per_notification: number; per_second: number; core_to_json_parse: number; json_parse_us: number };
+const core = results.core as {
+  us_per_notification: number;
+  per_second: number;
+  core_to_json_parse: number;
+  json_parse_us: number;
+};
 const ratio = (name: string) => http.ratios.find((row) => row.ratio === name);
 const shown = (name: string) => {
   const row = ratio(name);
-  return row ? `req/s ${row.throughput} (${row.throughput_range.join("–")}), CPU ${row.cpu} (${row.cpu_range.join("–")})` : "not measured";
+  return row
+    ? `req/s ${row.throughput} (${row.throughput_range.join("–")}), CPU ${row.cpu} (${row.cpu_range.join("–")})`
+    : "not measured";
 };
 console.table(http.rows);
 console.table(results.steps as object[]);
 console.table({
-  "fastify plugin (memory) ÷ hand-written (goal ≥ 1.0)": shown("fastify plugin (memory) ÷ fastify hand-written (memory)"),
+  "fastify plugin (memory) ÷ hand-written (goal ≥ 1.0)": shown(
+    "fastify plugin (memory) ÷ fastify hand-written (memory)",
+  ),
   "fastify plugin (redis) ÷ hand-written (goal ≥ 1.0)": shown("fastify plugin (redis) ÷ fastify hand-written (redis)"),
-  "express adapter (memory) ÷ hand-written (goal ≥ 1.0)": shown("express adapter (memory) ÷ express hand-written (memory)"),
+  "express adapter (memory) ÷ hand-written (goal ≥ 1.0)": shown(
+    "express adapter (memory) ÷ express hand-written (memory)",
+  ),
   "express adapter (redis) ÷ hand-written": shown("express adapter (redis) ÷ express hand-written (redis)"),
   "fastify plugin (memory) ÷ bare fastify (goal ≥ 0.6)": shown("fastify plugin (memory) ÷ fastify bare"),
   "express adapter (memory) ÷ bare express": shown("express adapter (memory) ÷ express bare"),
@@ -93,7 +104,8 @@ console.table({
   "core notifications/s (one core, CPU time)": core.per_second,
   "memory store RSS after 1M (MB)": (results.memory as any).samples.at(-1).rss_mb,
   "memory store heap after 1M (MB)": (results.memory as any).samples.at(-1).heap_mb,
-  "redisStore on 3-master cluster / one Redis (throughput)": (results.cluster as any)?.throughput_ratio_cluster_to_single,
+  "redisStore on 3-master cluster / one Redis (throughput)": (results.cluster as any)
+    ?.throughput_ratio_cluster_to_single,
   "p99 the cluster adds, one at a time (ms)": (results.cluster as any)?.p99_added_by_cluster_ms.one_at_a_time,
   "latency ordering adds with redisStore, median / p99 (ms)": `${(results.ordering_latency as any)?.added_by_ordering.median_ms} / ${(results.ordering_latency as any)?.added_by_ordering.p99_ms}`,
   "µs per notification, no OpenTelemetry SDK → traces + metrics": `${(results.telemetry as any).us_per_notification_without_sdk} → ${(results.telemetry as any).us_per_notification_with_traces_and_metrics}`,

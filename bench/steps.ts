@@ -1,8 +1,21 @@
 import { pino } from "pino";
-import { createReceiver, memoryStore, subscriptionNotificationSchema, type SubscriptionNotification } from "merchant-webhooks";
+import {
+  createReceiver,
+  memoryStore,
+  subscriptionNotificationSchema,
+  type SubscriptionNotification,
+} from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
 import { timeSteps, type Step } from "./cpu-rounds.js";
-import { fingerprintOf, handlerContext, handlerLogger, normalizeHeaders, parseJsonObject, respond, runHandler } from "./core-internals.js";
+import {
+  fingerprintOf,
+  handlerContext,
+  handlerLogger,
+  normalizeHeaders,
+  parseJsonObject,
+  respond,
+  runHandler,
+} from "./core-internals.js";
 import { notificationText } from "./notification-body.js";
 
 /**
@@ -17,14 +30,25 @@ const rounds = Number(process.env.STEPS_ROUNDS ?? 7);
 const encoder = new TextEncoder();
 let next = 0;
 const texts = (count: number) => Array.from({ length: count }, () => notificationText(`step-${next++}`));
-const notification = subscriptionNotificationSchema.parse(JSON.parse(notificationText("step-template"))) as SubscriptionNotification;
+const notification = subscriptionNotificationSchema.parse(
+  JSON.parse(notificationText("step-template")),
+) as SubscriptionNotification;
 // What a Node server hands over for an autocannon request.
-const nodeHeaders = { host: "127.0.0.1:3000", connection: "keep-alive", "content-type": "application/json", "content-length": "2199" };
+const nodeHeaders = {
+  host: "127.0.0.1:3000",
+  connection: "keep-alive",
+  "content-type": "application/json",
+  "content-length": "2199",
+};
 
 const logger = pino(pino.destination({ dest: "/dev/null", sync: false }));
 const ctxLogger = handlerLogger(logger, {});
 const memory = memoryStore({ maxEntries: 1_000_000 });
-const redis = redisStore({ redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379", prefix: `bench:steps:${process.pid}:`, retentionSeconds: 600 });
+const redis = redisStore({
+  redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+  prefix: `bench:steps:${process.pid}:`,
+  retentionSeconds: 600,
+});
 const receivers = {
   memory: createReceiver({ logger, idempotency: memory, onRenew: () => {} }),
   redis: createReceiver({ logger, idempotency: redis, onRenew: () => {} }),
@@ -112,13 +136,26 @@ const steps: Array<Step & { inCore?: boolean }> = [
     name: "handler ctx (handlerContext)",
     inCore: true,
     prepare: () => () =>
-      handlerContext({ notification, attempt: 1, headers: nodeHeaders, receivedAt: Date.now(), signal: () => new AbortController().signal, baseLogger: ctxLogger }),
+      handlerContext({
+        notification,
+        attempt: 1,
+        headers: nodeHeaders,
+        receivedAt: Date.now(),
+        signal: () => new AbortController().signal,
+        baseLogger: ctxLogger,
+      }),
   },
   {
     name: "run handler (runHandler, sync handler)",
     inCore: true,
     async: true,
-    prepare: () => () => runHandler(() => {}, notification, () => ({}) as never, limits),
+    prepare: () => () =>
+      runHandler(
+        () => {},
+        notification,
+        () => ({}) as never,
+        limits,
+      ),
   },
   {
     name: "log line (pino)",
@@ -143,7 +180,6 @@ const steps: Array<Step & { inCore?: boolean }> = [
     prepare: () => () => respond(200, answer, "semantic"),
   },
 ];
-
 
 const timings = await timeSteps(steps, { rounds, size, warmup: 5_000 });
 await redis.close();

@@ -1,6 +1,11 @@
 import os from "node:os";
 import { context, metrics, propagation, trace } from "@opentelemetry/api";
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+} from "@opentelemetry/sdk-metrics";
 import { BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { pino } from "pino";
@@ -23,10 +28,21 @@ const rounds = Number(process.env.TELEMETRY_ROUNDS ?? 9);
 // Spans are batched and handed to an exporter that drops them: the cost of sending them is the collector's.
 const dropSpans: SpanExporter = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
 const tracerProvider = new NodeTracerProvider({
-  spanProcessors: [new BatchSpanProcessor(dropSpans, { maxQueueSize: 100_000, maxExportBatchSize: 2_048, scheduledDelayMillis: 1_000 })],
+  spanProcessors: [
+    new BatchSpanProcessor(dropSpans, {
+      maxQueueSize: 100_000,
+      maxExportBatchSize: 2_048,
+      scheduledDelayMillis: 1_000,
+    }),
+  ],
 });
 const meterProvider = new MeterProvider({
-  readers: [new PeriodicExportingMetricReader({ exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE), exportIntervalMillis: 60_000 })],
+  readers: [
+    new PeriodicExportingMetricReader({
+      exporter: new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE),
+      exportIntervalMillis: 60_000,
+    }),
+  ],
 });
 
 /** As an application does: the tracer provider with the W3C propagator and the AsyncLocalStorage context manager. */
@@ -82,7 +98,8 @@ const callsAlone: Step = {
   prepare() {
     unregister();
     return () => {
-      for (let i = 0; i < CALLS; i++) observeReceive(headers).end({ outcome: "processed", status: 200, duration_ms: 1 });
+      for (let i = 0; i < CALLS; i++)
+        observeReceive(headers).end({ outcome: "processed", status: 200, duration_ms: 1 });
     };
   },
 };

@@ -1,10 +1,24 @@
-export { createReceiver, type Receiver, type ReceiverRequest, type EarlyRejection } from "./receiver/create-receiver.js";
+export {
+  createReceiver,
+  type Receiver,
+  type ReceiverRequest,
+  type EarlyRejection,
+} from "./receiver/create-receiver.js";
 export type { ReceiverHealth, HealthState, HealthOptions } from "./receiver/health.js";
 export type { Answer, ReceiverResponse, FailureStatus } from "./answer/answer.js";
 export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
 export type { ReceiverOptions } from "./receiver/options.js";
 export { eventWebhook, type EventWebhookOptions } from "./receiver/event-webhook.js";
-export type { ErrorHook, EventObjectFor, Handler, HandlerContext, HandlerFor, HandlerHooks, NotificationOf, SubscriptionHandlers } from "./dispatch/handlers.js";
+export type {
+  ErrorHook,
+  EventObjectFor,
+  Handler,
+  HandlerContext,
+  HandlerFor,
+  HandlerHooks,
+  NotificationOf,
+  SubscriptionHandlers,
+} from "./dispatch/handlers.js";
 export { handlerKeyFor } from "./dispatch/handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
 export type { HeaderSource } from "./receiver/headers.js";

@@ -20,7 +20,11 @@ const RESOLUTIONS = {
 const run = (command: string, args: string[], cwd: string) =>
   exec(command, args, { cwd, maxBuffer: 16 * 1024 * 1024 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => ({
+      code: err.code,
+      stdout: err.stdout,
+      stderr: err.stderr,
+    }),
   );
 
 /** `typos.ts` ends each line that must not compile with `// typo`. */
@@ -44,12 +48,23 @@ describe("a consumer project with the packed package installed", () => {
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }));
     const install = await run(
       "npm",
-      ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball, "typescript@5.9", "typescript7@npm:typescript@^7", "@types/node@20"],
+      [
+        "install",
+        "--prefer-offline",
+        "--no-audit",
+        "--no-fund",
+        "--ignore-scripts",
+        tarball,
+        "typescript@5.9",
+        "typescript7@npm:typescript@^7",
+        "@types/node@20",
+      ],
       dir,
     );
     expect(install.code, install.stderr).toBe(0);
     mkdirSync(join(dir, "src"));
-    for (const name of ["correct.ts", "correct-cjs.cts", "typos.ts"]) writeFileSync(join(dir, "src", name), readFileSync(join(FIXTURES, name)));
+    for (const name of ["correct.ts", "correct-cjs.cts", "typos.ts"])
+      writeFileSync(join(dir, "src", name), readFileSync(join(FIXTURES, name)));
   }, 300_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -81,14 +96,26 @@ describe("a consumer project with the packed package installed", () => {
   ][];
 
   // One compilation per combination, of correct and wrong code together: tsc costs most of this test.
-  it.each(matrix)("TypeScript %s, %s resolution: correct code compiles, every typo is refused", async (typescript, resolution) => {
-    const files = resolution === "node16" ? ["correct.ts", "correct-cjs.cts", "typos.ts"] : ["correct.ts", "typos.ts"];
-    const result = await tsc(typescript, resolution, files);
-    const errors = result.stdout.split("\n").filter((line) => / error TS\d+/.test(line));
-    expect(errors.filter((line) => !line.startsWith("src/typos.ts("))).toEqual([]);
-    const failing = [...new Set(errors.map((line) => /^src\/typos\.ts\((\d+),/.exec(line)?.[1]).filter(Boolean).map(Number))];
-    expect(failing).toEqual(typoLines(readFileSync(join(FIXTURES, "typos.ts"), "utf8")));
-  }, 180_000);
+  it.each(matrix)(
+    "TypeScript %s, %s resolution: correct code compiles, every typo is refused",
+    async (typescript, resolution) => {
+      const files =
+        resolution === "node16" ? ["correct.ts", "correct-cjs.cts", "typos.ts"] : ["correct.ts", "typos.ts"];
+      const result = await tsc(typescript, resolution, files);
+      const errors = result.stdout.split("\n").filter((line) => / error TS\d+/.test(line));
+      expect(errors.filter((line) => !line.startsWith("src/typos.ts("))).toEqual([]);
+      const failing = [
+        ...new Set(
+          errors
+            .map((line) => /^src\/typos\.ts\((\d+),/.exec(line)?.[1])
+            .filter(Boolean)
+            .map(Number),
+        ),
+      ];
+      expect(failing).toEqual(typoLines(readFileSync(join(FIXTURES, "typos.ts"), "utf8")));
+    },
+    180_000,
+  );
 
   it("installs the CLI, which prints the package version", async () => {
     const result = await run(join(dir, "node_modules", ".bin", "merchant-webhooks"), ["--version"], dir);

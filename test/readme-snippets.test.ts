@@ -1,5 +1,14 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -40,7 +49,8 @@ function snippetProject(blocks: { code: string }[]): string {
   const dir = mkdtempSync(join(tmpdir(), "mw-readme-"));
   mkdirSync(join(dir, "node_modules"));
   for (const name of readdirSync(join(ROOT, "node_modules"))) {
-    if (name !== "merchant-webhooks" && !name.startsWith(".")) symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name));
+    if (name !== "merchant-webhooks" && !name.startsWith("."))
+      symlinkSync(join(ROOT, "node_modules", name), join(dir, "node_modules", name));
   }
   symlinkSync(ROOT, join(dir, "node_modules", "merchant-webhooks"));
   writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "readme-snippets", private: true, type: "module" }));
@@ -66,7 +76,8 @@ function snippetProject(blocks: { code: string }[]): string {
   writeFileSync(join(dir, "snippets", "stubs.d.ts"), STUBS);
   writeFileSync(join(dir, "src", "webhook-handlers.ts"), HANDLERS_MODULE);
   // `export {}` makes each snippet a module of its own, as a file in a merchant's project is.
-  for (const [i, block] of blocks.entries()) writeFileSync(join(dir, "snippets", `snippet-${i}.ts`), `${block.code}\nexport {};\n`);
+  for (const [i, block] of blocks.entries())
+    writeFileSync(join(dir, "snippets", `snippet-${i}.ts`), `${block.code}\nexport {};\n`);
   return dir;
 }
 
@@ -82,15 +93,20 @@ describe("README.md", () => {
     expect(blocks.length).toBeGreaterThan(15);
     const dir = snippetProject(blocks);
     dirs.push(dir);
-    const { stdout } = await run(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", dir], { cwd: dir }).catch(
-      (err: { stdout: string }) => err,
-    );
+    const { stdout } = await run(
+      process.execPath,
+      [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", dir],
+      { cwd: dir },
+    ).catch((err: { stdout: string }) => err);
     // Point each error at the README line it comes from.
     const errors = stdout
       .split("\n")
       .filter((line) => line.trim() !== "")
       .map((line) =>
-        line.replace(/^snippets\/snippet-(\d+)\.ts\((\d+),(\d+)\)/, (_all, block, row) => `README.md:${blocks[Number(block)]!.line + Number(row) - 1}`),
+        line.replace(
+          /^snippets\/snippet-(\d+)\.ts\((\d+),(\d+)\)/,
+          (_all, block, row) => `README.md:${blocks[Number(block)]!.line + Number(row) - 1}`,
+        ),
       );
     expect(errors).toEqual([]);
   }, 180_000);

@@ -23,7 +23,9 @@ const REQUEST_ERRORS = new Set([
 
 export function isBodyParserError(err: unknown): err is BodyParserError {
   const candidate = err as Partial<BodyParserError> | null;
-  return typeof candidate?.type === "string" && REQUEST_ERRORS.has(candidate.type) && typeof candidate.status === "number";
+  return (
+    typeof candidate?.type === "string" && REQUEST_ERRORS.has(candidate.type) && typeof candidate.status === "number"
+  );
 }
 
 /**
@@ -36,7 +38,10 @@ export function bodyParserAnswer(err: BodyParserError, failureStatus: FailureSta
     case "entity.parse.failed":
       return fail(400, "body is not valid JSON");
     case "entity.too.large":
-      return fail(413, err.limit === undefined ? OUTCOMES.too_large.message : `body exceeds the limit of ${err.limit} bytes`);
+      return fail(
+        413,
+        err.limit === undefined ? OUTCOMES.too_large.message : `body exceeds the limit of ${err.limit} bytes`,
+      );
     case "charset.unsupported":
     case "encoding.unsupported":
       return fail(415, OUTCOMES.unsupported_media_type.message);

@@ -8,7 +8,9 @@ import { writeNodeResponse } from "./write-node-response.js";
  * Its promise never rejects: a rejected listener can take the process down, and an unanswered request
  * leaves the sender hanging. A failure in here (a bug, never bad input) is logged and answered 500.
  */
-export function nodeListener(receiver: Receiver): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<void> {
+export function nodeListener(
+  receiver: Receiver,
+): (req: IncomingMessage & { body?: unknown }, res: ServerResponse) => Promise<void> {
   return async (req, res) => {
     try {
       const { response, closeConnection } = await handleNodeRequest(receiver, req);

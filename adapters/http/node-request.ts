@@ -4,7 +4,9 @@ import type { ReceiverResponse } from "../../src/answer/answer.js";
 import { readNodeBody } from "./read-node-body.js";
 
 /** Has an earlier middleware left the bytes or a parse of them on `req.body`? */
-function bodyLeftBy(req: IncomingMessage & { body?: unknown }): { rawBody: Uint8Array } | { parsedBody: unknown } | undefined {
+function bodyLeftBy(
+  req: IncomingMessage & { body?: unknown },
+): { rawBody: Uint8Array } | { parsedBody: unknown } | undefined {
   const body = req.body;
   if (body instanceof Uint8Array) return { rawBody: body }; // express.raw()
   if (typeof body === "string") return { rawBody: Buffer.from(body, "utf8") }; // express.text()
@@ -24,12 +26,21 @@ export async function handleNodeRequest(
   req: IncomingMessage & { body?: unknown },
 ): Promise<{ response: ReceiverResponse; closeConnection: boolean }> {
   const method = req.method ?? "GET";
-  if (method !== "POST") return { response: await receiver.handle({ method, headers: req.headers }), closeConnection: false };
+  if (method !== "POST")
+    return { response: await receiver.handle({ method, headers: req.headers }), closeConnection: false };
   const left = bodyLeftBy(req);
-  if (left) return { response: await receiver.handle({ method, headers: req.headers, ...left }), closeConnection: false };
+  if (left)
+    return { response: await receiver.handle({ method, headers: req.headers, ...left }), closeConnection: false };
   const read = await readNodeBody(req, receiver.bodyLimit, receiver.bodyTimeoutMs);
-  if (read.ok) return { response: await receiver.handle({ method, headers: req.headers, rawBody: read.bytes }), closeConnection: false };
+  if (read.ok)
+    return {
+      response: await receiver.handle({ method, headers: req.headers, rawBody: read.bytes }),
+      closeConnection: false,
+    };
   const rejection = read.reason === "consumed" ? "body_consumed" : read.reason;
   // The rest of an unread body would keep the connection busy: close it with the answer.
-  return { response: receiver.reject(rejection), closeConnection: read.reason === "too_large" || read.reason === "body_timeout" };
+  return {
+    response: receiver.reject(rejection),
+    closeConnection: read.reason === "too_large" || read.reason === "body_timeout",
+  };
 }

@@ -5,5 +5,10 @@ import { serveFastify } from "./serve.js";
 
 const { subscriptionWebhookPlugin } = await library("fastify");
 const app = Fastify({ logger: false });
-await app.register(subscriptionWebhookPlugin, { path: "/hook", logger: benchLogger(), idempotency: await benchStore(), onRenew: () => {} });
+await app.register(subscriptionWebhookPlugin, {
+  path: "/hook",
+  logger: benchLogger(),
+  idempotency: await benchStore(),
+  onRenew: () => {},
+});
 await serveFastify(app);

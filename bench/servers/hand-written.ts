@@ -30,7 +30,9 @@ function redisDedupe(): Dedupe {
  * framework's JSON parser in front, then this: validate with the package's schema, dedupe (a `Map`, or
  * Redis `SET NX PX` then `SET`), run the handler, one pino log line, and the answer.
  */
-export async function handWrittenRoute(): Promise<(body: unknown) => Promise<{ status: number; answer: { processed: boolean; message: string } }>> {
+export async function handWrittenRoute(): Promise<
+  (body: unknown) => Promise<{ status: number; answer: { processed: boolean; message: string } }>
+> {
   const { subscriptionNotificationSchema } = await library("index");
   const log = benchLogger();
   const dedupe = useRedis() ? redisDedupe() : memoryDedupe();
@@ -39,7 +41,11 @@ export async function handWrittenRoute(): Promise<(body: unknown) => Promise<{ s
     const parsed = subscriptionNotificationSchema.safeParse(body);
     if (!parsed.success) return { status: 400, answer: { processed: false, message: "invalid notification" } };
     const notification = parsed.data;
-    const fields = { notification_id: notification.id, event_type: notification.event_type, merchant_id: notification.resource.merchant_id };
+    const fields = {
+      notification_id: notification.id,
+      event_type: notification.event_type,
+      merchant_id: notification.resource.merchant_id,
+    };
     if (!(await dedupe.claim(notification.id))) {
       log.info(fields, "duplicate notification");
       return { status: 200, answer: { processed: true, message: "duplicate" } };

@@ -12,7 +12,11 @@ const logger = pino({ name: "merchant-webhooks-example" });
 const app = express();
 const env = process.env;
 const idempotency = env.WEBHOOK_REDIS_URL
-  ? redisStore({ redis: env.WEBHOOK_REDIS_URL, prefix: env.WEBHOOK_REDIS_PREFIX, leaseMs: env.WEBHOOK_LEASE_MS ? Number(env.WEBHOOK_LEASE_MS) : undefined })
+  ? redisStore({
+      redis: env.WEBHOOK_REDIS_URL,
+      prefix: env.WEBHOOK_REDIS_PREFIX,
+      leaseMs: env.WEBHOOK_LEASE_MS ? Number(env.WEBHOOK_LEASE_MS) : undefined,
+    })
   : undefined;
 
 // Stands in for the merchant's own business logic.
@@ -27,7 +31,10 @@ const webhook = subscriptionWebhook({
     ? {
         ordering: true,
         onStale: async (notification, ctx) => {
-          ctx.log.info({ subscription: notification.resource.id, newest: ctx.previousPosition }, "stale notification skipped");
+          ctx.log.info(
+            { subscription: notification.resource.id, newest: ctx.previousPosition },
+            "stale notification skipped",
+          );
         },
       }
     : {}),

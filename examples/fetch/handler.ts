@@ -12,7 +12,10 @@ export const webhook = createFetchHandler({
   // Verification uses Web Crypto only, so it runs wherever this handler does.
   verify: secret ? standardWebhooksVerifier(secret) : undefined,
   onRenew: async (notification, ctx) => {
-    ctx.log.info({ subscription: notification.resource.id, phase: notification.resource.execution_phase }, "access extended");
+    ctx.log.info(
+      { subscription: notification.resource.id, phase: notification.resource.execution_phase },
+      "access extended",
+    );
   },
   onCancel: async (notification, ctx) => {
     ctx.log.info({ subscription: notification.resource.id }, "access revoked");

@@ -32,4 +32,6 @@ app.get("/healthz", async (_req, res) => {
 });
 
 const port = Number(process.env.PORT ?? 3000);
-app.listen(port, () => logger.info(`notifications on http://localhost:${port}/webhooks/subscriptions, metrics on /metrics`));
+app.listen(port, () =>
+  logger.info(`notifications on http://localhost:${port}/webhooks/subscriptions, metrics on /metrics`),
+);

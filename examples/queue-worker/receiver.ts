@@ -31,7 +31,6 @@ const port = Number(process.env.PORT ?? 3000);
 const server = app.listen(port, () => logger.info({ port, queue: queueName }, "receiver listening"));
 
 // On SIGTERM: stop accepting connections, let requests in flight be answered, then close the queue.
-closeOnSignals(
-  [{ close: () => new Promise<void>((resolve) => server.close(() => resolve())) }, webhook.receiver],
-  { timeoutMs: 10_000 },
-);
+closeOnSignals([{ close: () => new Promise<void>((resolve) => server.close(() => resolve())) }, webhook.receiver], {
+  timeoutMs: 10_000,
+});

@@ -7,7 +7,11 @@ export const OUTCOMES = {
   duplicate: { status: 200, processed: true, message: "already processed" },
   unhandled: { status: 200, processed: true, message: "no handler for this event type; acknowledged" },
   queued: { status: 200, processed: true, message: "accepted for processing" },
-  stale: { status: 200, processed: true, message: "stale: older than the newest completed notification of its subscription" },
+  stale: {
+    status: 200,
+    processed: true,
+    message: "stale: older than the newest completed notification of its subscription",
+  },
   invalid: { status: 400, processed: false, message: "invalid notification" },
   unauthorized: { status: 401, processed: false, message: "signature verification failed" },
   method_not_allowed: { status: 405, processed: false, message: "method not allowed; use POST" },

@@ -83,7 +83,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
 
   async function add(item: QueuedNotification): Promise<void> {
     // Before the first connection BullMQ waits for Redis to come up; after it, a lost connection fails now.
-    if (connected && handle.client.status !== "ready") throw new QueueUnavailableError("Redis connection for the queue is down");
+    if (connected && handle.client.status !== "ready")
+      throw new QueueUnavailableError("Redis connection for the queue is down");
     await queue.waitUntilReady();
     connected = true;
     const jobId = jobIdFor(item.id);
@@ -106,7 +107,11 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
       within(add(item), timeoutMs, () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`)),
     async ping() {
       // No offline queue on this connection: a PING while Redis is down is refused at once.
-      await within(handle.client.ping(), timeoutMs, () => new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`));
+      await within(
+        handle.client.ping(),
+        timeoutMs,
+        () => new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`),
+      );
     },
     async close() {
       await queue.close();

@@ -20,10 +20,15 @@ export function hashTagOf(key: string): string | undefined {
  * hash slot: without a hash tag every job fails with CROSSSLOT at run time. Catch it at start-up
  * instead, with the fix in the message. Every queue key starts with `${prefix}:${name}:`.
  */
-export function assertClusterPrefix(caller: string, connection: RedisConnection, name: string, prefix: string | undefined): void {
+export function assertClusterPrefix(
+  caller: string,
+  connection: RedisConnection,
+  name: string,
+  prefix: string | undefined,
+): void {
   if (!(connection instanceof Cluster)) return;
   if (hashTagOf(`${prefix ?? BULLMQ_DEFAULT_PREFIX}:${name}:`) !== undefined) return;
-  const given = prefix === undefined ? "no prefix (BullMQ's default is \"bull\")" : `prefix ${JSON.stringify(prefix)}`;
+  const given = prefix === undefined ? 'no prefix (BullMQ\'s default is "bull")' : `prefix ${JSON.stringify(prefix)}`;
   throw new Error(
     `${caller}: on Redis Cluster every key of a queue must be in one hash slot, and ${given} has no hash tag. ` +
       `Give a prefix with one, such as prefix: "{mw}", and the same prefix to bullmqQueue, createWorker and redrive.`,

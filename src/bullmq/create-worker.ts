@@ -156,7 +156,8 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
 
 function keysFrom(input: CreateWorkerOptions["encryptionKey"]): SealingKey[] {
   if (input === undefined) return [];
-  const list: readonly EncryptionKey[] = typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
+  const list: readonly EncryptionKey[] =
+    typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
   return list.map(sealingKey);
 }
 
@@ -166,7 +167,13 @@ async function settlesWithin(task: Promise<unknown>, ms: number): Promise<boolea
     timer = setTimeout(() => resolve(false), ms);
   });
   try {
-    return await Promise.race([task.then(() => true, () => true), late]);
+    return await Promise.race([
+      task.then(
+        () => true,
+        () => true,
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }

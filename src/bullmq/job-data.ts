@@ -48,7 +48,8 @@ const WITHOUT_VERIFICATION: PayloadPolicy = {
 const MASKED: PayloadPolicy = {
   byKey: (kind, _key, _parent, value) => {
     if (kind === "card_verification" || kind === "card_derived") return REDACTED;
-    if (kind === "card_number") return typeof value === "string" || typeof value === "number" ? maskCardNumber(String(value)) : REDACTED;
+    if (kind === "card_number")
+      return typeof value === "string" || typeof value === "number" ? maskCardNumber(String(value)) : REDACTED;
     return undefined;
   },
   text: maskCardNumbers,

@@ -30,7 +30,12 @@ export function jobProcessor(
     if (loading) await loading;
     // From the receiver's acknowledgement to this start; on a retry, the backoff is part of it.
     const queueLagMs = Date.now() - (typeof job.data?.receivedAt === "number" ? job.data.receivedAt : job.timestamp);
-    const observation = observeJob({ carrier: job.data?.trace, queue, queueLagMs, firstStart: (job.attemptsStarted ?? 1) <= 1 });
+    const observation = observeJob({
+      carrier: job.data?.trace,
+      queue,
+      queueLagMs,
+      firstStart: (job.attemptsStarted ?? 1) <= 1,
+    });
     const run = processJob(job, token, runner, observation.handler);
     const line = (outcome: string) => {
       const fields = {
@@ -57,8 +62,16 @@ export function jobProcessor(
       // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
       const err = redactErrorInPlace(thrown, redact);
       const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const failed = err instanceof InvalidJobDataError ? "invalid" : err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
-      logger.error({ ...line(failed), err, final }, final ? "notification failed; left in the failed set" : "notification failed; will retry");
+      const failed =
+        err instanceof InvalidJobDataError
+          ? "invalid"
+          : err instanceof HandlerTimeoutError
+            ? "handler_timeout"
+            : "handler_failed";
+      logger.error(
+        { ...line(failed), err, final },
+        final ? "notification failed; left in the failed set" : "notification failed; will retry",
+      );
       throw err;
     }
     if (outcome === STOPPED) {
@@ -68,7 +81,8 @@ export function jobProcessor(
       await job.moveToDelayed(Date.now(), token);
       throw new DelayedError();
     }
-    if (outcome === "conflict") logger.warn(line(outcome), "notification id already used with a different payload; job dropped");
+    if (outcome === "conflict")
+      logger.warn(line(outcome), "notification id already used with a different payload; job dropped");
     else logger.info(line(outcome), "notification processed by worker");
     return outcome;
   };

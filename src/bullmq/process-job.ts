@@ -73,7 +73,14 @@ export async function processJob(
   let claim;
   try {
     // In order, the claim checks the position again: something newer may have completed since the receiver's check.
-    claim = await runner.store.claim({ id, fingerprint, owner, leaseMs: runner.leaseMs, takeQueued: true, ...(order ? { order } : {}) });
+    claim = await runner.store.claim({
+      id,
+      fingerprint,
+      owner,
+      leaseMs: runner.leaseMs,
+      takeQueued: true,
+      ...(order ? { order } : {}),
+    });
   } catch {
     return postpone(job, token, STORE_RETRY_MS);
   }
@@ -125,7 +132,10 @@ function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[])
   if (!parsed.success) throw new InvalidJobDataError(`job data: ${validationMessage(parsed.error.issues)}`);
   if (typeof data!.fingerprint !== "string") throw new InvalidJobDataError("job data has no payload fingerprint");
   const order = data!.order;
-  if (order !== undefined && (typeof order?.key !== "string" || (order.position !== undefined && typeof order.position !== "string"))) {
+  if (
+    order !== undefined &&
+    (typeof order?.key !== "string" || (order.position !== undefined && typeof order.position !== "string"))
+  ) {
     throw new InvalidJobDataError("job data has a malformed order (key and position must be strings)");
   }
   return {

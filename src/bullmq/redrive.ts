@@ -50,7 +50,11 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
   };
   try {
     const connectMs = options.connectTimeoutMs ?? 5_000;
-    await within(queue.waitUntilReady(), connectMs, () => new Error(`could not connect to Redis within ${connectMs} ms`));
+    await within(
+      queue.waitUntilReady(),
+      connectMs,
+      () => new Error(`could not connect to Redis within ${connectMs} ms`),
+    );
     if (options.ids) {
       for (const id of options.ids) {
         const job = await queue.getJob(jobIdFor(id));

@@ -39,7 +39,13 @@ export function seal(text: string, key: SealingKey, context: string): SealedPayl
   const cipher = createCipheriv("aes-256-gcm", key.key, iv);
   cipher.setAAD(Buffer.from(context, "utf8"));
   const data = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
-  return { v: 1, kid: key.id, iv: iv.toString("base64"), tag: cipher.getAuthTag().toString("base64"), data: data.toString("base64") };
+  return {
+    v: 1,
+    kid: key.id,
+    iv: iv.toString("base64"),
+    tag: cipher.getAuthTag().toString("base64"),
+    data: data.toString("base64"),
+  };
 }
 
 /** The text `seal` was given; throws `SealError` when no key fits or the payload was altered. */

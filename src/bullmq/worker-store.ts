@@ -11,7 +11,9 @@ export interface WorkerStore {
 
 /** The worker's store: the one given, else the one its receivers share on the same Redis. */
 export function workerStore(options: { idempotency?: IdempotencyStore; connection: RedisConnection }): WorkerStore {
-  return options.idempotency ? { store: options.idempotency, closeStore: async () => {} } : sharedStore(options.connection);
+  return options.idempotency
+    ? { store: options.idempotency, closeStore: async () => {} }
+    : sharedStore(options.connection);
 }
 
 /**

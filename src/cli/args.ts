@@ -37,7 +37,12 @@ type Options = NonNullable<ParseArgsConfig["options"]>;
 /** node:util parseArgs, with its errors turned into usage errors. */
 export function parseCommand<O extends Options>(argv: readonly string[], options: O) {
   try {
-    return parseArgs({ args: [...argv], options: { ...options, help: { type: "boolean", short: "h" } }, strict: true, allowPositionals: true });
+    return parseArgs({
+      args: [...argv],
+      options: { ...options, help: { type: "boolean", short: "h" } },
+      strict: true,
+      allowPositionals: true,
+    });
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
@@ -85,7 +90,8 @@ export function sendingSetup(values: SendingValues): SendingSetup {
   } catch {
     throw new UsageError(`--url is not a URL: ${values.url}`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") throw new UsageError(`--url must be http or https: ${values.url}`);
+  if (url.protocol !== "http:" && url.protocol !== "https:")
+    throw new UsageError(`--url must be http or https: ${values.url}`);
   const sign = signerFrom(values);
   return {
     url: url.toString(),
@@ -97,14 +103,17 @@ export function sendingSetup(values: SendingValues): SendingSetup {
 
 function signerFrom(values: SendingValues): Signer | undefined {
   const scheme = values.scheme ?? "hmac";
-  if (scheme !== "hmac" && scheme !== "standard-webhooks") throw new UsageError(`--scheme must be hmac or standard-webhooks, got ${scheme}`);
+  if (scheme !== "hmac" && scheme !== "standard-webhooks")
+    throw new UsageError(`--scheme must be hmac or standard-webhooks, got ${scheme}`);
   if (values.secret === undefined) {
-    if (values.scheme !== undefined || values["signature-header"] !== undefined) throw new UsageError("--scheme and --signature-header need --secret");
+    if (values.scheme !== undefined || values["signature-header"] !== undefined)
+      throw new UsageError("--scheme and --signature-header need --secret");
     return undefined;
   }
   if (values.secret === "") throw new UsageError("--secret must not be empty");
   if (scheme === "standard-webhooks") {
-    if (values["signature-header"] !== undefined) throw new UsageError("--signature-header applies to --scheme hmac only");
+    if (values["signature-header"] !== undefined)
+      throw new UsageError("--signature-header applies to --scheme hmac only");
     try {
       return standardWebhooksSigner(values.secret);
     } catch {
@@ -128,6 +137,7 @@ function headersFrom(list: readonly string[]): Record<string, string> {
 
 export function positiveInteger(text: string, option: string): number {
   const value = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1) throw new UsageError(`${option} must be a positive integer, got ${text}`);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1)
+    throw new UsageError(`${option} must be a positive integer, got ${text}`);
   return value;
 }

@@ -47,7 +47,8 @@ async function main(argv: readonly string[], io: CliIo = processIo()): Promise<n
     io.out(`${packageVersion()}\n`);
     return EXIT_OK;
   }
-  if (name === "help") return rest[0] && Object.hasOwn(COMMANDS, rest[0]) ? run(rest[0], ["--help"], io) : main(["--help"], io);
+  if (name === "help")
+    return rest[0] && Object.hasOwn(COMMANDS, rest[0]) ? run(rest[0], ["--help"], io) : main(["--help"], io);
   if (!Object.hasOwn(COMMANDS, name)) {
     io.err(`unknown command "${name}"\n\n${USAGE}`);
     return EXIT_USAGE;

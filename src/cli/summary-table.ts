@@ -39,7 +39,9 @@ export function formatSummaryTable(summary: ReplaySummary): string {
     ["sent", summary.sent],
     ["processed", summary.processed],
     ["rejected", rejectedTotal(summary)],
-    ...[...summary.rejected.entries()].sort(([a], [b]) => a - b).map(([status, count]): [string, number] => [`  status ${status}`, count]),
+    ...[...summary.rejected.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([status, count]): [string, number] => [`  status ${status}`, count]),
     ["failed", summary.failed],
   ];
   const labelWidth = Math.max("result".length, ...rows.map(([label]) => label.length));

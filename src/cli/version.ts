@@ -8,7 +8,10 @@ import { readFileSync } from "node:fs";
 export function packageVersion(): string {
   for (const path of ["../package.json", "../../package.json"]) {
     try {
-      const manifest = JSON.parse(readFileSync(new URL(path, import.meta.url), "utf8")) as { name?: string; version?: string };
+      const manifest = JSON.parse(readFileSync(new URL(path, import.meta.url), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
       if (manifest.name === "merchant-webhooks" && manifest.version) return manifest.version;
     } catch {
       // not there from this location: try the next

@@ -3,7 +3,14 @@ import { InvalidRequestError } from "./errors.js";
 import { FUND_SPLIT_DETAILS, MERCHANT_QUOTES, type ListEndpoint } from "./list-endpoints.js";
 import { fetchPage, paginate, type ListRecord, type Page, type PaginateOptions } from "./paginate.js";
 import { resolveRetryPolicy, type RetryPolicy } from "./retry-policy.js";
-import { createOrderRequestSchema, queriedOrderSchema, orderSchema, queryOrderRequestSchema, refundOrderSchema, refundRequestSchema } from "./schemas/index.js";
+import {
+  createOrderRequestSchema,
+  queriedOrderSchema,
+  orderSchema,
+  queryOrderRequestSchema,
+  refundOrderSchema,
+  refundRequestSchema,
+} from "./schemas/index.js";
 import { createTransport, type RequestSigner } from "./transport.js";
 import type { CreateOrderRequest, MonthFilters, Order, QueriedOrder, RefundOrder, RefundRequest } from "./types.js";
 
@@ -35,13 +42,23 @@ export interface PaymentClient {
   /** RefundPayment: full with empty (or no) `refund_units`, partial with the amounts. Never retried once possibly sent. */
   refundPayment(request: RefundRequest): Promise<RefundOrder>;
   /** One page of a list endpoint. */
-  listPage<R extends ListRecord = ListRecord>(endpoint: ListEndpoint, request: { page_number: number; page_size: number; filters?: Record<string, unknown> }): Promise<Page<R>>;
+  listPage<R extends ListRecord = ListRecord>(
+    endpoint: ListEndpoint,
+    request: { page_number: number; page_size: number; filters?: Record<string, unknown> },
+  ): Promise<Page<R>>;
   /** Every record of a list endpoint across pages, deduplicated. */
-  paginate<R extends ListRecord = ListRecord>(endpoint: ListEndpoint, options: PaginateOptions<R>): AsyncGenerator<R, void, undefined>;
+  paginate<R extends ListRecord = ListRecord>(
+    endpoint: ListEndpoint,
+    options: PaginateOptions<R>,
+  ): AsyncGenerator<R, void, undefined>;
   /** The fund-split detail list (page size <= 100, month filters `YYYY-MM`). */
-  fundSplitDetails(options: ListOptions<MonthFilters> & { key?: (record: ListRecord) => string }): AsyncGenerator<ListRecord, void, undefined>;
+  fundSplitDetails(
+    options: ListOptions<MonthFilters> & { key?: (record: ListRecord) => string },
+  ): AsyncGenerator<ListRecord, void, undefined>;
   /** The merchant-quote list (page size <= 5000). */
-  merchantQuotes(options: ListOptions<Record<string, unknown>> & { key?: (record: ListRecord) => string }): AsyncGenerator<ListRecord, void, undefined>;
+  merchantQuotes(
+    options: ListOptions<Record<string, unknown>> & { key?: (record: ListRecord) => string },
+  ): AsyncGenerator<ListRecord, void, undefined>;
 }
 
 /** A typed client for the payment service's CreateOrder, QueryOrder, RefundPayment and list endpoints. */
@@ -55,7 +72,9 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
     retry: resolveRetryPolicy(options.retry),
   });
   const withMerchant = <T extends { merchant_id?: string | undefined }>(request: T): T =>
-    request.merchant_id === undefined && options.merchantId !== undefined ? { ...request, merchant_id: options.merchantId } : request;
+    request.merchant_id === undefined && options.merchantId !== undefined
+      ? { ...request, merchant_id: options.merchantId }
+      : request;
 
   function checked<S extends z.ZodType>(operation: string, schema: S, request: unknown): z.output<S> {
     const result = schema.safeParse(request);

@@ -15,7 +15,10 @@ export class PaymentApiError extends Error {
   /** The platform's request id header, when the answer carried one: quote it to the platform's support. */
   readonly requestId: string | undefined;
 
-  constructor(message: string, init: { status: number; statusDetail?: StatusDetail | undefined; requestId?: string | undefined; cause?: unknown }) {
+  constructor(
+    message: string,
+    init: { status: number; statusDetail?: StatusDetail | undefined; requestId?: string | undefined; cause?: unknown },
+  ) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
     this.status = init.status;
     this.statusDetail = init.statusDetail;

@@ -1,5 +1,11 @@
 // merchant-webhooks/client: the platform's API seen from the merchant's side.
-export { createPaymentClient, type PaymentClient, type PaymentClientOptions, type OrderLookup, type ListOptions } from "./create-payment-client.js";
+export {
+  createPaymentClient,
+  type PaymentClient,
+  type PaymentClientOptions,
+  type OrderLookup,
+  type ListOptions,
+} from "./create-payment-client.js";
 export { PaymentApiError, InvalidRequestError } from "./errors.js";
 export type { RetryPolicy } from "./retry-policy.js";
 export type { RequestSigner, SignableRequest } from "./transport.js";

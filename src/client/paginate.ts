@@ -59,7 +59,11 @@ export async function* paginate<R extends ListRecord = ListRecord>(
   const seen = new Set<string>();
   const maxPages = options.maxPages ?? Number.POSITIVE_INFINITY;
   for (let pageNumber = 1; pageNumber <= maxPages; pageNumber++) {
-    const page = await fetchPage<R>(transport, endpoint, { page_number: pageNumber, page_size: options.pageSize, filters: options.filters });
+    const page = await fetchPage<R>(transport, endpoint, {
+      page_number: pageNumber,
+      page_size: options.pageSize,
+      filters: options.filters,
+    });
     for (const record of page.records) {
       const key = keyOf(record);
       if (seen.has(key)) continue;

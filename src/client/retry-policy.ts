@@ -16,7 +16,8 @@ export interface ResolvedRetryPolicy {
 
 export function resolveRetryPolicy(policy: RetryPolicy = {}): ResolvedRetryPolicy {
   const attempts = policy.attempts ?? 3;
-  if (!Number.isInteger(attempts) || attempts < 1) throw new RangeError(`retry.attempts must be a positive integer, got ${attempts}`);
+  if (!Number.isInteger(attempts) || attempts < 1)
+    throw new RangeError(`retry.attempts must be a positive integer, got ${attempts}`);
   return { attempts, baseDelayMs: policy.baseDelayMs ?? 200, maxDelayMs: policy.maxDelayMs ?? 5_000 };
 }
 

@@ -37,16 +37,29 @@ const REQUEST_ID_HEADERS = ["x-request-id", "request-id", "x-correlation-id"];
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export type Transport = <S extends z.ZodType>(path: string, body: unknown, response: S, options: CallOptions) => Promise<z.output<S>>;
+export type Transport = <S extends z.ZodType>(
+  path: string,
+  body: unknown,
+  response: S,
+  options: CallOptions,
+) => Promise<z.output<S>>;
 
 export function createTransport(options: TransportOptions): Transport {
   const base = options.baseUrl.replace(/\/+$/, "");
 
-  async function attempt(path: string, body: string): Promise<{ status: number; text: string; requestId: string | undefined }> {
+  async function attempt(
+    path: string,
+    body: string,
+  ): Promise<{ status: number; text: string; requestId: string | undefined }> {
     const url = `${base}${path}`;
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
     if (options.sign) Object.assign(headers, await options.sign({ method: "POST", url, path, body }));
-    const response = await options.fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(options.timeoutMs) });
+    const response = await options.fetch(url, {
+      method: "POST",
+      headers,
+      body,
+      signal: AbortSignal.timeout(options.timeoutMs),
+    });
     const text = await response.text();
     const requestId = REQUEST_ID_HEADERS.map((name) => response.headers.get(name)).find((value) => value) ?? undefined;
     return { status: response.status, text, requestId };
@@ -75,7 +88,11 @@ export function createTransport(options: TransportOptions): Transport {
   };
 }
 
-function readAnswer<S extends z.ZodType>(path: string, answer: { status: number; text: string; requestId: string | undefined }, schema: S): z.output<S> {
+function readAnswer<S extends z.ZodType>(
+  path: string,
+  answer: { status: number; text: string; requestId: string | undefined },
+  schema: S,
+): z.output<S> {
   const { status, requestId } = answer;
   let json: unknown;
   try {
@@ -86,13 +103,18 @@ function readAnswer<S extends z.ZodType>(path: string, answer: { status: number;
   if (status < 200 || status >= 300) {
     const detail = statusDetailSchema.safeParse((json as { status_detail?: unknown } | undefined)?.status_detail);
     const statusDetail = detail.success ? detail.data : undefined;
-    const reason = statusDetail?.name ? `${statusDetail.name}${statusDetail.message ? `: ${statusDetail.message}` : ""}` : `HTTP ${status}`;
+    const reason = statusDetail?.name
+      ? `${statusDetail.name}${statusDetail.message ? `: ${statusDetail.message}` : ""}`
+      : `HTTP ${status}`;
     throw new PaymentApiError(`${path}: ${reason}`, { status, statusDetail, requestId });
   }
   const parsed = schema.safeParse(json);
   if (!parsed.success) {
     const paths = parsed.error.issues.slice(0, 5).map((issue) => `${pathOf(issue.path) || "(root)"}: ${issue.message}`);
-    throw new PaymentApiError(`${path}: the answer is not the documented response: ${paths.join("; ")}`, { status, requestId });
+    throw new PaymentApiError(`${path}: the answer is not the documented response: ${paths.join("; ")}`, {
+      status,
+      requestId,
+    });
   }
   return parsed.data;
 }

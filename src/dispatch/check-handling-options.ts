@@ -12,19 +12,30 @@ const KNOWN_HANDLERS = new Set<string>([...ALL_HANDLER_KEYS, "onStale"]);
  * Refuse at start-up what would otherwise fail quietly per notification: a misspelt handler (`onRenewal`
  * would send every renewal to `onUnknown`, or acknowledge it unhandled), and limits that make no sense.
  */
-export function checkHandlingOptions(options: object & HandlingOptions, store: { extend?: unknown }, leaseMs: number): void {
+export function checkHandlingOptions(
+  options: object & HandlingOptions,
+  store: { extend?: unknown },
+  leaseMs: number,
+): void {
   for (const key of Object.keys(options)) {
-    if (/^on[A-Z]/.test(key) && !KNOWN_HANDLERS.has(key) && typeof (options as Record<string, unknown>)[key] === "function") {
+    if (
+      /^on[A-Z]/.test(key) &&
+      !KNOWN_HANDLERS.has(key) &&
+      typeof (options as Record<string, unknown>)[key] === "function"
+    ) {
       throw new TypeError(`unknown handler "${key}": handlers are ${[...KNOWN_HANDLERS].join(", ")}`);
     }
   }
   nonNegative("handlerTimeoutMs", options.handlerTimeoutMs);
-  if (!(Number.isFinite(leaseMs) && leaseMs > 0)) throw new RangeError(`leaseMs must be a positive number of ms, got ${leaseMs}`);
+  if (!(Number.isFinite(leaseMs) && leaseMs > 0))
+    throw new RangeError(`leaseMs must be a positive number of ms, got ${leaseMs}`);
   const timeoutMs = options.handlerTimeoutMs;
   // A handler outliving its lease is safe only while the claim is renewed; without `extend` a redelivery
   // would take the claim over and run the handler a second time.
   if (typeof store.extend !== "function" && (timeoutMs === 0 || (timeoutMs !== undefined && timeoutMs > leaseMs))) {
-    throw new RangeError(`handlerTimeoutMs (${timeoutMs}) exceeds leaseMs (${leaseMs}) and the store cannot renew a claim (no extend)`);
+    throw new RangeError(
+      `handlerTimeoutMs (${timeoutMs}) exceeds leaseMs (${leaseMs}) and the store cannot renew a claim (no extend)`,
+    );
   }
 }
 

@@ -48,8 +48,17 @@ class NotificationContext implements HandlerContext {
   #signal: AbortSignal | undefined;
   #log: Logger | undefined;
 
-  constructor({ notification, attempt, headers, receivedAt, signal, baseLogger, previousPosition }: HandlerContextInput) {
-    if (previousPosition !== undefined) (this as { previousPosition?: string }).previousPosition = positionToRfc3339(previousPosition);
+  constructor({
+    notification,
+    attempt,
+    headers,
+    receivedAt,
+    signal,
+    baseLogger,
+    previousPosition,
+  }: HandlerContextInput) {
+    if (previousPosition !== undefined)
+      (this as { previousPosition?: string }).previousPosition = positionToRfc3339(previousPosition);
     this.#notification = notification;
     this.id = notification.id;
     this.eventType = notification.event_type;
@@ -74,7 +83,11 @@ class NotificationContext implements HandlerContext {
 
   // Built on first use: a pino child costs more than the rest of ctx together.
   get log(): Logger {
-    return (this.#log ??= this.#baseLogger.child({ notification_id: this.id, event_type: this.eventType, attempt: this.attempt }));
+    return (this.#log ??= this.#baseLogger.child({
+      notification_id: this.id,
+      event_type: this.eventType,
+      attempt: this.attempt,
+    }));
   }
 }
 

@@ -47,7 +47,11 @@ export type Handler<N = SubscriptionNotification, Event = AnyEventObject | undef
 export type HandlerFor<E extends SubscriptionEventType> = Handler<NotificationOf<E>, EventObjectFor<E>>;
 
 /** `onError`: told about each handler failure or time-out, for alerting. */
-export type ErrorHook = (err: unknown, notification: SubscriptionNotification, ctx: HandlerContext) => void | Promise<void>;
+export type ErrorHook = (
+  err: unknown,
+  notification: SubscriptionNotification,
+  ctx: HandlerContext,
+) => void | Promise<void>;
 
 export interface SubscriptionHandlers {
   onCreated?: HandlerFor<"SUBSCRIPTION_CREATED">;
@@ -83,7 +87,12 @@ export const HANDLER_KEYS: Readonly<Record<string, EventHandlerKey>> = Object.fr
 );
 
 /** Every handler and hook key, for start-up checks of misspelt handlers. */
-export const ALL_HANDLER_KEYS: readonly (keyof (SubscriptionHandlers & HandlerHooks))[] = [...Object.values(HANDLER_KEYS), "onUnknown", "onAny", "onError"];
+export const ALL_HANDLER_KEYS: readonly (keyof (SubscriptionHandlers & HandlerHooks))[] = [
+  ...Object.values(HANDLER_KEYS),
+  "onUnknown",
+  "onAny",
+  "onError",
+];
 
 /** The handler key an event_type goes to; anything unrecognised goes to `onUnknown`. */
 export function handlerKeyFor(eventType: string): EventHandlerKey {

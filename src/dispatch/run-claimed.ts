@@ -3,7 +3,13 @@ import { OUTCOMES } from "../answer/outcomes.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { handlerContext } from "./handler-context.js";
-import { handlerFor, type Handler, type HandlerContext, type HandlerHooks, type SubscriptionHandlers } from "./handlers.js";
+import {
+  handlerFor,
+  type Handler,
+  type HandlerContext,
+  type HandlerHooks,
+  type SubscriptionHandlers,
+} from "./handlers.js";
 import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
 import type { ClaimedOrder } from "../ordering/claimed-order.js";
 import type { HandlerObserver } from "../telemetry/observe-handler.js";
@@ -71,11 +77,18 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
             baseLogger: run.ctxLogger,
             previousPosition: order?.newest,
           })),
-        { timeoutMs: run.timeoutMs, leaseMs: run.leaseMs, extendLease: async () => store.extend(id, owner, run.leaseMs, orderKey) },
+        {
+          timeoutMs: run.timeoutMs,
+          leaseMs: run.leaseMs,
+          extendLease: async () => store.extend(id, owner, run.leaseMs, orderKey),
+        },
       );
     try {
       if (hooks.observeHandler) {
-        await hooks.observeHandler({ notificationId: id, eventType: notification.event_type, attempt: run.attempt }, runIt);
+        await hooks.observeHandler(
+          { notificationId: id, eventType: notification.event_type, attempt: run.attempt },
+          runIt,
+        );
       } else await runIt();
     } catch (err) {
       if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();

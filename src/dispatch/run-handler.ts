@@ -51,15 +51,19 @@ export async function runHandler(
   };
 
   const left = Math.max(0, limits.timeoutMs - (performance.now() - started));
-  const timer = limits.timeoutMs > 0 ? setTimeout(() => stop(new HandlerTimeoutError(limits.timeoutMs)), left) : undefined;
+  const timer =
+    limits.timeoutMs > 0 ? setTimeout(() => stop(new HandlerTimeoutError(limits.timeoutMs)), left) : undefined;
   const needsHeartbeat = limits.timeoutMs === 0 || limits.timeoutMs > limits.leaseMs / 2;
   const heartbeat = needsHeartbeat
-    ? setInterval(() => {
-        limits.extendLease().then(
-          (held) => held || stop(new LeaseLostError()),
-          () => {}, // the store is unreachable: keep running; the lease may still hold
-        );
-      }, Math.max(1, Math.floor(limits.leaseMs / 3)))
+    ? setInterval(
+        () => {
+          limits.extendLease().then(
+            (held) => held || stop(new LeaseLostError()),
+            () => {}, // the store is unreachable: keep running; the lease may still hold
+          );
+        },
+        Math.max(1, Math.floor(limits.leaseMs / 3)),
+      )
     : undefined;
   heartbeat?.unref?.();
 

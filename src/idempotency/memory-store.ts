@@ -52,7 +52,9 @@ const ENTRY_OVERHEAD_BYTES = 200;
  * redelivery run the handler a second time. It goes back to the tail instead; when nothing but live
  * claims is left to drop, the new claim is refused as unavailable (503: the sender keeps it).
  */
-export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & { readonly size: number; readonly bytes: number } {
+export function memoryStore(
+  options: MemoryStoreOptions = {},
+): IdempotencyStore & { readonly size: number; readonly bytes: number } {
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -144,24 +146,37 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       // Whether the record can be taken over is decided first; the payload is compared only against a
       // completed record, the one case where a different payload under the id is a sender's error.
       if (entry?.state === "completed") {
-        return entry.fingerprint === fingerprint ? { status: "completed", answer: entry.answer! } : { status: "conflict" };
+        return entry.fingerprint === fingerprint
+          ? { status: "completed", answer: entry.answer! }
+          : { status: "conflict" };
       }
       if (entry?.state === "processing" && entry.leaseUntil! > at) {
         return { status: "processing", retryAfterMs: entry.leaseUntil! - at };
       }
       if (entry?.state === "queued" && !takeQueued) {
         // Another payload under a queued id waits for the queued one's outcome instead of being acknowledged.
-        return entry.fingerprint === fingerprint ? { status: "queued" } : { status: "processing", retryAfterMs: leaseMs };
+        return entry.fingerprint === fingerprint
+          ? { status: "queued" }
+          : { status: "processing", retryAfterMs: leaseMs };
       }
       // In order: older than the key's newest completion is stale; otherwise wait for the key's holder.
       const newestPosition = order && orders.position(order.key);
-      const stale = order?.position !== undefined && newestPosition !== undefined && isBefore(order.position, newestPosition);
+      const stale =
+        order?.position !== undefined && newestPosition !== undefined && isBefore(order.position, newestPosition);
       if (order && !stale) {
         const heldFor = orders.heldFor(order.key, owner);
         if (heldFor !== undefined) return { status: "processing", retryAfterMs: heldFor, key: true };
       }
       const attempts = (entry?.attempts ?? 0) + 1;
-      const claimed: Entry = { state: "processing", fingerprint, owner, leaseUntil: at + leaseMs, attempts, expiresAt: at + retentionMs, bytes: 0 };
+      const claimed: Entry = {
+        state: "processing",
+        fingerprint,
+        owner,
+        leaseUntil: at + leaseMs,
+        attempts,
+        expiresAt: at + retentionMs,
+        bytes: 0,
+      };
       if (order) claimed.order = { ...order, holdsKey: !stale };
       put(id, claimed);
       if (!trim(at)) {
@@ -172,7 +187,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       }
       if (stale) return { status: "stale", attempt: attempts, newestPosition: newestPosition! };
       if (order) orders.hold(order.key, owner, at + leaseMs);
-      return newestPosition === undefined ? { status: "claimed", attempt: attempts } : { status: "claimed", attempt: attempts, previousPosition: newestPosition };
+      return newestPosition === undefined
+        ? { status: "claimed", attempt: attempts }
+        : { status: "claimed", attempt: attempts, previousPosition: newestPosition };
     },
 
     extend(id, owner, leaseMs = DEFAULT_LEASE_MS) {

@@ -21,7 +21,10 @@ export interface CloseOnSignalsOptions {
  * the worker) and exit: 0 when everything closed in time, 1 otherwise. A second signal exits at once
  * with 1. Returns a function that removes the handlers.
  */
-export function closeOnSignals(targets: Closable | readonly Closable[], options: CloseOnSignalsOptions = {}): () => void {
+export function closeOnSignals(
+  targets: Closable | readonly Closable[],
+  options: CloseOnSignalsOptions = {},
+): () => void {
   const list = Array.isArray(targets) ? (targets as readonly Closable[]) : [targets as Closable];
   const signals = options.signals ?? ["SIGTERM", "SIGINT"];
   const exit = options.exit ?? ((code: number) => process.exit(code));

@@ -49,7 +49,8 @@ function cardSpans(run: string): Array<[number, number]> {
       g = aligned.next;
       continue;
     }
-    if (groups[g]!.digits.length > MAX_PAN && hasCardInside(groups[g]!.digits)) spans.push([groups[g]!.at, groups[g]!.at + groups[g]!.digits.length]);
+    if (groups[g]!.digits.length > MAX_PAN && hasCardInside(groups[g]!.digits))
+      spans.push([groups[g]!.at, groups[g]!.at + groups[g]!.digits.length]);
     g++;
   }
   return spans;
@@ -62,7 +63,8 @@ function groupAlignedCard(groups: ReadonlyArray<{ at: number; digits: string }>,
   for (let g = first; g < groups.length; g++) {
     digits += groups[g]!.digits;
     if (digits.length > MAX_PAN) break;
-    if (isCardNumber(digits)) best = { span: [groups[first]!.at, groups[g]!.at + groups[g]!.digits.length], next: g + 1 };
+    if (isCardNumber(digits))
+      best = { span: [groups[first]!.at, groups[g]!.at + groups[g]!.digits.length], next: g + 1 };
   }
   return best;
 }
@@ -119,7 +121,8 @@ export function maskCardNumber(text: string): string {
  * Card verification data written into free text next to its name (`cvv: 123`, `card_pwd=4321`).
  * Bounded quantifiers only, so the scan is linear.
  */
-const NAMED_CVV = /\b(cvc2?|cvv2?|cvn2?|csc|card[ _-]?pwd|security[ _-]?code)(["' ]{0,2}[:=]?["' ]{0,2})[0-9]{3,4}(?![0-9])/gi;
+const NAMED_CVV =
+  /\b(cvc2?|cvv2?|cvn2?|csc|card[ _-]?pwd|security[ _-]?code)(["' ]{0,2}[:=]?["' ]{0,2})[0-9]{3,4}(?![0-9])/gi;
 
 /** A verification code needs three digits in a row: most strings are ruled out by this cheap test. */
 const THREE_DIGITS = /[0-9]{3}/;

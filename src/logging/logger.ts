@@ -23,8 +23,24 @@ const PAYLOAD_KEYS = [
  * Card secrets logged directly at the top level or one object down (`log.info({ cvc })`). pino's paths
  * are exact, so the usual spellings are listed; anything under a payload key is matched in any case.
  */
-const SECRET_KEYS = ["cvc", "cvv", "cvv2", "cvc2", "card_pwd", "card_md5", "card_hash", "card_number", "card_contract_id", "security_code", "pan"];
-const SPELLINGS = (key: string) => [key, key.toUpperCase(), key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())];
+const SECRET_KEYS = [
+  "cvc",
+  "cvv",
+  "cvv2",
+  "cvc2",
+  "card_pwd",
+  "card_md5",
+  "card_hash",
+  "card_number",
+  "card_contract_id",
+  "security_code",
+  "pan",
+];
+const SPELLINGS = (key: string) => [
+  key,
+  key.toUpperCase(),
+  key.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
+];
 const SECRET_PATHS = [...new Set(SECRET_KEYS.flatMap(SPELLINGS))].flatMap((key) => [key, `*.${key}`]);
 
 export function defaultLogger(): Logger {
@@ -39,7 +55,10 @@ export function defaultLogger(): Logger {
  */
 export function handlerLogger(base: Logger, options: RedactOptions): Logger {
   const redact = (value: unknown) => redactNotification(value, options);
-  const serializers = { ...Object.fromEntries(PAYLOAD_KEYS.map((key) => [key, redact])), err: redactedErrorSerializer(options) };
+  const serializers = {
+    ...Object.fromEntries(PAYLOAD_KEYS.map((key) => [key, redact])),
+    err: redactedErrorSerializer(options),
+  };
   return redactingMessages(base.child({}, { serializers, redact: { paths: SECRET_PATHS, censor: REDACTED } }), options);
 }
 

@@ -28,7 +28,8 @@ function redactEmails(text: string): string {
   return out + text.slice(copied);
 }
 
-const IPV4 = /(?<![0-9A-Za-z.])(?:(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(?![0-9A-Za-z]|\.[0-9])/g;
+const IPV4 =
+  /(?<![0-9A-Za-z.])(?:(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(?![0-9A-Za-z]|\.[0-9])/g;
 /** Hex groups joined by colons; only those that read as an IPv6 address (`isIPv6Shape`) are replaced. */
 const IPV6_CANDIDATE = /(?<![0-9A-Za-z_:.])(?:[0-9A-Fa-f]{0,4}:){2,7}[0-9A-Fa-f]{0,4}(?![0-9A-Za-z_:])/g;
 

@@ -20,7 +20,10 @@ function redactionPolicy(pii: boolean): PayloadPolicy {
   return {
     // `name` is personal only under `subscriber`; elsewhere it names products, items and taxes.
     byKey: (kind, key, parentKey) =>
-      isCardKind(kind) || (pii && (kind === "personal" || kind === "phone" || (parentKey === "subscriber" && key === "name"))) ? REDACTED : undefined,
+      isCardKind(kind) ||
+      (pii && (kind === "personal" || kind === "phone" || (parentKey === "subscriber" && key === "name")))
+        ? REDACTED
+        : undefined,
     text: (text) => redactText(text, pii),
     cardNumber: () => REDACTED,
   };

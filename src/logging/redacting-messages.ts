@@ -15,8 +15,11 @@ export function redactingMessages(logger: Logger, options: RedactOptions): Logge
     get(target, prop) {
       const value: unknown = Reflect.get(target, prop, target);
       if (typeof value !== "function") return value;
-      if (prop === "child") return (...args: unknown[]) => redactingMessages((value as (...a: unknown[]) => Logger).apply(target, args), options);
-      if (typeof prop === "string" && levels.has(prop)) return (...args: unknown[]) => (value as (...a: unknown[]) => void).apply(target, redactArgs(args));
+      if (prop === "child")
+        return (...args: unknown[]) =>
+          redactingMessages((value as (...a: unknown[]) => Logger).apply(target, args), options);
+      if (typeof prop === "string" && levels.has(prop))
+        return (...args: unknown[]) => (value as (...a: unknown[]) => void).apply(target, redactArgs(args));
       return (value as (...a: unknown[]) => unknown).bind(target);
     },
   });

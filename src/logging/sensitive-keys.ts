@@ -3,13 +3,21 @@
  * never stored in clear; what derives from a card number (its hash, a contract that charges it) is
  * kept only sealed.
  */
-export type KeyKind = "card_verification" | "card_number" | "card_derived" | "personal" | "phone" | "identifier" | "other";
+export type KeyKind =
+  | "card_verification"
+  | "card_number"
+  | "card_derived"
+  | "personal"
+  | "phone"
+  | "identifier"
+  | "other";
 
 /**
  * Keys are compared after lower-casing and dropping everything but letters and digits, so `CVV`,
  * `cvv2`, `Card-Pwd` and `securityCode` all match.
  */
-const CARD_VERIFICATION = /^(?:cvc|cvv|cvn|cav|csc)2?$|^(?:card)?(?:pwd|password|pin)$|securitycode|verification(?:value|code)/;
+const CARD_VERIFICATION =
+  /^(?:cvc|cvv|cvn|cav|csc)2?$|^(?:card)?(?:pwd|password|pin)$|securitycode|verification(?:value|code)/;
 const CARD_NUMBER = /^(?:cardnumber|pan|primaryaccountnumber)$/;
 const CARD_DERIVED = /^(?:cardmd5|cardhash|cardcontractid)$/;
 
@@ -56,14 +64,15 @@ export function kindOfKey(key: string): KeyKind {
           ? "personal"
           : PHONE.test(folded)
             ? "phone"
-          : isIdentifier(key)
-            ? "identifier"
-            : "other";
+            : isIdentifier(key)
+              ? "identifier"
+              : "other";
   if (cache.size < CACHE_LIMIT && key.length <= 64) cache.set(key, kind);
   return kind;
 }
 
-export const isCardKind = (kind: KeyKind): boolean => kind === "card_verification" || kind === "card_number" || kind === "card_derived";
+export const isCardKind = (kind: KeyKind): boolean =>
+  kind === "card_verification" || kind === "card_number" || kind === "card_derived";
 
 /** Values that are digit runs by nature, and never scanned for card numbers: ids, times, phone numbers. */
 export const isDigitsByNature = (kind: KeyKind): boolean => kind === "identifier" || kind === "phone";

@@ -25,7 +25,9 @@ export function transformPayload(value: unknown, policy: PayloadPolicy): unknown
 function walk(value: unknown, policy: PayloadPolicy, key: string, depth: number): unknown {
   if (typeof value === "string") return isDigitsByNature(kindOfKey(key)) ? value : policy.text(value);
   if (typeof value === "number") {
-    return Number.isInteger(value) && value >= 1e12 && !isDigitsByNature(kindOfKey(key)) && isCardNumber(String(value)) ? policy.cardNumber(value) : value;
+    return Number.isInteger(value) && value >= 1e12 && !isDigitsByNature(kindOfKey(key)) && isCardNumber(String(value))
+      ? policy.cardNumber(value)
+      : value;
   }
   if (value === null || typeof value !== "object") return value;
   if (depth >= MAX_REDACT_DEPTH) return REDACTED;

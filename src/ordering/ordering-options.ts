@@ -33,7 +33,9 @@ export interface Ordering {
 // Events validated by an `eventSchema` need not carry a subscription resource: they are then unordered.
 export function subscriptionKey(notification: SubscriptionNotification): string | undefined {
   const id = notification.resource?.id;
-  return typeof id === "string" ? `${encodeURIComponent(notification.resource.merchant_id ?? "")}:${encodeURIComponent(id)}` : undefined;
+  return typeof id === "string"
+    ? `${encodeURIComponent(notification.resource.merchant_id ?? "")}:${encodeURIComponent(id)}`
+    : undefined;
 }
 
 export function updateOrCreateTime(notification: SubscriptionNotification): string | undefined {
@@ -51,7 +53,8 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
   }
   const parts: OrderingOptions = option === true ? {} : option;
   for (const name of ["key", "position", "onStale"] as const) {
-    if (parts[name] !== undefined && typeof parts[name] !== "function") throw new TypeError(`ordering.${name} must be a function`);
+    if (parts[name] !== undefined && typeof parts[name] !== "function")
+      throw new TypeError(`ordering.${name} must be a function`);
   }
   if (onStale !== undefined && typeof onStale !== "function") throw new TypeError("onStale must be a function");
   const keyOf = parts.key ?? subscriptionKey;

@@ -27,7 +27,14 @@ export function sortablePosition(value: string | Date): SortablePosition | undef
   const match = RFC3339.exec(value);
   if (!match) return undefined;
   const [, year, month, day, hour, minute, second, fraction = "", sign, offsetHours, offsetMinutes] = match;
-  const [y, mo, d, h, mi, s] = [year, month, day, hour, minute, second].map(Number) as [number, number, number, number, number, number];
+  const [y, mo, d, h, mi, s] = [year, month, day, hour, minute, second].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 60) return undefined;
   // setUTCFullYear, not Date.UTC: Date.UTC reads years 0 to 99 as 1900 to 1999.
   const local = new Date(0);

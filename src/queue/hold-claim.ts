@@ -17,14 +17,21 @@ export interface HeldClaim {
  * A store that cannot be reached proves nothing either way: the run goes ahead, as a running handler's
  * heartbeat does.
  */
-export function holdClaimWhileQueued(claim: HeldClaim, run: () => Promise<void>, onLost: () => void): () => Promise<void> {
+export function holdClaimWhileQueued(
+  claim: HeldClaim,
+  run: () => Promise<void>,
+  onLost: () => void,
+): () => Promise<void> {
   const renew = () => Promise.resolve(claim.store.extend(claim.id, claim.owner, claim.leaseMs, claim.orderKey));
-  const heartbeat = setInterval(() => {
-    renew().then(
-      (held) => held || clearInterval(heartbeat),
-      () => {},
-    );
-  }, Math.max(1, Math.floor(claim.leaseMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      renew().then(
+        (held) => held || clearInterval(heartbeat),
+        () => {},
+      );
+    },
+    Math.max(1, Math.floor(claim.leaseMs / 3)),
+  );
   heartbeat.unref?.();
 
   return async () => {

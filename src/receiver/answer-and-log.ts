@@ -19,7 +19,12 @@ export function answerAndLog(
       message !== undefined || headers
         ? respond(row.status, { processed: row.processed, message: message ?? row.message }, failureStatus, headers)
         : fixedResponses[outcome];
-    const line = { ...fields, outcome, status: response.status, duration_ms: Math.round((performance.now() - started) * 1000) / 1000 };
+    const line = {
+      ...fields,
+      outcome,
+      status: response.status,
+      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    };
     observation?.end(line);
     if (row.status >= 500) logger.error(line, "notification not processed");
     else if (row.status >= 400) logger.warn(line, "notification rejected");

@@ -25,7 +25,10 @@ export function background(logger: Logger): Background {
       await Promise.race([Promise.allSettled([...pending.keys()]), late]);
       clearTimeout(timer);
       if (pending.size === 0) return true;
-      logger.warn({ abandoned: [...pending.values()], timeout_ms: timeoutMs }, "receiver closed with background work unfinished");
+      logger.warn(
+        { abandoned: [...pending.values()], timeout_ms: timeoutMs },
+        "receiver closed with background work unfinished",
+      );
       return false;
     },
   };

@@ -29,7 +29,8 @@ function sortKeys(_key: string, value: unknown): unknown {
       keys.sort();
       const sorted: Record<string, unknown> = {};
       // defineProperty, not assignment: a `__proto__` key from the payload stays a plain key.
-      for (const key of keys) Object.defineProperty(sorted, key, { value: (value as Record<string, unknown>)[key], enumerable: true });
+      for (const key of keys)
+        Object.defineProperty(sorted, key, { value: (value as Record<string, unknown>)[key], enumerable: true });
       return sorted;
     }
   }
@@ -92,7 +93,8 @@ function sortedObject(object: Record<string, unknown>): unknown {
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     // A `__proto__` key from the payload stays a plain key: assignment would set the prototype.
-    if (key === "__proto__") Object.defineProperty(copy, key, { value: values[i], enumerable: true, writable: true, configurable: true });
+    if (key === "__proto__")
+      Object.defineProperty(copy, key, { value: values[i], enumerable: true, writable: true, configurable: true });
     else copy[key] = values[i];
   }
   return copy;

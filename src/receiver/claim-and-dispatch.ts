@@ -43,10 +43,12 @@ export function claimAndDispatch(
       subscription_id: notification.resource?.id,
     };
     // Shed load before claiming, so a refused notification leaves no record behind.
-    if (slots?.full()) return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });
+    if (slots?.full())
+      return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });
 
     const order = orderOrMisconfigured(ordering, notification);
-    if ("misconfigured" in order) return verdict("misconfigured", { ...fields, reason: order.misconfigured, err: order.err });
+    if ("misconfigured" in order)
+      return verdict("misconfigured", { ...fields, reason: order.misconfigured, err: order.err });
     const fingerprint = await fingerprintOf(body);
     const owner = nextOwner();
     let claim;
@@ -54,7 +56,11 @@ export function claimAndDispatch(
       claim = await store.claim({ id, fingerprint, owner, leaseMs, ...order });
     } catch (err) {
       const reason = "idempotency store unavailable";
-      return verdict("unavailable", { ...fields, reason, err }, { message: `${reason}; retry later`, headers: unavailableRetry });
+      return verdict(
+        "unavailable",
+        { ...fields, reason, err },
+        { message: `${reason}; retry later`, headers: unavailableRetry },
+      );
     }
     switch (claim.status) {
       case "completed":
@@ -65,7 +71,11 @@ export function claimAndDispatch(
         return verdict("conflict", fields);
       case "processing":
         if (claim.key) {
-          return verdict("in_progress", { ...fields, reason: SUBSCRIPTION_BUSY }, { message: `${SUBSCRIPTION_BUSY}; retry later`, headers: retryAfter(claim.retryAfterMs) });
+          return verdict(
+            "in_progress",
+            { ...fields, reason: SUBSCRIPTION_BUSY },
+            { message: `${SUBSCRIPTION_BUSY}; retry later`, headers: retryAfter(claim.retryAfterMs) },
+          );
         }
         return verdict("in_progress", fields, { headers: retryAfter(claim.retryAfterMs) });
     }
@@ -76,10 +86,20 @@ export function claimAndDispatch(
     const receivedAt = Date.now();
     const run = () =>
       runClaimed(
-        { ...resolved, handlers: options, notification, owner, attempt: claim.attempt, headers, receivedAt, order: claimed },
+        {
+          ...resolved,
+          handlers: options,
+          notification,
+          owner,
+          attempt: claim.attempt,
+          headers,
+          receivedAt,
+          order: claimed,
+        },
         { retryCompletion, observeHandler: observation.handler },
       );
-    const outcomeVerdict = (result: ClaimedOutcome) => verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
+    const outcomeVerdict = (result: ClaimedOutcome) =>
+      verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
     // A notification found stale at claim is settled here and now: there is nothing to queue.
     if (options.queue && !claimed?.stale) {
       // Built only on the queue path: a synchronous notification needs neither.
@@ -87,7 +107,11 @@ export function claimAndDispatch(
         const started = performance.now();
         logQueued(outcomeVerdict(await run()), started);
       };
-      const lostWhileQueued = () => resolved.logger.warn({ ...fields, outcome: "lost_claim" }, "claim taken over while queued; the other delivery runs it");
+      const lostWhileQueued = () =>
+        resolved.logger.warn(
+          { ...fields, outcome: "lost_claim" },
+          "claim taken over while queued; the other delivery runs it",
+        );
       try {
         // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
         await observation.within(() =>
@@ -101,7 +125,9 @@ export function claimAndDispatch(
             trace: observation.carrier(),
             // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
             // queue holds the claim while the notification waits, and runs it only if still owned.
-            run: options.queue!.durable ? runQueued : holdClaimWhileQueued({ store, id, owner, leaseMs, orderKey }, runQueued, lostWhileQueued),
+            run: options.queue!.durable
+              ? runQueued
+              : holdClaimWhileQueued({ store, id, owner, leaseMs, orderKey }, runQueued, lostWhileQueued),
           }),
         );
         if (options.queue.durable) await store.markQueued(id, owner, orderKey);
@@ -117,9 +143,14 @@ export function claimAndDispatch(
 }
 
 function queueRefused(err: unknown, fields: LogFields, unavailableRetry: Record<string, string>): Verdict {
-  if (err instanceof QueueFullError) return verdict("overloaded", { ...fields, reason: err.message }, { headers: unavailableRetry });
-  return verdict("unavailable", { ...fields, reason: "queue unavailable", err }, {
-    message: "queue unavailable; retry later",
-    headers: unavailableRetry,
-  });
+  if (err instanceof QueueFullError)
+    return verdict("overloaded", { ...fields, reason: err.message }, { headers: unavailableRetry });
+  return verdict(
+    "unavailable",
+    { ...fields, reason: "queue unavailable", err },
+    {
+      message: "queue unavailable; retry later",
+      headers: unavailableRetry,
+    },
+  );
 }

@@ -51,8 +51,14 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   const work = background(logger);
   const answer = answerAndLog(logger, resolved.failureStatus);
   const dispatch = claimAndDispatch(resolved, work, (verdict, started) => void answer(verdict, started));
-  const rules = { bodyLimit, bodyTimeoutMs, verifies: options.verify !== undefined, bodyParserFix: hints.bodyParserFix };
-  const verdictOf = (refusal: Verdict | EarlyRejection) => (typeof refusal === "string" ? earlyVerdict(refusal, rules) : refusal);
+  const rules = {
+    bodyLimit,
+    bodyTimeoutMs,
+    verifies: options.verify !== undefined,
+    bodyParserFix: hints.bodyParserFix,
+  };
+  const verdictOf = (refusal: Verdict | EarlyRejection) =>
+    typeof refusal === "string" ? earlyVerdict(refusal, rules) : refusal;
   loadOtelApi();
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
@@ -63,7 +69,11 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     if (loading) await loading;
     const observation = observeReceive(request.headers);
     const taken = await intake(request, { bodyLimit, verify: options.verify, schema: options.eventSchema });
-    const response = answer(taken.accepted ? await dispatch(taken, observation) : verdictOf(taken.refusal), started, observation);
+    const response = answer(
+      taken.accepted ? await dispatch(taken, observation) : verdictOf(taken.refusal),
+      started,
+      observation,
+    );
     record(taken, response, receivedAt);
     return response;
   }
@@ -74,7 +84,12 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     // A recording is a convenience: its failure, in redaction or in the write, is logged and never
     // changes the answer.
     const write = () => options.record!.write(recordingOf(headers, body, response, receivedAt, options.redact ?? {}));
-    work.track("recording", Promise.resolve().then(write).catch((err) => logger.warn({ err }, "recording failed")));
+    work.track(
+      "recording",
+      Promise.resolve()
+        .then(write)
+        .catch((err) => logger.warn({ err }, "recording failed")),
+    );
   }
 
   return {

@@ -18,17 +18,25 @@ export function earlyVerdict(reason: EarlyRejection, rules: EarlyRules): Verdict
     case "too_large":
       return verdict("too_large", {}, { message: `body exceeds the limit of ${rules.bodyLimit} bytes` });
     case "unreadable":
-      return verdict("invalid", { reason: "request body could not be read" }, { message: "request body could not be read" });
+      return verdict(
+        "invalid",
+        { reason: "request body could not be read" },
+        { message: "request body could not be read" },
+      );
     case "body_timeout":
       return verdict("body_timeout", { reason: `body not received within ${rules.bodyTimeoutMs} ms` });
     case "unsupported_media_type":
       return verdict("unsupported_media_type", { reason: "content-type the framework could not parse" });
     case "body_consumed":
-      return verdict("misconfigured", { reason: "body already parsed" }, {
-        message: rules.verifies
-          ? `receiver misconfigured: a body parser consumed the raw body, so the signature cannot be checked; ${rules.bodyParserFix ?? GENERIC_BODY_PARSER_FIX}`
-          : `receiver misconfigured: the request body was consumed before the webhook could read it; ${rules.bodyParserFix ?? GENERIC_BODY_PARSER_FIX}`,
-      });
+      return verdict(
+        "misconfigured",
+        { reason: "body already parsed" },
+        {
+          message: rules.verifies
+            ? `receiver misconfigured: a body parser consumed the raw body, so the signature cannot be checked; ${rules.bodyParserFix ?? GENERIC_BODY_PARSER_FIX}`
+            : `receiver misconfigured: the request body was consumed before the webhook could read it; ${rules.bodyParserFix ?? GENERIC_BODY_PARSER_FIX}`,
+        },
+      );
   }
 }
 

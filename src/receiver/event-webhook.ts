@@ -3,7 +3,8 @@ import { HANDLER_KEYS, type Handler, type SubscriptionHandlers } from "../dispat
 import { notificationIdSchema } from "../schema/notification.js";
 import type { ReceiverOptions } from "./options.js";
 
-export interface EventWebhookOptions<S extends z.ZodType<{ id: string }>> extends Omit<ReceiverOptions, keyof SubscriptionHandlers | "eventSchema"> {
+export interface EventWebhookOptions<S extends z.ZodType<{ id: string }>>
+  extends Omit<ReceiverOptions, keyof SubscriptionHandlers | "eventSchema"> {
   /** The event's schema; its output's `id` is the idempotency key (checked like a notification id). */
   schema: S;
   /** Runs once per event id, as the subscription handlers do. */
@@ -20,12 +21,16 @@ export interface EventWebhookOptions<S extends z.ZodType<{ id: string }>> extend
 export function eventWebhook<S extends z.ZodType<{ id: string }>>(options: EventWebhookOptions<S>): ReceiverOptions {
   const { schema, handler, ...receiverOptions } = options;
   // A durable queue's worker validates and dispatches subscription notifications only.
-  if (receiverOptions.queue?.durable) throw new TypeError("eventWebhook: a durable queue is not supported; use the in-process queue or none");
+  if (receiverOptions.queue?.durable)
+    throw new TypeError("eventWebhook: a durable queue is not supported; use the in-process queue or none");
   const checked = schema.superRefine((event, ctx) => {
     const id = notificationIdSchema.safeParse(event.id);
-    if (!id.success) for (const issue of id.error.issues) ctx.addIssue({ code: "custom", path: ["id"], message: issue.message });
+    if (!id.success)
+      for (const issue of id.error.issues) ctx.addIssue({ code: "custom", path: ["id"], message: issue.message });
   });
   // Every handler key gets the one handler, so whatever the event_type, the event reaches it.
-  const everyEventType = Object.fromEntries([...new Set(Object.values(HANDLER_KEYS)), "onUnknown"].map((key) => [key, handler])) as SubscriptionHandlers;
+  const everyEventType = Object.fromEntries(
+    [...new Set(Object.values(HANDLER_KEYS)), "onUnknown"].map((key) => [key, handler]),
+  ) as SubscriptionHandlers;
   return { ...receiverOptions, ...everyEventType, eventSchema: checked };
 }

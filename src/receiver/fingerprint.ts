@@ -6,9 +6,9 @@ import type * as NodeCrypto from "node:crypto";
  * a thread-pool round trip. `getBuiltinModule` reaches it without an import, so the core still loads
  * on Workers and other runtimes without `node:` modules, where Web Crypto is used instead.
  */
-const nodeCrypto = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.(
-  "node:crypto",
-) as typeof NodeCrypto | undefined;
+const nodeCrypto = (
+  globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
+).process?.getBuiltinModule?.("node:crypto") as typeof NodeCrypto | undefined;
 
 /**
  * SHA-256, hex, of the payload's canonical JSON (keys sorted): the fingerprint is of the JSON value,
@@ -19,7 +19,9 @@ export function fingerprintOf(value: unknown): string | Promise<string> {
   const text = canonicalJson(value);
   if (nodeCrypto) {
     // The one-shot `hash` (Node 20.12+) skips the Hash object; older versions take the long way.
-    return nodeCrypto.hash ? nodeCrypto.hash("sha256", text, "hex") : nodeCrypto.createHash("sha256").update(text).digest("hex");
+    return nodeCrypto.hash
+      ? nodeCrypto.hash("sha256", text, "hex")
+      : nodeCrypto.createHash("sha256").update(text).digest("hex");
   }
   return webFingerprint(text);
 }

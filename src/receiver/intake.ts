@@ -1,6 +1,10 @@
 import type { z } from "zod";
 import { shownText } from "../logging/shown-text.js";
-import { MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
+import {
+  MAX_NOTIFICATION_ID_LENGTH,
+  subscriptionNotificationSchema,
+  type SubscriptionNotification,
+} from "../schema/index.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
@@ -38,7 +42,12 @@ export type Intake = {
   headers?: Record<string, string>;
   body?: Record<string, unknown>;
 } & (
-  | { accepted: true; notification: SubscriptionNotification; body: Record<string, unknown>; headers: Record<string, string> }
+  | {
+      accepted: true;
+      notification: SubscriptionNotification;
+      body: Record<string, unknown>;
+      headers: Record<string, string>;
+    }
   | { accepted: false; refusal: Refusal }
 );
 
@@ -54,7 +63,10 @@ export type EarlyRejection = "too_large" | "body_consumed" | "unreadable" | "bod
  */
 export async function intake(request: ReceiverRequest, rules: IntakeRules): Promise<Intake> {
   if (request.method !== "POST") {
-    return { accepted: false, refusal: verdict("method_not_allowed", { reason: request.method }, { headers: { allow: "POST" } }) };
+    return {
+      accepted: false,
+      refusal: verdict("method_not_allowed", { reason: request.method }, { headers: { allow: "POST" } }),
+    };
   }
   const bytes = request.rawBody;
   if (bytes && bytes.byteLength > rules.bodyLimit) return { accepted: false, refusal: "too_large" };
@@ -72,7 +84,12 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       return { accepted: false, headers, refusal: verdict("unauthorized") };
     }
     const parsed = parseJsonObject(bytes);
-    if (!parsed.ok) return { accepted: false, headers, refusal: verdict("invalid", { reason: parsed.message }, { message: parsed.message }) };
+    if (!parsed.ok)
+      return {
+        accepted: false,
+        headers,
+        refusal: verdict("invalid", { reason: parsed.message }, { message: parsed.message }),
+      };
     body = parsed.value;
   } else {
     if (rules.verify || request.parsedBody === undefined) return { accepted: false, headers, refusal: "body_consumed" };
@@ -82,18 +99,29 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       return { accepted: false, headers, refusal: verdict("invalid", { reason: message }, { message }) };
     }
     if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) {
-      return { accepted: false, headers, refusal: verdict("invalid", { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE }) };
+      return {
+        accepted: false,
+        headers,
+        refusal: verdict("invalid", { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE }),
+      };
     }
     body = parsed as Record<string, unknown>;
   }
 
   // With an `eventSchema` the notification is that event: the later steps read its `id` and `event_type` only.
-  const result = (rules.schema ?? subscriptionNotificationSchema).safeParse(body) as z.ZodSafeParseResult<SubscriptionNotification>;
+  const result = (rules.schema ?? subscriptionNotificationSchema).safeParse(
+    body,
+  ) as z.ZodSafeParseResult<SubscriptionNotification>;
   if (!result.success) {
     const message = validationMessage(result.error.issues);
     // The id failed validation too, perhaps for its length: never logged whole.
     const id = typeof body.id === "string" ? shownText(body.id, MAX_NOTIFICATION_ID_LENGTH) : undefined;
-    return { accepted: false, headers, body, refusal: verdict("invalid", { notification_id: id, reason: message }, { message }) };
+    return {
+      accepted: false,
+      headers,
+      body,
+      refusal: verdict("invalid", { notification_id: id, reason: message }, { message }),
+    };
   }
   return { accepted: true, headers, body, notification: result.data };
 }

@@ -25,7 +25,10 @@ export class NotificationError extends Error {
   /** The receiver's answer body, `{ processed: false, message }`. */
   readonly answer: Answer;
 
-  constructor(readonly outcome: Outcome, message: string) {
+  constructor(
+    readonly outcome: Outcome,
+    message: string,
+  ) {
     super(message);
     this.status = OUTCOMES[outcome].status;
     this.answer = { processed: false, message };
@@ -50,6 +53,8 @@ export async function parseNotification(
   const taken = await intake({ method: "POST", headers, rawBody: bytes }, { bodyLimit, verify: options.verify });
   if (taken.accepted) return taken.notification;
   const refusal =
-    typeof taken.refusal === "string" ? earlyVerdict(taken.refusal, { bodyLimit, bodyTimeoutMs: 0, verifies: options.verify !== undefined }) : taken.refusal;
+    typeof taken.refusal === "string"
+      ? earlyVerdict(taken.refusal, { bodyLimit, bodyTimeoutMs: 0, verifies: options.verify !== undefined })
+      : taken.refusal;
   throw new NotificationError(refusal.outcome, refusal.message ?? OUTCOMES[refusal.outcome].message);
 }

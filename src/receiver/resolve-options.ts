@@ -6,7 +6,12 @@ import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import { resolveOrdering, type Ordering } from "../ordering/ordering-options.js";
-import { DEFAULT_BODY_LIMIT, DEFAULT_BODY_TIMEOUT_MS, DEFAULT_HANDLER_TIMEOUT_MS, type ReceiverOptions } from "./options.js";
+import {
+  DEFAULT_BODY_LIMIT,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_HANDLER_TIMEOUT_MS,
+  type ReceiverOptions,
+} from "./options.js";
 
 /** A receiver's options with every default filled in, checked once at start-up. */
 export interface ResolvedOptions {

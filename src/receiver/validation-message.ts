@@ -39,7 +39,11 @@ function describe(issue: z.core.$ZodIssue): string {
       // zod leaves the input out of issues; its message still says when the field was missing.
       return issue.message.endsWith("received undefined") ? "required" : `expected ${issue.expected}`;
     case "too_small":
-      return issue.origin === "string" ? (issue.minimum === 1 ? "must not be empty" : `at least ${issue.minimum} characters`) : `too small (minimum ${issue.minimum})`;
+      return issue.origin === "string"
+        ? issue.minimum === 1
+          ? "must not be empty"
+          : `at least ${issue.minimum} characters`
+        : `too small (minimum ${issue.minimum})`;
     case "too_big":
       return issue.origin === "string" ? `at most ${issue.maximum} characters` : `too big (maximum ${issue.maximum})`;
     case "invalid_format":

@@ -21,7 +21,11 @@ export interface Verdict {
   headers?: Record<string, string>;
 }
 
-export const verdict = (outcome: Outcome, fields: LogFields = {}, extra: Omit<Verdict, "outcome" | "fields"> = {}): Verdict => ({
+export const verdict = (
+  outcome: Outcome,
+  fields: LogFields = {},
+  extra: Omit<Verdict, "outcome" | "fields"> = {},
+): Verdict => ({
   outcome,
   fields,
   ...extra,

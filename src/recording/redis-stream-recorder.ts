@@ -59,7 +59,13 @@ export async function readRedisStream(options: ReadRedisStreamOptions): Promise<
     const entries: RecordedNotification[] = [];
     let start = options.start ?? "-";
     while (entries.length < limit) {
-      const page = await client.xrange(options.stream, start, options.end ?? "+", "COUNT", Math.min(PAGE_SIZE, limit - entries.length));
+      const page = await client.xrange(
+        options.stream,
+        start,
+        options.end ?? "+",
+        "COUNT",
+        Math.min(PAGE_SIZE, limit - entries.length),
+      );
       for (const [, fields] of page) {
         const json = fieldValue(fields, ENTRY_FIELD);
         if (json !== undefined) entries.push(JSON.parse(json) as RecordedNotification);

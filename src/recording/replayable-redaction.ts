@@ -26,7 +26,8 @@ function keepShapes(original: unknown, redacted: unknown, key: string, depth: nu
     return REDACTED;
   }
   if (depth >= MAX_REDACT_DEPTH) return REDACTED;
-  if (Array.isArray(original) && Array.isArray(redacted)) return redacted.map((item, i) => keepShapes(original[i], item, key, depth + 1));
+  if (Array.isArray(original) && Array.isArray(redacted))
+    return redacted.map((item, i) => keepShapes(original[i], item, key, depth + 1));
   if (isObject(original) && isObject(redacted)) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(redacted)) out[k] = keepShapes(original[k], v, k, depth + 1);

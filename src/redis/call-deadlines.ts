@@ -64,7 +64,11 @@ export function callDeadlines(): <T>(task: Promise<T>, deadline: number) => Prom
   /** Rejects if `task` has not settled by `deadline` (a `performance.now()` time); the task keeps running, its late outcome ignored. */
   return function within<T>(task: Promise<T>, deadline: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const pending: Pending = { deadline, settled: false, expire: () => reject(new CallTimeoutError("no answer within the time limit")) };
+      const pending: Pending = {
+        deadline,
+        settled: false,
+        expire: () => reject(new CallTimeoutError("no answer within the time limit")),
+      };
       enqueue(pending);
       task.then(
         (value) => {

@@ -31,7 +31,11 @@ const WORKER_REQUIRED = { maxRetriesPerRequest: null, enableOfflineQueue: true, 
  * Recorder settings: a recording is a convenience, so its connection gives up quickly rather than
  * holding memory for a Redis that is away; each failed write is logged and the answer is unaffected.
  */
-export const RECORDER_DEFAULTS: RedisOptions = { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 5_000 };
+export const RECORDER_DEFAULTS: RedisOptions = {
+  maxRetriesPerRequest: 1,
+  connectTimeout: 2_000,
+  commandTimeout: 5_000,
+};
 
 const isClient = (connection: RedisConnection): connection is Redis | Cluster =>
   connection instanceof Redis || connection instanceof Cluster;

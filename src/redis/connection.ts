@@ -52,7 +52,10 @@ export interface FailFastConnection {
  * no command is sent while the connection is known to be down (it would sit in the offline queue and
  * apply whenever Redis returns), and a caller never waits past the limit for a command that was sent.
  */
-export function failFastConnection(redis: RedisClient | string, timeoutMs = DEFAULT_STORE_TIMEOUT_MS): FailFastConnection {
+export function failFastConnection(
+  redis: RedisClient | string,
+  timeoutMs = DEFAULT_STORE_TIMEOUT_MS,
+): FailFastConnection {
   const owned = typeof redis === "string";
   const within = callDeadlines();
   const client: RedisClient = owned ? new Redis(redis, failFastRedisOptions(timeoutMs)) : redis;
@@ -91,15 +94,22 @@ export function failFastConnection(redis: RedisClient | string, timeoutMs = DEFA
           reject(error);
         },
       };
-      const timer = setTimeout(() => {
-        waiters = waiters.filter((other) => other !== waiter);
-        reject(new CallTimeoutError(`not connected within ${timeoutMs} ms`));
-      }, Math.max(0, deadline - performance.now()));
+      const timer = setTimeout(
+        () => {
+          waiters = waiters.filter((other) => other !== waiter);
+          reject(new CallTimeoutError(`not connected within ${timeoutMs} ms`));
+        },
+        Math.max(0, deadline - performance.now()),
+      );
       waiters.push(waiter);
     });
   }
 
-  async function run<T>(what: string, command: (client: RedisClient) => Promise<T>, afterFailure?: () => void): Promise<T> {
+  async function run<T>(
+    what: string,
+    command: (client: RedisClient) => Promise<T>,
+    afterFailure?: () => void,
+  ): Promise<T> {
     const deadline = performance.now() + timeoutMs;
     try {
       const connecting = usable(deadline);

@@ -10,7 +10,16 @@ import { RECORD_STEPS } from "./scripts.js";
  * holding the key). Record hash fields added: position, holdsKey ('1' while this claim holds the key;
  * a stale claim does not).
  */
-const { PRELUDE, OWNED_IN, CLAIM_CHECKS, TAKE_RECORD, EXTEND_RECORD, COMPLETE_RECORD, FAIL_RECORD, MARK_QUEUED_RECORD } = RECORD_STEPS;
+const {
+  PRELUDE,
+  OWNED_IN,
+  CLAIM_CHECKS,
+  TAKE_RECORD,
+  EXTEND_RECORD,
+  COMPLETE_RECORD,
+  FAIL_RECORD,
+  MARK_QUEUED_RECORD,
+} = RECORD_STEPS;
 
 /**
  * Whether position `a` is an earlier instant than `b`, byte by byte: the sortable form orders that

@@ -1,5 +1,12 @@
 import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
-import type { ClaimRequest, ClaimResult, IdempotencyRecord, IdempotencyStore, RecordState, StoredAnswer } from "../idempotency/store.js";
+import type {
+  ClaimRequest,
+  ClaimResult,
+  IdempotencyRecord,
+  IdempotencyStore,
+  RecordState,
+  StoredAnswer,
+} from "../idempotency/store.js";
 import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./connection.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
@@ -60,17 +67,33 @@ type IdempotencyCommands = {
 export function redisStore(options: RedisStoreOptions): RedisStore {
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
-  const retentionMs = Math.round(positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000);
-  const connection = failFastConnection(options.redis, positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS));
+  const retentionMs = Math.round(
+    positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000,
+  );
+  const connection = failFastConnection(
+    options.redis,
+    positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS),
+  );
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
-  for (const [name, lua] of Object.entries(ORDERED_COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 2 });
+  for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
+    connection.client.defineCommand(name, { lua, numberOfKeys: 2 });
 
   const key = (id: string) => prefix + id;
   /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
-  const script = (name: CommandName, id: string, orderKey: string | undefined, args: Array<string | number>, afterFailure?: () => void) => {
+  const script = (
+    name: CommandName,
+    id: string,
+    orderKey: string | undefined,
+    args: Array<string | number>,
+    afterFailure?: () => void,
+  ) => {
     const what = name.slice("mwIdem".length).toLowerCase();
     const [command, keys] = orderKey === undefined ? [name, [key(id)]] : orderedCommand(name, orderKey, id);
-    return connection.run(what, (client) => (client as unknown as IdempotencyCommands)[command](...keys, ...args), afterFailure);
+    return connection.run(
+      what,
+      (client) => (client as unknown as IdempotencyCommands)[command](...keys, ...args),
+      afterFailure,
+    );
   };
   const orderedCommand = (name: CommandName, orderKey: string, id: string): [OrderedCommandName, string[]] => {
     const keys = orderedKeys(prefix, orderKey, id);
@@ -97,14 +120,20 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const lease = requested ?? leaseMs;
       const args = [fingerprint, owner, lease, takeQueued ? "1" : "0", retentionMs];
       if (order) args.push(order.position ?? "");
-      const [status, value, position] = (await script("mwIdemClaim", id, order?.key, args, () => abandon(id, owner, order?.key))) as ScriptReply;
+      const [status, value, position] = (await script("mwIdemClaim", id, order?.key, args, () =>
+        abandon(id, owner, order?.key),
+      )) as ScriptReply;
       switch (status) {
         case "claimed":
-          return position ? { status, attempt: Number(value), previousPosition: position } : { status, attempt: Number(value) };
+          return position
+            ? { status, attempt: Number(value), previousPosition: position }
+            : { status, attempt: Number(value) };
         case "stale":
           return { status, attempt: Number(value), newestPosition: String(position) };
         case "processing":
-          return position === "key" ? { status, retryAfterMs: Number(value), key: true } : { status, retryAfterMs: Number(value) };
+          return position === "key"
+            ? { status, retryAfterMs: Number(value), key: true }
+            : { status, retryAfterMs: Number(value) };
         case "completed":
           return { status, answer: JSON.parse(String(value)) as StoredAnswer };
         case "queued":
@@ -115,8 +144,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       }
     },
 
-    extend: (id, owner, lease = leaseMs, orderKey) => changed("mwIdemExtend", id, orderKey, [owner, lease, retentionMs]),
-    complete: (id, owner, answer, orderKey) => changed("mwIdemComplete", id, orderKey, [owner, JSON.stringify(answer), retentionMs]),
+    extend: (id, owner, lease = leaseMs, orderKey) =>
+      changed("mwIdemExtend", id, orderKey, [owner, lease, retentionMs]),
+    complete: (id, owner, answer, orderKey) =>
+      changed("mwIdemComplete", id, orderKey, [owner, JSON.stringify(answer), retentionMs]),
     fail: (id, owner, error, orderKey) => changed("mwIdemFail", id, orderKey, [owner, error, retentionMs]),
     markQueued: (id, owner, orderKey) => changed("mwIdemMarkQueued", id, orderKey, [owner, retentionMs]),
     release: (id, owner, orderKey) => changed("mwIdemRelease", id, orderKey, [owner]),

@@ -9,9 +9,25 @@ export const EVENT_TYPES = [
   "SUBSCRIPTION_RESUMED",
 ] as const;
 
-export const RESOURCE_EVENT_TYPES = ["UNKNOWN", "SUBSCRIPTION", "UNSUBSCRIPTION", "RENEWAL", "SUSPENDED", "RESUMED"] as const;
+export const RESOURCE_EVENT_TYPES = [
+  "UNKNOWN",
+  "SUBSCRIPTION",
+  "UNSUBSCRIPTION",
+  "RENEWAL",
+  "SUSPENDED",
+  "RESUMED",
+] as const;
 
-export const SUBSCRIPTION_STATUSES = ["UNKNOWN", "PENDING", "APPROVED", "ACTIVE", "SUSPENDED", "CANCELLED", "VOIDED", "COMPLETED"] as const;
+export const SUBSCRIPTION_STATUSES = [
+  "UNKNOWN",
+  "PENDING",
+  "APPROVED",
+  "ACTIVE",
+  "SUSPENDED",
+  "CANCELLED",
+  "VOIDED",
+  "COMPLETED",
+] as const;
 
 export const SUBSCRIPTION_PLAN_TYPES = ["UNKNOWN", "REGULAR", "PROMOTIONAL"] as const;
 
@@ -51,7 +67,17 @@ export const ORDER_STATUSES = [
   "SECOND_CHARGEBACK",
 ] as const;
 
-export const LINK_RELS = ["UNKNOWN", "PAYMENT", "SUBSCRIPTION", "AUTHORISE", "CAPTURE", "UNBIND", "QRCODE", "QRCODE_IMAGE", "PREPAY_TOKEN"] as const;
+export const LINK_RELS = [
+  "UNKNOWN",
+  "PAYMENT",
+  "SUBSCRIPTION",
+  "AUTHORISE",
+  "CAPTURE",
+  "UNBIND",
+  "QRCODE",
+  "QRCODE_IMAGE",
+  "PREPAY_TOKEN",
+] as const;
 
 /** Listed exhaustively by the interface (HTTP methods), so this one is closed. */
 export const LINK_METHODS = ["GET", "POST", "PUT", "DELETE", "HEAD", "CONNECT", "OPTIONS", "PATCH"] as const;

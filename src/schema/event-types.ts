@@ -22,15 +22,57 @@ interface EventRow {
  * and the compiler keeps it in step with `EVENT_TYPES` (every known type but UNKNOWN, nothing else).
  */
 export const SUBSCRIPTION_EVENTS = {
-  SUBSCRIPTION_CREATED: { handler: "onCreated", shortName: "created", resourceEventType: "SUBSCRIPTION", status: "ACTIVE", phase: "1", summary: "Subscription created", eventObjectKey: "subscription_event" },
-  SUBSCRIPTION_RENEW: { handler: "onRenew", shortName: "renew", resourceEventType: "RENEWAL", status: "ACTIVE", phase: "2", summary: "Subscription renewed", eventObjectKey: "renewal_event" },
-  SUBSCRIPTION_CANCELLED: { handler: "onCancel", shortName: "cancelled", resourceEventType: "UNSUBSCRIPTION", status: "CANCELLED", phase: "2", summary: "Subscription cancelled", eventObjectKey: "unsubscription_event" },
-  SUBSCRIPTION_SUSPENDED: { handler: "onSuspend", shortName: "suspended", resourceEventType: "SUSPENDED", status: "SUSPENDED", phase: "2", summary: "Subscription suspended", eventObjectKey: "suspended_event" },
-  SUBSCRIPTION_RESUMED: { handler: "onResume", shortName: "resumed", resourceEventType: "RESUMED", status: "ACTIVE", phase: "2", summary: "Subscription resumed", eventObjectKey: "resumed_event" },
+  SUBSCRIPTION_CREATED: {
+    handler: "onCreated",
+    shortName: "created",
+    resourceEventType: "SUBSCRIPTION",
+    status: "ACTIVE",
+    phase: "1",
+    summary: "Subscription created",
+    eventObjectKey: "subscription_event",
+  },
+  SUBSCRIPTION_RENEW: {
+    handler: "onRenew",
+    shortName: "renew",
+    resourceEventType: "RENEWAL",
+    status: "ACTIVE",
+    phase: "2",
+    summary: "Subscription renewed",
+    eventObjectKey: "renewal_event",
+  },
+  SUBSCRIPTION_CANCELLED: {
+    handler: "onCancel",
+    shortName: "cancelled",
+    resourceEventType: "UNSUBSCRIPTION",
+    status: "CANCELLED",
+    phase: "2",
+    summary: "Subscription cancelled",
+    eventObjectKey: "unsubscription_event",
+  },
+  SUBSCRIPTION_SUSPENDED: {
+    handler: "onSuspend",
+    shortName: "suspended",
+    resourceEventType: "SUSPENDED",
+    status: "SUSPENDED",
+    phase: "2",
+    summary: "Subscription suspended",
+    eventObjectKey: "suspended_event",
+  },
+  SUBSCRIPTION_RESUMED: {
+    handler: "onResume",
+    shortName: "resumed",
+    resourceEventType: "RESUMED",
+    status: "ACTIVE",
+    phase: "2",
+    summary: "Subscription resumed",
+    eventObjectKey: "resumed_event",
+  },
 } as const satisfies Record<Exclude<(typeof EVENT_TYPES)[number], "UNKNOWN">, EventRow>;
 
 export type SubscriptionEventType = keyof typeof SUBSCRIPTION_EVENTS;
 
 /** The rows with their event types, in the table's order. */
 export const subscriptionEventRows = () =>
-  Object.entries(SUBSCRIPTION_EVENTS) as Array<[SubscriptionEventType, (typeof SUBSCRIPTION_EVENTS)[SubscriptionEventType]]>;
+  Object.entries(SUBSCRIPTION_EVENTS) as Array<
+    [SubscriptionEventType, (typeof SUBSCRIPTION_EVENTS)[SubscriptionEventType]]
+  >;

@@ -7,7 +7,15 @@ import {
   suspendedEventSchema,
   unsubscriptionEventSchema,
 } from "./events.js";
-import { emailSchema, int64Schema, ipSchema, nonEmptyString, openEnum, openObject, timestampSchema } from "./primitives.js";
+import {
+  emailSchema,
+  int64Schema,
+  ipSchema,
+  nonEmptyString,
+  openEnum,
+  openObject,
+  timestampSchema,
+} from "./primitives.js";
 import { addressSchema } from "./shared.js";
 
 export const subscriberSchema = openObject({

@@ -42,7 +42,9 @@ export const int64Schema = z.union([z.int(), z.string().regex(/^-?\d{1,19}$/, "m
  * does not reject the notification; the known values only inform the type, which stays the known union
  * (for completion and narrowing) plus `string & {}` (so other strings type-check too).
  */
-export function openEnum<const T extends readonly [string, ...string[]]>(_known: T): z.ZodType<T[number] | (string & {}), string> {
+export function openEnum<const T extends readonly [string, ...string[]]>(
+  _known: T,
+): z.ZodType<T[number] | (string & {}), string> {
   return z.string() as z.ZodType<string, string> as z.ZodType<T[number] | (string & {}), string>;
 }
 

@@ -8,7 +8,16 @@ import {
   TAX_MODES,
   TAX_TYPES,
 } from "./enums.js";
-import { currencyCodeSchema, emailSchema, moneyValueSchema, nonEmptyString, openEnum, openObject, stringMapSchema, uriSchema } from "./primitives.js";
+import {
+  currencyCodeSchema,
+  emailSchema,
+  moneyValueSchema,
+  nonEmptyString,
+  openEnum,
+  openObject,
+  stringMapSchema,
+  uriSchema,
+} from "./primitives.js";
 
 // Every object is loose: fields the platform adds later pass through to handlers untouched.
 
@@ -47,7 +56,10 @@ export const statusDetailItemSchema = openObject({
 });
 
 export const statusDetailSchema = openObject({
-  name: z.string().regex(/^[A-Z0-9_]+$/, "must be upper-case letters, digits and underscores").optional(),
+  name: z
+    .string()
+    .regex(/^[A-Z0-9_]+$/, "must be upper-case letters, digits and underscores")
+    .optional(),
   message: z.string().optional(),
   details: z.array(statusDetailItemSchema).optional(),
 });
@@ -76,7 +88,10 @@ export const taxSchema = openObject({
   tax_type: openEnum(TAX_TYPES).optional(),
   tax_name: nonEmptyString.optional(),
   /** A percentage written as a plain number, e.g. "8.5". */
-  tax_rate: z.string().regex(/^-?\d+(\.\d+)?$/, "must be a plain number").optional(),
+  tax_rate: z
+    .string()
+    .regex(/^-?\d+(\.\d+)?$/, "must be a plain number")
+    .optional(),
   tax_amount: moneySchema.optional(),
 });
 

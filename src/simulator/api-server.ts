@@ -26,7 +26,8 @@ export function createApiServer(routes: ReadonlyMap<string, Route>) {
       res.writeHead(status, { "content-type": "application/json", "x-request-id": requestId });
       res.end(JSON.stringify(body));
     };
-    const refuse = (status: number, name: string, message: string) => answer(status, { status_detail: { name, message, details: [] } });
+    const refuse = (status: number, name: string, message: string) =>
+      answer(status, { status_detail: { name, message, details: [] } });
 
     const path = new URL(req.url ?? "/", "http://simulator").pathname;
     const route = routes.get(path);
@@ -40,7 +41,8 @@ export function createApiServer(routes: ReadonlyMap<string, Route>) {
       return refuse(fault.status, "INJECTED_FAULT", "a fault injected by the test");
     }
     const read = await readNodeBody(req, BODY_LIMIT);
-    if (!read.ok) return refuse(read.reason === "too_large" ? 413 : 400, "INVALID_REQUEST", "the body could not be read");
+    if (!read.ok)
+      return refuse(read.reason === "too_large" ? 413 : 400, "INVALID_REQUEST", "the body could not be read");
     let body: unknown;
     try {
       body = JSON.parse(Buffer.from(read.bytes).toString("utf8"));

@@ -7,7 +7,12 @@ import { createDeliverer, standardWebhooksDeliverySigner, type DeliveryMeta } fr
 import { snapshotDeliveries, undeliveredOf, type DeliveryRecord, type UndeliveredSummary } from "./delivery-log.js";
 import { formatAttemptTable, formatUndelivered } from "./delivery-table.js";
 import { createListTables, LIST_TABLES, type ListTableName } from "./list-tables.js";
-import { checkOptions, DEFAULT_ATTEMPT_TIMEOUT_MS, DEFAULT_RETRY_SCHEDULE_MS, type PlatformSimulatorOptions } from "./options.js";
+import {
+  checkOptions,
+  DEFAULT_ATTEMPT_TIMEOUT_MS,
+  DEFAULT_RETRY_SCHEDULE_MS,
+  type PlatformSimulatorOptions,
+} from "./options.js";
 import { createOrderBook, type PayOptions } from "./order-book.js";
 import { seededRandom } from "./random.js";
 import { createSubscriptions, type CreateSubscriptionInput, type SimulatedSubscription } from "./subscriptions.js";
@@ -53,7 +58,8 @@ export interface PlatformSimulator {
 export function createPlatformSimulator(options: PlatformSimulatorOptions = {}): PlatformSimulator {
   checkOptions(options);
   const random = seededRandom(options.seed ?? Math.floor(Math.random() * 2 ** 32));
-  const sign = options.sign ?? (options.secret !== undefined ? standardWebhooksDeliverySigner(options.secret) : undefined);
+  const sign =
+    options.sign ?? (options.secret !== undefined ? standardWebhooksDeliverySigner(options.secret) : undefined);
   const deliverer = createDeliverer({
     retrySchedule: options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS,
     timeScale: options.timeScale ?? 1,
@@ -66,7 +72,11 @@ export function createPlatformSimulator(options: PlatformSimulatorOptions = {}):
   let baseUrl = "";
 
   const eventId = () => `EVT-${randomUUID().replace(/-/g, "").slice(0, 20).toUpperCase()}`;
-  function sendEvent(url: string, payload: { id: string; event_type: string; [field: string]: unknown }, meta: Omit<DeliveryMeta, "id" | "event_type">): void {
+  function sendEvent(
+    url: string,
+    payload: { id: string; event_type: string; [field: string]: unknown },
+    meta: Omit<DeliveryMeta, "id" | "event_type">,
+  ): void {
     deliverer.send(url, payload, { id: payload.id, event_type: payload.event_type, ...meta });
   }
 
@@ -75,18 +85,27 @@ export function createPlatformSimulator(options: PlatformSimulatorOptions = {}):
     events: {
       orderEvent(url, order) {
         const time = new Date().toISOString();
-        sendEvent(url, { id: eventId(), create_time: time, event_type: ORDER_EVENT_TYPE, resource_type: "order", order }, { kind: "order" });
+        sendEvent(
+          url,
+          { id: eventId(), create_time: time, event_type: ORDER_EVENT_TYPE, resource_type: "order", order },
+          { kind: "order" },
+        );
       },
       refundEvent(url, refund: RefundOrder & { origin_order_id: string }) {
         const time = new Date().toISOString();
-        sendEvent(url, { id: eventId(), create_time: time, event_type: REFUND_EVENT_TYPE, resource_type: "refund", refund }, { kind: "refund" });
+        sendEvent(
+          url,
+          { id: eventId(), create_time: time, event_type: REFUND_EVENT_TYPE, resource_type: "refund", refund },
+          { kind: "refund" },
+        );
       },
     },
   });
   const lists = createListTables();
 
   const subscriptions = createSubscriptions((notification: SubscriptionNotification) => {
-    if (!options.webhookUrl) throw new Error("createPlatformSimulator: webhookUrl is needed to send subscription notifications");
+    if (!options.webhookUrl)
+      throw new Error("createPlatformSimulator: webhookUrl is needed to send subscription notifications");
     deliverer.send(options.webhookUrl, notification, {
       id: notification.id,
       kind: "subscription",

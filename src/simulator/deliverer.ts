@@ -78,15 +78,30 @@ export function createDeliverer(options: DelivererOptions) {
   }
 
   async function attempt(url: string, body: string, id: string): Promise<DeliveryAttempt> {
-    const headers: Record<string, string> = { "content-type": "application/json", ...(options.sign ? await options.sign(body, id) : {}) };
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      ...(options.sign ? await options.sign(body, id) : {}),
+    };
     const at = new Date().toISOString();
     const started = performance.now();
     try {
-      const response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(options.attemptTimeoutMs) });
+      const response = await fetch(url, {
+        method: "POST",
+        headers,
+        body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(options.attemptTimeoutMs),
+      });
       const text = await response.text();
       const answer = answerOf(text);
       const processed = response.ok && answer?.processed === true;
-      return { status: response.status, processed, ms: performance.now() - started, message: answer?.message ?? text.slice(0, 200), at };
+      return {
+        status: response.status,
+        processed,
+        ms: performance.now() - started,
+        message: answer?.message ?? text.slice(0, 200),
+        at,
+      };
     } catch (err) {
       return { status: 0, processed: false, ms: performance.now() - started, message: failureOf(err), at };
     }
@@ -163,7 +178,8 @@ export function createDeliverer(options: DelivererOptions) {
 function answerOf(text: string): { processed?: unknown; message?: string } | undefined {
   try {
     const value = JSON.parse(text) as { processed?: unknown; message?: unknown } | null;
-    if (value && typeof value === "object") return { processed: value.processed, message: typeof value.message === "string" ? value.message : "" };
+    if (value && typeof value === "object")
+      return { processed: value.processed, message: typeof value.message === "string" ? value.message : "" };
   } catch {
     // Not JSON: a proxy's error page or a framework's 404.
   }

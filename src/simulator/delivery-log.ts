@@ -48,7 +48,10 @@ export function undeliveredOf(records: readonly DeliveryRecord[]): UndeliveredSu
   };
 }
 
-const snapshot = (record: DeliveryRecord): DeliveryRecord => ({ ...record, attempts: record.attempts.map((attempt) => ({ ...attempt })) });
+const snapshot = (record: DeliveryRecord): DeliveryRecord => ({
+  ...record,
+  attempts: record.attempts.map((attempt) => ({ ...attempt })),
+});
 
 /** A copy the caller may keep: later attempts do not change it. */
 export const snapshotDeliveries = (records: readonly DeliveryRecord[]) => records.map(snapshot);

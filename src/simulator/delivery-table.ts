@@ -2,7 +2,11 @@ import type { DeliveryRecord, UndeliveredSummary } from "./delivery-log.js";
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
-  const line = (cells: readonly string[]) => `${cells.map((cell, column) => cell.padEnd(widths[column]!)).join("  ").trimEnd()}\n`;
+  const line = (cells: readonly string[]) =>
+    `${cells
+      .map((cell, column) => cell.padEnd(widths[column]!))
+      .join("  ")
+      .trimEnd()}\n`;
   return line(header) + rows.map(line).join("");
 }
 
@@ -29,7 +33,13 @@ export function formatAttemptTable(records: readonly DeliveryRecord[]): string {
 export function formatUndelivered(summary: UndeliveredSummary): string {
   const rows = [...summary.exhausted, ...summary.pending].map((record) => {
     const last = record.attempts.at(-1);
-    return [record.id, record.event_type, record.pending ? "pending" : "exhausted", String(record.attempts.length), last ? `${last.status || "-"} ${last.message}` : "-"];
+    return [
+      record.id,
+      record.event_type,
+      record.pending ? "pending" : "exhausted",
+      String(record.attempts.length),
+      last ? `${last.status || "-"} ${last.message}` : "-",
+    ];
   });
   const counts = `undelivered: ${summary.exhausted.length} exhausted, ${summary.pending.length} pending\n`;
   return rows.length === 0 ? counts : table(["id", "event_type", "state", "attempts", "last answer"], rows) + counts;

@@ -1,5 +1,10 @@
 import { listRequestSchema } from "../client/schemas/pagination.js";
-import { FUND_SPLIT_DETAILS, MERCHANT_QUOTES, profitSharingDetails, type ListEndpoint } from "../client/list-endpoints.js";
+import {
+  FUND_SPLIT_DETAILS,
+  MERCHANT_QUOTES,
+  profitSharingDetails,
+  type ListEndpoint,
+} from "../client/list-endpoints.js";
 import { parseRequest } from "./api-error.js";
 import { idSequence, rfc3339 } from "./clock.js";
 
@@ -14,7 +19,10 @@ interface TableSpec {
 }
 
 /** Where the simulator serves the profit-sharing list, whose path and array name are not published. */
-export const SIMULATED_PROFIT_SHARING = profitSharingDetails({ path: "/v1/profit_sharing/get_detail_list", arrayField: "profit_sharing_detail" });
+export const SIMULATED_PROFIT_SHARING = profitSharingDetails({
+  path: "/v1/profit_sharing/get_detail_list",
+  arrayField: "profit_sharing_detail",
+});
 
 export const LIST_TABLES = {
   fund_split: { endpoint: FUND_SPLIT_DETAILS, keyField: "detail_id", timeField: "transaction_time" },
@@ -26,7 +34,9 @@ export type ListTableName = keyof typeof LIST_TABLES;
 export type SimulatedRecord = Record<string, unknown>;
 
 export function createListTables() {
-  const tables = new Map<ListTableName, SimulatedRecord[]>(Object.keys(LIST_TABLES).map((name) => [name as ListTableName, []]));
+  const tables = new Map<ListTableName, SimulatedRecord[]>(
+    Object.keys(LIST_TABLES).map((name) => [name as ListTableName, []]),
+  );
   const keys = idSequence("REC");
 
   function sorted(name: ListTableName): SimulatedRecord[] {
@@ -58,7 +68,12 @@ export function createListTables() {
 
     page(name: ListTableName, body: unknown): Record<string, unknown> {
       const { endpoint, timeField } = LIST_TABLES[name];
-      const request = parseRequest(listRequestSchema(endpoint), body) as { page_number: number; page_size: number; transaction_begin_date?: string; transaction_end_date?: string };
+      const request = parseRequest(listRequestSchema(endpoint), body) as {
+        page_number: number;
+        page_size: number;
+        transaction_begin_date?: string;
+        transaction_end_date?: string;
+      };
       const matching = sorted(name).filter((record) => {
         const month = String(record[timeField]).slice(0, 7);
         if (request.transaction_begin_date && month < request.transaction_begin_date) return false;

@@ -5,7 +5,9 @@ import type { ChaosOptions, DeliverySigner } from "./deliverer.js";
  * The platform's retry schedule is not published. This default follows the published schedule of
  * Standard Webhooks senders (Svix): immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h.
  */
-export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
+  0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+];
 
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 10_000;
 
@@ -33,9 +35,11 @@ export interface PlatformSimulatorOptions {
 
 export function checkOptions(options: PlatformSimulatorOptions): void {
   const schedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
-  if (schedule.length === 0 || schedule.some((ms) => !(ms >= 0))) throw new RangeError("retrySchedule must list one or more delays >= 0");
+  if (schedule.length === 0 || schedule.some((ms) => !(ms >= 0)))
+    throw new RangeError("retrySchedule must list one or more delays >= 0");
   if (options.timeScale !== undefined && !(options.timeScale >= 0)) throw new RangeError("timeScale must be >= 0");
-  if (options.attemptTimeoutMs !== undefined && !(options.attemptTimeoutMs > 0)) throw new RangeError("attemptTimeoutMs must be > 0");
+  if (options.attemptTimeoutMs !== undefined && !(options.attemptTimeoutMs > 0))
+    throw new RangeError("attemptTimeoutMs must be > 0");
   for (const rate of [options.chaos?.duplicateRate, options.chaos?.reorderRate]) {
     if (rate !== undefined && !(rate >= 0 && rate <= 1)) throw new RangeError("chaos rates must be between 0 and 1");
   }

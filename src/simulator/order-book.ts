@@ -40,11 +40,16 @@ export function createOrderBook(options: { baseUrl: () => string; events: EventS
   const refundId = idSequence("RFD");
   const referenceKey = (merchant: string, reference: string) => `${merchant}\u0000${reference}`;
 
-  function find(lookup: { id?: string | undefined; reference_id?: string | undefined; merchant_id?: string | undefined }): StoredOrder {
+  function find(lookup: {
+    id?: string | undefined;
+    reference_id?: string | undefined;
+    merchant_id?: string | undefined;
+  }): StoredOrder {
     const merchant = lookup.merchant_id || DEFAULT_MERCHANT_ID;
     const id = lookup.id ?? byReference.get(referenceKey(merchant, lookup.reference_id ?? ""));
     const stored = id === undefined ? undefined : orders.get(id);
-    if (!stored || stored.order.merchant_id !== merchant) throw new SimulatorApiError(404, "ORDER_NOT_FOUND", "no such order for this merchant");
+    if (!stored || stored.order.merchant_id !== merchant)
+      throw new SimulatorApiError(404, "ORDER_NOT_FOUND", "no such order for this merchant");
     return stored;
   }
 
@@ -74,7 +79,8 @@ export function createOrderBook(options: { baseUrl: () => string; events: EventS
       const request = parseRequest(createOrderRequestSchema, body);
       const merchant = request.merchant_id || DEFAULT_MERCHANT_ID;
       const currencies = new Set(request.purchase_units.map((unit) => unit.amount.currency_code));
-      if (currencies.size > 1) throw new SimulatorApiError(400, "INVALID_REQUEST", "purchase_units: one currency per order");
+      if (currencies.size > 1)
+        throw new SimulatorApiError(400, "INVALID_REQUEST", "purchase_units: one currency per order");
       if (byReference.has(referenceKey(merchant, request.reference_id))) {
         throw new SimulatorApiError(409, "DUPLICATE_REFERENCE_ID", "an order with this reference_id exists");
       }
@@ -128,13 +134,19 @@ export function createOrderBook(options: { baseUrl: () => string; events: EventS
     refund(body: unknown): RefundOrder {
       const request = parseRequest(refundRequestSchema, body);
       const origin = request.origin_id;
-      const stored = find({ id: origin.origin_order_id, reference_id: origin.origin_order_id ? undefined : origin.origin_reference_id, merchant_id: request.merchant_id });
-      if (!stored.paid || !stored.refundSupported) throw new SimulatorApiError(422, "REFUND_NOT_SUPPORTED", "this order cannot be refunded through the API");
+      const stored = find({
+        id: origin.origin_order_id,
+        reference_id: origin.origin_order_id ? undefined : origin.origin_reference_id,
+        merchant_id: request.merchant_id,
+      });
+      if (!stored.paid || !stored.refundSupported)
+        throw new SimulatorApiError(422, "REFUND_NOT_SUPPORTED", "this order cannot be refunded through the API");
       const units = request.refund_units;
       if (units.some((unit) => unit.amount.currency_code !== stored.currency)) {
         throw new SimulatorApiError(400, "INVALID_CURRENCY", "refund_units: the currency differs from the order's");
       }
-      const amount = units.length === 0 ? stored.refundable : units.reduce((sum, unit) => addDecimal(sum, unit.amount.value), "0");
+      const amount =
+        units.length === 0 ? stored.refundable : units.reduce((sum, unit) => addDecimal(sum, unit.amount.value), "0");
       if (compareDecimal(amount, "0") <= 0 || compareDecimal(amount, stored.refundable) > 0) {
         throw new SimulatorApiError(422, "REFUND_AMOUNT_EXCEEDS_BALANCE", "the refund exceeds the refundable balance");
       }
@@ -151,7 +163,12 @@ export function createOrderBook(options: { baseUrl: () => string; events: EventS
       };
       // The refund settles at once in the simulator; its event reports the final state.
       if (request.webhook_url) {
-        options.events.refundEvent(request.webhook_url, { ...refund, refund_status: "REFUNDED", status: "REFUNDED", origin_order_id: stored.order.id });
+        options.events.refundEvent(request.webhook_url, {
+          ...refund,
+          refund_status: "REFUNDED",
+          status: "REFUNDED",
+          origin_order_id: stored.order.id,
+        });
       }
       if (compareDecimal(stored.refundable, "0") === 0) touch(stored, "REFUNDED");
       return refund;

@@ -52,7 +52,14 @@ export function scenarioRunner(sim: PlatformSimulator) {
     if (LIFECYCLE.has(command)) {
       const sub = subscription(name);
       const reason = rest.length > 0 ? rest.join(" ") : undefined;
-      const sent = command === "renew" ? await sub.renew() : command === "suspend" ? await sub.suspend(reason) : command === "resume" ? await sub.resume() : await sub.cancel(reason);
+      const sent =
+        command === "renew"
+          ? await sub.renew()
+          : command === "suspend"
+            ? await sub.suspend(reason)
+            : command === "resume"
+              ? await sub.resume()
+              : await sub.cancel(reason);
       return `${command} ${name} ${sub.id} ${sent.id} ${sent.event_type}\n`;
     }
     switch (command) {
@@ -64,7 +71,8 @@ export function scenarioRunner(sim: PlatformSimulator) {
       }
       case "sleep": {
         const ms = Number(name);
-        if (!Number.isFinite(ms) || ms < 0) throw new ScenarioError(`sleep needs a number of ms, got ${name ?? "nothing"}`);
+        if (!Number.isFinite(ms) || ms < 0)
+          throw new ScenarioError(`sleep needs a number of ms, got ${name ?? "nothing"}`);
         await new Promise((resolve) => setTimeout(resolve, ms));
         return "";
       }

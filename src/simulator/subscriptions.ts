@@ -40,7 +40,10 @@ export function createSubscriptions(send: (notification: SubscriptionNotificatio
   const ids = idSequence("SUB");
   const all = new Map<string, SimulatedSubscription>();
 
-  function create(input: CreateSubscriptionInput): { subscription: SimulatedSubscription; created: SubscriptionNotification } {
+  function create(input: CreateSubscriptionInput): {
+    subscription: SimulatedSubscription;
+    created: SubscriptionNotification;
+  } {
     const id = ids();
     const createdAt = new Date();
     let phase = 1;
@@ -52,16 +55,20 @@ export function createSubscriptions(send: (notification: SubscriptionNotificatio
       const update = Math.max(Date.now(), lastUpdate + 1);
       lastUpdate = update;
       const at = new Date(update).toISOString();
-      const built = buildNotification(eventType, {
-        resource: {
-          id,
-          merchant_id: input.merchant_id,
-          reference_id: input.reference_id ?? `ref-${id}`,
-          subscriber: input.subscriber,
-          product: input.product,
-          execution_phase: String(phase),
+      const built = buildNotification(
+        eventType,
+        {
+          resource: {
+            id,
+            merchant_id: input.merchant_id,
+            reference_id: input.reference_id ?? `ref-${id}`,
+            subscriber: input.subscriber,
+            product: input.product,
+            execution_phase: String(phase),
+          },
         },
-      }, { random: true, at: new Date(update) });
+        { random: true, at: new Date(update) },
+      );
       const resource = built.resource;
       resource.create_time = createdAt.toISOString();
       resource.update_time = at;

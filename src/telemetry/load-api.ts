@@ -13,15 +13,17 @@ let settled = false;
  * once, by the first receiver or worker made.
  */
 export function loadOtelApi(): void {
-  loading ??= import("@opentelemetry/api").then(
-    (module) => {
-      // Node finds the named exports of the API's CommonJS build; a loader that does not puts them all under `default`.
-      api = typeof module.trace === "object" ? module : ((module as unknown as { default: OtelApi }).default);
-    },
-    () => {},
-  ).finally(() => {
-    settled = true;
-  });
+  loading ??= import("@opentelemetry/api")
+    .then(
+      (module) => {
+        // Node finds the named exports of the API's CommonJS build; a loader that does not puts them all under `default`.
+        api = typeof module.trace === "object" ? module : (module as unknown as { default: OtelApi }).default;
+      },
+      () => {},
+    )
+    .finally(() => {
+      settled = true;
+    });
 }
 
 /** The API, once loaded; undefined while loading and when it is not installed. */

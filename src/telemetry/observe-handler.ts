@@ -19,7 +19,12 @@ export type HandlerObserver = <T>(fields: Omit<HandlerFields, "source">, run: ()
  * is the active one while the handler runs, so spans the merchant's own code makes nest under it. A
  * failure is named by its outcome only: an error's message may quote the notification.
  */
-export async function observeHandler<T>(telemetry: Telemetry, parent: Context, fields: HandlerFields, run: () => Promise<T>): Promise<T> {
+export async function observeHandler<T>(
+  telemetry: Telemetry,
+  parent: Context,
+  fields: HandlerFields,
+  run: () => Promise<T>,
+): Promise<T> {
   const { api, tracer, metrics } = telemetry;
   const span = tracer?.startSpan(
     "webhook.handler",
@@ -39,7 +44,12 @@ export async function observeHandler<T>(telemetry: Telemetry, parent: Context, f
   try {
     return await api.context.with(span ? api.trace.setSpan(parent, span) : parent, run);
   } catch (err) {
-    outcome = err instanceof HandlerTimeoutError ? "handler_timeout" : err instanceof LeaseLostError ? "lease_lost" : "handler_failed";
+    outcome =
+      err instanceof HandlerTimeoutError
+        ? "handler_timeout"
+        : err instanceof LeaseLostError
+          ? "lease_lost"
+          : "handler_failed";
     span?.setStatus({ code: api.SpanStatusCode.ERROR, message: outcome });
     span?.setAttribute(ATTR.errorType, outcome);
     throw err;

@@ -39,11 +39,15 @@ export function observeJob(start: JobStart): JobObservation {
 
 function startObservation(telemetry: Telemetry, start: JobStart): JobObservation {
   const { api, tracer, metrics } = telemetry;
-  if (metrics && start.firstStart) metrics.queueLag.record(Math.max(0, start.queueLagMs) / 1000, { [ATTR.queue]: start.queue });
+  if (metrics && start.firstStart)
+    metrics.queueLag.record(Math.max(0, start.queueLagMs) / 1000, { [ATTR.queue]: start.queue });
   const parent = parentOf(telemetry, start.carrier);
   const span: Span | undefined = tracer?.startSpan(
     "webhook.process",
-    { kind: api.SpanKind.CONSUMER, attributes: { [ATTR.queue]: start.queue, [ATTR.queueLagMs]: Math.round(start.queueLagMs) } },
+    {
+      kind: api.SpanKind.CONSUMER,
+      attributes: { [ATTR.queue]: start.queue, [ATTR.queueLagMs]: Math.round(start.queueLagMs) },
+    },
     parent,
   );
   const context: Context = span ? api.trace.setSpan(parent, span) : parent;

@@ -60,7 +60,8 @@ function startObservation(telemetry: Telemetry, headers: HeaderSource): ReceiveO
       if (span) endSpan(telemetry, span, line, line.status !== undefined && line.status >= 500);
       if (metrics) {
         countNotification(metrics, line, "receiver");
-        if (line.duration_ms !== undefined) metrics.receiveDuration.record(line.duration_ms / 1000, { [ATTR.outcome]: line.outcome });
+        if (line.duration_ms !== undefined)
+          metrics.receiveDuration.record(line.duration_ms / 1000, { [ATTR.outcome]: line.outcome });
       }
     },
   };

@@ -67,7 +67,11 @@ function delegateOf(provider: TracerProvider): TracerProvider {
   return typeof proxy.getDelegate === "function" ? proxy.getDelegate() : provider;
 }
 
-function telemetryOf(api: OtelApi, tracerProvider: TracerProvider, meterProvider: MeterProvider): Telemetry | undefined {
+function telemetryOf(
+  api: OtelApi,
+  tracerProvider: TracerProvider,
+  meterProvider: MeterProvider,
+): Telemetry | undefined {
   const noopTracerProvider = new api.ProxyTracerProvider().getDelegate();
   const tracer = tracerProvider === noopTracerProvider ? undefined : tracerProvider.getTracer(SCOPE);
   const meter = meterProvider.getMeter(SCOPE);

@@ -36,17 +36,27 @@ const paidEvent = (key: "subscription_event" | "renewal_event") => (_time: strin
 const EVENT_OBJECTS: Readonly<Record<string, EventShape["eventObject"]>> = {
   SUBSCRIPTION: paidEvent("subscription_event"),
   RENEWAL: paidEvent("renewal_event"),
-  UNSUBSCRIPTION: (time) => ({ unsubscription_event: { reason: "cancelled by the subscriber", unsubscription_time: time } }),
+  UNSUBSCRIPTION: (time) => ({
+    unsubscription_event: { reason: "cancelled by the subscriber", unsubscription_time: time },
+  }),
   SUSPENDED: (time) => ({ suspended_event: { reason: "payment failed", suspended_time: time } }),
   RESUMED: (time) => ({ resumed_event: { resumed_time: time } }),
 };
 
 const SHAPES: Readonly<Record<string, EventShape>> = Object.fromEntries(
-  subscriptionEventRows().map(([eventType, row]) => [eventType, { ...row, eventObject: EVENT_OBJECTS[row.resourceEventType] }]),
+  subscriptionEventRows().map(([eventType, row]) => [
+    eventType,
+    { ...row, eventObject: EVENT_OBJECTS[row.resourceEventType] },
+  ]),
 );
 
 /** UNKNOWN, and event types this version does not know: no event object, as nothing says which. */
-const UNKNOWN_SHAPE: EventShape = { resourceEventType: "UNKNOWN", status: "ACTIVE", phase: "1", summary: "Subscription event" };
+const UNKNOWN_SHAPE: EventShape = {
+  resourceEventType: "UNKNOWN",
+  status: "ACTIVE",
+  phase: "1",
+  summary: "Subscription event",
+};
 
 /**
  * A complete notification of `eventType` that passes `subscriptionNotificationSchema`, with the event
@@ -104,7 +114,10 @@ function idsFor(eventType: string, options: BuildNotificationOptions): { notific
     return { notificationId: `WH-${draw.slice(0, 20)}`, orderId: `ORD-${draw.slice(12, 32)}` };
   }
   if (options.seed !== undefined) {
-    const digest = createHash("sha256").update(`${String(options.seed)}\0${eventType}`).digest("hex").toUpperCase();
+    const digest = createHash("sha256")
+      .update(`${String(options.seed)}\0${eventType}`)
+      .digest("hex")
+      .toUpperCase();
     return { notificationId: `WH-${digest.slice(0, 20)}`, orderId: `ORD-${digest.slice(20, 40)}` };
   }
   return { notificationId: `WH-TEST-${eventType}`, orderId: "ORD-TEST-0001" };

@@ -18,7 +18,10 @@ export function buildMoney(overrides?: DeepPartial<Money>): Money {
 }
 
 export function buildAddress(overrides?: DeepPartial<Address>): Address {
-  return deepMerge<Address>({ region_code: "DE", city: "Berlin", street: "Example Street", house_number_or_name: "1", postal_code: "10115" }, overrides);
+  return deepMerge<Address>(
+    { region_code: "DE", city: "Berlin", street: "Example Street", house_number_or_name: "1", postal_code: "10115" },
+    overrides,
+  );
 }
 
 /**
@@ -43,7 +46,10 @@ export function buildCardInfo(overrides?: DeepPartial<CardInfo>): CardInfo {
 }
 
 export function buildCardAdditionData(overrides?: DeepPartial<CardAdditionData>): CardAdditionData {
-  return deepMerge<CardAdditionData>({ cvc_result: "M", avs_result: "Y", liability_shift: true, threed_offered: true, threed_authenticated: true }, overrides);
+  return deepMerge<CardAdditionData>(
+    { cvc_result: "M", avs_result: "Y", liability_shift: true, threed_offered: true, threed_authenticated: true },
+    overrides,
+  );
 }
 
 /** One unit of 19.99 EUR: 16.80 net plus 19% VAT, so the breakdown adds up. */
@@ -58,7 +64,14 @@ export function buildPurchaseUnit(overrides?: DeepPartial<PurchaseUnit>): Purcha
           item_total: buildMoney({ value: "16.80" }),
           tax_total: buildMoney({ value: "3.19" }),
           tax_check_mode: "TOTAL_AMOUNT",
-          taxes: [{ tax_type: "ECOMMERCE_CONSUMPTION_TAX", tax_name: "VAT", tax_rate: "19", tax_amount: buildMoney({ value: "3.19" }) }],
+          taxes: [
+            {
+              tax_type: "ECOMMERCE_CONSUMPTION_TAX",
+              tax_name: "VAT",
+              tax_rate: "19",
+              tax_amount: buildMoney({ value: "3.19" }),
+            },
+          ],
         },
       },
       payee: { merchant_id: "M-TEST-0001", email_address: "billing@merchant.example" },
@@ -103,5 +116,8 @@ export function buildSubscriber(overrides?: DeepPartial<Subscriber>): Subscriber
 }
 
 export function buildProduct(overrides?: DeepPartial<Product>): Product {
-  return deepMerge<Product>({ id: "PLAN-PRO-MONTHLY", name: "Pro plan", description: "Monthly subscription" }, overrides);
+  return deepMerge<Product>(
+    { id: "PLAN-PRO-MONTHLY", name: "Pro plan", description: "Monthly subscription" },
+    overrides,
+  );
 }

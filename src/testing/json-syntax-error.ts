@@ -26,7 +26,9 @@ function scalarEnd(text: string, i: number): number | undefined {
   const end = NUMBER.test(text) ? NUMBER.lastIndex : undefined;
   NUMBER_SO_FAR.lastIndex = i;
   const rest = text.slice(i);
-  const cutShort = LITERALS.some((word) => word.startsWith(rest)) || (NUMBER_SO_FAR.test(text) && NUMBER_SO_FAR.lastIndex === text.length);
+  const cutShort =
+    LITERALS.some((word) => word.startsWith(rest)) ||
+    (NUMBER_SO_FAR.test(text) && NUMBER_SO_FAR.lastIndex === text.length);
   return end !== text.length && rest !== "" && cutShort ? CUT_SHORT : end;
 }
 
@@ -44,7 +46,10 @@ export function jsonSyntaxError(text: string): JsonSyntaxError | undefined {
   const open: ("{" | "[")[] = [];
   const fail = (at: number, expected: string): JsonSyntaxError => ({
     offset: at,
-    message: at >= text.length ? `unexpected end of input, expected ${expected}` : `unexpected ${shown(text[at]!)}, expected ${expected}`,
+    message:
+      at >= text.length
+        ? `unexpected end of input, expected ${expected}`
+        : `unexpected ${shown(text[at]!)}, expected ${expected}`,
   });
   const skipSpace = () => {
     while (text[i] === " " || text[i] === "\t" || text[i] === "\n" || text[i] === "\r") i++;

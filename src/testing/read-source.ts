@@ -28,7 +28,10 @@ export type ReplaySource = readonly unknown[] | string;
 
 export class SourceError extends Error {
   override readonly name = "SourceError";
-  constructor(readonly origin: string, detail: string) {
+  constructor(
+    readonly origin: string,
+    detail: string,
+  ) {
     super(`${origin}: ${detail}`);
   }
 }
@@ -101,7 +104,9 @@ function invalidJson(text: string): { line: number; error: string } {
 function entryOf(value: unknown, origin: string): SourceEntry {
   if (isObject(value) && isObject(value.notification) && !("resource" in value)) {
     const headers = isObject(value.headers) ? stringValues(value.headers) : undefined;
-    return headers ? { notification: value.notification, headers, origin } : { notification: value.notification, origin };
+    return headers
+      ? { notification: value.notification, headers, origin }
+      : { notification: value.notification, origin };
   }
   return { notification: value, origin };
 }

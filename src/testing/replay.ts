@@ -58,14 +58,23 @@ interface Connection {
  * Send every notification of `source` to `target`, as the platform would, and collect each answer in
  * source order. Recorded headers are sent again (signature headers are never recorded: pass `sign`).
  */
-export async function replay(target: ReplayTarget, source: ReplaySource, options: ReplayOptions = {}): Promise<ReplayResult[]> {
+export async function replay(
+  target: ReplayTarget,
+  source: ReplaySource,
+  options: ReplayOptions = {},
+): Promise<ReplayResult[]> {
   return replayEntries(target, await readSource(source), options);
 }
 
 /** `replay` for entries already read with `readSource`, keeping where each was read. */
-export async function replayEntries(target: ReplayTarget, entries: readonly SourceEntry[], options: ReplayOptions = {}): Promise<ReplayResult[]> {
+export async function replayEntries(
+  target: ReplayTarget,
+  entries: readonly SourceEntry[],
+  options: ReplayOptions = {},
+): Promise<ReplayResult[]> {
   const concurrency = options.concurrency ?? 1;
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
   const connection = await connect(target, options);
   const results: ReplayResult[] = new Array(entries.length);
   let done = 0;
@@ -84,7 +93,11 @@ export async function replayEntries(target: ReplayTarget, entries: readonly Sour
 async function sendEntry(send: Send, entry: SourceEntry, options: ReplayOptions): Promise<ReplayResult> {
   const body = JSON.stringify(entry.notification);
   // Lower-cased throughout: the same header in two spellings would be sent joined, "a, b".
-  const headers: Record<string, string> = { "content-type": "application/json", ...replayableHeaders(entry.headers), ...lowerCased(options.headers) };
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    ...replayableHeaders(entry.headers),
+    ...lowerCased(options.headers),
+  };
   if (options.sign) Object.assign(headers, lowerCased(await options.sign(body)));
   const notification = entry.notification as { id?: unknown } | null;
   const id = typeof notification?.id === "string" ? notification.id : undefined;
@@ -92,7 +105,16 @@ async function sendEntry(send: Send, entry: SourceEntry, options: ReplayOptions)
 }
 
 /** Headers about the original connection, which would be wrong (or refused) on a new one. */
-const CONNECTION_HEADERS = new Set(["host", "content-length", "connection", "keep-alive", "transfer-encoding", "expect", "upgrade", "te"]);
+const CONNECTION_HEADERS = new Set([
+  "host",
+  "content-length",
+  "connection",
+  "keep-alive",
+  "transfer-encoding",
+  "expect",
+  "upgrade",
+  "te",
+]);
 
 function replayableHeaders(recorded: Record<string, string> | undefined): Record<string, string> {
   const out = lowerCased(recorded);
@@ -108,9 +130,11 @@ function lowerCased(headers: Record<string, string> | undefined): Record<string,
 
 async function connect(target: ReplayTarget, options: ReplayOptions): Promise<Connection> {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  if (typeof target === "string" || target instanceof URL) return { send: httpSender(String(target), timeoutMs), close: async () => {} };
+  if (typeof target === "string" || target instanceof URL)
+    return { send: httpSender(String(target), timeoutMs), close: async () => {} };
   if (target instanceof Server) return serve(target, options.path ?? "/", timeoutMs);
-  if (typeof target === "function") return serve(createServer(target as RequestListenerLike), options.path ?? "/", timeoutMs);
+  if (typeof target === "function")
+    return serve(createServer(target as RequestListenerLike), options.path ?? "/", timeoutMs);
   if (isReceiver(target)) return { send: inProcessSender(target), close: async () => {} };
   // Quiet unless asked: a test run should show test output, not a log line per notification.
   const receiver = createReceiver({ logger: pino({ level: "silent" }), ...target });
@@ -135,7 +159,13 @@ function httpSender(url: string, timeoutMs: number): Send {
     let text: string;
     try {
       // A redirect is reported, not followed: following would turn the POST into a GET elsewhere.
-      response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal: AbortSignal.timeout(timeoutMs) });
+      response = await fetch(url, {
+        method: "POST",
+        headers,
+        body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       text = await response.text();
     } catch (err) {
       return { status: 0, error: describeFailure(err) };
@@ -154,7 +184,8 @@ function describeFailure(err: unknown): string {
 function answerIn(text: string): Answer | undefined {
   try {
     const value = JSON.parse(text) as Partial<Answer> | null;
-    if (value && typeof value.processed === "boolean") return { processed: value.processed, message: String(value.message ?? "") };
+    if (value && typeof value.processed === "boolean")
+      return { processed: value.processed, message: String(value.message ?? "") };
   } catch {
     // Not JSON: an answer from something other than the receiver (a proxy's error page, a 404).
   }
@@ -188,13 +219,18 @@ async function serve(server: Server, path: string, timeoutMs: number): Promise<C
 
 /** Where to reach a listening server from this process. */
 function loopbackHost(address: AddressInfo | string | null): string {
-  if (address === null || typeof address === "string") throw new TypeError("replay needs a server listening on a TCP port");
+  if (address === null || typeof address === "string")
+    throw new TypeError("replay needs a server listening on a TCP port");
   const { address: host, port } = address;
   if (host === "0.0.0.0" || host === "::") return `127.0.0.1:${port}`;
   return address.family === "IPv6" ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
-async function forEachLimited<T>(items: readonly T[], limit: number, run: (item: T, index: number) => Promise<void>): Promise<void> {
+async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  run: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) {

@@ -1,7 +1,16 @@
 import type { VerifyHook } from "./verify-hook.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes, hexToBytes } from "./encoding.js";
-import { checkTolerance, DEFAULT_TOLERANCE_SECONDS, hmac, hmacSecretBytes, isFresh, prefixed, type HmacAlgorithm, type HmacSecret } from "./hmac.js";
+import {
+  checkTolerance,
+  DEFAULT_TOLERANCE_SECONDS,
+  hmac,
+  hmacSecretBytes,
+  isFresh,
+  prefixed,
+  type HmacAlgorithm,
+  type HmacSecret,
+} from "./hmac.js";
 import { secretKeys, type SecretOption } from "./secret-keys.js";
 
 export interface HmacVerifierOptions {
@@ -32,7 +41,11 @@ export interface HmacVerifierOptions {
 const WHAT = "hmacVerifier";
 
 /** The exact bytes an HMAC signature covers, shared by the verifier and `signHmac`. */
-export function hmacSignedContent(body: Uint8Array, timestamp: string | undefined, options: HmacVerifierOptions): Uint8Array {
+export function hmacSignedContent(
+  body: Uint8Array,
+  timestamp: string | undefined,
+  options: HmacVerifierOptions,
+): Uint8Array {
   return options.timestamp ? prefixed(`${timestamp}${options.timestamp.separator ?? "."}`, body) : body;
 }
 

@@ -1,7 +1,11 @@
 import { bytesToBase64, bytesToHex, utf8 } from "./encoding.js";
 import { hmac, hmacKeys, secretList } from "./hmac.js";
 import { hmacSignedContent, type HmacVerifierOptions } from "./hmac-verifier.js";
-import { standardWebhookContent, standardWebhooksKey, type StandardWebhooksSecret } from "./standard-webhooks-verifier.js";
+import {
+  standardWebhookContent,
+  standardWebhooksKey,
+  type StandardWebhooksSecret,
+} from "./standard-webhooks-verifier.js";
 
 /** When a signature was made; defaults to now. Lets tests sign stale or future deliveries. */
 export interface SignAt {
@@ -16,8 +20,13 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
  * The headers a sender configured like `options` would attach to `body`, signed with the first
  * secret (the current one during a rotation). For tests, replay tools and local senders.
  */
-export async function signHmac(body: Uint8Array | string, options: HmacVerifierOptions, at: SignAt = {}): Promise<Record<string, string>> {
-  if (typeof options.secret === "function") throw new TypeError("signHmac: give the secret itself; a sender signs with one secret, not a lookup");
+export async function signHmac(
+  body: Uint8Array | string,
+  options: HmacVerifierOptions,
+  at: SignAt = {},
+): Promise<Record<string, string>> {
+  if (typeof options.secret === "function")
+    throw new TypeError("signHmac: give the secret itself; a sender signs with one secret, not a lookup");
   const [secret] = secretList(options.secret, "signHmac");
   const [key] = await hmacKeys([secret!], options.algorithm ?? "sha256")();
   const timestamp = options.timestamp ? String(at.timestamp ?? nowSeconds()) : undefined;

@@ -40,7 +40,11 @@ export function standardWebhookContent(id: string, timestamp: string, body: Uint
  */
 function signedHeaders(headers: Readonly<Record<string, string>>) {
   const family = headers["webhook-id"] === undefined && headers["svix-id"] !== undefined ? "svix" : "webhook";
-  return { id: headers[`${family}-id`], timestamp: headers[`${family}-timestamp`], signatures: headers[`${family}-signature`] };
+  return {
+    id: headers[`${family}-id`],
+    timestamp: headers[`${family}-timestamp`],
+    signatures: headers[`${family}-signature`],
+  };
 }
 
 /**

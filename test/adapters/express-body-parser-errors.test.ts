@@ -2,7 +2,11 @@ import express5 from "express";
 import express4 from "express4";
 import request from "supertest";
 import { describe, expect, it, vi } from "vitest";
-import { bodyParserErrorHandler, subscriptionWebhook, type BodyParserErrorHandlerOptions } from "merchant-webhooks/express";
+import {
+  bodyParserErrorHandler,
+  subscriptionWebhook,
+  type BodyParserErrorHandlerOptions,
+} from "merchant-webhooks/express";
 import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
 import { notification } from "../helpers/notifications.js";
 
@@ -49,10 +53,19 @@ describe.each([
 
   it("answers HTTP 200 with processed: false under failureStatus 200, and warns the logger", async () => {
     const { logger, lines } = captureLogger();
-    const res = await request(app({ failureStatus: 200, logger })).post(HOOK).set("content-type", "application/json").send("{");
+    const res = await request(app({ failureStatus: 200, logger }))
+      .post(HOOK)
+      .set("content-type", "application/json")
+      .send("{");
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ processed: false, message: "body is not valid JSON" });
-    expect(lines()).toContainEqual(expect.objectContaining({ level: 40, type: "entity.parse.failed", msg: expect.stringMatching(/mount the webhook before/) }));
+    expect(lines()).toContainEqual(
+      expect.objectContaining({
+        level: 40,
+        type: "entity.parse.failed",
+        msg: expect.stringMatching(/mount the webhook before/),
+      }),
+    );
   });
 
   it("leaves other paths, and errors that are not about the body, to the app's own handling", async () => {

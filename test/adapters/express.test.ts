@@ -53,14 +53,19 @@ describe.each([
 
   it("still works behind express.json() for unsigned notifications", async () => {
     const onRenew = vi.fn();
-    const res = await request(app({ onRenew }, [express.json()])).post("/hook").send(notification());
+    const res = await request(app({ onRenew }, [express.json()]))
+      .post("/hook")
+      .send(notification());
     expect(res.status).toBe(200);
     expect(onRenew).toHaveBeenCalledTimes(1);
   });
 
   it("answers a clear 500 configuration error, not a hang, when express.json() ate the body and verify is set", async () => {
     const onRenew = vi.fn();
-    const res = await request(app({ verify, onRenew }, [express.json()])).post("/hook").send(notification()).timeout(5_000);
+    const res = await request(app({ verify, onRenew }, [express.json()]))
+      .post("/hook")
+      .send(notification())
+      .timeout(5_000);
     expect(res.status).toBe(500);
     expect(res.body.processed).toBe(false);
     expect(res.body.message).toMatch(/mount the webhook before app\.use\(express\.json\(\)\)/);

@@ -31,7 +31,12 @@ describe("subscriptionWebhookPlugin", () => {
 
   it("leaves Fastify's own answers on other routes: bad JSON there is still Fastify's 400", async () => {
     const app = await appWith();
-    const response = await app.inject({ method: "POST", url: "/orders", headers: { "content-type": "application/json" }, payload: "{" });
+    const response = await app.inject({
+      method: "POST",
+      url: "/orders",
+      headers: { "content-type": "application/json" },
+      payload: "{",
+    });
     expect(response.statusCode).toBe(400);
     expect(response.json()).toMatchObject({ code: "FST_ERR_CTP_INVALID_JSON_BODY" });
   });
@@ -42,7 +47,12 @@ describe("subscriptionWebhookPlugin", () => {
     app.removeContentTypeParser("text/plain");
     app.post("/orders", async (request) => ({ echoed: request.body }));
     await app.register(subscriptionWebhookPlugin, { path: "/hook", logger: silentLogger() });
-    const response = await app.inject({ method: "POST", url: "/orders", headers: { "content-type": "text/plain" }, payload: "hi" });
+    const response = await app.inject({
+      method: "POST",
+      url: "/orders",
+      headers: { "content-type": "text/plain" },
+      payload: "hi",
+    });
     expect(response.statusCode).toBe(415);
     expect(response.json()).toMatchObject({ code: "FST_ERR_CTP_INVALID_MEDIA_TYPE" });
   });
@@ -59,7 +69,12 @@ describe("subscriptionWebhookPlugin", () => {
     const app = Fastify();
     apps.push(app);
     const onRenew = vi.fn();
-    await app.register(subscriptionWebhookPlugin, { prefix: "/webhooks", path: "/subscriptions", logger: silentLogger(), onRenew });
+    await app.register(subscriptionWebhookPlugin, {
+      prefix: "/webhooks",
+      path: "/subscriptions",
+      logger: silentLogger(),
+      onRenew,
+    });
     const response = await app.inject({ method: "POST", url: "/webhooks/subscriptions", payload: notification() });
     expect(response.statusCode).toBe(200);
     expect(onRenew).toHaveBeenCalledTimes(1);
@@ -98,7 +113,11 @@ describe("subscriptionWebhookPlugin", () => {
   it("closes the receiver (and so its recorder and queue) when the app closes", async () => {
     const app = Fastify();
     const close = vi.fn(async () => {});
-    await app.register(subscriptionWebhookPlugin, { path: "/hook", logger: silentLogger(), record: { write: () => {}, close } });
+    await app.register(subscriptionWebhookPlugin, {
+      path: "/hook",
+      logger: silentLogger(),
+      record: { write: () => {}, close },
+    });
     await app.ready();
     await app.close();
     expect(close).toHaveBeenCalledTimes(1);

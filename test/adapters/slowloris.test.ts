@@ -56,7 +56,9 @@ const ADAPTERS: Array<[string, Start]> = [
 function trickle(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, "127.0.0.1", () => {
-      socket.write("POST /hook HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{");
+      socket.write(
+        "POST /hook HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{",
+      );
     });
     let received = "";
     socket.setEncoding("utf8");
@@ -74,7 +76,10 @@ describe("a body trickled slower than bodyTimeoutMs (slowloris)", () => {
     expect(written).toMatch(/^HTTP\/1\.1 408 /);
     expect(written.toLowerCase()).toContain("connection: close");
     // The body may come chunked: the JSON is what lies between its braces.
-    expect(JSON.parse(/\{.*\}/s.exec(written.slice(written.indexOf("\r\n\r\n")))![0])).toEqual({ processed: false, message: "body not received in time" });
+    expect(JSON.parse(/\{.*\}/s.exec(written.slice(written.indexOf("\r\n\r\n")))![0])).toEqual({
+      processed: false,
+      message: "body not received in time",
+    });
     expect(onRenew).not.toHaveBeenCalled();
   });
 });

@@ -7,9 +7,15 @@ const script = fileURLToPath(new URL("./fixtures/unlogged-failure.ts", import.me
 
 describe("an adapter's internal error with no logger passed", () => {
   it("is answered 500 and logged by the default logger on the Node and Pages Router adapters", async () => {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", script], { timeout: 60_000 });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ["--import", "tsx", script], {
+      timeout: 60_000,
+    });
     expect(stderr.trim().split("\n")).toEqual(["answered 500", "answered 500"]);
-    const lines = stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line));
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
     expect(lines).toEqual([
       expect.objectContaining({ level: 50, name: "merchant-webhooks", outcome: "internal_error", status: 500 }),
       expect.objectContaining({ level: 50, name: "merchant-webhooks", outcome: "internal_error", status: 500 }),

@@ -21,25 +21,54 @@ describe("bad input", () => {
   it("generates at least 10,000 malformed bodies across every family", () => {
     expect(bodies.length).toBeGreaterThanOrEqual(10_000);
     expect(new Set(bodies.map((b) => b.kind))).toEqual(
-      new Set(["truncated", "wrong-type", "missing-required", "invalid-utf8", "not-object", "proto-keys", "deep-nesting", "huge-string", "huge-array", "oversized", "wrong-content-type", "random-bytes"]),
+      new Set([
+        "truncated",
+        "wrong-type",
+        "missing-required",
+        "invalid-utf8",
+        "not-object",
+        "proto-keys",
+        "deep-nesting",
+        "huge-string",
+        "huge-array",
+        "oversized",
+        "wrong-content-type",
+        "random-bytes",
+      ]),
     );
   });
 
   it("answers every one through the core with 4xx JSON processed:false and a message, never running a handler", async () => {
     const handler = vi.fn();
-    const receiver = createReceiver({ logger: silentLogger(), bodyLimit: BODY_LIMIT, onRenew: handler, onUnknown: handler });
+    const receiver = createReceiver({
+      logger: silentLogger(),
+      bodyLimit: BODY_LIMIT,
+      onRenew: handler,
+      onUnknown: handler,
+    });
     const results: { kind: string; status: number }[] = [];
     for (const bad of bodies) {
-      const response = await receiver.handle({ method: "POST", headers: { "content-type": bad.contentType }, rawBody: bad.body });
+      const response = await receiver.handle({
+        method: "POST",
+        headers: { "content-type": bad.contentType },
+        rawBody: bad.body,
+      });
       const answer = JSON.parse(response.body);
-      if (!BAD_INPUT_STATUSES.has(response.status) || answer.processed !== false || typeof answer.message !== "string" || !answer.message) {
+      if (
+        !BAD_INPUT_STATUSES.has(response.status) ||
+        answer.processed !== false ||
+        typeof answer.message !== "string" ||
+        !answer.message
+      ) {
         throw new Error(`${bad.kind} #${bodies.indexOf(bad)} answered ${response.status} ${response.body}`);
       }
       results.push({ kind: bad.kind, status: response.status });
     }
     expect(handler).not.toHaveBeenCalled();
     expect(({} as any).x0 ?? ({} as any).execution_phase).toBeUndefined();
-    console.log(`bad input through the core: ${results.length} bodies, answers by status ${JSON.stringify(tally(results))}`);
+    console.log(
+      `bad input through the core: ${results.length} bodies, answers by status ${JSON.stringify(tally(results))}`,
+    );
   }, 120_000);
 
   describe("over HTTP through the Express adapter", () => {
@@ -50,7 +79,10 @@ describe("bad input", () => {
 
     beforeAll(async () => {
       const app = express();
-      app.post("/hook", subscriptionWebhook({ logger: silentLogger(), bodyLimit: BODY_LIMIT, onRenew: handler, onUnknown: handler }));
+      app.post(
+        "/hook",
+        subscriptionWebhook({ logger: silentLogger(), bodyLimit: BODY_LIMIT, onRenew: handler, onUnknown: handler }),
+      );
       server = app.listen(0);
       await new Promise((resolve) => server.once("listening", resolve));
       port = (server.address() as AddressInfo).port;
@@ -66,16 +98,23 @@ describe("bad input", () => {
         if (!chunked) headers["content-length"] = bad.body.byteLength;
         const req = http.request({ port, path: "/hook", method: "POST", headers, agent }, (res) => {
           let text = "";
-          res.setEncoding("utf8").on("data", (c) => (text += c)).on("end", () => resolve({ status: res.statusCode!, body: text }));
+          res
+            .setEncoding("utf8")
+            .on("data", (c) => (text += c))
+            .on("end", () => resolve({ status: res.statusCode!, body: text }));
         });
         // An oversized body may be answered (and the socket closed) before it is all written.
-        req.on("error", (err: NodeJS.ErrnoException) => (err.code === "EPIPE" || err.code === "ECONNRESET" ? undefined : reject(err)));
+        req.on("error", (err: NodeJS.ErrnoException) =>
+          err.code === "EPIPE" || err.code === "ECONNRESET" ? undefined : reject(err),
+        );
         req.end(bad.body);
       });
     }
 
     it("answers a sample of every family (streamed and with Content-Length) with 4xx JSON processed:false", async () => {
-      const sample = bodies.filter((_, i) => i % 7 === 0 || bodies[i]!.kind === "oversized" || bodies[i]!.kind === "deep-nesting");
+      const sample = bodies.filter(
+        (_, i) => i % 7 === 0 || bodies[i]!.kind === "oversized" || bodies[i]!.kind === "deep-nesting",
+      );
       const results: { kind: string; status: number }[] = [];
       for (let i = 0; i < sample.length; i += 8) {
         const batch = sample.slice(i, i + 8);

@@ -45,7 +45,8 @@ export function generateBadBodies(bodyLimit: number): BadBody[] {
   const text = JSON.stringify(base);
 
   // Truncated JSON: every strict prefix of a notification.
-  for (let i = 0; i < text.length; i++) out.push({ kind: "truncated", body: bytes(text.slice(0, i)), contentType: json });
+  for (let i = 0; i < text.length; i++)
+    out.push({ kind: "truncated", body: bytes(text.slice(0, i)), contentType: json });
 
   // A wrong type at every typed path.
   for (const path of typedPaths(base)) {
@@ -93,8 +94,15 @@ export function generateBadBodies(bodyLimit: number): BadBody[] {
   for (let i = 0; i < 200; i++) {
     const copy = structuredClone(base) as any;
     delete copy.resource.execution_phase;
-    const polluted = JSON.stringify(copy).replace('"resource":{', `"resource":{"__proto__":{"execution_phase":"${i}"},"constructor":{"prototype":{"x${i}":1}},`);
-    out.push({ kind: "proto-keys", body: bytes(i % 2 ? polluted : polluted.replace(/__proto__/g, "\\u005f_proto__")), contentType: json });
+    const polluted = JSON.stringify(copy).replace(
+      '"resource":{',
+      `"resource":{"__proto__":{"execution_phase":"${i}"},"constructor":{"prototype":{"x${i}":1}},`,
+    );
+    out.push({
+      kind: "proto-keys",
+      body: bytes(i % 2 ? polluted : polluted.replace(/__proto__/g, "\\u005f_proto__")),
+      contentType: json,
+    });
   }
 
   // Deep nesting, as the whole body and inside a typed field.
@@ -127,9 +135,24 @@ export function generateBadBodies(bodyLimit: number): BadBody[] {
   }
 
   // A valid notification under content types that are not JSON.
-  const types = ["text/plain", "text/html", "application/xml", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/octet-stream", "application/json; charset=utf-16", "application/jsonp", "image/png", "json"];
+  const types = [
+    "text/plain",
+    "text/html",
+    "application/xml",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/octet-stream",
+    "application/json; charset=utf-16",
+    "application/jsonp",
+    "image/png",
+    "json",
+  ];
   for (let i = 0; i < 200; i++) {
-    out.push({ kind: "wrong-content-type", body: bytes(JSON.stringify(notification())), contentType: types[i % types.length]! });
+    out.push({
+      kind: "wrong-content-type",
+      body: bytes(JSON.stringify(notification())),
+      contentType: types[i % types.length]!,
+    });
   }
 
   // Random bytes.

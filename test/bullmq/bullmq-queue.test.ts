@@ -1,7 +1,13 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver, type IdempotencyStore, type ReceiverResponse } from "merchant-webhooks";
-import { bullmqQueue, createWorker, jobIdFor, type BullmqNotificationQueue, type NotificationWorker } from "merchant-webhooks/bullmq";
+import {
+  bullmqQueue,
+  createWorker,
+  jobIdFor,
+  type BullmqNotificationQueue,
+  type NotificationWorker,
+} from "merchant-webhooks/bullmq";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
@@ -55,7 +61,11 @@ describe("bullmqQueue", () => {
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
     const body = notification();
 
-    expect(answer(await receiver.handle(post(body)))).toEqual({ status: 200, processed: true, message: "accepted for processing" });
+    expect(answer(await receiver.handle(post(body)))).toEqual({
+      status: 200,
+      processed: true,
+      message: "accepted for processing",
+    });
     // No worker yet: the acknowledged notification waits in Redis, and its record says queued.
     expect(await queue.queue.getJobCounts("waiting")).toEqual({ waiting: 1 });
     expect(await store.get(body.id)).toMatchObject({ state: "queued" });
@@ -64,8 +74,17 @@ describe("bullmqQueue", () => {
     workerOn("ack", handled);
     await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
     expect(handled.map((h) => h.id)).toEqual([body.id]);
-    expect(answer(await receiver.handle(post(body)))).toEqual({ status: 200, processed: true, message: "already processed" });
-    expect(await queue.queue.getJobCounts("waiting", "active", "delayed", "failed")).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 });
+    expect(answer(await receiver.handle(post(body)))).toEqual({
+      status: 200,
+      processed: true,
+      message: "already processed",
+    });
+    expect(await queue.queue.getJobCounts("waiting", "active", "delayed", "failed")).toEqual({
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+      failed: 0,
+    });
     expect(handled).toHaveLength(1);
   });
 
@@ -85,7 +104,14 @@ describe("bullmqQueue", () => {
 
     // A second add of the same notification id (a receiver retrying after a lost reply) is a no-op.
     const fingerprint = (await store.get(body.id))!.fingerprint;
-    await queue.enqueue({ id: body.id, fingerprint, notification: body as never, headers: {}, receivedAt: Date.now(), run: async () => {} });
+    await queue.enqueue({
+      id: body.id,
+      fingerprint,
+      notification: body as never,
+      headers: {},
+      receivedAt: Date.now(),
+      run: async () => {},
+    });
     expect(await queue.queue.getJobCounts("waiting")).toEqual({ waiting: 1 });
 
     const handled: Array<{ id: string; headers: Record<string, string> }> = [];
@@ -125,7 +151,10 @@ describe("bullmqQueue", () => {
     await worker.waitUntilReady();
     const body = notification();
 
-    expect(answer(await receiver.handle(post(body)))).toMatchObject({ status: 200, message: "accepted for processing" });
+    expect(answer(await receiver.handle(post(body)))).toMatchObject({
+      status: 200,
+      message: "accepted for processing",
+    });
     await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
     // One run, after the hand-over, and the job's single attempt was not spent on waiting.
     expect(ran).toHaveLength(1);
@@ -137,7 +166,9 @@ describe("bullmqQueue", () => {
     const queue = queueNamed("headers");
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
     const body = notification();
-    await receiver.handle(post(body, { authorization: "Bearer secret-1", "webhook-signature": "v1,secret-2", "x-request-id": "req-7" }));
+    await receiver.handle(
+      post(body, { authorization: "Bearer secret-1", "webhook-signature": "v1,secret-2", "x-request-id": "req-7" }),
+    );
 
     const job = await queue.queue.getJob(jobIdFor(body.id));
     expect(JSON.stringify(job?.data)).not.toMatch(/secret-/);

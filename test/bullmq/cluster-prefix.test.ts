@@ -24,15 +24,23 @@ describe("the hash-tag rule for BullMQ on Redis Cluster", () => {
     expect(() => bullmqQueue({ connection: cluster, name: "notifications" })).toThrow(
       'bullmqQueue: on Redis Cluster every key of a queue must be in one hash slot, and no prefix (BullMQ\'s default is "bull") has no hash tag. Give a prefix with one, such as prefix: "{mw}", and the same prefix to bullmqQueue, createWorker and redrive.',
     );
-    expect(() => bullmqQueue({ connection: cluster, name: "notifications", prefix: "mw" })).toThrow(/prefix "mw" has no hash tag.*prefix: "\{mw\}"/);
-    expect(() => createWorker({ connection: cluster, name: "notifications", prefix: "{}", onRenew: () => {} })).toThrow(/^createWorker: .*prefix: "\{mw\}"/);
-    await expect(redrive({ connection: cluster, name: "notifications", prefix: "mw" })).rejects.toThrow(/^redrive: .*prefix: "\{mw\}"/);
+    expect(() => bullmqQueue({ connection: cluster, name: "notifications", prefix: "mw" })).toThrow(
+      /prefix "mw" has no hash tag.*prefix: "\{mw\}"/,
+    );
+    expect(() => createWorker({ connection: cluster, name: "notifications", prefix: "{}", onRenew: () => {} })).toThrow(
+      /^createWorker: .*prefix: "\{mw\}"/,
+    );
+    await expect(redrive({ connection: cluster, name: "notifications", prefix: "mw" })).rejects.toThrow(
+      /^redrive: .*prefix: "\{mw\}"/,
+    );
   });
 
   it("accepts a tag in the prefix or the queue name, and any prefix on a single Redis", () => {
     expect(() => assertClusterPrefix("bullmqQueue", cluster, "notifications", "{mw}")).not.toThrow();
     expect(() => assertClusterPrefix("bullmqQueue", cluster, "{notifications}", undefined)).not.toThrow();
     expect(() => assertClusterPrefix("bullmqQueue", single, "notifications", "mw")).not.toThrow();
-    expect(() => assertClusterPrefix("bullmqQueue", "redis://127.0.0.1:6379", "notifications", undefined)).not.toThrow();
+    expect(() =>
+      assertClusterPrefix("bullmqQueue", "redis://127.0.0.1:6379", "notifications", undefined),
+    ).not.toThrow();
   });
 });

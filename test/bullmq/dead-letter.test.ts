@@ -11,7 +11,11 @@ import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "./fixtures/redi
 const ATTEMPTS = 3;
 const BACKOFF_MS = 100;
 
-const post = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+const post = (body: Record<string, unknown>) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: json(body),
+});
 
 describe("the failed set as a dead-letter queue", () => {
   const prefix = uniquePrefix("dlq");
@@ -48,7 +52,10 @@ describe("the failed set as a dead-letter queue", () => {
         if (broken.value) throw new Error("downstream rejected the renewal");
       },
     });
-    cleanup.push(() => worker.close(1_000), () => receiver.close());
+    cleanup.push(
+      () => worker.close(1_000),
+      () => receiver.close(),
+    );
     const failed = async (id: string) => (await queue.queue.getJobState(jobIdFor(id))) === "failed";
     return { queue, receiver, broken, runs, failed };
   }
@@ -80,7 +87,11 @@ describe("the failed set as a dead-letter queue", () => {
       redriven: [fixed.id],
       notFailed: ["never-seen"],
     });
-    await eventually(async () => (await store.get(fixed.id))?.state === "completed", 10_000, "the redriven notification");
+    await eventually(
+      async () => (await store.get(fixed.id))?.state === "completed",
+      10_000,
+      "the redriven notification",
+    );
     expect(runs.filter((r) => r.id === fixed.id && r.ok)).toHaveLength(1);
     expect(await failed(other.id)).toBe(true);
     expect(await queue.queue.getJobCounts("failed")).toEqual({ failed: 1 });
@@ -90,10 +101,20 @@ describe("the failed set as a dead-letter queue", () => {
     const { receiver, runs, failed, broken, queue } = setup("cli");
     const bodies = [notification(), notification(), notification()];
     for (const body of bodies) await receiver.handle(post(body));
-    await eventually(async () => (await Promise.all(bodies.map((b) => failed(b.id)))).every(Boolean), 10_000, "all jobs to fail");
+    await eventually(
+      async () => (await Promise.all(bodies.map((b) => failed(b.id)))).every(Boolean),
+      10_000,
+      "all jobs to fail",
+    );
     const lines: string[] = [];
-    const io = { out: (text: string) => void lines.push(text), err: (text: string) => void lines.push(text), tty: false, columns: 80 };
-    const cli = (...args: string[]) => runRedrive(["--queue", "cli", "--redis", REDIS_URL, "--prefix", prefix, ...args], io);
+    const io = {
+      out: (text: string) => void lines.push(text),
+      err: (text: string) => void lines.push(text),
+      tty: false,
+      columns: 80,
+    };
+    const cli = (...args: string[]) =>
+      runRedrive(["--queue", "cli", "--redis", REDIS_URL, "--prefix", prefix, ...args], io);
 
     expect(await cli("--dry-run")).toBe(0);
     expect(lines.at(-1)).toBe("3 would be redriven from queue cli\n");
@@ -102,8 +123,17 @@ describe("the failed set as a dead-letter queue", () => {
     broken.value = false;
     expect(await cli()).toBe(0);
     expect(lines.at(-1)).toBe("3 redriven from queue cli\n");
-    await eventually(async () => (await Promise.all(bodies.map((b) => store.get(b.id)))).every((r) => r?.state === "completed"), 10_000, "all to complete");
-    expect(runs.filter((r) => r.ok).map((r) => r.id).sort()).toEqual(bodies.map((b) => b.id).sort());
+    await eventually(
+      async () => (await Promise.all(bodies.map((b) => store.get(b.id)))).every((r) => r?.state === "completed"),
+      10_000,
+      "all to complete",
+    );
+    expect(
+      runs
+        .filter((r) => r.ok)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(bodies.map((b) => b.id).sort());
 
     expect(await cli("--id", bodies[0]!.id)).toBe(1);
     expect(lines.at(-2)).toBe(`not in the failed set: ${bodies[0]!.id}\n`);
@@ -120,13 +150,21 @@ describe("the failed set as a dead-letter queue", () => {
     broken.value = false;
     const response = await receiver.handle(post(body));
     expect(JSON.parse(response.body)).toEqual({ processed: true, message: "accepted for processing" });
-    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the redelivered notification");
+    await eventually(
+      async () => (await store.get(body.id))?.state === "completed",
+      10_000,
+      "the redelivered notification",
+    );
     expect(runs.filter((r) => r.ok)).toHaveLength(1);
   });
 
   it("sends a job whose data is not a valid notification straight to the failed set, without running a handler", async () => {
     const { queue, runs } = setup("bad-data");
-    await queue.queue.add("SUBSCRIPTION_RENEW", { notification: { id: "x" }, headers: {}, receivedAt: 0, fingerprint: "f" } as never, { jobId: "bad-1" });
+    await queue.queue.add(
+      "SUBSCRIPTION_RENEW",
+      { notification: { id: "x" }, headers: {}, receivedAt: 0, fingerprint: "f" } as never,
+      { jobId: "bad-1" },
+    );
     await eventually(async () => (await queue.queue.getJobState("bad-1")) === "failed", 10_000, "the job to fail");
     const job = await queue.queue.getJob("bad-1");
     expect(job?.attemptsMade).toBe(1);

@@ -43,17 +43,30 @@ describe("a receiver and two workers on one Redis", () => {
   });
 
   it(`runs each of ${COUNT} notifications delivered twice exactly once, and acknowledges every delivery`, async () => {
-    remote = await spawnWorker({ REDIS_URL, QUEUE: "once", PREFIX: prefix, STORE_PREFIX: storePrefix, EFFECTS: effects, CONCURRENCY: "20" });
+    remote = await spawnWorker({
+      REDIS_URL,
+      QUEUE: "once",
+      PREFIX: prefix,
+      STORE_PREFIX: storePrefix,
+      EFFECTS: effects,
+      CONCURRENCY: "20",
+    });
     const bodies = Array.from({ length: COUNT }, () => notification() as SubscriptionNotification);
     // Every notification twice, in an order that puts some duplicates side by side and some far apart.
-    const deliveries = [...bodies, ...bodies].map((body, i) => ({ body, key: (i * 7919) % (2 * COUNT) })).sort((a, b) => a.key - b.key);
+    const deliveries = [...bodies, ...bodies]
+      .map((body, i) => ({ body, key: (i * 7919) % (2 * COUNT) }))
+      .sort((a, b) => a.key - b.key);
 
     const finalAnswers: Array<{ status: number; processed: boolean }> = [];
     // Deliver as the platform does: what is not acknowledged (409 while another delivery holds the id,
     // 503 if Redis is briefly too slow for the receiver's time limits) is sent again.
     async function deliver(body: SubscriptionNotification) {
       for (let tries = 1; ; tries++) {
-        const response = await receiver.handle({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+        const response = await receiver.handle({
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          rawBody: json(body),
+        });
         if ((response.status === 409 || response.status === 503) && tries < 100) {
           await new Promise((resolve) => setTimeout(resolve, 20));
           continue;
@@ -82,7 +95,12 @@ describe("a receiver and two workers on one Redis", () => {
     expect(notOnce).toEqual([]);
     const records = await Promise.all(bodies.map((b) => store.get(b.id)));
     expect(records.filter((r) => r?.state !== "completed")).toEqual([]);
-    expect(await queue.queue.getJobCounts("waiting", "active", "delayed", "failed")).toEqual({ waiting: 0, active: 0, delayed: 0, failed: 0 });
+    expect(await queue.queue.getJobCounts("waiting", "active", "delayed", "failed")).toEqual({
+      waiting: 0,
+      active: 0,
+      delayed: 0,
+      failed: 0,
+    });
     // Both workers took part: the exactly-once result is not one worker doing everything.
     const by = await redis.hgetall(`${effects}:by`);
     expect(Object.keys(by)).toHaveLength(2);

@@ -23,7 +23,22 @@ async function monitorCommands(url: string, prefix: string) {
 }
 
 // Commands that change data, as BullMQ's queue start-up would send them outside a script.
-const WRITES = new Set(["hset", "hmset", "hsetnx", "set", "del", "unlink", "zadd", "zrem", "lpush", "rpush", "lrem", "xadd", "expire", "pexpire"]);
+const WRITES = new Set([
+  "hset",
+  "hmset",
+  "hsetnx",
+  "set",
+  "del",
+  "unlink",
+  "zadd",
+  "zrem",
+  "lpush",
+  "rpush",
+  "lrem",
+  "xadd",
+  "expire",
+  "pexpire",
+]);
 
 describe("redrive --dry-run", () => {
   const redis = new Redis(REDIS_URL);
@@ -36,7 +51,10 @@ describe("redrive --dry-run", () => {
   it("creates no key for a queue that does not exist", async () => {
     const prefix = uniquePrefix("dry-empty");
     prefixes.push(prefix);
-    expect(await redrive({ connection: REDIS_URL, name: "nothing-here", prefix, dryRun: true })).toEqual({ redriven: [], notFailed: [] });
+    expect(await redrive({ connection: REDIS_URL, name: "nothing-here", prefix, dryRun: true })).toEqual({
+      redriven: [],
+      notFailed: [],
+    });
     expect(await redis.keys(`${prefix}*`)).toEqual([]);
   });
 

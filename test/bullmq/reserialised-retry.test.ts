@@ -8,7 +8,11 @@ import { notification } from "../helpers/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "./fixtures/redis.js";
 
 const BACKOFF_MS = 1_500;
-const post = (text: string) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: new TextEncoder().encode(text) });
+const post = (text: string) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: new TextEncoder().encode(text),
+});
 
 /**
  * A sender re-serialises its retry (other spacing and key order) while the job waits out its retry
@@ -29,7 +33,12 @@ describe("a re-serialised redelivery during a job's retry backoff", () => {
 
   it("runs the job's retry, which completes the notification, and the redelivery is not acknowledged before that", async () => {
     const name = "reserialised";
-    const queue = bullmqQueue({ connection: REDIS_URL, name, prefix, jobOptions: { attempts: 3, backoff: { type: "fixed", delay: BACKOFF_MS } } });
+    const queue = bullmqQueue({
+      connection: REDIS_URL,
+      name,
+      prefix,
+      jobOptions: { attempts: 3, backoff: { type: "fixed", delay: BACKOFF_MS } },
+    });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
     const runs: Array<{ attempt: number; ok: boolean }> = [];
     const worker = createWorker({
@@ -44,7 +53,10 @@ describe("a re-serialised redelivery during a job's retry backoff", () => {
         if (!ok) throw new Error("downstream timed out");
       },
     });
-    cleanup.push(() => worker.close(1_000), () => receiver.close());
+    cleanup.push(
+      () => worker.close(1_000),
+      () => receiver.close(),
+    );
 
     const body = notification();
     expect((await receiver.handle(post(JSON.stringify(body)))).status).toBe(200);
@@ -56,10 +68,18 @@ describe("a re-serialised redelivery during a job's retry backoff", () => {
     const redelivery = await receiver.handle(post(keysReversed));
     expect(redelivery.status).toBe(200);
 
-    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the notification to complete");
+    await eventually(
+      async () => (await store.get(body.id))?.state === "completed",
+      10_000,
+      "the notification to complete",
+    );
     expect(runs.map((run) => run.ok)).toEqual([false, true]);
     // Completed jobs are removed (removeOnComplete): none is left waiting, delayed or failed.
-    await eventually(async () => (await queue.queue.getJobState(jobIdFor(body.id))) === "unknown", 5_000, "the job to complete");
+    await eventually(
+      async () => (await queue.queue.getJobState(jobIdFor(body.id))) === "unknown",
+      5_000,
+      "the job to complete",
+    );
     const later = await receiver.handle(post(JSON.stringify(body)));
     expect(JSON.parse(later.body)).toEqual({ processed: true, message: "already processed" });
   });

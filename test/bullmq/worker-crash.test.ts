@@ -16,7 +16,11 @@ import { spawnWorker, type WorkerProcess } from "./fixtures/spawn-worker.js";
 const LEASE_MS = 1_000;
 const STALLED_INTERVAL_MS = 500;
 
-const post = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+const post = (body: Record<string, unknown>) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: json(body),
+});
 
 describe("workers that die or stop", () => {
   const prefix = uniquePrefix("crash");
@@ -54,7 +58,9 @@ describe("workers that die or stop", () => {
       });
       return child;
     };
-    const local = (onRenew: (n: SubscriptionNotification, ctx: { attempt: number; signal: AbortSignal }) => Promise<void>) => {
+    const local = (
+      onRenew: (n: SubscriptionNotification, ctx: { attempt: number; signal: AbortSignal }) => Promise<void>,
+    ) => {
       const worker = createWorker({
         connection: REDIS_URL,
         name,
@@ -68,7 +74,8 @@ describe("workers that die or stop", () => {
       cleanup.push(() => worker.close(1_000));
       return worker;
     };
-    const count = async (kind: "started" | "done", id: string) => Number((await redis.get(`${effects}:${kind}:${id}`)) ?? 0);
+    const count = async (kind: "started" | "done", id: string) =>
+      Number((await redis.get(`${effects}:${kind}:${id}`)) ?? 0);
     return { queue, receiver, spawn, local, count };
   }
 
@@ -80,7 +87,11 @@ describe("workers that die or stop", () => {
 
     for (const body of [slow, ...quick]) expect((await receiver.handle(post(body))).status).toBe(200);
     await eventually(async () => (await count("started", slow.id)) === 1, 10_000, "the slow handler to start");
-    await eventually(async () => (await Promise.all(quick.map((b) => count("done", b.id)))).every((n) => n === 1), 10_000, "the quick ones");
+    await eventually(
+      async () => (await Promise.all(quick.map((b) => count("done", b.id)))).every((n) => n === 1),
+      10_000,
+      "the quick ones",
+    );
     child.kill("SIGKILL");
     expect(await child.exited).toBeNull();
     expect(await count("done", slow.id)).toBe(0);
@@ -90,7 +101,11 @@ describe("workers that die or stop", () => {
       attempts.push(ctx.attempt);
       await redis.incr(`${effects}:done:${n.id}`);
     });
-    await eventually(async () => (await store.get(slow.id))?.state === "completed", 15_000, "the slow notification to complete");
+    await eventually(
+      async () => (await store.get(slow.id))?.state === "completed",
+      15_000,
+      "the slow notification to complete",
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     expect(await count("done", slow.id)).toBe(1);
@@ -111,7 +126,11 @@ describe("workers that die or stop", () => {
 
     let runs = 0;
     local(async () => void runs++);
-    const left = async () => Object.values(await queue.queue.getJobCounts("active", "waiting", "delayed", "failed")).reduce((a, b) => a + b, 0);
+    const left = async () =>
+      Object.values(await queue.queue.getJobCounts("active", "waiting", "delayed", "failed")).reduce(
+        (a, b) => a + b,
+        0,
+      );
     await eventually(async () => (await left()) === 0, 15_000, "the stalled job to leave the queue");
     expect(runs).toBe(0);
     expect(await count("done", body.id)).toBe(1);
@@ -146,7 +165,11 @@ describe("workers that die or stop", () => {
     expect(aborted).toBe(true);
 
     local(async (n) => void (await redis.incr(`${effects}:done:${n.id}`)));
-    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "another worker to complete it");
+    await eventually(
+      async () => (await store.get(body.id))?.state === "completed",
+      10_000,
+      "another worker to complete it",
+    );
     expect(await count("done", body.id)).toBe(1);
   });
 });

@@ -11,12 +11,26 @@ describe("a queue worker's hooks and ctx.event", () => {
   const prefix = uniquePrefix("hooks");
   const redis = new Redis(REDIS_URL);
   const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
-  const queue = bullmqQueue({ connection: REDIS_URL, name: "hooks", prefix, jobOptions: { attempts: 3, backoff: { type: "fixed", delay: 50 } } });
+  const queue = bullmqQueue({
+    connection: REDIS_URL,
+    name: "hooks",
+    prefix,
+    jobOptions: { attempts: 3, backoff: { type: "fixed", delay: 50 } },
+  });
   const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
   const onRenew = vi.fn().mockRejectedValueOnce(new Error("first run fails")).mockResolvedValue(undefined);
   const onAny = vi.fn();
   const onError = vi.fn();
-  const worker = createWorker({ connection: REDIS_URL, name: "hooks", prefix, idempotency: store, logger: silentLogger(), onRenew, onAny, onError });
+  const worker = createWorker({
+    connection: REDIS_URL,
+    name: "hooks",
+    prefix,
+    idempotency: store,
+    logger: silentLogger(),
+    onRenew,
+    onAny,
+    onError,
+  });
 
   afterAll(async () => {
     await worker.close(1_000);
@@ -28,9 +42,17 @@ describe("a queue worker's hooks and ctx.event", () => {
 
   it("reports the failed attempt to onError, then runs onRenew and onAny once with the renewal event", async () => {
     const body = notification("SUBSCRIPTION_RENEW");
-    const response = await receiver.handle({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+    const response = await receiver.handle({
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      rawBody: json(body),
+    });
     expect(response.status).toBe(200);
-    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the notification to complete");
+    await eventually(
+      async () => (await store.get(body.id))?.state === "completed",
+      10_000,
+      "the notification to complete",
+    );
 
     expect(onError).toHaveBeenCalledTimes(1);
     expect(onError.mock.calls[0]![0]).toMatchObject({ message: "first run fails" });

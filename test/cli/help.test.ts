@@ -6,7 +6,8 @@ describe("merchant-webhooks --help", () => {
   it("lists the commands and exits 0", async () => {
     const run = await runCli(["--help"]);
     expect(run.code).toBe(0);
-    for (const command of ["replay <file|dir> --url <url>", "send <event> --url <url>", "validate <file|dir>"]) expect(run.stdout).toContain(command);
+    for (const command of ["replay <file|dir> --url <url>", "send <event> --url <url>", "validate <file|dir>"])
+      expect(run.stdout).toContain(command);
   });
 
   it.each(["--version", "-v"])("prints the package version for %s and exits 0", async (flag) => {
@@ -17,7 +18,10 @@ describe("merchant-webhooks --help", () => {
   });
 
   it.each([
-    ["replay", ["--concurrency <n>", "--secret <secret>", "--scheme <scheme>", "--signature-header <name>", "Exit status"]],
+    [
+      "replay",
+      ["--concurrency <n>", "--secret <secret>", "--scheme <scheme>", "--signature-header <name>", "Exit status"],
+    ],
     ["send", ["--set <path=value>", "--secret <secret>", "--print", "Exit status"]],
     ["validate", ["file:line field.path: message", "Exit status"]],
   ])("explains %s and its options", async (command, expected) => {

@@ -9,7 +9,6 @@ import { runCli, startWebhook, type RunningWebhook } from "./run-cli.js";
 
 const SECRET = "whsec-cli-replay";
 
-
 describe("merchant-webhooks replay against a running server", () => {
   let dir: string;
   let recordings: string;
@@ -26,10 +25,23 @@ describe("merchant-webhooks replay against a running server", () => {
     dir = mkdtempSync(join(tmpdir(), "mw-cli-replay-"));
     recordings = join(dir, "recordings");
     mkdirSync(recordings);
-    const entry = (notification: unknown) => JSON.stringify({ received_at: "2026-11-23T08:15:31.000Z", headers: { "x-request-id": "req-9" }, notification, answer: { status: 200, processed: true, message: "processed" } });
-    writeFileSync(join(recordings, "notifications-2026-11-23.jsonl"), `${notifications.slice(0, 2).map(entry).join("\n")}\n`);
+    const entry = (notification: unknown) =>
+      JSON.stringify({
+        received_at: "2026-11-23T08:15:31.000Z",
+        headers: { "x-request-id": "req-9" },
+        notification,
+        answer: { status: 200, processed: true, message: "processed" },
+      });
+    writeFileSync(
+      join(recordings, "notifications-2026-11-23.jsonl"),
+      `${notifications.slice(0, 2).map(entry).join("\n")}\n`,
+    );
     writeFileSync(join(recordings, "notifications-2026-11-24.jsonl"), `${entry(notifications[2])}\n`);
-    webhook = await startWebhook({ verify: hmacVerifier({ secret: SECRET, header: "x-signature" }), onRenew, onCancel });
+    webhook = await startWebhook({
+      verify: hmacVerifier({ secret: SECRET, header: "x-signature" }),
+      onRenew,
+      onCancel,
+    });
   });
   afterAll(async () => {
     await webhook.close();
@@ -53,7 +65,10 @@ describe("merchant-webhooks replay against a running server", () => {
   it("exits 1 and counts rejections by status when the server refuses them", async () => {
     const file = join(dir, "mixed.json");
     const fresh = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "cli-4" });
-    const invalid = buildNotification("SUBSCRIPTION_RENEW", { id: "WH-no-phase", resource: { execution_phase: undefined } });
+    const invalid = buildNotification("SUBSCRIPTION_RENEW", {
+      id: "WH-no-phase",
+      resource: { execution_phase: undefined },
+    });
     writeFileSync(file, JSON.stringify([fresh, invalid]));
     const [wrongSecret, someInvalid] = await Promise.all([
       runCli(["replay", recordings, "--url", webhook.url, "--secret", "another-secret"]),
@@ -69,7 +84,9 @@ describe("merchant-webhooks replay against a running server", () => {
     expect(someInvalid.code).toBe(1);
     expect(someInvalid.stdout).toMatch(/^processed\s+1$/m);
     expect(someInvalid.stdout).toMatch(/^ {2}status 400\s+1$/m);
-    expect(someInvalid.stderr).toContain(`${file}:1 WH-no-phase: 400 invalid notification: resource.execution_phase: required`);
+    expect(someInvalid.stderr).toContain(
+      `${file}:1 WH-no-phase: 400 invalid notification: resource.execution_phase: required`,
+    );
   });
 
   it("exits 1 and counts a notification that got no answer as failed", async () => {
@@ -92,8 +109,11 @@ describe("merchant-webhooks replay against a running server", () => {
   });
 
   describe("listing what was not processed", () => {
-    const many = Array.from({ length: 25 }, (_, i) => buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: `cli-many-${i}` }));
-    const rejectedLines = (stderr: string) => stderr.split("\n").filter((line) => line.includes(": 401 signature verification failed"));
+    const many = Array.from({ length: 25 }, (_, i) =>
+      buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: `cli-many-${i}` }),
+    );
+    const rejectedLines = (stderr: string) =>
+      stderr.split("\n").filter((line) => line.includes(": 401 signature verification failed"));
     let file: string;
     beforeAll(() => {
       file = join(dir, "many.json");
@@ -101,7 +121,16 @@ describe("merchant-webhooks replay against a running server", () => {
     });
 
     it("lists every one when stderr is not a terminal (a file or CI log)", async () => {
-      const run = await runCli(["replay", file, "--url", webhook.url, "--secret", "another-secret", "--concurrency", "5"]);
+      const run = await runCli([
+        "replay",
+        file,
+        "--url",
+        webhook.url,
+        "--secret",
+        "another-secret",
+        "--concurrency",
+        "5",
+      ]);
       expect(run.code).toBe(1);
       expect(rejectedLines(run.stderr)).toHaveLength(25);
       expect(run.stderr).not.toContain("more not processed");
@@ -110,7 +139,14 @@ describe("merchant-webhooks replay against a running server", () => {
     it("lists the first 20 on a terminal, and all of them with --all", async () => {
       const argv = [file, "--url", webhook.url, "--secret", "another-secret", "--concurrency", "5"];
       const terminal = () => {
-        const io = { out: () => {}, err: (text: string) => void (io.stderr += text), tty: false, errTty: true, columns: 80, stderr: "" };
+        const io = {
+          out: () => {},
+          err: (text: string) => void (io.stderr += text),
+          tty: false,
+          errTty: true,
+          columns: 80,
+          stderr: "",
+        };
         return io;
       };
       const cut = terminal();

@@ -10,7 +10,11 @@ describe("merchant-webhooks send against a running server", () => {
   const onRenew = vi.fn();
   const onCancel = vi.fn();
   beforeAll(async () => {
-    webhook = await startWebhook({ verify: hmacVerifier({ secret: SECRET, header: "x-signature" }), onRenew, onCancel });
+    webhook = await startWebhook({
+      verify: hmacVerifier({ secret: SECRET, header: "x-signature" }),
+      onRenew,
+      onCancel,
+    });
   });
   afterAll(() => webhook.close());
 
@@ -43,7 +47,9 @@ describe("merchant-webhooks send against a running server", () => {
   });
 
   it("uses a fresh id each time, so a second send is processed again rather than deduplicated", async () => {
-    const runs = await Promise.all([1, 2].map(() => runCli(["send", "SUBSCRIPTION_CANCELLED", "--url", webhook.url, "--secret", SECRET])));
+    const runs = await Promise.all(
+      [1, 2].map(() => runCli(["send", "SUBSCRIPTION_CANCELLED", "--url", webhook.url, "--secret", SECRET])),
+    );
     expect(runs.map((run) => run.code)).toEqual([0, 0]);
     expect(onCancel).toHaveBeenCalledTimes(2);
     expect(onCancel.mock.calls[0]![0].id).not.toBe(onCancel.mock.calls[1]![0].id);
@@ -52,18 +58,32 @@ describe("merchant-webhooks send against a running server", () => {
   it("exits 1 with the answer when the server does not process it", async () => {
     const run = await runCli(["send", "renew", "--url", webhook.url, "--secret", "another-secret"]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/SUBSCRIPTION_RENEW: 401 \{"processed":false,"message":"signature verification failed"\}/);
+    expect(run.stderr).toMatch(
+      /SUBSCRIPTION_RENEW: 401 \{"processed":false,"message":"signature verification failed"\}/,
+    );
   });
 
   it("signs with --scheme standard-webhooks, or in the header --signature-header names", async () => {
     const whsec = `whsec_${Buffer.from("cli standard webhooks key").toString("base64")}`;
     const onResume = vi.fn();
     const standard = await startWebhook({ verify: standardWebhooksVerifier(whsec), onResume });
-    const custom = await startWebhook({ verify: hmacVerifier({ secret: SECRET, header: "x-platform-signature" }), onResume });
+    const custom = await startWebhook({
+      verify: hmacVerifier({ secret: SECRET, header: "x-platform-signature" }),
+      onResume,
+    });
     try {
       const [standardRun, customRun, badSecret] = await Promise.all([
         runCli(["send", "resumed", "--url", standard.url, "--secret", whsec, "--scheme", "standard-webhooks"]),
-        runCli(["send", "resumed", "--url", custom.url, "--secret", SECRET, "--signature-header", "x-platform-signature"]),
+        runCli([
+          "send",
+          "resumed",
+          "--url",
+          custom.url,
+          "--secret",
+          SECRET,
+          "--signature-header",
+          "x-platform-signature",
+        ]),
         runCli(["send", "resumed", "--url", standard.url, "--secret", "not base64!", "--scheme", "standard-webhooks"]),
       ]);
       expect([standardRun.code, customRun.code]).toEqual([0, 0]);

@@ -14,7 +14,11 @@ const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 /** The CLI as a long-running process: lines written to its stdin, its stdout read as it comes. */
 function startSimulate(args: readonly string[]) {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "simulate", ...args], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
+  const child: ChildProcessWithoutNullStreams = spawn(
+    process.execPath,
+    ["--import", "tsx", "src/cli/main.ts", "simulate", ...args],
+    { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } },
+  );
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -48,16 +52,38 @@ describe("merchant-webhooks simulate as a real process", () => {
 
   it("serves the API on --port and sends signed notifications for scenario commands typed on stdin", async () => {
     const port = await freePort();
-    const sim = startSimulate(["--port", String(port), "--webhook-url", webhook.url, "--secret", SECRET, "--time-scale", "0.001"]);
+    const sim = startSimulate([
+      "--port",
+      String(port),
+      "--webhook-url",
+      webhook.url,
+      "--secret",
+      SECRET,
+      "--time-scale",
+      "0.001",
+    ]);
     try {
       const [, baseUrl] = await sim.waitFor(/listening (\S+)\n/);
       expect(baseUrl).toBe(`http://127.0.0.1:${port}`);
 
       const client = createPaymentClient({ baseUrl: baseUrl! });
-      const order = await client.createOrder({ reference_id: "cli-order", purchase_units: [{ amount: { currency_code: "EUR", value: "9.99" } }] });
+      const order = await client.createOrder({
+        reference_id: "cli-order",
+        purchase_units: [{ amount: { currency_code: "EUR", value: "9.99" } }],
+      });
       expect((await client.queryOrder({ id: order.id })).status).toBe("PAYER_ACTION_REQUIRED");
 
-      for (const line of ["create alice merchant=M-CLI", "renew alice", "suspend alice card expired", "resume alice", "cancel alice", "bogus", "settle", "log"]) sim.send(line);
+      for (const line of [
+        "create alice merchant=M-CLI",
+        "renew alice",
+        "suspend alice card expired",
+        "resume alice",
+        "cancel alice",
+        "bogus",
+        "settle",
+        "log",
+      ])
+        sim.send(line);
       const [, subscription] = await sim.waitFor(/created alice (SUB-\d+)\n/);
       await sim.waitFor(/settled: 5 delivered, 0 undelivered\n/);
       await sim.waitFor(/SUBSCRIPTION_CANCELLED +1 +200 +yes/);
@@ -80,7 +106,16 @@ describe("merchant-webhooks simulate as a real process", () => {
     const file = join(dir, "scenario.txt");
     await writeFile(file, "# a renewal nobody receives\ncreate bob\nrenew bob\n");
     const port = await freePort();
-    const run = await runCli(["simulate", "--webhook-url", `http://127.0.0.1:${port}/nowhere`, "--retry-schedule", "0,10,10", "--scenario", file, "--exit"]);
+    const run = await runCli([
+      "simulate",
+      "--webhook-url",
+      `http://127.0.0.1:${port}/nowhere`,
+      "--retry-schedule",
+      "0,10,10",
+      "--scenario",
+      file,
+      "--exit",
+    ]);
     expect(run.code).toBe(1);
     expect(run.stdout).toMatch(/created bob SUB-\d+/);
     expect(run.stdout).toContain("undelivered: 2 exhausted, 0 pending");

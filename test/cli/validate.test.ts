@@ -14,9 +14,17 @@ describe("merchant-webhooks validate", () => {
 
   it("exits 0 for valid notifications in a .json array and a recording's .jsonl", async () => {
     const json = join(dir, "good.json");
-    writeFileSync(json, JSON.stringify([buildNotification("SUBSCRIPTION_CREATED"), buildNotification("UNKNOWN")], null, 2));
+    writeFileSync(
+      json,
+      JSON.stringify([buildNotification("SUBSCRIPTION_CREATED"), buildNotification("UNKNOWN")], null, 2),
+    );
     const jsonl = join(dir, "good.jsonl");
-    const entry = { received_at: "2026-11-23T08:15:31.000Z", headers: {}, notification: buildNotification("SUBSCRIPTION_RENEW"), answer: { status: 200, processed: true, message: "processed" } };
+    const entry = {
+      received_at: "2026-11-23T08:15:31.000Z",
+      headers: {},
+      notification: buildNotification("SUBSCRIPTION_RENEW"),
+      answer: { status: 200, processed: true, message: "processed" },
+    };
     writeFileSync(jsonl, `${JSON.stringify(entry)}\n`);
     const run = await runCli(["validate", json, jsonl]);
     expect(run.code).toBe(0);
@@ -27,8 +35,16 @@ describe("merchant-webhooks validate", () => {
     const file = join(dir, "bad.jsonl");
     const lines = [
       JSON.stringify(buildNotification("SUBSCRIPTION_RENEW")),
-      JSON.stringify(buildNotification("SUBSCRIPTION_RENEW", { resource: { execution_phase: undefined, subscriber: { email: "not-an-email" } } })),
-      JSON.stringify(buildNotification("SUBSCRIPTION_RENEW", { resource: { renewal_event: { payment_detail: { amount: { value: "12,50" } } } } })),
+      JSON.stringify(
+        buildNotification("SUBSCRIPTION_RENEW", {
+          resource: { execution_phase: undefined, subscriber: { email: "not-an-email" } },
+        }),
+      ),
+      JSON.stringify(
+        buildNotification("SUBSCRIPTION_RENEW", {
+          resource: { renewal_event: { payment_detail: { amount: { value: "12,50" } } } },
+        }),
+      ),
       '{"id": "WH-cut-off"',
     ];
     writeFileSync(file, `${lines.join("\n")}\n`);
@@ -61,12 +77,16 @@ describe("merchant-webhooks validate", () => {
     writeFileSync(file, '{\n  "id": "WH-1"\n  "resource": {}\n}\n');
     const run = await runCli(["validate", file]);
     expect(run.code).toBe(1);
-    expect(run.stdout).toBe(`${file}:3 invalid JSON: unexpected '"', expected ',' or '}' (column 3)\n1 notification checked, 1 invalid\n`);
+    expect(run.stdout).toBe(
+      `${file}:3 invalid JSON: unexpected '"', expected ',' or '}' (column 3)\n1 notification checked, 1 invalid\n`,
+    );
 
     // An error V8 reports without a position (and with an excerpt spanning lines): still its own line.
     writeFileSync(file, '{\n  "id": "WH-1",\n  "resource": }\n');
     const second = await runCli(["validate", file]);
-    expect(second.stdout).toBe(`${file}:3 invalid JSON: unexpected '}', expected a value (column 15)\n1 notification checked, 1 invalid\n`);
+    expect(second.stdout).toBe(
+      `${file}:3 invalid JSON: unexpected '}', expected a value (column 15)\n1 notification checked, 1 invalid\n`,
+    );
   });
 
   it("exits 2 for a path that does not exist", async () => {

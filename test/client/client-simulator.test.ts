@@ -33,7 +33,10 @@ describe("createPaymentClient against the platform simulator", () => {
     const paid = await client.queryOrder({ id: order.id });
     expect(paid.status).toBe("COMPLETED");
     expect(paid.paid_amount).toBe("25.00");
-    expect(paid.order_refund_state).toMatchObject({ refund_supported: true, order_refund_detail: { refundable_balance: { currency_code: "EUR", value: "25.00" } } });
+    expect(paid.order_refund_state).toMatchObject({
+      refund_supported: true,
+      order_refund_detail: { refundable_balance: { currency_code: "EUR", value: "25.00" } },
+    });
 
     const partial = await client.refundPayment({
       origin_id: { origin_order_id: order.id },
@@ -43,18 +46,29 @@ describe("createPaymentClient against the platform simulator", () => {
     });
     expect(partial.id).toMatch(/^RFD-/);
     expect(partial.refund_status).toBe("REFUNDING");
-    expect((await client.queryOrder({ id: order.id })).order_refund_state?.order_refund_detail?.refundable_balance?.value).toBe("19.99");
+    expect(
+      (await client.queryOrder({ id: order.id })).order_refund_state?.order_refund_detail?.refundable_balance?.value,
+    ).toBe("19.99");
 
-    const full = await client.refundPayment({ origin_id: { origin_reference_id: "shop-order-2" }, reference_id: "refund-2b", refund_units: [] });
+    const full = await client.refundPayment({
+      origin_id: { origin_reference_id: "shop-order-2" },
+      reference_id: "refund-2b",
+      refund_units: [],
+    });
     expect(full.refund_units?.[0]?.amount).toEqual({ currency_code: "EUR", value: "19.99" });
     const after = await client.queryOrder({ id: order.id });
     expect(after.status).toBe("REFUNDED");
-    expect(after.order_refund_state?.order_refund_detail).toMatchObject({ balance_enough: false, refundable_balance: { value: "0.00" } });
+    expect(after.order_refund_state?.order_refund_detail).toMatchObject({
+      balance_enough: false,
+      refundable_balance: { value: "0.00" },
+    });
   });
 
   it("refuses a refund when refund_supported is false, with the platform's status_detail and request id", async () => {
     const unpaid = await client.createOrder(orderRequest("shop-order-3"));
-    const refusal = await client.refundPayment({ origin_id: { origin_order_id: unpaid.id }, reference_id: "refund-3" }).catch((err: unknown) => err);
+    const refusal = await client
+      .refundPayment({ origin_id: { origin_order_id: unpaid.id }, reference_id: "refund-3" })
+      .catch((err: unknown) => err);
     expect(refusal).toBeInstanceOf(PaymentApiError);
     expect(refusal).toMatchObject({ status: 422, statusDetail: { name: "REFUND_NOT_SUPPORTED" } });
     expect((refusal as PaymentApiError).requestId).toMatch(/^req-/);
@@ -62,7 +76,9 @@ describe("createPaymentClient against the platform simulator", () => {
     const notRefundable = await client.createOrder(orderRequest("shop-order-4"));
     sim.orders.pay(notRefundable.id, { refundSupported: false });
     expect((await client.queryOrder({ id: notRefundable.id })).order_refund_state?.refund_supported).toBe(false);
-    await expect(client.refundPayment({ origin_id: { origin_order_id: notRefundable.id }, reference_id: "refund-4" })).rejects.toMatchObject({
+    await expect(
+      client.refundPayment({ origin_id: { origin_order_id: notRefundable.id }, reference_id: "refund-4" }),
+    ).rejects.toMatchObject({
       status: 422,
       statusDetail: { name: "REFUND_NOT_SUPPORTED" },
     });
@@ -72,13 +88,22 @@ describe("createPaymentClient against the platform simulator", () => {
     const order = await client.createOrder(orderRequest("shop-order-5"));
     sim.orders.pay(order.id);
     await expect(
-      client.refundPayment({ origin_id: { origin_order_id: order.id }, reference_id: "refund-5", refund_units: [{ amount: { currency_code: "EUR", value: "25.01" } }] }),
+      client.refundPayment({
+        origin_id: { origin_order_id: order.id },
+        reference_id: "refund-5",
+        refund_units: [{ amount: { currency_code: "EUR", value: "25.01" } }],
+      }),
     ).rejects.toMatchObject({ status: 422, statusDetail: { name: "REFUND_AMOUNT_EXCEEDS_BALANCE" } });
-    expect((await client.queryOrder({ id: order.id })).order_refund_state?.order_refund_detail?.refundable_balance?.value).toBe("25.00");
+    expect(
+      (await client.queryOrder({ id: order.id })).order_refund_state?.order_refund_detail?.refundable_balance?.value,
+    ).toBe("25.00");
   });
 
   it("answers 404 ORDER_NOT_FOUND for an order of another merchant", async () => {
     const order = await client.createOrder(orderRequest("shop-order-6"));
-    await expect(client.queryOrder({ id: order.id }, { merchant_id: "M-OTHER" })).rejects.toMatchObject({ status: 404, statusDetail: { name: "ORDER_NOT_FOUND" } });
+    await expect(client.queryOrder({ id: order.id }, { merchant_id: "M-OTHER" })).rejects.toMatchObject({
+      status: 404,
+      statusDetail: { name: "ORDER_NOT_FOUND" },
+    });
   });
 });

@@ -17,7 +17,11 @@ export function orderRequest(reference: string, overrides: Partial<CreateOrderRe
       { reference_id: "unit-1", amount: { currency_code: "EUR", value: "19.99" }, description: "Monthly plan" },
       { reference_id: "unit-2", amount: { currency_code: "EUR", value: "5.01" }, description: "Add-on" },
     ],
-    application_context: { payment_method: { name: "CHECKOUT_PAGE" }, return_url: "https://shop.example/return", language_code: "de-DE" },
+    application_context: {
+      payment_method: { name: "CHECKOUT_PAGE" },
+      return_url: "https://shop.example/return",
+      language_code: "de-DE",
+    },
     payer: { payer_id: "payer-1", payer_statement: "EXAMPLE SHOP", payer_telephone_number: "+4930123456" },
     ...overrides,
   };

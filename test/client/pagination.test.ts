@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPaymentClient, FUND_SPLIT_DETAILS, InvalidRequestError, MERCHANT_QUOTES, type ListRecord } from "merchant-webhooks/client";
+import {
+  createPaymentClient,
+  FUND_SPLIT_DETAILS,
+  InvalidRequestError,
+  MERCHANT_QUOTES,
+  type ListRecord,
+} from "merchant-webhooks/client";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
 
 const RECORDS = 1_234;
@@ -40,7 +46,13 @@ describe("paginate over a list while records are inserted between pages", () => 
       const text = await response.text();
       rawRecords += (JSON.parse(text) as { order_detail: unknown[] }).order_detail.length;
       pages++;
-      sim.lists.insert("fund_split", ...Array.from({ length: INSERTED_PER_PAGE }, (_, i) => ({ detail_id: `NEW-${pages}-${i}`, transaction_time: `2026-10-31T23:30:${String(pages).padStart(2, "0")}Z` })));
+      sim.lists.insert(
+        "fund_split",
+        ...Array.from({ length: INSERTED_PER_PAGE }, (_, i) => ({
+          detail_id: `NEW-${pages}-${i}`,
+          transaction_time: `2026-10-31T23:30:${String(pages).padStart(2, "0")}Z`,
+        })),
+      );
       return new Response(text, { status: response.status, headers: response.headers });
     };
     const client = createPaymentClient({ baseUrl, fetch: insertingFetch });
@@ -68,7 +80,12 @@ describe("paginate over a list while records are inserted between pages", () => 
   it("returns pages in a deterministic order with a unique tie-breaker when records share a time", async () => {
     const client = createPaymentClient({ baseUrl });
     const sameTime = "2026-09-15T12:00:00Z";
-    sim.lists.insert("fund_split", { detail_id: "TIE-B", transaction_time: sameTime }, { detail_id: "TIE-A", transaction_time: sameTime }, { detail_id: "TIE-C", transaction_time: sameTime });
+    sim.lists.insert(
+      "fund_split",
+      { detail_id: "TIE-B", transaction_time: sameTime },
+      { detail_id: "TIE-A", transaction_time: sameTime },
+      { detail_id: "TIE-C", transaction_time: sameTime },
+    );
     const filters = { transaction_begin_date: "2026-09", transaction_end_date: "2026-09" };
     const first = await client.listPage(FUND_SPLIT_DETAILS, { page_number: 1, page_size: 2, filters });
     const again = await client.listPage(FUND_SPLIT_DETAILS, { page_number: 1, page_size: 2, filters });
@@ -80,13 +97,18 @@ describe("paginate over a list while records are inserted between pages", () => 
   it("throws before sending for a full date in a month filter or a page size over the endpoint's cap", async () => {
     const before = sim.requestCount;
     const client = createPaymentClient({ baseUrl });
-    const fullDate = client.fundSplitDetails({ pageSize: 10, filters: { transaction_begin_date: "2026-10-01" } }).next();
+    const fullDate = client
+      .fundSplitDetails({ pageSize: 10, filters: { transaction_begin_date: "2026-10-01" } })
+      .next();
     await expect(fullDate).rejects.toBeInstanceOf(InvalidRequestError);
     await expect(fullDate).rejects.toThrow(/transaction_begin_date/);
     await expect(client.fundSplitDetails({ pageSize: 101 }).next()).rejects.toThrow(/page_size/);
     await expect(client.listPage(MERCHANT_QUOTES, { page_number: 0, page_size: 10 })).rejects.toThrow(/page_number/);
     expect(sim.requestCount).toBe(before);
     // Merchant quotes allow pages of up to 5,000.
-    await expect(client.listPage(MERCHANT_QUOTES, { page_number: 1, page_size: 5000 })).resolves.toMatchObject({ total: 0, records: [] });
+    await expect(client.listPage(MERCHANT_QUOTES, { page_number: 1, page_size: 5000 })).resolves.toMatchObject({
+      total: 0,
+      records: [],
+    });
   });
 });

@@ -24,7 +24,10 @@ describe("retries: queries retry, creates and refunds never repeat a request tha
   it("gives up after the attempt limit with the last status", async () => {
     sim.failNext("/v1/payment/query", 502, 5);
     const before = sim.requestCount;
-    await expect(client.queryOrder({ reference_id: "retry-1" })).rejects.toMatchObject({ status: 502, statusDetail: { name: "INJECTED_FAULT" } });
+    await expect(client.queryOrder({ reference_id: "retry-1" })).rejects.toMatchObject({
+      status: 502,
+      statusDetail: { name: "INJECTED_FAULT" },
+    });
     expect(sim.requestCount - before).toBe(3);
     sim.failNext("/v1/payment/query", 502, 0);
   });
@@ -38,7 +41,9 @@ describe("retries: queries retry, creates and refunds never repeat a request tha
     expect(sim.requestCount - before).toBe(1);
 
     sim.failNext("/v1/refund/orders", 500, 1);
-    await expect(client.refundPayment({ origin_id: { origin_order_id: "ORD-000001" }, reference_id: "r" })).rejects.toMatchObject({ status: 500 });
+    await expect(
+      client.refundPayment({ origin_id: { origin_order_id: "ORD-000001" }, reference_id: "r" }),
+    ).rejects.toMatchObject({ status: 500 });
     expect(sim.requestCount - before).toBe(2);
   });
 
@@ -65,7 +70,13 @@ describe("retries: queries retry, creates and refunds never repeat a request tha
   it("reads answers leniently: unknown fields and enum values pass through", async () => {
     const lenient = createPaymentClient({
       baseUrl: "http://platform.invalid",
-      fetch: async () => Response.json({ id: "ORD-X", status: "PARTIALLY_CAPTURED", new_field: { nested: true }, linksV2: [{ rel: "FUTURE_REL", href: "https://x", method: "GET" }] }),
+      fetch: async () =>
+        Response.json({
+          id: "ORD-X",
+          status: "PARTIALLY_CAPTURED",
+          new_field: { nested: true },
+          linksV2: [{ rel: "FUTURE_REL", href: "https://x", method: "GET" }],
+        }),
     });
     const order = await lenient.queryOrder({ id: "ORD-X" });
     expect(order.status).toBe("PARTIALLY_CAPTURED");

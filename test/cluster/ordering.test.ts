@@ -9,7 +9,10 @@ const cluster = await clusterForFile("test/cluster/ordering.test.ts");
 let stores = 0;
 
 // The two-key scripts on a real cluster: a key outside the script's slot would fail with CROSSSLOT.
-if (cluster) orderContract("redisStore on a Redis Cluster", async () => redisStore({ redis: await cluster.client(), prefix: `order-contract-${++stores}:` }));
+if (cluster)
+  orderContract("redisStore on a Redis Cluster", async () =>
+    redisStore({ redis: await cluster.client(), prefix: `order-contract-${++stores}:` }),
+  );
 
 describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () => {
   afterAll(async () => {
@@ -24,7 +27,9 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
     for (const key of subscriptions) {
       for (const [n, position] of ["2026-03-01T02:00:00", "2026-03-01T03:00:00"].entries()) {
         const owner = `${key}-${n}`;
-        expect(await store.claim({ id: `evt-${n}`, fingerprint: "f", owner, leaseMs: 30_000, order: { key, position } })).toMatchObject({ status: "claimed" });
+        expect(
+          await store.claim({ id: `evt-${n}`, fingerprint: "f", owner, leaseMs: 30_000, order: { key, position } }),
+        ).toMatchObject({ status: "claimed" });
         expect(await store.complete(`evt-${n}`, owner, { processed: true, message: "processed" }, key)).toBe(true);
       }
     }

@@ -3,7 +3,13 @@ import { buildNotification } from "merchant-webhooks/testing";
 import { sleep } from "../redis/fixtures/redis.js";
 import { startSender } from "../faults/retrying-sender.js";
 import { clusterForFile, shuffled } from "./fixtures/cluster-suite.js";
-import { startClusterRig, STORE_PREFIX, QUEUE_PREFIX, type ClusterJournal, type ClusterRig } from "./fixtures/cluster-rig.js";
+import {
+  startClusterRig,
+  STORE_PREFIX,
+  QUEUE_PREFIX,
+  type ClusterJournal,
+  type ClusterRig,
+} from "./fixtures/cluster-rig.js";
 import { refusalWindow, type TimedAnswer } from "./fixtures/failover-figures.js";
 
 const cluster = await clusterForFile("test/cluster/processes-and-failover.test.ts");
@@ -12,7 +18,8 @@ const NOTIFICATIONS = 1_000;
 const LEASE_MS = 3_000;
 const STALLED_INTERVAL_MS = 2_000;
 
-const renewals = (count: number) => Array.from({ length: count }, () => buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true }));
+const renewals = (count: number) =>
+  Array.from({ length: count }, () => buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true }));
 
 /** The journal once every id has a recorded completion (nothing more will run), or after `timeoutMs` as it is. */
 async function settledJournal(rig: ClusterRig, ids: readonly string[], timeoutMs = 60_000): Promise<ClusterJournal> {
@@ -85,7 +92,10 @@ describe.skipIf(!cluster)("two receiver and two worker processes on a Redis Clus
 
     // Two thirds of the way: that master (now holding the queue and a third of the records) crashes.
     await sender.reached(Math.floor((NOTIFICATIONS * 2) / 3));
-    const recordsOnVictim = await cluster!.keysServedBy(promoted, ids.map((id) => STORE_PREFIX + id));
+    const recordsOnVictim = await cluster!.keysServedBy(
+      promoted,
+      ids.map((id) => STORE_PREFIX + id),
+    );
     phase = "master killed";
     const killAt = performance.now();
     await cluster!.killMaster(promoted);

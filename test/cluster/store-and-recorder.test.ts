@@ -11,7 +11,8 @@ import { clusterForFile, shuffled } from "./fixtures/cluster-suite.js";
 const cluster = await clusterForFile("test/cluster/store-and-recorder.test.ts");
 const headers = { "content-type": "application/json" };
 const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
-const renewals = (count: number) => Array.from({ length: count }, () => buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true }));
+const renewals = (count: number) =>
+  Array.from({ length: count }, () => buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true }));
 
 /**
  * The status of a delivery to `receiver`, sent again on 503 only: a store call may overrun its 500 ms
@@ -80,7 +81,8 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     for (const [notification] of onRenew.mock.calls) runs.set(notification.id, (runs.get(notification.id) ?? 0) + 1);
     expect(runs.size).toBe(200);
     expect([...runs.values()].every((count) => count === 1)).toBe(true);
-    for (const notification of notifications.slice(0, 20)) expect((await store.get(notification.id))?.state).toBe("completed");
+    for (const notification of notifications.slice(0, 20))
+      expect((await store.get(notification.id))?.state).toBe("completed");
 
     const spread = await keysPerMaster(client, prefix);
     console.log(`records per master: ${spread.join(", ")}`);
@@ -93,7 +95,11 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
   it("redisStreamRecorder: records on the cluster, and the records replay into fresh handlers", async () => {
     const client = await cluster!.client();
     const stream = "recording-test:stream";
-    const receiver = createReceiver({ logger: silentLogger(), onRenew: () => {}, record: redisStreamRecorder({ redis: client, stream }) });
+    const receiver = createReceiver({
+      logger: silentLogger(),
+      onRenew: () => {},
+      record: redisStreamRecorder({ redis: client, stream }),
+    });
     const notifications = renewals(20);
     for (const notification of notifications) {
       expect((await receiver.handle({ method: "POST", headers, rawBody: json(notification) })).status).toBe(200);
@@ -115,7 +121,14 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     const store = redisStore({ redis: client, prefix: "queue-test:" });
     const queue = bullmqQueue({ connection: client, name: "queue-test", prefix: "{mw}" });
     const onRenew = vi.fn();
-    const worker = createWorker({ connection: client, name: "queue-test", prefix: "{mw}", idempotency: store, logger: silentLogger(), onRenew });
+    const worker = createWorker({
+      connection: client,
+      name: "queue-test",
+      prefix: "{mw}",
+      idempotency: store,
+      logger: silentLogger(),
+      onRenew,
+    });
     await worker.waitUntilReady();
     const receiver = createReceiver({ idempotency: store, queue, logger: silentLogger() });
     const notifications = renewals(30);

@@ -36,9 +36,15 @@ function chunked(bytes: Uint8Array, neverEnds = false): ReadableStream<Uint8Arra
 }
 
 function init(request: SentRequest): RequestInit {
-  const body = request.body === undefined ? undefined : request.streamed ? chunked(request.body, request.neverEnds) : request.body;
+  const body =
+    request.body === undefined ? undefined : request.streamed ? chunked(request.body, request.neverEnds) : request.body;
   // `duplex` is required for a stream body (fetch sends it chunked); the DOM lib does not declare it yet.
-  return { method: request.method, headers: request.headers, body: body as BodyInit | undefined, duplex: "half" } as RequestInit;
+  return {
+    method: request.method,
+    headers: request.headers,
+    body: body as BodyInit | undefined,
+    duplex: "half",
+  } as RequestInit;
 }
 
 async function received(response: Response): Promise<Received> {
@@ -101,7 +107,9 @@ export function lambdaClient(
     }
     const base64 = request.body !== undefined && text === undefined;
     const body = request.body === undefined ? undefined : (text ?? Buffer.from(request.body).toString("base64"));
-    const lower = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]));
+    const lower = Object.fromEntries(
+      Object.entries(request.headers).map(([name, value]) => [name.toLowerCase(), value]),
+    );
     const common = { body: body ?? null, isBase64Encoded: base64 };
     const event =
       format === "rest-api-v1"
@@ -110,7 +118,9 @@ export function lambdaClient(
             path: "/hook",
             httpMethod: request.method,
             headers: request.headers,
-            multiValueHeaders: Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, [value]])),
+            multiValueHeaders: Object.fromEntries(
+              Object.entries(request.headers).map(([name, value]) => [name, [value]]),
+            ),
             requestContext: { httpMethod: request.method, path: "/hook" },
             ...common,
           }
@@ -120,7 +130,9 @@ export function lambdaClient(
             rawPath: "/hook",
             rawQueryString: "",
             headers: lower,
-            requestContext: { http: { method: request.method, path: "/hook", protocol: "HTTP/1.1", sourceIp: "192.0.2.1" } },
+            requestContext: {
+              http: { method: request.method, path: "/hook", protocol: "HTTP/1.1", sourceIp: "192.0.2.1" },
+            },
             ...common,
           };
     const result = await handler(event);
@@ -130,7 +142,9 @@ export function lambdaClient(
     } catch {
       // left as text
     }
-    const headers = Object.fromEntries(Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+    const headers = Object.fromEntries(
+      Object.entries(result.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+    );
     return { status: result.statusCode, headers, body: parsed };
   };
 }

@@ -122,11 +122,19 @@ function defineCases(mount: Mount, mode: SigningMode, platform: Platform): void 
     const bytes = bytesOf(body);
     const contentType = options.contentType === undefined ? JSON_TYPE : options.contentType;
     const signature = options.unsigned ? {} : await mode.sign(options.signed ?? bytes);
-    const headers = { ...(contentType === null ? {} : { "content-type": contentType }), ...signature, ...options.headers };
+    const headers = {
+      ...(contentType === null ? {} : { "content-type": contentType }),
+      ...signature,
+      ...options.headers,
+    };
     return app.send({ method: "POST", headers, body: bytes, streamed: options.streamed, neverEnds: options.neverEnds });
   }
 
-  const expectAnswer = (response: Received, status: number, answer: { processed: boolean; message: string | RegExp }) => {
+  const expectAnswer = (
+    response: Received,
+    status: number,
+    answer: { processed: boolean; message: string | RegExp },
+  ) => {
     expect(response.status).toBe(status);
     expect(response.headers["content-type"]).toMatch(/^application\/json/);
     expect(response.body).toEqual({ processed: answer.processed, message: expect.stringMatching(answer.message) });
@@ -138,7 +146,8 @@ function defineCases(mount: Mount, mode: SigningMode, platform: Platform): void 
       const app = await receiver(handlers);
       const body = notification(eventType);
       expectAnswer(await post(app, body), 200, { processed: true, message: /^processed$/ });
-      for (const [name, handler] of Object.entries(handlers)) expect(handler, name).toHaveBeenCalledTimes(name === key ? 1 : 0);
+      for (const [name, handler] of Object.entries(handlers))
+        expect(handler, name).toHaveBeenCalledTimes(name === key ? 1 : 0);
       expect(handlers[key].mock.calls[0]![0]).toMatchObject({ id: body.id, event_type: eventType });
     });
 
@@ -171,7 +180,10 @@ function defineCases(mount: Mount, mode: SigningMode, platform: Platform): void 
     it("reads a body sent in chunks with no Content-Length", async () => {
       const onRenew = vi.fn();
       const app = await receiver({ onRenew });
-      expectAnswer(await post(app, notification(), { streamed: true }), 200, { processed: true, message: /^processed$/ });
+      expectAnswer(await post(app, notification(), { streamed: true }), 200, {
+        processed: true,
+        message: /^processed$/,
+      });
       expect(onRenew).toHaveBeenCalledTimes(1);
     });
   });
@@ -253,7 +265,10 @@ function defineCases(mount: Mount, mode: SigningMode, platform: Platform): void 
       async (contentType) => {
         const onRenew = vi.fn();
         const app = await receiver({ onRenew });
-        expectAnswer(await post(app, notification(), { contentType }), 415, { processed: false, message: /application\/json/ });
+        expectAnswer(await post(app, notification(), { contentType }), 415, {
+          processed: false,
+          message: /application\/json/,
+        });
         expect(onRenew).not.toHaveBeenCalled();
       },
     );
@@ -270,19 +285,24 @@ function defineCases(mount: Mount, mode: SigningMode, platform: Platform): void 
     it("413 as soon as a body streamed with no Content-Length passes bodyLimit, without waiting for its end", async () => {
       const onRenew = vi.fn();
       const app = await receiver({ onRenew, bodyLimit: LIMIT });
-      const response = await post(app, { ...notification(), pad: "x".repeat(2_000) }, { streamed: true, neverEnds: true });
+      const response = await post(
+        app,
+        { ...notification(), pad: "x".repeat(2_000) },
+        { streamed: true, neverEnds: true },
+      );
       expect(response.status).toBe(413);
       expect(response.body).toEqual({ processed: false, message: `body exceeds the limit of ${LIMIT} bytes` });
       expect(onRenew).not.toHaveBeenCalled();
     });
 
-    if (!platform.buffersBody) it("408 processed:false when the body does not arrive within bodyTimeoutMs", async () => {
-      const onRenew = vi.fn();
-      const app = await receiver({ onRenew, bodyTimeoutMs: 200 });
-      const response = await post(app, notification(), { streamed: true, neverEnds: true });
-      expectAnswer(response, 408, { processed: false, message: /^body not received in time$/ });
-      expect(onRenew).not.toHaveBeenCalled();
-    });
+    if (!platform.buffersBody)
+      it("408 processed:false when the body does not arrive within bodyTimeoutMs", async () => {
+        const onRenew = vi.fn();
+        const app = await receiver({ onRenew, bodyTimeoutMs: 200 });
+        const response = await post(app, notification(), { streamed: true, neverEnds: true });
+        expectAnswer(response, 408, { processed: false, message: /^body not received in time$/ });
+        expect(onRenew).not.toHaveBeenCalled();
+      });
 
     it("keeps answering after bad input", async () => {
       const onRenew = vi.fn();
@@ -325,7 +345,10 @@ function defineCases(mount: Mount, mode: SigningMode, platform: Platform): void 
       const app = await receiver({ failureStatus: 200, onRenew: () => Promise.reject(new Error("down")) });
       expectAnswer(await post(app, notification()), 200, { processed: false, message: /^handler failed$/ });
       expectAnswer(await post(app, encode("{")), 200, { processed: false, message: /not valid JSON/ });
-      expectAnswer(await post(app, notification(), { contentType: "text/plain" }), 200, { processed: false, message: /application\/json/ });
+      expectAnswer(await post(app, notification(), { contentType: "text/plain" }), 200, {
+        processed: false,
+        message: /application\/json/,
+      });
       expectAnswer(await app.send({ method: "GET", headers: {} }), 200, { processed: false, message: /use POST/ });
     });
   });
@@ -342,7 +365,15 @@ function defineCases(mount: Mount, mode: SigningMode, platform: Platform): void 
 
     it("503 with Retry-After, without running the handler, when the idempotency store is down", async () => {
       const down = () => Promise.reject(new StoreUnavailableError("connection refused"));
-      const idempotency: IdempotencyStore = { claim: down, extend: down, complete: down, fail: down, markQueued: down, release: down, get: down };
+      const idempotency: IdempotencyStore = {
+        claim: down,
+        extend: down,
+        complete: down,
+        fail: down,
+        markQueued: down,
+        release: down,
+        get: down,
+      };
       const onRenew = vi.fn();
       const app = await receiver({ onRenew, idempotency });
       const response = await post(app, notification());

@@ -12,10 +12,14 @@ const FORMATS: [string, LambdaEventFormat][] = [
 ];
 
 for (const [name, format] of FORMATS) {
-  runConformance(`Lambda, ${name}`, async (options) => {
-    const handler = createLambdaHandler(options);
-    return { send: lambdaClient(handler, format), close: () => handler.receiver.close() };
-  }, { buffersBody: true });
+  runConformance(
+    `Lambda, ${name}`,
+    async (options) => {
+      const handler = createLambdaHandler(options);
+      return { send: lambdaClient(handler, format), close: () => handler.receiver.close() };
+    },
+    { buffersBody: true },
+  );
 }
 
 describe("Lambda event details", () => {
@@ -23,7 +27,10 @@ describe("Lambda event details", () => {
 
   it("joins a REST API event's repeated headers and reads the method from httpMethod", async () => {
     const seen: Record<string, string>[] = [];
-    const handler = createLambdaHandler({ logger: silentLogger(), onRenew: (_n, ctx) => void seen.push({ ...ctx.headers }) });
+    const handler = createLambdaHandler({
+      logger: silentLogger(),
+      onRenew: (_n, ctx) => void seen.push({ ...ctx.headers }),
+    });
     const result = await handler({
       httpMethod: "POST",
       headers: { "Content-Type": "application/json", "X-Trace": "b" },
@@ -38,7 +45,12 @@ describe("Lambda event details", () => {
 
   it("answers 400 for a base64 body that does not decode, and 405 for a GET", async () => {
     const handler = createLambdaHandler({ logger: silentLogger() });
-    const broken = await handler({ requestContext: { http: { method: "POST" } }, headers: {}, body: "not*base64!", isBase64Encoded: true });
+    const broken = await handler({
+      requestContext: { http: { method: "POST" } },
+      headers: {},
+      body: "not*base64!",
+      isBase64Encoded: true,
+    });
     expect(broken.statusCode).toBe(400);
     expect(JSON.parse(broken.body)).toEqual({ processed: false, message: "request body could not be read" });
     const get = await handler({ requestContext: { http: { method: "GET" } }, headers: {} });
@@ -47,7 +59,14 @@ describe("Lambda event details", () => {
 
   it("answers 500 JSON, never a rejected promise, when reading the event itself fails", async () => {
     const handler = createLambdaHandler({ logger: silentLogger() });
-    const unreadable = new Proxy({}, { ownKeys: () => { throw new Error("a broken event"); } });
+    const unreadable = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error("a broken event");
+        },
+      },
+    );
     const result = await handler({ requestContext: { http: { method: "POST" } }, headers: unreadable, body });
     expect(result.statusCode).toBe(500);
     expect(JSON.parse(result.body)).toEqual({ processed: false, message: "internal error" });

@@ -14,7 +14,9 @@ const config = { api: { bodyParser: false } };
 /** A Pages Router API route served by Next's own resolver, which applies the route's `config.api`. */
 function pagesRoute(resolverModule: { default: unknown; config?: unknown }) {
   const apiContext = { previewModeId: "", previewModeEncryptionKey: "", previewModeSigningKey: "", dev: false };
-  return createServer((req, res) => void apiResolver(req, res, {}, resolverModule, apiContext, false, false, "/api/hook"));
+  return createServer(
+    (req, res) => void apiResolver(req, res, {}, resolverModule, apiContext, false, false, "/api/hook"),
+  );
 }
 
 runConformance("Next.js Pages Router", async (options) => {
@@ -43,7 +45,11 @@ describe("Next.js Pages Router with Next's body parser left on", () => {
     const server = await listen(pagesRoute({ default: createPagesHandler({ logger: silentLogger(), ...options }) }));
     servers.push(server);
     return (body: unknown) =>
-      fetch(server.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      fetch(server.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
   }
 
   it("still handles unsigned notifications from the parsed body, once each", async () => {

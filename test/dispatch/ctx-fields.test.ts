@@ -3,7 +3,11 @@ import { createReceiver, type HandlerContext } from "merchant-webhooks";
 import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
 
-const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json", "X-Trace": "t-1" }, rawBody: body });
+const post = (body: Uint8Array) => ({
+  method: "POST",
+  headers: { "content-type": "application/json", "X-Trace": "t-1" },
+  rawBody: body,
+});
 
 describe("the ctx a handler gets", () => {
   it("carries the id, event type, attempt, lower-cased headers and the time received, the same Date on every read", async () => {
@@ -13,7 +17,14 @@ describe("the ctx a handler gets", () => {
     const receiver = createReceiver({
       logger: silentLogger(),
       onCancel: (_n, ctx) => {
-        seen = { id: ctx.id, eventType: ctx.eventType, attempt: ctx.attempt, trace: ctx.headers["x-trace"], receivedAt: ctx.receivedAt, again: ctx.receivedAt };
+        seen = {
+          id: ctx.id,
+          eventType: ctx.eventType,
+          attempt: ctx.attempt,
+          trace: ctx.headers["x-trace"],
+          receivedAt: ctx.receivedAt,
+          again: ctx.receivedAt,
+        };
       },
     });
     expect((await receiver.handle(post(json(body)))).status).toBe(200);

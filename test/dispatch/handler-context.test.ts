@@ -4,7 +4,11 @@ import { buildNotification } from "merchant-webhooks/testing";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { json } from "../helpers/notifications.js";
 
-const post = (body: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+const post = (body: unknown) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: json(body),
+});
 
 describe("ctx.event", () => {
   it.each([
@@ -26,7 +30,11 @@ describe("ctx.event", () => {
   it("is undefined when the notification carries another object than its type names", async () => {
     const onCancel = vi.fn();
     const receiver = createReceiver({ logger: silentLogger(), onCancel });
-    const body = buildNotification("SUBSCRIPTION_CANCELLED", { resource: { unsubscription_event: undefined, suspended_event: { reason: "x" } } }, { random: true });
+    const body = buildNotification(
+      "SUBSCRIPTION_CANCELLED",
+      { resource: { unsubscription_event: undefined, suspended_event: { reason: "x" } } },
+      { random: true },
+    );
     await receiver.handle(post(body));
     expect(onCancel.mock.calls[0]![1].event).toBeUndefined();
   });
@@ -35,7 +43,11 @@ describe("ctx.event", () => {
     const onUnknown = vi.fn();
     const onAny = vi.fn();
     const receiver = createReceiver({ logger: silentLogger(), onUnknown, onAny });
-    const body = buildNotification("SUBSCRIPTION_PAUSED", { resource: { suspended_event: { reason: "paused" } } }, { random: true });
+    const body = buildNotification(
+      "SUBSCRIPTION_PAUSED",
+      { resource: { suspended_event: { reason: "paused" } } },
+      { random: true },
+    );
     await receiver.handle(post(body));
     expect(onUnknown.mock.calls[0]![1].event).toEqual({ reason: "paused" });
     expect(onAny.mock.calls[0]![1].event).toEqual({ reason: "paused" });

@@ -3,7 +3,11 @@ import { createReceiver, HandlerTimeoutError, inProcessQueue, type ReceiverOptio
 import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
 
-const post = (body: unknown) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+const post = (body: unknown) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: json(body),
+});
 
 function receiverWith(options: ReceiverOptions) {
   const receiver = createReceiver({ logger: silentLogger(), ...options });
@@ -29,7 +33,10 @@ describe("onAny", () => {
   it("runs for an event type with no handler of its own, which then counts as processed", async () => {
     const onAny = vi.fn();
     const send = receiverWith({ onAny });
-    expect(await send(notification("SUBSCRIPTION_SUSPENDED"))).toEqual({ status: 200, answer: { processed: true, message: "processed" } });
+    expect(await send(notification("SUBSCRIPTION_SUSPENDED"))).toEqual({
+      status: 200,
+      answer: { processed: true, message: "processed" },
+    });
     expect(onAny).toHaveBeenCalledTimes(1);
   });
 
@@ -79,7 +86,10 @@ describe("onError", () => {
   it("gets a HandlerTimeoutError when the handler outlives handlerTimeoutMs", async () => {
     const onError = vi.fn();
     const send = receiverWith({ handlerTimeoutMs: 50, onRenew: () => new Promise(() => {}), onError });
-    expect(await send(notification())).toEqual({ status: 500, answer: { processed: false, message: "handler timed out" } });
+    expect(await send(notification())).toEqual({
+      status: 500,
+      answer: { processed: false, message: "handler timed out" },
+    });
     expect(onError.mock.calls[0]![0]).toBeInstanceOf(HandlerTimeoutError);
   });
 
@@ -113,7 +123,11 @@ describe("onError", () => {
   it("also runs for handlers behind an in-process queue", async () => {
     const onError = vi.fn();
     const failed = new Promise<void>((resolve) => onError.mockImplementation(() => resolve()));
-    const send = receiverWith({ queue: inProcessQueue({ concurrency: 1 }), onRenew: () => Promise.reject(new Error("later")), onError });
+    const send = receiverWith({
+      queue: inProcessQueue({ concurrency: 1 }),
+      onRenew: () => Promise.reject(new Error("later")),
+      onError,
+    });
     expect((await send(notification())).status).toBe(200);
     await failed;
     expect(onError).toHaveBeenCalledTimes(1);

@@ -5,7 +5,13 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SCRIPT = "examples/express/server.ts";
 
 /** The handler log lines of examples/express, one per handler run. */
-const HANDLER_MESSAGES = new Set(["subscription created", "access extended", "access revoked", "subscription suspended", "subscription resumed"]);
+const HANDLER_MESSAGES = new Set([
+  "subscription created",
+  "access extended",
+  "access revoked",
+  "subscription suspended",
+  "subscription resumed",
+]);
 
 export interface ExampleProcess {
   pid: number;
@@ -20,7 +26,11 @@ export interface ExampleProcess {
  * and records the notification id of every handler log line it writes into `handlerRuns` (as
  * `stale:<id>` for a stale notification skipped under WEBHOOK_ORDERING).
  */
-export async function startExample(port: number, env: Record<string, string>, handlerRuns: string[]): Promise<ExampleProcess> {
+export async function startExample(
+  port: number,
+  env: Record<string, string>,
+  handlerRuns: string[],
+): Promise<ExampleProcess> {
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", SCRIPT], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: String(port) },
@@ -46,8 +56,10 @@ export async function startExample(port: number, env: Record<string, string>, ha
           clearTimeout(timer);
           resolve();
         }
-        if (entry.msg && HANDLER_MESSAGES.has(entry.msg) && entry.notification_id) handlerRuns.push(entry.notification_id);
-        if (entry.msg === "stale notification skipped" && entry.notification_id) handlerRuns.push(`stale:${entry.notification_id}`);
+        if (entry.msg && HANDLER_MESSAGES.has(entry.msg) && entry.notification_id)
+          handlerRuns.push(entry.notification_id);
+        if (entry.msg === "stale notification skipped" && entry.notification_id)
+          handlerRuns.push(`stale:${entry.notification_id}`);
       }
     });
     void exited.then(() => reject(new Error(`examples/express exited: ${stderr}`)));

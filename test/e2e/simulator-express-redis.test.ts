@@ -1,7 +1,12 @@
 import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { redisStore } from "merchant-webhooks/redis";
-import { createPlatformSimulator, type DeliveryRecord, type PlatformSimulator, type SimulatedSubscription } from "merchant-webhooks/simulator";
+import {
+  createPlatformSimulator,
+  type DeliveryRecord,
+  type PlatformSimulator,
+  type SimulatedSubscription,
+} from "merchant-webhooks/simulator";
 import { freePort, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../redis/fixtures/redis.js";
 import { startExample, type ExampleProcess } from "./example-process.js";
 
@@ -49,7 +54,13 @@ async function runEndToEnd({ ordering }: { ordering: boolean }) {
     const started = performance.now();
     const subscriptions: SimulatedSubscription[] = [];
     for (let i = 0; i < SUBSCRIPTIONS; i++) {
-      subscriptions.push(await sim.subscriptions.create({ merchant_id: MERCHANT_ID, subscriber: { id: `U-${i}` }, product: { id: "P-E2E" } }));
+      subscriptions.push(
+        await sim.subscriptions.create({
+          merchant_id: MERCHANT_ID,
+          subscriber: { id: `U-${i}` },
+          product: { id: "P-E2E" },
+        }),
+      );
     }
     let sent = SUBSCRIPTIONS;
     let restarted = false;
@@ -72,7 +83,8 @@ async function runEndToEnd({ ordering }: { ordering: boolean }) {
     const deliveries = sim.deliveries();
     const store = redisStore({ redis: REDIS_URL, prefix });
     // With ordering, a record lives under its subscription's key (merchant id : subscription id).
-    const orderKeyOf = (delivery: DeliveryRecord) => (ordering ? `${MERCHANT_ID}:${encodeURIComponent(delivery.subscription_id ?? "")}` : undefined);
+    const orderKeyOf = (delivery: DeliveryRecord) =>
+      ordering ? `${MERCHANT_ID}:${encodeURIComponent(delivery.subscription_id ?? "")}` : undefined;
     const firstDeliveries = [...new Map(deliveries.map((delivery) => [delivery.id, delivery])).values()];
     const records = await Promise.all(firstDeliveries.map((delivery) => store.get(delivery.id, orderKeyOf(delivery))));
     await store.close();
@@ -87,7 +99,11 @@ async function runEndToEnd({ ordering }: { ordering: boolean }) {
 
 /** Ids with an attempt that got no answer: their handler may have run in the killed process. */
 const unansweredIds = (deliveries: readonly DeliveryRecord[]) =>
-  new Set(deliveries.filter((delivery) => delivery.attempts.some((attempt) => attempt.status === 0)).map((delivery) => delivery.id));
+  new Set(
+    deliveries
+      .filter((delivery) => delivery.attempts.some((attempt) => attempt.status === 0))
+      .map((delivery) => delivery.id),
+  );
 
 describe("end to end: the platform simulator and examples/express on redisStore", () => {
   it("processes each of 1,000 chaotic notifications once across a receiver crash, leaving nothing undelivered", async () => {
@@ -115,7 +131,9 @@ describe("end to end: the platform simulator and examples/express on redisStore"
     // The sender never saw two "processed" answers for one id: every other answer was a duplicate's.
     const processedAnswers = new Map<string, number>();
     for (const delivery of deliveries) {
-      for (const attempt of delivery.attempts) if (attempt.processed && attempt.message === "processed") processedAnswers.set(delivery.id, (processedAnswers.get(delivery.id) ?? 0) + 1);
+      for (const attempt of delivery.attempts)
+        if (attempt.processed && attempt.message === "processed")
+          processedAnswers.set(delivery.id, (processedAnswers.get(delivery.id) ?? 0) + 1);
     }
     expect([...processedAnswers.values()].filter((count) => count > 1)).toEqual([]);
 
@@ -150,7 +168,9 @@ describe("end to end: the platform simulator and examples/express on redisStore"
       place.set(delivery.id, { subscription, index });
     }
     const applied = handlerRuns.filter((run) => !run.startsWith("stale:"));
-    const stale = new Set(handlerRuns.filter((run) => run.startsWith("stale:")).map((run) => run.slice("stale:".length)));
+    const stale = new Set(
+      handlerRuns.filter((run) => run.startsWith("stale:")).map((run) => run.slice("stale:".length)),
+    );
 
     // Every notification was applied or went to onStale; the reordering made some stale.
     expect([...place.keys()].filter((id) => !applied.includes(id) && !stale.has(id))).toEqual([]);

@@ -20,10 +20,19 @@ describe("examples/queue-worker receiver GET /healthz", () => {
     healthz = `http://127.0.0.1:${port}/healthz`;
     child = spawn(process.execPath, ["--import", "tsx", "examples/queue-worker/receiver.ts"], {
       cwd: root,
-      env: { ...process.env, REDIS_URL: redis.url, PORT: String(port), QUEUE_NAME: uniquePrefix("healthz").slice(0, -1) },
+      env: {
+        ...process.env,
+        REDIS_URL: redis.url,
+        PORT: String(port),
+        QUEUE_NAME: uniquePrefix("healthz").slice(0, -1),
+      },
       stdio: "ignore",
     });
-    await eventually(async () => (await fetch(healthz).catch(() => undefined))?.ok, 30_000, "the example to answer 200 on /healthz");
+    await eventually(
+      async () => (await fetch(healthz).catch(() => undefined))?.ok,
+      30_000,
+      "the example to answer 200 on /healthz",
+    );
   }, 60_000);
 
   afterAll(async () => {

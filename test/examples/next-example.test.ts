@@ -12,15 +12,26 @@ describe("examples/next", () => {
   it("type-checks against the installed next, including Next's own check of the route's exports", async () => {
     // `next typegen` writes the validator `next build` runs: it checks route.ts against Next's
     // RouteHandlerConfig, so an export Next would refuse fails here too.
-    await run(`${root}/node_modules/.bin/next`, ["typegen"], { cwd: example, env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
-    const result = await run(`${root}/node_modules/.bin/tsc`, ["-p", example, "--noEmit"], { cwd: root }).catch((err) => err);
+    await run(`${root}/node_modules/.bin/next`, ["typegen"], {
+      cwd: example,
+      env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" },
+    });
+    const result = await run(`${root}/node_modules/.bin/tsc`, ["-p", example, "--noEmit"], { cwd: root }).catch(
+      (err) => err,
+    );
     expect(result.stdout).toBe("");
   }, 180_000);
 
   it("answers real Requests through the route module's exports", async () => {
     const route = await import("../../examples/next/app/webhooks/subscriptions/route.js");
     const post = (body: string, contentType = "application/json") =>
-      route.POST(new Request("http://localhost/webhooks/subscriptions", { method: "POST", headers: { "content-type": contentType }, body }));
+      route.POST(
+        new Request("http://localhost/webhooks/subscriptions", {
+          method: "POST",
+          headers: { "content-type": contentType },
+          body,
+        }),
+      );
 
     const body = JSON.stringify(notification("SUBSCRIPTION_CANCELLED"));
     const first = await post(body);

@@ -11,7 +11,8 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   for (const line of text.split("\n")) {
     const match = /^([a-zA-Z_:][\w:]*)\{(.*)\} (\S+)$/.exec(line);
     if (!match || match[1] !== name) continue;
-    if (Object.entries(labels).every(([key, value]) => match[2]!.includes(`${key}="${value}"`))) return Number(match[3]);
+    if (Object.entries(labels).every(([key, value]) => match[2]!.includes(`${key}="${value}"`)))
+      return Number(match[3]);
   }
   return undefined;
 }
@@ -28,7 +29,11 @@ describe("examples/prometheus", () => {
       env: { ...process.env, PORT: String(port) },
       stdio: "ignore",
     });
-    await eventually(async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok, 30_000, "the example to start");
+    await eventually(
+      async () => (await fetch(`${base}/healthz`).catch(() => undefined))?.ok,
+      30_000,
+      "the example to start",
+    );
   }, 60_000);
 
   afterAll(() => {
@@ -37,7 +42,11 @@ describe("examples/prometheus", () => {
 
   it("serves the receiver's counters and histograms on /metrics after a few notifications", async () => {
     const post = (body: unknown) =>
-      fetch(`${base}/webhooks/subscriptions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      fetch(`${base}/webhooks/subscriptions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     const renewal = notification("SUBSCRIPTION_RENEW");
     const statuses = [
       (await post(renewal)).status,
@@ -51,12 +60,21 @@ describe("examples/prometheus", () => {
     expect(scrape.status).toBe(200);
     const text = await scrape.text();
     const counted = (outcome: string, eventType: string) =>
-      sample(text, "webhook_notifications_total", { webhook_outcome: outcome, webhook_event_type: eventType, webhook_source: "receiver" });
+      sample(text, "webhook_notifications_total", {
+        webhook_outcome: outcome,
+        webhook_event_type: eventType,
+        webhook_source: "receiver",
+      });
     expect(counted("processed", "SUBSCRIPTION_RENEW")).toBe(1);
     expect(counted("processed", "SUBSCRIPTION_CANCELLED")).toBe(1);
     expect(counted("duplicate", "SUBSCRIPTION_RENEW")).toBe(1);
     expect(counted("invalid", "none")).toBe(1);
     expect(sample(text, "webhook_receive_duration_count", { webhook_outcome: "processed" })).toBe(2);
-    expect(sample(text, "webhook_handler_duration_count", { webhook_outcome: "processed", webhook_event_type: "SUBSCRIPTION_CANCELLED" })).toBe(1);
+    expect(
+      sample(text, "webhook_handler_duration_count", {
+        webhook_outcome: "processed",
+        webhook_event_type: "SUBSCRIPTION_CANCELLED",
+      }),
+    ).toBe(1);
   });
 });

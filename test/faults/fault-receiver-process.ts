@@ -25,7 +25,8 @@ const env = (name: string) => {
 const journal = env("JOURNAL");
 // An ordinary client (offline queue, retries): the journal must not lose an entry to a blip.
 const journalRedis = new Redis(env("JOURNAL_URL"));
-const note = (list: "started" | "effects" | "completed", id: string) => journalRedis.rpush(`${journal}${list}`, `${process.pid}:${id}`);
+const note = (list: "started" | "effects" | "completed", id: string) =>
+  journalRedis.rpush(`${journal}${list}`, `${process.pid}:${id}`);
 const leaseMs = Number(env("LEASE_MS"));
 const store = redisStore({ redis: env("STORE_URL"), prefix: env("STORE_PREFIX"), leaseMs });
 

@@ -70,7 +70,9 @@ export async function runFaultScenario(rig: FaultRig, options: FaultScenarioOpti
   const log = options.log ?? (() => {});
   const total = options.notifications;
   const concurrency = options.concurrency ?? 16;
-  const notifications = Array.from({ length: total }, () => buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true }));
+  const notifications = Array.from({ length: total }, () =>
+    buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true }),
+  );
   const ids = notifications.map((notification) => notification.id);
   const route = () => rig.receivers[Math.floor(Math.random() * rig.receivers.length)]!.url;
   let phase = "steady";
@@ -78,7 +80,14 @@ export async function runFaultScenario(rig: FaultRig, options: FaultScenarioOpti
   const started = performance.now();
 
   // The platform re-serialises each retry (other key order and spacing): the same notification to us.
-  const sender = startSender({ notifications, concurrency, route, phase: () => phase, giveUpAt: started + giveUpMs, reserialiseRetries: true });
+  const sender = startSender({
+    notifications,
+    concurrency,
+    route,
+    phase: () => phase,
+    giveUpAt: started + giveUpMs,
+    reserialiseRetries: true,
+  });
 
   const injected: InjectedFaults = { redisRestarts: 0, redisFreezes: 0, killedPids: [] };
   const enter = (next: string) => {
@@ -99,7 +108,14 @@ export async function runFaultScenario(rig: FaultRig, options: FaultScenarioOpti
   const afterLoad = await settledRecords(rig.storeRedis.url, ids, mayStayOpen);
   const leftOpen = ids.filter((id) => afterLoad.get(id)?.state !== "completed");
 
-  const again = { notifications, concurrency, route, phase: () => "second delivery", giveUpAt: performance.now() + giveUpMs, reserialiseRetries: true };
+  const again = {
+    notifications,
+    concurrency,
+    route,
+    phase: () => "second delivery",
+    giveUpAt: performance.now() + giveUpMs,
+    reserialiseRetries: true,
+  };
   const sentAgain = await startSender(again).done;
   log(`second delivery: ${JSON.stringify(sentAgain.acknowledgedAs)}`);
 
@@ -148,7 +164,11 @@ export async function runFaultScenario(rig: FaultRig, options: FaultScenarioOpti
  * handler's effect happened, the completion died with it). Gives up waiting after 20 s and returns
  * what is there.
  */
-async function settledRecords(url: string, ids: string[], mayStayOpen: Set<string>): Promise<Map<string, StoredRecord>> {
+async function settledRecords(
+  url: string,
+  ids: string[],
+  mayStayOpen: Set<string>,
+): Promise<Map<string, StoredRecord>> {
   const deadline = performance.now() + 20_000;
   for (;;) {
     const records = await storedRecords(url, ids);

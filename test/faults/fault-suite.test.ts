@@ -46,7 +46,9 @@ describe("fault suite: two receivers on Redis, Redis stopped and frozen, a recei
     // left its record open.
     expect(figures.second_delivery_acknowledged).toBe(NOTIFICATIONS);
     expect(sentAgain.inconsistent).toEqual([]);
-    expect(sentAgain.acknowledgedAs["already processed"] ?? 0).toBeGreaterThanOrEqual(NOTIFICATIONS - figures.left_open_after_load);
+    expect(sentAgain.acknowledgedAs["already processed"] ?? 0).toBeGreaterThanOrEqual(
+      NOTIFICATIONS - figures.left_open_after_load,
+    );
 
     // Nothing lost: every notification's effect happened. Twice only for a notification the killed
     // process had taken past its effect without recording the completion, and only through a second

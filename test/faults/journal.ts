@@ -55,7 +55,9 @@ export function judgeEffects(ids: readonly string[], journal: Journal, killedPid
   const killedMidway = (id: string, pid: number) => killed.has(pid) && !completedByKilled(id, pid);
 
   const unfinished = ids.filter((id) => (started.get(id) ?? []).some((pid) => killedMidway(id, pid)));
-  const unfinishedAfterEffect = new Set(ids.filter((id) => (effects.get(id) ?? []).some((pid) => killedMidway(id, pid))));
+  const unfinishedAfterEffect = new Set(
+    ids.filter((id) => (effects.get(id) ?? []).some((pid) => killedMidway(id, pid))),
+  );
 
   const lost = ids.filter((id) => !effects.has(id));
   const duplicates = ids.filter((id) => (effects.get(id)?.length ?? 0) > 1);

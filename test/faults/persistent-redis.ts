@@ -41,7 +41,13 @@ async function answers(port: number, child: ChildProcess, timeoutMs = 15_000): P
   const ready = (async () => {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline && isRunning(child)) {
-      const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      const probe = new Redis({
+        port,
+        host: "127.0.0.1",
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+      });
       probe.on("error", () => {});
       try {
         await probe.connect();
@@ -63,7 +69,20 @@ export async function persistentRedis(): Promise<PersistentRedis> {
   let child: ChildProcess | undefined;
 
   async function launch(): Promise<boolean> {
-    const args = ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--save", "", "--appendonly", "yes", "--appendfsync", "always"];
+    const args = [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--dir",
+      dir,
+      "--save",
+      "",
+      "--appendonly",
+      "yes",
+      "--appendfsync",
+      "always",
+    ];
     child = spawn("redis-server", args, { stdio: "ignore" });
     return answers(port, child);
   }

@@ -69,7 +69,14 @@ export interface Sender {
  */
 export function startSender(options: SenderOptions): Sender {
   const maxPauseMs = options.maxPauseMs ?? 200;
-  const report: SenderReport = { deliveries: 0, answers: {}, answersByPhase: {}, acknowledged: new Set(), acknowledgedAs: {}, inconsistent: [] };
+  const report: SenderReport = {
+    deliveries: 0,
+    answers: {},
+    answersByPhase: {},
+    acknowledged: new Set(),
+    acknowledgedAs: {},
+    inconsistent: [],
+  };
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   let finished = false;
   let stopped = false;
@@ -100,7 +107,8 @@ export function startSender(options: SenderOptions): Sender {
         const body = options.reserialiseRetries && attempt > 0 ? reserialise(notification, attempt) : notification;
         const answer = await deliverWithin(options.route(), body);
         count(`${answer.status}`, phase);
-        if ((answer.status === 200) !== answer.body.processed) report.inconsistent.push(`${answer.status} ${JSON.stringify(answer.body)}`);
+        if ((answer.status === 200) !== answer.body.processed)
+          report.inconsistent.push(`${answer.status} ${JSON.stringify(answer.body)}`);
         if (answer.body.processed) {
           report.acknowledged.add(notification.id);
           report.acknowledgedAs[answer.body.message] = (report.acknowledgedAs[answer.body.message] ?? 0) + 1;

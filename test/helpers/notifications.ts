@@ -1,6 +1,9 @@
 import { readFileSync } from "node:fs";
 
-const renewal = JSON.parse(readFileSync(new URL("../fixtures/renewal.json", import.meta.url), "utf8")) as Record<string, any>;
+const renewal = JSON.parse(readFileSync(new URL("../fixtures/renewal.json", import.meta.url), "utf8")) as Record<
+  string,
+  any
+>;
 
 const EVENT_OBJECTS: Record<string, string> = {
   SUBSCRIPTION_CREATED: "subscription_event",
@@ -13,7 +16,10 @@ const EVENT_OBJECTS: Record<string, string> = {
 let counter = 0;
 
 /** A valid notification of `eventType`, with a fresh id unless one is given. */
-export function notification(eventType = "SUBSCRIPTION_RENEW", id = `evt-${process.pid}-${Date.now()}-${++counter}`): Record<string, any> {
+export function notification(
+  eventType = "SUBSCRIPTION_RENEW",
+  id = `evt-${process.pid}-${Date.now()}-${++counter}`,
+): Record<string, any> {
   const copy = structuredClone(renewal);
   copy.id = id;
   copy.event_type = eventType;
@@ -22,8 +28,10 @@ export function notification(eventType = "SUBSCRIPTION_RENEW", id = `evt-${proce
     const event = copy.resource.renewal_event;
     delete copy.resource.renewal_event;
     if (key === "subscription_event") copy.resource[key] = event;
-    else if (key === "unsubscription_event") copy.resource[key] = { reason: "user request", unsubscription_time: "2026-11-23T10:00:00Z" };
-    else if (key === "suspended_event") copy.resource[key] = { reason: "payment failed", suspended_time: "2026-11-23T10:00:00Z" };
+    else if (key === "unsubscription_event")
+      copy.resource[key] = { reason: "user request", unsubscription_time: "2026-11-23T10:00:00Z" };
+    else if (key === "suspended_event")
+      copy.resource[key] = { reason: "payment failed", suspended_time: "2026-11-23T10:00:00Z" };
     else if (key === "resumed_event") copy.resource[key] = { resumed_time: "2026-11-23T10:00:00Z" };
   }
   return copy;

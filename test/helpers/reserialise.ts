@@ -7,7 +7,8 @@ export function reserialise(value: unknown, variant = 1, escapeStrings = false):
   const gap = [" ", "  ", "\t", "\n  "][variant % 4]!;
   const write = (item: unknown): string => {
     if (item === null || typeof item !== "object") {
-      if (typeof item === "string" && escapeStrings) return `"${[...item].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")}"`;
+      if (typeof item === "string" && escapeStrings)
+        return `"${[...item].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`).join("")}"`;
       return JSON.stringify(item);
     }
     if (Array.isArray(item)) return `[${gap}${item.map(write).join(`,${gap}`)}${gap}]`;

@@ -7,10 +7,19 @@ describe("memoryStore", () => {
   it("expires a processing lease, letting another owner take over; the old owner then changes nothing", () => {
     let now = 1_000;
     const store = memoryStore({ now: () => now });
-    expect(store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 })).toEqual({ status: "claimed", attempt: 1 });
-    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({ status: "processing", retryAfterMs: 100 });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 })).toEqual({
+      status: "claimed",
+      attempt: 1,
+    });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({
+      status: "processing",
+      retryAfterMs: 100,
+    });
     now += 101;
-    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({ status: "claimed", attempt: 2 });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({
+      status: "claimed",
+      attempt: 2,
+    });
     expect(store.complete("a", "o1", answer)).toBe(false);
     expect(store.extend("a", "o1", 100)).toBe(false);
     expect(store.fail("a", "o1", "late")).toBe(false);
@@ -25,14 +34,19 @@ describe("memoryStore", () => {
     now = 90;
     expect(store.extend("a", "o1", 100)).toBe(true);
     now = 150;
-    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toMatchObject({ status: "processing" });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toMatchObject({
+      status: "processing",
+    });
   });
 
   it("answers a completed id with its stored answer, and a different payload as a conflict", () => {
     const store = memoryStore();
     store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
     store.complete("a", "o1", answer);
-    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({ status: "completed", answer });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({
+      status: "completed",
+      answer,
+    });
     expect(store.claim({ id: "a", fingerprint: "other", owner: "o2", leaseMs: 100 })).toEqual({ status: "conflict" });
   });
 
@@ -41,7 +55,10 @@ describe("memoryStore", () => {
     store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
     store.fail("a", "o1", "handler_failed");
     expect(store.get("a")).toMatchObject({ state: "failed", error: "handler_failed", attempts: 1 });
-    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({ status: "claimed", attempt: 2 });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({
+      status: "claimed",
+      attempt: 2,
+    });
   });
 
   it("keeps queued records for workers: receivers see them as accepted, workers take them over", () => {
@@ -49,7 +66,10 @@ describe("memoryStore", () => {
     store.claim({ id: "a", fingerprint: "f", owner: "r", leaseMs: 100 });
     expect(store.markQueued("a", "r")).toBe(true);
     expect(store.claim({ id: "a", fingerprint: "f", owner: "r2", leaseMs: 100 })).toEqual({ status: "queued" });
-    expect(store.claim({ id: "a", fingerprint: "f", owner: "w", leaseMs: 100, takeQueued: true })).toEqual({ status: "claimed", attempt: 2 });
+    expect(store.claim({ id: "a", fingerprint: "f", owner: "w", leaseMs: 100, takeQueued: true })).toEqual({
+      status: "claimed",
+      attempt: 2,
+    });
   });
 
   it("forgets records after the retention period", () => {
@@ -59,7 +79,10 @@ describe("memoryStore", () => {
     store.complete("a", "o1", answer);
     now = 10_001;
     expect(store.get("a")).toBeUndefined();
-    expect(store.claim({ id: "a", fingerprint: "g", owner: "o2", leaseMs: 100 })).toEqual({ status: "claimed", attempt: 1 });
+    expect(store.claim({ id: "a", fingerprint: "g", owner: "o2", leaseMs: 100 })).toEqual({
+      status: "claimed",
+      attempt: 1,
+    });
   });
 
   it("stays within maxEntries, dropping the least recently written records", () => {
@@ -83,13 +106,18 @@ describe("memoryStore", () => {
 
   it("never evicts a claim in progress to make room: a redelivery of a slow notification still meets 409", () => {
     const store = memoryStore({ maxEntries: 100 });
-    expect(store.claim({ id: "slow", fingerprint: "f", owner: "o1", leaseMs: 60_000 })).toEqual({ status: "claimed", attempt: 1 });
+    expect(store.claim({ id: "slow", fingerprint: "f", owner: "o1", leaseMs: 60_000 })).toEqual({
+      status: "claimed",
+      attempt: 1,
+    });
     for (let i = 0; i < 1_000; i++) {
       store.claim({ id: `n${i}`, fingerprint: "f", owner: "o", leaseMs: 100 });
       store.complete(`n${i}`, "o", answer);
     }
     expect(store.size).toBe(100);
-    expect(store.claim({ id: "slow", fingerprint: "f", owner: "o2", leaseMs: 60_000 })).toMatchObject({ status: "processing" });
+    expect(store.claim({ id: "slow", fingerprint: "f", owner: "o2", leaseMs: 60_000 })).toMatchObject({
+      status: "processing",
+    });
     expect(store.complete("slow", "o1", answer)).toBe(true);
   });
 
@@ -106,12 +134,17 @@ describe("memoryStore", () => {
 
   it("refuses a new claim as unavailable when only claims in progress are left to evict, and accepts again once one ends", () => {
     const store = memoryStore({ maxEntries: 3 });
-    for (const id of ["a", "b", "c"]) expect(store.claim({ id, fingerprint: "f", owner: id, leaseMs: 60_000 })).toMatchObject({ status: "claimed" });
-    expect(() => store.claim({ id: "d", fingerprint: "f", owner: "d", leaseMs: 60_000 })).toThrow(/full of claims in progress/);
+    for (const id of ["a", "b", "c"])
+      expect(store.claim({ id, fingerprint: "f", owner: id, leaseMs: 60_000 })).toMatchObject({ status: "claimed" });
+    expect(() => store.claim({ id: "d", fingerprint: "f", owner: "d", leaseMs: 60_000 })).toThrow(
+      /full of claims in progress/,
+    );
     expect(store.get("d")).toBeUndefined();
     for (const id of ["a", "b", "c"]) expect(store.get(id)).toMatchObject({ state: "processing", owner: id });
     store.complete("a", "a", answer);
-    expect(store.claim({ id: "d", fingerprint: "f", owner: "d", leaseMs: 60_000 })).toMatchObject({ status: "claimed" });
+    expect(store.claim({ id: "d", fingerprint: "f", owner: "d", leaseMs: 60_000 })).toMatchObject({
+      status: "claimed",
+    });
     expect(store.get("a")).toBeUndefined();
   });
 
@@ -146,14 +179,36 @@ describe("memoryStore order keys", () => {
     const store = memoryStore({ maxEntries: 10 });
     for (let i = 0; i < 50; i++) {
       const key = `sub-${i}`;
-      store.claim({ id: `n-${i}`, fingerprint: "f", owner: `o${i}`, leaseMs: 100, order: order(key, "2026-03-01T03:00:00") });
+      store.claim({
+        id: `n-${i}`,
+        fingerprint: "f",
+        owner: `o${i}`,
+        leaseMs: 100,
+        order: order(key, "2026-03-01T03:00:00"),
+      });
       store.complete(`n-${i}`, `o${i}`, answer, key);
     }
     // The newest key still knows its position; the first one was dropped, so an older notification runs.
-    expect(store.claim({ id: "late-49", fingerprint: "f", owner: "x", leaseMs: 100, order: order("sub-49", "2026-03-01T02:00:00") })).toMatchObject({
+    expect(
+      store.claim({
+        id: "late-49",
+        fingerprint: "f",
+        owner: "x",
+        leaseMs: 100,
+        order: order("sub-49", "2026-03-01T02:00:00"),
+      }),
+    ).toMatchObject({
       status: "stale",
     });
-    expect(store.claim({ id: "late-0", fingerprint: "f", owner: "y", leaseMs: 100, order: order("sub-0", "2026-03-01T02:00:00") })).toEqual({
+    expect(
+      store.claim({
+        id: "late-0",
+        fingerprint: "f",
+        owner: "y",
+        leaseMs: 100,
+        order: order("sub-0", "2026-03-01T02:00:00"),
+      }),
+    ).toEqual({
       status: "claimed",
       attempt: 1,
     });
@@ -161,12 +216,32 @@ describe("memoryStore order keys", () => {
 
   it("never drops a key held by a live claim to make room", () => {
     const store = memoryStore({ maxEntries: 10 });
-    store.claim({ id: "held", fingerprint: "f", owner: "holder", leaseMs: 60_000, order: order("sub-held", "2026-03-01T02:00:00") });
+    store.claim({
+      id: "held",
+      fingerprint: "f",
+      owner: "holder",
+      leaseMs: 60_000,
+      order: order("sub-held", "2026-03-01T02:00:00"),
+    });
     for (let i = 0; i < 50; i++) {
-      store.claim({ id: `n-${i}`, fingerprint: "f", owner: `o${i}`, leaseMs: 100, order: order(`sub-${i}`, "2026-03-01T02:00:00") });
+      store.claim({
+        id: `n-${i}`,
+        fingerprint: "f",
+        owner: `o${i}`,
+        leaseMs: 100,
+        order: order(`sub-${i}`, "2026-03-01T02:00:00"),
+      });
       store.complete(`n-${i}`, `o${i}`, answer, `sub-${i}`);
     }
-    expect(store.claim({ id: "next", fingerprint: "f", owner: "z", leaseMs: 100, order: order("sub-held", "2026-03-01T03:00:00") })).toMatchObject({
+    expect(
+      store.claim({
+        id: "next",
+        fingerprint: "f",
+        owner: "z",
+        leaseMs: 100,
+        order: order("sub-held", "2026-03-01T03:00:00"),
+      }),
+    ).toMatchObject({
       status: "processing",
       key: true,
     });

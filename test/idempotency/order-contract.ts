@@ -28,7 +28,14 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       opened.push(store);
       return store;
     };
-    const claim = (store: IdempotencyStore, id: string, owner: string, position?: string, key = "sub-1", takeQueued = false) =>
+    const claim = (
+      store: IdempotencyStore,
+      id: string,
+      owner: string,
+      position?: string,
+      key = "sub-1",
+      takeQueued = false,
+    ) =>
       store.claim({
         id,
         fingerprint: `f-${id}`,
@@ -37,9 +44,16 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
         order: position === undefined ? { key } : { key, position },
         ...(takeQueued ? { takeQueued } : {}),
       });
-    const run = async (store: IdempotencyStore, id: string, owner: string, position?: string, key = "sub-1"): Promise<ClaimResult> => {
+    const run = async (
+      store: IdempotencyStore,
+      id: string,
+      owner: string,
+      position?: string,
+      key = "sub-1",
+    ): Promise<ClaimResult> => {
       const result = await claim(store, id, owner, position, key);
-      if (result.status === "claimed" || result.status === "stale") expect(await store.complete(id, owner, answer, key)).toBe(true);
+      if (result.status === "claimed" || result.status === "stale")
+        expect(await store.complete(id, owner, answer, key)).toBe(true);
       return result;
     };
 
@@ -58,7 +72,10 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       expect(await store.get("renew", "sub-1")).toMatchObject({ state: "processing", owner: "o2" });
       expect(await store.complete("renew", "o2", { processed: true, message: "stale" }, "sub-1")).toBe(true);
       // Completing the stale one does not move the position back.
-      expect(await claim(store, "renew", "o3", T1)).toEqual({ status: "completed", answer: { processed: true, message: "stale" } });
+      expect(await claim(store, "renew", "o3", T1)).toEqual({
+        status: "completed",
+        answer: { processed: true, message: "stale" },
+      });
       expect(await claim(store, "later", "o4", T2)).toEqual({ status: "claimed", attempt: 1, previousPosition: T2 });
     });
 
@@ -71,9 +88,15 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
     it("orders fractions of a second", async () => {
       const store = await open();
       await run(store, "n-1", "o1", T1_LATER_FRACTION);
-      expect(await claim(store, "n-2", "o2", T1_HALF)).toMatchObject({ status: "stale", newestPosition: T1_LATER_FRACTION });
+      expect(await claim(store, "n-2", "o2", T1_HALF)).toMatchObject({
+        status: "stale",
+        newestPosition: T1_LATER_FRACTION,
+      });
       expect(await claim(store, "n-3", "o3", T1)).toMatchObject({ status: "stale" });
-      expect(await claim(store, "n-4", "o4", T2)).toMatchObject({ status: "claimed", previousPosition: T1_LATER_FRACTION });
+      expect(await claim(store, "n-4", "o4", T2)).toMatchObject({
+        status: "claimed",
+        previousPosition: T1_LATER_FRACTION,
+      });
     });
 
     it("holds one live claim per key: another notification of it waits, other keys run", async () => {
@@ -93,7 +116,13 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       // A long lease: on a slow machine the last of them may arrive after a short one ran out.
       const results = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
-          store.claim({ id: `n-${i}`, fingerprint: "f", owner: `o${i}`, leaseMs: 30_000, order: { key: "sub-1", position: T1 } }),
+          store.claim({
+            id: `n-${i}`,
+            fingerprint: "f",
+            owner: `o${i}`,
+            leaseMs: 30_000,
+            order: { key: "sub-1", position: T1 },
+          }),
         ),
       );
       expect(results.filter((result) => result.status === "claimed")).toHaveLength(1);
@@ -157,7 +186,11 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       // The queued one meets the key held by the newer notification, then finds itself stale.
       expect(await claim(store, "n-1", "w1", T1, "sub-1", true)).toMatchObject({ status: "processing", key: true });
       expect(await store.complete("n-2", "r2", answer, "sub-1")).toBe(true);
-      expect(await claim(store, "n-1", "w1", T1, "sub-1", true)).toEqual({ status: "stale", attempt: 2, newestPosition: T2 });
+      expect(await claim(store, "n-1", "w1", T1, "sub-1", true)).toEqual({
+        status: "stale",
+        attempt: 2,
+        newestPosition: T2,
+      });
 
       await claim(store, "n-3", "r3", T2);
       expect(await store.release("n-3", "r3", "sub-1")).toBe(true);
@@ -169,7 +202,15 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       const store = await open();
       await run(store, "n-2", "o1", T2);
       expect(await claim(store, "n-2", "o2", T1)).toEqual({ status: "completed", answer });
-      expect(await store.claim({ id: "n-2", fingerprint: "other", owner: "o3", leaseMs: LEASE, order: { key: "sub-1", position: T2 } })).toEqual({
+      expect(
+        await store.claim({
+          id: "n-2",
+          fingerprint: "other",
+          owner: "o3",
+          leaseMs: LEASE,
+          order: { key: "sub-1", position: T2 },
+        }),
+      ).toEqual({
         status: "conflict",
       });
     });
@@ -177,8 +218,10 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
     it("keeps keys apart whatever characters they hold", async () => {
       const store = await open();
       const keys = ["m:1/s:1", "{m}:1", "m}{1", "%7Bm%7D:1", "évt-١"];
-      for (const [i, key] of keys.entries()) expect(await claim(store, `n-${i}`, `o${i}`, T1, key)).toMatchObject({ status: "claimed" });
-      for (const [i, key] of keys.entries()) expect(await store.get(`n-${i}`, key)).toMatchObject({ state: "processing", owner: `o${i}` });
+      for (const [i, key] of keys.entries())
+        expect(await claim(store, `n-${i}`, `o${i}`, T1, key)).toMatchObject({ status: "claimed" });
+      for (const [i, key] of keys.entries())
+        expect(await store.get(`n-${i}`, key)).toMatchObject({ state: "processing", owner: `o${i}` });
     });
   });
 }

@@ -32,14 +32,31 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       opened.push(store);
       return store;
     };
-    const claim = (store: IdempotencyStore, owner: string, fingerprint = "f", extra: { takeQueued?: boolean; leaseMs?: number } = {}) =>
-      store.claim({ id: "n-1", fingerprint, owner, leaseMs: extra.leaseMs ?? LEASE, ...(extra.takeQueued ? { takeQueued: true } : {}) });
+    const claim = (
+      store: IdempotencyStore,
+      owner: string,
+      fingerprint = "f",
+      extra: { takeQueued?: boolean; leaseMs?: number } = {},
+    ) =>
+      store.claim({
+        id: "n-1",
+        fingerprint,
+        owner,
+        leaseMs: extra.leaseMs ?? LEASE,
+        ...(extra.takeQueued ? { takeQueued: true } : {}),
+      });
 
     it("claims an unknown id for its first owner and records it as processing", async () => {
       const store = await open();
       expect(await store.get("n-1")).toBeUndefined();
       expect(await claim(store, "o1")).toEqual({ status: "claimed", attempt: 1 });
-      expect(await store.get("n-1")).toEqual({ state: "processing", fingerprint: "f", owner: "o1", attempts: 1, leaseUntil: expect.any(Number) });
+      expect(await store.get("n-1")).toEqual({
+        state: "processing",
+        fingerprint: "f",
+        owner: "o1",
+        attempts: 1,
+        leaseUntil: expect.any(Number),
+      });
     });
 
     it("answers another delivery during a live lease with the time left, whatever its payload", async () => {
@@ -135,7 +152,13 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       await claim(store, "o1");
       expect(await store.fail("n-1", "o2", "handler_failed")).toBe(false);
       expect(await store.fail("n-1", "o1", "handler_failed")).toBe(true);
-      expect(await store.get("n-1")).toEqual({ state: "failed", fingerprint: "f", owner: "o1", attempts: 1, error: "handler_failed" });
+      expect(await store.get("n-1")).toEqual({
+        state: "failed",
+        fingerprint: "f",
+        owner: "o1",
+        attempts: 1,
+        error: "handler_failed",
+      });
       expect(await claim(store, "o2", "corrected")).toEqual({ status: "claimed", attempt: 2 });
       const record = await store.get("n-1");
       expect(record).toMatchObject({ state: "processing", fingerprint: "corrected", owner: "o2", attempts: 2 });
@@ -187,9 +210,13 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       const store = await open();
       const ids = ["evt:1", "evt:1 ", "{evt}:1", "évt-١", "evt*1"];
       for (const [i, id] of ids.entries()) {
-        expect(await store.claim({ id, fingerprint: `f${i}`, owner: `o${i}`, leaseMs: LEASE })).toEqual({ status: "claimed", attempt: 1 });
+        expect(await store.claim({ id, fingerprint: `f${i}`, owner: `o${i}`, leaseMs: LEASE })).toEqual({
+          status: "claimed",
+          attempt: 1,
+        });
       }
-      for (const [i, id] of ids.entries()) expect(await store.get(id)).toMatchObject({ fingerprint: `f${i}`, owner: `o${i}` });
+      for (const [i, id] of ids.entries())
+        expect(await store.get(id)).toMatchObject({ fingerprint: `f${i}`, owner: `o${i}` });
     });
   });
 }

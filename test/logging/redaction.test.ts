@@ -47,7 +47,15 @@ describe("redaction", () => {
     const out = text();
     expect(out).toContain('"msg":"received"');
     expect(out).toContain(REDACTED);
-    for (const secret of ['"987"', '"4321"', "0f1e2d", "hash-xyz", PAN, body.resource.subscriber.email, body.resource.subscriber.name]) {
+    for (const secret of [
+      '"987"',
+      '"4321"',
+      "0f1e2d",
+      "hash-xyz",
+      PAN,
+      body.resource.subscriber.email,
+      body.resource.subscriber.name,
+    ]) {
       expect(out).not.toContain(secret);
     }
     // what is not sensitive stays readable

@@ -29,7 +29,13 @@ describe("ordering through a BullMQ queue with two workers", () => {
   });
 
   it(`runs each of ${SUBSCRIPTIONS} subscriptions' 5 events in order in the workers, stale ones to onStale (at the receiver or the worker)`, async () => {
-    const env = { STORE_URL: REDIS_URL, STORE_PREFIX: storePrefix, EFFECTS: effects, QUEUE: "ordered", QUEUE_PREFIX: prefix };
+    const env = {
+      STORE_URL: REDIS_URL,
+      STORE_PREFIX: storePrefix,
+      EFFECTS: effects,
+      QUEUE: "ordered",
+      QUEUE_PREFIX: prefix,
+    };
     receivers = await spawnOrderedReceivers(env);
     workers = [0, 1].map(() =>
       createWorker({
@@ -52,7 +58,9 @@ describe("ordering through a BullMQ queue with two workers", () => {
     // Acknowledged at enqueue: wait until every notification has been run by a worker (or a receiver's onStale).
     const subscriptions = [...new Set(notifications.map((n) => n.resource.id!))];
     await eventually(
-      async () => (await Promise.all(subscriptions.map((s) => readCalls(redis, effects, s)))).flat().length >= notifications.length,
+      async () =>
+        (await Promise.all(subscriptions.map((s) => readCalls(redis, effects, s)))).flat().length >=
+        notifications.length,
       60_000,
       "every notification run",
     );

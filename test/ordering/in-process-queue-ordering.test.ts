@@ -12,7 +12,11 @@ const post = (notification: unknown) => ({
   rawBody: new TextEncoder().encode(JSON.stringify(notification)),
 });
 const renewal = (updateTime: string, subscription = "SUB-waiting") =>
-  buildNotification("SUBSCRIPTION_RENEW", { resource: { merchant_id: "M-1", id: subscription, update_time: updateTime } }, { random: true });
+  buildNotification(
+    "SUBSCRIPTION_RENEW",
+    { resource: { merchant_id: "M-1", id: subscription, update_time: updateTime } },
+    { random: true },
+  );
 
 describe("ordering with an in-process queue on redisStore", () => {
   const prefix = uniquePrefix("ordering-in-process");

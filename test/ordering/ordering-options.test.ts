@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
 import { resolveOrdering } from "../../src/ordering/ordering-options.js";
 
-const renewal = (resource: Record<string, unknown> = {}) => buildNotification("SUBSCRIPTION_RENEW", { resource }, { random: true });
+const renewal = (resource: Record<string, unknown> = {}) =>
+  buildNotification("SUBSCRIPTION_RENEW", { resource }, { random: true });
 
 describe("resolveOrdering", () => {
   it("is off unless asked for", () => {
@@ -14,7 +15,12 @@ describe("resolveOrdering", () => {
     const ordering = resolveOrdering(true)!;
     const notification = renewal({ merchant_id: "M-1", id: "SUB-1", update_time: "2026-03-01T10:00:00.250+08:00" });
     expect(ordering.orderOf(notification)).toEqual({ key: "M-1:SUB-1", position: "2026-03-01T02:00:00.25" });
-    const created = renewal({ merchant_id: "M-1", id: "SUB-1", update_time: undefined, create_time: "2026-03-01T02:00:00Z" });
+    const created = renewal({
+      merchant_id: "M-1",
+      id: "SUB-1",
+      update_time: undefined,
+      create_time: "2026-03-01T02:00:00Z",
+    });
     expect(ordering.orderOf(created)).toEqual({ key: "M-1:SUB-1", position: "2026-03-01T02:00:00" });
     const timeless = renewal({ merchant_id: "M-1", id: "SUB-1", update_time: undefined, create_time: undefined });
     expect(ordering.orderOf(timeless)).toEqual({ key: "M-1:SUB-1" });
@@ -39,7 +45,10 @@ describe("resolveOrdering", () => {
       { key: (n) => n.resource.reference_id, position: () => new Date(Date.UTC(2026, 2, 1, 2)), onStale },
       () => {},
     )!;
-    expect(ordering.orderOf(renewal({ reference_id: "ref-9" }))).toEqual({ key: "ref-9", position: "2026-03-01T02:00:00" });
+    expect(ordering.orderOf(renewal({ reference_id: "ref-9" }))).toEqual({
+      key: "ref-9",
+      position: "2026-03-01T02:00:00",
+    });
     expect(ordering.onStale).toBe(onStale);
     const topLevel = () => {};
     expect(resolveOrdering(true, topLevel)!.onStale).toBe(topLevel);

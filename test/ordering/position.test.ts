@@ -61,7 +61,16 @@ describe("sortablePosition", () => {
   });
 
   it("refuses what is not an instant", () => {
-    for (const value of ["", "2026-03-01", "2026-03-01 02:00:00Z", "2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z", "2026-03-01T24:00:00Z", "2026-03-01T02:00:00", "0000-01-01T00:00:00+01:00"]) {
+    for (const value of [
+      "",
+      "2026-03-01",
+      "2026-03-01 02:00:00Z",
+      "2026-02-30T00:00:00Z",
+      "2026-13-01T00:00:00Z",
+      "2026-03-01T24:00:00Z",
+      "2026-03-01T02:00:00",
+      "0000-01-01T00:00:00+01:00",
+    ]) {
       expect(sortablePosition(value), value).toBeUndefined();
     }
     expect(sortablePosition(new Date(Number.NaN))).toBeUndefined();

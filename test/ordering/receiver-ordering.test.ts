@@ -1,6 +1,12 @@
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { createReceiver, memoryStore, type HandlerContext, type IdempotencyStore, type ReceiverOptions } from "merchant-webhooks";
+import {
+  createReceiver,
+  memoryStore,
+  type HandlerContext,
+  type IdempotencyStore,
+  type ReceiverOptions,
+} from "merchant-webhooks";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
 import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
@@ -45,12 +51,18 @@ function orderingSuite(name: string, makeStore: () => IdempotencyStore) {
       const onStale = vi.fn();
       const receiver = receiverWith({ onRenew, onCancel, onStale });
       const renewal = event("SUBSCRIPTION_RENEW", sub, "2026-03-01T01:00:00Z");
-      expect(answerOf(await receiver.handle(post(event("SUBSCRIPTION_CANCELLED", sub, "2026-03-01T02:00:00Z"))))).toMatchObject({ status: 200 });
+      expect(
+        answerOf(await receiver.handle(post(event("SUBSCRIPTION_CANCELLED", sub, "2026-03-01T02:00:00Z")))),
+      ).toMatchObject({ status: 200 });
       const stale = answerOf(await receiver.handle(post(renewal)));
       expect(stale).toMatchObject({ status: 200, processed: true });
       expect(stale.message).toMatch(/^stale: /);
       // Recorded as completed: the sender's redelivery is a duplicate and runs nothing.
-      expect(answerOf(await receiver.handle(post(renewal)))).toMatchObject({ status: 200, processed: true, message: "already processed" });
+      expect(answerOf(await receiver.handle(post(renewal)))).toMatchObject({
+        status: 200,
+        processed: true,
+        message: "already processed",
+      });
       expect(onCancel).toHaveBeenCalledTimes(1);
       expect(onRenew).not.toHaveBeenCalled();
       expect(onStale).toHaveBeenCalledTimes(1);
@@ -63,8 +75,12 @@ function orderingSuite(name: string, makeStore: () => IdempotencyStore) {
       const onRenew = vi.fn();
       const onCancel = vi.fn();
       const receiver = receiverWith({ onRenew, onCancel, onStale: vi.fn() });
-      expect((await receiver.handle(post(event("SUBSCRIPTION_CANCELLED", sub, "2026-03-01T02:00:00Z")))).status).toBe(200);
-      expect(answerOf(await receiver.handle(post(event("SUBSCRIPTION_RENEW", sub, "2026-03-01T10:00:00+08:00"))))).toMatchObject({
+      expect((await receiver.handle(post(event("SUBSCRIPTION_CANCELLED", sub, "2026-03-01T02:00:00Z")))).status).toBe(
+        200,
+      );
+      expect(
+        answerOf(await receiver.handle(post(event("SUBSCRIPTION_RENEW", sub, "2026-03-01T10:00:00+08:00")))),
+      ).toMatchObject({
         status: 200,
         message: "processed",
       });
@@ -89,12 +105,21 @@ function orderingSuite(name: string, makeStore: () => IdempotencyStore) {
       const sub = subscription();
       const capture = captureLogger();
       const onRenew = vi.fn();
-      const receiver = createReceiver({ idempotency: makeStore(), logger: capture.logger, ordering: true, onRenew, onCancel: () => {} });
+      const receiver = createReceiver({
+        idempotency: makeStore(),
+        logger: capture.logger,
+        ordering: true,
+        onRenew,
+        onCancel: () => {},
+      });
       await receiver.handle(post(event("SUBSCRIPTION_CANCELLED", sub, "2026-03-01T02:00:00Z")));
       const renewal = event("SUBSCRIPTION_RENEW", sub, "2026-03-01T01:00:00Z");
       expect(answerOf(await receiver.handle(post(renewal)))).toMatchObject({ status: 200, processed: true });
       expect(onRenew).not.toHaveBeenCalled();
-      expect(capture.lines().find((line) => line.notification_id === renewal.id)).toMatchObject({ outcome: "stale", status: 200 });
+      expect(capture.lines().find((line) => line.notification_id === renewal.id)).toMatchObject({
+        outcome: "stale",
+        status: 200,
+      });
     });
 
     it("runs two subscriptions' notifications at the same time", async () => {
@@ -153,7 +178,9 @@ function orderingSuite(name: string, makeStore: () => IdempotencyStore) {
         onRenew,
         onStale,
       });
-      expect((await receiver.handle(post(event("SUBSCRIPTION_CANCELLED", sub, "2026-03-01T02:00:00Z")))).status).toBe(500);
+      expect((await receiver.handle(post(event("SUBSCRIPTION_CANCELLED", sub, "2026-03-01T02:00:00Z")))).status).toBe(
+        500,
+      );
       expect((await receiver.handle(post(event("SUBSCRIPTION_RENEW", sub, "2026-03-01T01:00:00Z")))).status).toBe(200);
       expect(onRenew).toHaveBeenCalledTimes(1);
       expect(onRenew.mock.calls[0]![1].previousPosition).toBeUndefined();
@@ -185,7 +212,11 @@ function orderingSuite(name: string, makeStore: () => IdempotencyStore) {
       });
       const ref = `ref-${subscription()}`;
       const at = (start: string) =>
-        buildNotification("SUBSCRIPTION_RENEW", { resource: { reference_id: ref, id: subscription(), period_start_time: start } }, { random: true });
+        buildNotification(
+          "SUBSCRIPTION_RENEW",
+          { resource: { reference_id: ref, id: subscription(), period_start_time: start } },
+          { random: true },
+        );
       await receiver.handle(post(at("2026-04-01T00:00:00Z")));
       await receiver.handle(post(at("2026-03-01T00:00:00Z")));
       expect(onRenew).toHaveBeenCalledTimes(1);

@@ -13,7 +13,11 @@ const post = (notification: unknown) => ({
   rawBody: new TextEncoder().encode(JSON.stringify(notification)),
 });
 const event = (type: "SUBSCRIPTION_RENEW" | "SUBSCRIPTION_CANCELLED", updateTime: string) =>
-  buildNotification(type, { resource: { merchant_id: "M-1", id: "SUB-queued", update_time: updateTime } }, { random: true });
+  buildNotification(
+    type,
+    { resource: { merchant_id: "M-1", id: "SUB-queued", update_time: updateTime } },
+    { random: true },
+  );
 
 describe("ordering with a BullMQ queue: the worker checks again before running", () => {
   const redis = new Redis(REDIS_URL);
@@ -34,13 +38,24 @@ describe("ordering with a BullMQ queue: the worker checks again before running",
     const direct = createReceiver({ idempotency: store, logger: silentLogger(), ordering: true, onCancel: () => {} });
     const renewal = event("SUBSCRIPTION_RENEW", "2026-03-01T01:00:00Z");
     // The renewal is accepted into the queue (no worker yet); then the cancellation is applied directly.
-    expect(JSON.parse((await queued.handle(post(renewal))).body)).toEqual({ processed: true, message: "accepted for processing" });
+    expect(JSON.parse((await queued.handle(post(renewal))).body)).toEqual({
+      processed: true,
+      message: "accepted for processing",
+    });
     expect((await direct.handle(post(event("SUBSCRIPTION_CANCELLED", "2026-03-01T02:00:00Z")))).status).toBe(200);
 
     const onRenew = vi.fn();
     const onStale = vi.fn();
     const results: unknown[] = [];
-    worker = createWorker({ connection: REDIS_URL, name: "stale", prefix, idempotency: store, logger: silentLogger(), onRenew, onStale });
+    worker = createWorker({
+      connection: REDIS_URL,
+      name: "stale",
+      prefix,
+      idempotency: store,
+      logger: silentLogger(),
+      onRenew,
+      onStale,
+    });
     worker.worker.on("completed", (_job, result) => results.push(result));
     await eventually(() => results.length === 1, 20_000, "the queued job to finish");
 
@@ -52,7 +67,10 @@ describe("ordering with a BullMQ queue: the worker checks again before running",
     expect(record).toMatchObject({ state: "completed", answer: { processed: true } });
     expect(record!.answer!.message).toMatch(/^stale: /);
     // A redelivery of the renewal is now a duplicate.
-    expect(JSON.parse((await queued.handle(post(renewal))).body)).toEqual({ processed: true, message: "already processed" });
+    expect(JSON.parse((await queued.handle(post(renewal))).body)).toEqual({
+      processed: true,
+      message: "already processed",
+    });
     await queued.close();
     await direct.close();
   });

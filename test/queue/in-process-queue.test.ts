@@ -34,7 +34,10 @@ describe("inProcessQueue", () => {
     await queue.close();
     expect(calls).toEqual([body.id]);
     expect(store.get(body.id)).toMatchObject({ state: "completed" });
-    expect(JSON.parse((await receiver.handle(post(json(body)))).body)).toEqual({ processed: true, message: "already processed" });
+    expect(JSON.parse((await receiver.handle(post(json(body)))).body)).toEqual({
+      processed: true,
+      message: "already processed",
+    });
   });
 
   it("sheds load with 503 and Retry-After at maxPending, leaving no claim behind", async () => {
@@ -53,7 +56,12 @@ describe("inProcessQueue", () => {
     expect(store.get(bodies[4]!.id)).toBeUndefined();
     open();
     await queue.close();
-    expect(calls.sort()).toEqual(bodies.slice(0, 4).map((b) => b.id).sort());
+    expect(calls.sort()).toEqual(
+      bodies
+        .slice(0, 4)
+        .map((b) => b.id)
+        .sort(),
+    );
   });
 
   it("drains accepted notifications on close and refuses new ones while closing", async () => {
@@ -102,7 +110,11 @@ describe("backpressure for synchronous handling", () => {
       await handler(n);
       running--;
     };
-    const receiver = createReceiver({ logger: silentLogger(), backpressure: { concurrency: 2, maxPending: 2 }, onRenew });
+    const receiver = createReceiver({
+      logger: silentLogger(),
+      backpressure: { concurrency: 2, maxPending: 2 },
+      onRenew,
+    });
     const inFlight = Array.from({ length: 4 }, () => receiver.handle(post(json(notification()))));
     await vi.waitFor(() => expect(running).toBe(2));
     const shed = await receiver.handle(post(json(notification())));
@@ -122,7 +134,12 @@ describe("backpressure for synchronous handling", () => {
     expect((await receiver.handle(post(json(body)))).status).toBe(200);
     await queue.close();
     expect(lines()).toContainEqual(
-      expect.objectContaining({ level: 50, notification_id: body.id, outcome: "handler_failed", msg: "notification not processed" }),
+      expect.objectContaining({
+        level: 50,
+        notification_id: body.id,
+        outcome: "handler_failed",
+        msg: "notification not processed",
+      }),
     );
   });
 });

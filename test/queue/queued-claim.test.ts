@@ -3,7 +3,11 @@ import { createReceiver, inProcessQueue, memoryStore } from "merchant-webhooks";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
 
-const post = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+const post = (body: Record<string, unknown>) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: json(body),
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const LEASE_MS = 120;
 

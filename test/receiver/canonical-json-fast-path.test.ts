@@ -14,7 +14,11 @@ const same = (value: unknown) => expect(canonicalJson(value)).toBe(canonicalJson
 function reversed(value: unknown): unknown {
   if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map(reversed);
-  return Object.fromEntries(Object.entries(value).reverse().map(([key, item]) => [key, reversed(item)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([key, item]) => [key, reversed(item)]),
+  );
 }
 
 describe("canonicalJson's fast path against the replacer path", () => {
@@ -50,7 +54,10 @@ describe("canonicalJson's fast path against the replacer path", () => {
 
   it("agrees on what only a body parsed by another middleware can hold", () => {
     class Money {
-      constructor(readonly value: string, readonly currency = "JPY") {}
+      constructor(
+        readonly value: string,
+        readonly currency = "JPY",
+      ) {}
     }
     same({ b: new Date(0), a: 1 });
     same({ b: undefined, a: [undefined, () => 1, Symbol("s")], c: NaN, d: -Infinity, e: -0 });

@@ -5,13 +5,23 @@ import { fingerprintOf } from "../../src/receiver/fingerprint.js";
 describe("canonicalJson", () => {
   it("writes the same text for the same JSON value whatever the key order, spacing or escapes", () => {
     const a = JSON.parse('{"b":1,"a":{"d":[1,{"z":true,"y":null}],"c":"x"},"é":"\\u00e9"}');
-    const b = JSON.parse('{ "\\u00e9" : "é", "a" : { "c" : "\\u0078", "d" : [ 1.0, { "y" : null, "z" : true } ] }, "b" : 1 }');
+    const b = JSON.parse(
+      '{ "\\u00e9" : "é", "a" : { "c" : "\\u0078", "d" : [ 1.0, { "y" : null, "z" : true } ] }, "b" : 1 }',
+    );
     expect(canonicalJson(a)).toBe(canonicalJson(b));
     expect(canonicalJson(a)).toBe('{"a":{"c":"x","d":[1,{"y":null,"z":true}]},"b":1,"é":"é"}');
   });
 
   it("tells different values apart: array order, types and lone surrogates count", () => {
-    const texts = ['{"a":[1,2]}', '{"a":[2,1]}', '{"a":"1"}', '{"a":1}', '{"a":"x\\ud800"}', '{"a":"x\\udbff"}', '{"a":"x\\ufffd"}'];
+    const texts = [
+      '{"a":[1,2]}',
+      '{"a":[2,1]}',
+      '{"a":"1"}',
+      '{"a":1}',
+      '{"a":"x\\ud800"}',
+      '{"a":"x\\udbff"}',
+      '{"a":"x\\ufffd"}',
+    ];
     const canon = texts.map((text) => canonicalJson(JSON.parse(text)));
     expect(new Set(canon).size).toBe(texts.length);
   });

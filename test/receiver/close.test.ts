@@ -32,7 +32,9 @@ describe("receiver.close", () => {
   it("stops waiting for background work after { timeoutMs } and logs what it abandoned", async () => {
     const { receiver, lines } = await receiverWithUnfinishedWork();
     await receiver.close({ timeoutMs: 100 });
-    expect(lines()).toContainEqual(expect.objectContaining({ level: 40, abandoned: ["completion record"], timeout_ms: 100 }));
+    expect(lines()).toContainEqual(
+      expect.objectContaining({ level: 40, abandoned: ["completion record"], timeout_ms: 100 }),
+    );
   });
 
   it("is given closeOnSignals' timeout, so the process exits on SIGTERM with the store down", async () => {

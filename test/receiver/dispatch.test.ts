@@ -35,7 +35,9 @@ describe("dispatch by event_type", () => {
 
   it("does not treat inherited property names as event types", async () => {
     const onUnknown = vi.fn();
-    const response = await createReceiver({ logger: silentLogger(), onUnknown }).handle(post(json(notification("toString"))));
+    const response = await createReceiver({ logger: silentLogger(), onUnknown }).handle(
+      post(json(notification("toString"))),
+    );
     expect(response.status).toBe(200);
     expect(onUnknown).toHaveBeenCalledTimes(1);
   });

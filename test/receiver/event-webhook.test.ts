@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { eventWebhook, memoryStore, standardWebhooksVerifier } from "merchant-webhooks";
-import { createPaymentClient, orderEventSchema, refundEventSchema, type OrderEvent, type RefundEvent } from "merchant-webhooks/client";
+import {
+  createPaymentClient,
+  orderEventSchema,
+  refundEventSchema,
+  type OrderEvent,
+  type RefundEvent,
+} from "merchant-webhooks/client";
 import { createFetchHandler } from "merchant-webhooks/fetch";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
 import { orderRequest } from "../client/fixtures.js";
@@ -20,15 +26,38 @@ describe("eventWebhook: the receiver's core for order and refund events", () => 
   it("receives the simulator's signed order and refund events once each, duplicates and all", async () => {
     const orders: OrderEvent[] = [];
     const refunds: RefundEvent[] = [];
-    const orderHook = await startWebhook(eventWebhook({ schema: orderEventSchema, verify: standardWebhooksVerifier(SECRET), handler: async (event) => void orders.push(event) }));
-    const refundHook = await startWebhook(eventWebhook({ schema: refundEventSchema, verify: standardWebhooksVerifier(SECRET), handler: async (event) => void refunds.push(event) }));
+    const orderHook = await startWebhook(
+      eventWebhook({
+        schema: orderEventSchema,
+        verify: standardWebhooksVerifier(SECRET),
+        handler: async (event) => void orders.push(event),
+      }),
+    );
+    const refundHook = await startWebhook(
+      eventWebhook({
+        schema: refundEventSchema,
+        verify: standardWebhooksVerifier(SECRET),
+        handler: async (event) => void refunds.push(event),
+      }),
+    );
     cleanup.push(orderHook.close, refundHook.close);
-    sim = createPlatformSimulator({ secret: SECRET, timeScale: 0.001, seed: 5, chaos: { duplicateRate: 1, reserializeRetries: true } });
+    sim = createPlatformSimulator({
+      secret: SECRET,
+      timeScale: 0.001,
+      seed: 5,
+      chaos: { duplicateRate: 1, reserializeRetries: true },
+    });
     const client = createPaymentClient({ baseUrl: await sim.listen(0) });
 
-    const order = await client.createOrder(orderRequest("evt-1", { application_context: { webhook_url: orderHook.url } }));
+    const order = await client.createOrder(
+      orderRequest("evt-1", { application_context: { webhook_url: orderHook.url } }),
+    );
     sim.orders.pay(order.id);
-    await client.refundPayment({ origin_id: { origin_order_id: order.id }, reference_id: "evt-refund", webhook_url: refundHook.url });
+    await client.refundPayment({
+      origin_id: { origin_order_id: order.id },
+      reference_id: "evt-refund",
+      webhook_url: refundHook.url,
+    });
     await sim.settled();
 
     const deliveries = sim.deliveries();
@@ -53,7 +82,13 @@ describe("eventWebhook: the receiver's core for order and refund events", () => 
       }),
     );
     const post = async (body: unknown) => {
-      const response = await handle(new Request("http://shop.example/hooks/orders", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }));
+      const response = await handle(
+        new Request("http://shop.example/hooks/orders", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }),
+      );
       return { status: response.status, body: (await response.json()) as { processed: boolean; message: string } };
     };
     const event = { id: "EVT-1", event_type: "ORDER_UPDATED", order: { id: "ORD-1", status: "COMPLETED" } };
@@ -69,8 +104,21 @@ describe("eventWebhook: the receiver's core for order and refund events", () => 
     expect(await post(event)).toEqual({ status: 200, body: { processed: true, message: "already processed" } });
     expect(calls).toBe(2);
 
-    const signed = createFetchHandler(eventWebhook({ schema: orderEventSchema, logger: silentLogger(), verify: standardWebhooksVerifier(SECRET), handler: async () => {} }));
-    const unsigned = await signed(new Request("http://shop.example/hooks/orders", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(event) }));
+    const signed = createFetchHandler(
+      eventWebhook({
+        schema: orderEventSchema,
+        logger: silentLogger(),
+        verify: standardWebhooksVerifier(SECRET),
+        handler: async () => {},
+      }),
+    );
+    const unsigned = await signed(
+      new Request("http://shop.example/hooks/orders", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(event),
+      }),
+    );
     expect(unsigned.status).toBe(401);
   });
 });

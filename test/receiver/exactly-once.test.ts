@@ -82,11 +82,21 @@ describe("each notification id runs its handler once", () => {
     const receiver = createReceiver({
       logger: silentLogger(),
       onRenew: (_n, ctx) => {
-        seen = { id: ctx.id, attempt: ctx.attempt, header: ctx.headers["x-delivery"], aborted: ctx.signal.aborted, log: typeof ctx.log.info };
+        seen = {
+          id: ctx.id,
+          attempt: ctx.attempt,
+          header: ctx.headers["x-delivery"],
+          aborted: ctx.signal.aborted,
+          log: typeof ctx.log.info,
+        };
       },
     });
     const body = notification();
-    await receiver.handle({ method: "POST", headers: { "Content-Type": "application/json", "X-Delivery": "d-1" }, rawBody: json(body) });
+    await receiver.handle({
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-Delivery": "d-1" },
+      rawBody: json(body),
+    });
     expect(seen).toEqual({ id: body.id, attempt: 1, header: "d-1", aborted: false, log: "function" });
   });
 });

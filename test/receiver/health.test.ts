@@ -43,7 +43,10 @@ describe("receiver.health()", () => {
       closers.push(() => server.stop());
       const store = redisStore({ redis: server.url, prefix: uniquePrefix("health") });
       const queue = bullmqQueue({ connection: server.url, name: uniquePrefix("health-queue").slice(0, -1) });
-      closers.push(() => store.close(), () => queue.close());
+      closers.push(
+        () => store.close(),
+        () => queue.close(),
+      );
       const receiver = createReceiver({ idempotency: store, queue });
 
       await queue.queue.waitUntilReady();
@@ -53,7 +56,9 @@ describe("receiver.health()", () => {
       expect(await receiver.health()).toEqual({ ok: false, store: "down", queue: "down" });
 
       await server.start();
-      await expect.poll(() => receiver.health(), { timeout: 10_000, interval: 100 }).toEqual({ ok: true, store: "up", queue: "up" });
+      await expect
+        .poll(() => receiver.health(), { timeout: 10_000, interval: 100 })
+        .toEqual({ ok: true, store: "up", queue: "up" });
     });
   });
 });

@@ -1,12 +1,22 @@
 import { describe, expect, it } from "vitest";
-import { NotificationError, parseNotification, signHmac, hmacVerifier, type SubscriptionNotification } from "merchant-webhooks";
+import {
+  NotificationError,
+  parseNotification,
+  signHmac,
+  hmacVerifier,
+  type SubscriptionNotification,
+} from "merchant-webhooks";
 import { json, notification } from "../helpers/notifications.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 const HMAC = { secret: "parse-notification-secret", header: "x-signature" };
 
 /** The error `parseNotification` throws for `body`, or a failure when it returns. */
-async function refusal(body: Uint8Array | string, headers: Record<string, string> = JSON_HEADERS, options = {}): Promise<NotificationError> {
+async function refusal(
+  body: Uint8Array | string,
+  headers: Record<string, string> = JSON_HEADERS,
+  options = {},
+): Promise<NotificationError> {
   const err = await parseNotification(body, headers, options).then(
     () => undefined,
     (thrown: unknown) => thrown,
@@ -29,7 +39,11 @@ describe("parseNotification", () => {
     const signed = { ...JSON_HEADERS, ...(await signHmac(bytes, HMAC)) };
     expect((await parseNotification(bytes, signed, { verify })).id).toBeTypeOf("string");
     const forged = await refusal(bytes, { ...signed, "x-signature": "0".repeat(64) }, { verify });
-    expect(forged).toMatchObject({ status: 401, message: "signature verification failed", answer: { processed: false, message: "signature verification failed" } });
+    expect(forged).toMatchObject({
+      status: 401,
+      message: "signature verification failed",
+      answer: { processed: false, message: "signature verification failed" },
+    });
   });
 
   it("checks the signature before parsing: unsigned garbage is 401, not 400", async () => {
@@ -39,7 +53,12 @@ describe("parseNotification", () => {
   it.each([
     ["not JSON", "{", 400, "body is not valid JSON"],
     ["not an object", "[1]", 400, "body must be a JSON object"],
-    ["missing a required field", JSON.stringify({ ...notification(), id: undefined }), 400, "invalid notification: id: required"],
+    [
+      "missing a required field",
+      JSON.stringify({ ...notification(), id: undefined }),
+      400,
+      "invalid notification: id: required",
+    ],
   ])("throws 400 with the receiver's message for a body %s", async (_case, body, status, message) => {
     expect(await refusal(body)).toMatchObject({ status, message });
   });
@@ -55,7 +74,10 @@ describe("parseNotification", () => {
   it("throws 415 for a content-type that is not JSON, and 413 past bodyLimit", async () => {
     const body = JSON.stringify(notification());
     expect(await refusal(body, { "content-type": "text/plain" })).toMatchObject({ status: 415 });
-    expect(await refusal(body, JSON_HEADERS, { bodyLimit: 100 })).toMatchObject({ status: 413, message: "body exceeds the limit of 100 bytes" });
+    expect(await refusal(body, JSON_HEADERS, { bodyLimit: 100 })).toMatchObject({
+      status: 413,
+      message: "body exceeds the limit of 100 bytes",
+    });
   });
 
   it("is one error class, with the answer the receiver would send", async () => {

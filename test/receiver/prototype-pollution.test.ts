@@ -33,7 +33,9 @@ describe("payload keys cannot pollute prototypes", () => {
 
   it("handles a notification carrying __proto__ keys everywhere without pollution, and processes it", async () => {
     const body = notification();
-    const text = JSON.stringify(body).replace('"resource":{', '"resource":{"__proto__":{"polluted":true},').replace("{", '{"__proto__":{"isAdmin":true},');
+    const text = JSON.stringify(body)
+      .replace('"resource":{', '"resource":{"__proto__":{"polluted":true},')
+      .replace("{", '{"__proto__":{"isAdmin":true},');
     let received: any;
     const receiver = createReceiver({ logger: silentLogger(), onRenew: (n) => void (received = n) });
     const response = await receiver.handle({ method: "POST", headers: {}, rawBody: bytes(text) });

@@ -8,7 +8,11 @@ import { reserialise } from "../helpers/reserialise.js";
 import { REDIS_URL, removeKeys, sleep, uniquePrefix } from "../redis/fixtures/redis.js";
 
 const encode = (text: string) => new TextEncoder().encode(text);
-const post = (text: string) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: encode(text) });
+const post = (text: string) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: encode(text),
+});
 const answerOf = (response: { status: number; body: string }) => [response.status, JSON.parse(response.body)] as const;
 
 const reserialised = (value: unknown) => reserialise(value, 1, true);
@@ -23,9 +27,16 @@ function reserialisingSenderSuite(name: string, makeStore: () => IdempotencyStor
   describe(`a sender that re-serialises retries, on ${name}`, () => {
     it("gets 200 'already processed' for a re-serialised duplicate of a completed notification, with the handler run once", async () => {
       let calls = 0;
-      const receiver = createReceiver({ logger: silentLogger(), idempotency: makeStore(), onRenew: () => void calls++ });
+      const receiver = createReceiver({
+        logger: silentLogger(),
+        idempotency: makeStore(),
+        onRenew: () => void calls++,
+      });
       const renewal = notification();
-      expect(answerOf(await receiver.handle(post(JSON.stringify(renewal))))).toEqual([200, { processed: true, message: "processed" }]);
+      expect(answerOf(await receiver.handle(post(JSON.stringify(renewal))))).toEqual([
+        200,
+        { processed: true, message: "processed" },
+      ]);
       const again = await receiver.handle(post(reserialised(renewal)));
       expect(answerOf(again)).toEqual([200, { processed: true, message: "already processed" }]);
       expect(calls).toBe(1);
@@ -36,12 +47,25 @@ function reserialisingSenderSuite(name: string, makeStore: () => IdempotencyStor
       const renewal = notification();
       // The first delivery's receiver claimed the id and died (SIGKILL: no fail, no release); its
       // lease lapses with the record still processing, under another serialisation's fingerprint.
-      await store.claim({ id: renewal.id, fingerprint: "fingerprint-of-the-first-bytes", owner: "dead-receiver", leaseMs: LEASE_MS });
+      await store.claim({
+        id: renewal.id,
+        fingerprint: "fingerprint-of-the-first-bytes",
+        owner: "dead-receiver",
+        leaseMs: LEASE_MS,
+      });
       let calls = 0;
-      const receiver = createReceiver({ logger: silentLogger(), idempotency: store, leaseMs: LEASE_MS, onRenew: () => void calls++ });
+      const receiver = createReceiver({
+        logger: silentLogger(),
+        idempotency: store,
+        leaseMs: LEASE_MS,
+        onRenew: () => void calls++,
+      });
       expect((await receiver.handle(post(reserialised(renewal)))).status).toBe(409);
       await sleep(LEASE_MS + 50);
-      expect(answerOf(await receiver.handle(post(reserialised(renewal))))).toEqual([200, { processed: true, message: "processed" }]);
+      expect(answerOf(await receiver.handle(post(reserialised(renewal))))).toEqual([
+        200,
+        { processed: true, message: "processed" },
+      ]);
       expect(calls).toBe(1);
     });
 
@@ -56,13 +80,20 @@ function reserialisingSenderSuite(name: string, makeStore: () => IdempotencyStor
       });
       const renewal = notification();
       expect((await receiver.handle(post(JSON.stringify(renewal)))).status).toBe(500);
-      expect(answerOf(await receiver.handle(post(reserialised(renewal))))).toEqual([200, { processed: true, message: "processed" }]);
+      expect(answerOf(await receiver.handle(post(reserialised(renewal))))).toEqual([
+        200,
+        { processed: true, message: "processed" },
+      ]);
       expect(calls).toBe(2);
     });
 
     it("still answers 422 to a different JSON value under the id of a completed notification", async () => {
       let calls = 0;
-      const receiver = createReceiver({ logger: silentLogger(), idempotency: makeStore(), onRenew: () => void calls++ });
+      const receiver = createReceiver({
+        logger: silentLogger(),
+        idempotency: makeStore(),
+        onRenew: () => void calls++,
+      });
       const renewal = notification();
       await receiver.handle(post(JSON.stringify(renewal)));
       const altered = { ...renewal, create_time: "2026-11-24T00:00:00Z" };

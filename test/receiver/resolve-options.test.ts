@@ -3,7 +3,8 @@ import { createReceiver, memoryStore, type IdempotencyStore, type ReceiverOption
 import { createWorker } from "merchant-webhooks/bullmq";
 import { silentLogger } from "../helpers/capture-logger.js";
 
-const start = (options: Partial<ReceiverOptions> & Record<string, unknown>) => () => createReceiver({ logger: silentLogger(), ...options });
+const start = (options: Partial<ReceiverOptions> & Record<string, unknown>) => () =>
+  createReceiver({ logger: silentLogger(), ...options });
 
 /** A store written before lease renewal existed: it cannot extend a claim. */
 function storeWithoutRenewal(): IdempotencyStore {
@@ -21,7 +22,9 @@ describe("options are checked when the receiver is created", () => {
   });
 
   it("refuses a handlerTimeoutMs longer than leaseMs when the store cannot renew the claim", () => {
-    expect(start({ idempotency: storeWithoutRenewal(), leaseMs: 1_000, handlerTimeoutMs: 5_000 })).toThrow(/exceeds leaseMs/);
+    expect(start({ idempotency: storeWithoutRenewal(), leaseMs: 1_000, handlerTimeoutMs: 5_000 })).toThrow(
+      /exceeds leaseMs/,
+    );
   });
 
   it("accepts a handlerTimeoutMs longer than leaseMs when the store renews the claim", () => {
@@ -30,7 +33,13 @@ describe("options are checked when the receiver is created", () => {
 
   it("refuses a misspelt handler on a queue worker too, before connecting", () => {
     const worker = () =>
-      createWorker({ connection: "redis://127.0.0.1:1", name: "q", idempotency: memoryStore(), logger: silentLogger(), onCancelled: () => {} } as never);
+      createWorker({
+        connection: "redis://127.0.0.1:1",
+        name: "q",
+        idempotency: memoryStore(),
+        logger: silentLogger(),
+        onCancelled: () => {},
+      } as never);
     expect(worker).toThrow(/unknown handler "onCancelled"/);
   });
 });

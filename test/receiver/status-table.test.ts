@@ -1,5 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { createReceiver, memoryStore, StoreUnavailableError, type IdempotencyStore, type ReceiverOptions } from "merchant-webhooks";
+import {
+  createReceiver,
+  memoryStore,
+  StoreUnavailableError,
+  type IdempotencyStore,
+  type ReceiverOptions,
+} from "merchant-webhooks";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
 
@@ -9,7 +15,11 @@ function receiverWith(options: Partial<ReceiverOptions> = {}) {
   return createReceiver({ logger: silentLogger(), onRenew: () => {}, ...options });
 }
 
-const post = (body: Uint8Array, headers: Record<string, string> = JSON_TYPE) => ({ method: "POST", headers, rawBody: body });
+const post = (body: Uint8Array, headers: Record<string, string> = JSON_TYPE) => ({
+  method: "POST",
+  headers,
+  rawBody: body,
+});
 
 function brokenStore(): IdempotencyStore {
   const down = () => Promise.reject(new StoreUnavailableError("connection refused"));
@@ -48,7 +58,9 @@ describe("the answer's status table (core)", () => {
     const enqueue = vi.fn(async () => {});
     const store = memoryStore();
     const body = notification();
-    const response = await receiverWith({ onRenew, idempotency: store, queue: { durable: true, enqueue } }).handle(post(json(body)));
+    const response = await receiverWith({ onRenew, idempotency: store, queue: { durable: true, enqueue } }).handle(
+      post(json(body)),
+    );
     expect(response.status).toBe(200);
     expect(JSON.parse(response.body)).toEqual({ processed: true, message: "accepted for processing" });
     expect(enqueue).toHaveBeenCalledTimes(1);
@@ -90,7 +102,11 @@ describe("the answer's status table (core)", () => {
   });
 
   it("401 when the verify hook throws", async () => {
-    const response = await receiverWith({ verify: () => { throw new Error("bad key"); } }).handle(post(json(notification())));
+    const response = await receiverWith({
+      verify: () => {
+        throw new Error("bad key");
+      },
+    }).handle(post(json(notification())));
     expect(response.status).toBe(401);
   });
 
@@ -131,10 +147,13 @@ describe("the answer's status table (core)", () => {
     },
   );
 
-  it.each([undefined, "application/json; charset=utf-8", "application/cloudevents+json"])("accepts content-type %s", async (type) => {
-    const headers: Record<string, string> = type ? { "content-type": type } : {};
-    expect((await receiverWith().handle(post(json(notification()), headers))).status).toBe(200);
-  });
+  it.each([undefined, "application/json; charset=utf-8", "application/cloudevents+json"])(
+    "accepts content-type %s",
+    async (type) => {
+      const headers: Record<string, string> = type ? { "content-type": type } : {};
+      expect((await receiverWith().handle(post(json(notification()), headers))).status).toBe(200);
+    },
+  );
 
   it("422 when a completed id comes back with a different payload", async () => {
     const onRenew = vi.fn();
@@ -149,20 +168,28 @@ describe("the answer's status table (core)", () => {
   });
 
   it("500 when the handler throws, without echoing its message", async () => {
-    const response = await receiverWith({ onRenew: () => { throw new Error("db password is hunter2"); } }).handle(post(json(notification())));
+    const response = await receiverWith({
+      onRenew: () => {
+        throw new Error("db password is hunter2");
+      },
+    }).handle(post(json(notification())));
     expect(response.status).toBe(500);
     expect(JSON.parse(response.body)).toEqual({ processed: false, message: "handler failed" });
   });
 
   it("500 when the handler times out", async () => {
-    const response = await receiverWith({ handlerTimeoutMs: 20, onRenew: () => new Promise(() => {}) }).handle(post(json(notification())));
+    const response = await receiverWith({ handlerTimeoutMs: 20, onRenew: () => new Promise(() => {}) }).handle(
+      post(json(notification())),
+    );
     expect(response.status).toBe(500);
     expect(JSON.parse(response.body)).toEqual({ processed: false, message: "handler timed out" });
   });
 
   it("503 with Retry-After when the idempotency store is unavailable, and the handler does not run", async () => {
     const onRenew = vi.fn();
-    const response = await receiverWith({ onRenew, idempotency: brokenStore(), retryAfterSeconds: 7 }).handle(post(json(notification())));
+    const response = await receiverWith({ onRenew, idempotency: brokenStore(), retryAfterSeconds: 7 }).handle(
+      post(json(notification())),
+    );
     expect(response.status).toBe(503);
     expect(response.headers["retry-after"]).toBe("7");
     expect(JSON.parse(response.body).processed).toBe(false);
@@ -172,7 +199,10 @@ describe("the answer's status table (core)", () => {
   it("503 when the queue refuses the notification, and the claim is released for the redelivery", async () => {
     const store = memoryStore();
     const body = notification();
-    const queue = { durable: true, enqueue: vi.fn().mockRejectedValueOnce(new Error("redis down")).mockResolvedValue(undefined) };
+    const queue = {
+      durable: true,
+      enqueue: vi.fn().mockRejectedValueOnce(new Error("redis down")).mockResolvedValue(undefined),
+    };
     const receiver = receiverWith({ idempotency: store, queue });
     const refused = await receiver.handle(post(json(body)));
     expect(refused.status).toBe(503);
@@ -183,7 +213,12 @@ describe("the answer's status table (core)", () => {
 
   describe("failureStatus: 200", () => {
     it("answers every outcome with HTTP 200 and lets processed carry the verdict", async () => {
-      const receiver = receiverWith({ failureStatus: 200, onRenew: () => { throw new Error("boom"); } });
+      const receiver = receiverWith({
+        failureStatus: 200,
+        onRenew: () => {
+          throw new Error("boom");
+        },
+      });
       const cases = [
         await receiver.handle({ method: "GET", headers: {} }),
         await receiver.handle(post(new TextEncoder().encode("nope"))),

@@ -34,7 +34,11 @@ function differingPaths(a: unknown, b: unknown, path = ""): string[] {
   if (a !== null && b !== null && typeof a === "object" && typeof b === "object") {
     const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
     return [...keys].flatMap((key) =>
-      differingPaths((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key], Array.isArray(a) ? `${path}[${key}]` : path ? `${path}.${key}` : key),
+      differingPaths(
+        (a as Record<string, unknown>)[key],
+        (b as Record<string, unknown>)[key],
+        Array.isArray(a) ? `${path}[${key}]` : path ? `${path}.${key}` : key,
+      ),
     );
   }
   return Object.is(a, b) ? [] : [path];
@@ -52,7 +56,12 @@ describe("jsonlRecorder behind a running Express receiver", () => {
   /** Deliver `bodies` over HTTP to a recording, verifying receiver; returns the handlers' calls. */
   async function deliver(bodies: unknown[]) {
     const handlers = { onRenew: vi.fn(), onCancel: vi.fn() };
-    const webhook = subscriptionWebhook({ ...handlers, verify, record: jsonlRecorder({ dir: recordings }), logger: silentLogger() });
+    const webhook = subscriptionWebhook({
+      ...handlers,
+      verify,
+      record: jsonlRecorder({ dir: recordings }),
+      logger: silentLogger(),
+    });
     const app = express();
     app.post("/hook", webhook);
     const statuses: number[] = [];
@@ -73,7 +82,10 @@ describe("jsonlRecorder behind a running Express receiver", () => {
 
   it("writes one line per notification, to an owner-only file of the UTC day, with headers, time and answer", async () => {
     const renewal = renewalWithCardData();
-    const invalid = buildNotification("SUBSCRIPTION_CANCELLED", { id: "WH-invalid", resource: { execution_phase: "" } });
+    const invalid = buildNotification("SUBSCRIPTION_CANCELLED", {
+      id: "WH-invalid",
+      resource: { execution_phase: "" },
+    });
     const before = Date.now();
     const { statuses } = await deliver([renewal, invalid]);
     expect(statuses).toEqual([200, 400]);
@@ -82,7 +94,10 @@ describe("jsonlRecorder behind a running Express receiver", () => {
     expect(files).toEqual([`notifications-${new Date().toISOString().slice(0, 10)}.jsonl`]);
     const path = join(recordings, files[0]!);
     expect(statSync(path).mode & 0o777).toBe(0o600);
-    const entries = readFileSync(path, "utf8").trimEnd().split("\n").map((line) => JSON.parse(line));
+    const entries = readFileSync(path, "utf8")
+      .trimEnd()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(entries).toHaveLength(2);
     expect(entries[0].notification.id).toBe(renewal.id);
     expect(entries[0].headers).toMatchObject({ "content-type": "application/json", "x-request-id": "req-1" });
@@ -94,7 +109,9 @@ describe("jsonlRecorder behind a running Express receiver", () => {
   it("keeps card data, signatures and credentials out of the file", async () => {
     const renewal = renewalWithCardData();
     await deliver([renewal]);
-    const text = readdirSync(recordings).map((name) => readFileSync(join(recordings, name), "utf8")).join("");
+    const text = readdirSync(recordings)
+      .map((name) => readFileSync(join(recordings, name), "utf8"))
+      .join("");
     expect(text).toContain(renewal.id);
     expect(text).not.toContain(`"${CVC}"`);
     expect(text).not.toContain(PAN);
@@ -134,25 +151,42 @@ describe("jsonlRecorder behind a running Express receiver", () => {
         "resource.subscriber.email",
         "resource.subscriber.ip",
         "resource.subscriber.phone_number",
-        ...["region_code", "city", "street", "house_number_or_name", "postal_code"].map((field) => `resource.subscriber.address.${field}`),
+        ...["region_code", "city", "street", "house_number_or_name", "postal_code"].map(
+          (field) => `resource.subscriber.address.${field}`,
+        ),
       ].sort(),
     );
-    expect(replayedRenewal.resource.renewal_event.payment_detail.metadata.note).toBe("customer wrote [REDACTED] in the memo");
+    expect(replayedRenewal.resource.renewal_event.payment_detail.metadata.note).toBe(
+      "customer wrote [REDACTED] in the memo",
+    );
     expect(replayedCtx.headers["x-request-id"]).toBe(sentCtx.headers["x-request-id"]);
     // The cancellation carries no card or personal data beyond the subscriber's.
-    expect(differingPaths(original.handlers.onCancel.mock.calls[0]![0], fresh.onCancel.mock.calls[0]![0]).every((p) => p.startsWith("resource.subscriber."))).toBe(true);
+    expect(
+      differingPaths(original.handlers.onCancel.mock.calls[0]![0], fresh.onCancel.mock.calls[0]![0]).every((p) =>
+        p.startsWith("resource.subscriber."),
+      ),
+    ).toBe(true);
   });
 
   it("appends across recorders and flushes on close", async () => {
     const first = jsonlRecorder({ dir: recordings });
     const second = jsonlRecorder({ dir: recordings });
-    const entry = (id: string) => ({ received_at: "2026-11-23T23:59:59.000Z", headers: {}, notification: { id }, answer: { status: 200, processed: true, message: "processed" } });
+    const entry = (id: string) => ({
+      received_at: "2026-11-23T23:59:59.000Z",
+      headers: {},
+      notification: { id },
+      answer: { status: 200, processed: true, message: "processed" },
+    });
     void first.write(entry("a"));
     await first.close();
     void second.write(entry("b"));
     void second.write({ ...entry("c"), received_at: "2026-11-24T00:00:01.000Z" });
     await second.close();
-    const read = (day: string) => readFileSync(join(recordings, `notifications-${day}.jsonl`), "utf8").trimEnd().split("\n").map((l) => JSON.parse(l).notification.id);
+    const read = (day: string) =>
+      readFileSync(join(recordings, `notifications-${day}.jsonl`), "utf8")
+        .trimEnd()
+        .split("\n")
+        .map((l) => JSON.parse(l).notification.id);
     expect(read("2026-11-23")).toEqual(["a", "b"]);
     expect(read("2026-11-24")).toEqual(["c"]);
     await expect(first.write(entry("late"))).rejects.toThrow("closed");

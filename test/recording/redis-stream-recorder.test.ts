@@ -27,9 +27,19 @@ describe("redisStreamRecorder against Redis", () => {
   it("adds each notification as JSON under `entry`, redacted, and reads back as a replay source", async () => {
     const stream = uniqueStream();
     const onRenew = vi.fn();
-    const receiver = createReceiver({ onRenew, record: redisStreamRecorder({ redis, stream }), logger: silentLogger() });
-    const renewal = buildNotification("SUBSCRIPTION_RENEW", { resource: { renewal_event: { payment_detail: { card_info: { cvc: "837" } } } } });
-    const response = await receiver.handle({ method: "POST", headers: { "content-type": "application/json", "x-signature": "abc123" }, rawBody: json(renewal) });
+    const receiver = createReceiver({
+      onRenew,
+      record: redisStreamRecorder({ redis, stream }),
+      logger: silentLogger(),
+    });
+    const renewal = buildNotification("SUBSCRIPTION_RENEW", {
+      resource: { renewal_event: { payment_detail: { card_info: { cvc: "837" } } } },
+    });
+    const response = await receiver.handle({
+      method: "POST",
+      headers: { "content-type": "application/json", "x-signature": "abc123" },
+      rawBody: json(renewal),
+    });
     expect(response.status).toBe(200);
     await receiver.close(); // a lent client stays open
 
@@ -53,7 +63,12 @@ describe("redisStreamRecorder against Redis", () => {
   it("trims the stream to about maxLen entries", async () => {
     const stream = uniqueStream();
     const recorder = redisStreamRecorder({ redis, stream, maxLen: 10 });
-    const entry = { received_at: new Date().toISOString(), headers: {}, notification: { id: "x" }, answer: { status: 200, processed: true, message: "processed" } };
+    const entry = {
+      received_at: new Date().toISOString(),
+      headers: {},
+      notification: { id: "x" },
+      answer: { status: 200, processed: true, message: "processed" },
+    };
     await Promise.all(Array.from({ length: 400 }, () => recorder.write(entry)));
     const length = await redis.xlen(stream);
     // Approximate trimming drops whole internal nodes, so more than maxLen may remain, never all of them.
@@ -65,7 +80,12 @@ describe("redisStreamRecorder against Redis", () => {
     const stream = uniqueStream();
     const recorder = redisStreamRecorder({ redis: REDIS_URL, stream });
     for (const id of ["a", "b", "c"]) {
-      await recorder.write({ received_at: new Date().toISOString(), headers: {}, notification: { id }, answer: { status: 200, processed: true, message: "processed" } });
+      await recorder.write({
+        received_at: new Date().toISOString(),
+        headers: {},
+        notification: { id },
+        answer: { status: 200, processed: true, message: "processed" },
+      });
     }
     await recorder.close();
     const ids = (await redis.xrange(stream, "-", "+")).map(([id]) => id);

@@ -24,7 +24,13 @@ describe("redisStore keys of notifications claimed in order", () => {
 
   it("puts a subscription's records and its position under one hash tag, the subscription", async () => {
     const orderKey = "M-1:SUB-9";
-    await store.claim({ id: "evt-1", fingerprint: "f", owner: "o1", leaseMs: 30_000, order: { key: orderKey, position: "2026-03-01T02:00:00.25" } });
+    await store.claim({
+      id: "evt-1",
+      fingerprint: "f",
+      owner: "o1",
+      leaseMs: 30_000,
+      order: { key: orderKey, position: "2026-03-01T02:00:00.25" },
+    });
     await store.complete("evt-1", "o1", { processed: true, message: "processed" }, orderKey);
     const keys = orderedKeys(prefix, orderKey, "evt-1");
     expect(keys.record).toBe(`${prefix}{M-1:SUB-9}:n:evt-1`);

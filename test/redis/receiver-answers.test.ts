@@ -4,9 +4,20 @@ import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
 import { redisStore, type RedisStore } from "merchant-webhooks/redis";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
-import { eventually, ownRedisServer, REDIS_URL, removeKeys, uniquePrefix, type OwnRedisServer } from "./fixtures/redis.js";
+import {
+  eventually,
+  ownRedisServer,
+  REDIS_URL,
+  removeKeys,
+  uniquePrefix,
+  type OwnRedisServer,
+} from "./fixtures/redis.js";
 
-const post = (body: Record<string, unknown>) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+const post = (body: Record<string, unknown>) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: json(body),
+});
 const body = (response: { body: string }) => JSON.parse(response.body) as { processed: boolean; message: string };
 
 /** The core receiver's answers with a Redis store behind it, as the sender sees them. */
@@ -137,7 +148,11 @@ describe("a receiver on redisStore when Redis fails", () => {
       server.thaw();
     }
     expect([response.status, body(response)]).toEqual([200, { processed: true, message: "processed" }]);
-    await eventually(async () => (await store.get(renewal.id))?.state === "completed", 5_000, "the completion to be recorded");
+    await eventually(
+      async () => (await store.get(renewal.id))?.state === "completed",
+      5_000,
+      "the completion to be recorded",
+    );
     expect((await receiver.handle(post(renewal))).status).toBe(200);
     expect(calls).toBe(1);
     await receiver.close();

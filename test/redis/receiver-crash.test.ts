@@ -20,7 +20,13 @@ describe("a receiver process killed in the middle of a handler", () => {
   let survivor: ReceiverProcess;
 
   beforeAll(async () => {
-    const env = { STORE_URL: REDIS_URL, STORE_PREFIX: storePrefix, EFFECTS_URL: REDIS_URL, EFFECTS: effects, LEASE_MS: String(LEASE_MS) };
+    const env = {
+      STORE_URL: REDIS_URL,
+      STORE_PREFIX: storePrefix,
+      EFFECTS_URL: REDIS_URL,
+      EFFECTS: effects,
+      LEASE_MS: String(LEASE_MS),
+    };
     [doomed, survivor] = await Promise.all([spawnReceiver({ ...env, HANG_ID: hung.id }), spawnReceiver(env)]);
   });
   afterAll(async () => {
@@ -66,7 +72,11 @@ describe("a receiver process killed in the middle of a handler", () => {
     expect(await count("done")).toBe(1);
 
     const completed = (await store.get(hung.id))!;
-    expect(completed).toMatchObject({ state: "completed", attempts: 2, answer: { processed: true, message: "processed" } });
+    expect(completed).toMatchObject({
+      state: "completed",
+      attempts: 2,
+      answer: { processed: true, message: "processed" },
+    });
     expect(completed.owner).not.toBe(claimed.owner);
 
     // Writes still carrying the dead owner's token, as a paused process or a late command would send.

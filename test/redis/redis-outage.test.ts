@@ -2,7 +2,15 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notification } from "../helpers/notifications.js";
 import { deliver, deliverPast503, type Delivery } from "./fixtures/deliver.js";
-import { eventually, ownRedisServer, REDIS_URL, removeKeys, sleep, uniquePrefix, type OwnRedisServer } from "./fixtures/redis.js";
+import {
+  eventually,
+  ownRedisServer,
+  REDIS_URL,
+  removeKeys,
+  sleep,
+  uniquePrefix,
+  type OwnRedisServer,
+} from "./fixtures/redis.js";
 import { spawnReceiver, type ReceiverProcess } from "./fixtures/spawn-receiver.js";
 
 /** The most a sender may wait for an answer while the store's Redis is away (the store's own limit is 500 ms). */
@@ -19,8 +27,10 @@ interface Sent extends Delivery {
   answeredAt: number;
 }
 
-const quantile = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
-const figures = (values: number[]) => `median ${quantile(values, 0.5).toFixed(1)} ms, p99 ${quantile(values, 0.99).toFixed(1)} ms, max ${Math.max(...values).toFixed(1)} ms`;
+const quantile = (values: number[], q: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(q * values.length))]!;
+const figures = (values: number[]) =>
+  `median ${quantile(values, 0.5).toFixed(1)} ms, p99 ${quantile(values, 0.99).toFixed(1)} ms, max ${Math.max(...values).toFixed(1)} ms`;
 
 describe("receiver processes whose Redis goes away under load", () => {
   const effectsRedis = new Redis(REDIS_URL);
@@ -34,7 +44,13 @@ describe("receiver processes whose Redis goes away under load", () => {
 
   beforeAll(async () => {
     server = await ownRedisServer();
-    const env = { STORE_URL: server.url, STORE_PREFIX: "idem:", EFFECTS_URL: REDIS_URL, EFFECTS: effects, HANDLER_MS: "5" };
+    const env = {
+      STORE_URL: server.url,
+      STORE_PREFIX: "idem:",
+      EFFECTS_URL: REDIS_URL,
+      EFFECTS: effects,
+      HANDLER_MS: "5",
+    };
     receivers = await Promise.all([spawnReceiver(env), spawnReceiver(env)]);
   });
   afterAll(async () => {
@@ -56,13 +72,22 @@ describe("receiver processes whose Redis goes away under load", () => {
         const at = phase;
         const sentAt = performance.now();
         const answer = await deliver(receivers[receiver]!.url, renewal);
-        sent.push({ id: renewal.id, notification: renewal, receiver, phase: at, sentAt, answeredAt: performance.now(), ...answer });
+        sent.push({
+          id: renewal.id,
+          notification: renewal,
+          receiver,
+          phase: at,
+          sentAt,
+          answeredAt: performance.now(),
+          ...answer,
+        });
       }
     };
     return Promise.all(Array.from({ length: SENDERS }, sender)).then(() => {});
   }
   const inPhase = (name: string) => sent.filter((answer) => answer.phase === name);
-  const recovered = (name: string) => receivers.every((_, i) => inPhase(name).some((answer) => answer.receiver === i && answer.status === 200));
+  const recovered = (name: string) =>
+    receivers.every((_, i) => inPhase(name).some((answer) => answer.receiver === i && answer.status === 200));
   const count = async (kind: "started" | "done", ids: string[]) =>
     ids.length === 0 ? [] : (await effectsRedis.mget(ids.map((id) => `${effects}${kind}:${id}`))).map(Number);
 
@@ -79,7 +104,14 @@ describe("receiver processes whose Redis goes away under load", () => {
       expect(answer.retryAfter).toBe("5");
       expect(answer.ms).toBeLessThan(ANSWER_LIMIT_MS);
     }
-    expect((await count("started", answers.map((answer) => answer.id))).every((n) => n === 0)).toBe(true);
+    expect(
+      (
+        await count(
+          "started",
+          answers.map((answer) => answer.id),
+        )
+      ).every((n) => n === 0),
+    ).toBe(true);
     return answers.map((answer) => answer.ms);
   }
 
@@ -122,11 +154,16 @@ describe("receiver processes whose Redis goes away under load", () => {
     const refused = sent.filter((answer) => answer.status === 503);
     expect(refused.length).toBeGreaterThan(0);
     // Redelivered as the sender would after Retry-After, to either process.
-    const redelivered = await Promise.all(refused.map((answer, i) => deliverPast503(receivers[i % 2]!.url, answer.notification)));
+    const redelivered = await Promise.all(
+      refused.map((answer, i) => deliverPast503(receivers[i % 2]!.url, answer.notification)),
+    );
     expect(redelivered.every((answer) => answer.status === 200 && answer.body.processed)).toBe(true);
 
     // Every notification ever answered processed: true had its effect exactly once.
-    const processed = [...new Set(sent.filter((answer) => answer.body.processed).map((answer) => answer.id)), ...refused.map((answer) => answer.id)];
+    const processed = [
+      ...new Set(sent.filter((answer) => answer.body.processed).map((answer) => answer.id)),
+      ...refused.map((answer) => answer.id),
+    ];
     expect((await count("done", processed)).every((n) => n === 1)).toBe(true);
   });
 });

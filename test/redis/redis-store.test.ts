@@ -2,7 +2,14 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "merchant-webhooks";
 import { DEFAULT_REDIS_PREFIX, failFastRedisOptions, redisStore, type RedisStore } from "merchant-webhooks/redis";
-import { eventually, ownRedisServer, REDIS_URL, removeKeys, uniquePrefix, type OwnRedisServer } from "./fixtures/redis.js";
+import {
+  eventually,
+  ownRedisServer,
+  REDIS_URL,
+  removeKeys,
+  uniquePrefix,
+  type OwnRedisServer,
+} from "./fixtures/redis.js";
 
 const answer = { processed: true, message: "processed" };
 const request = (owner: string, extra: { id?: string; leaseMs?: number } = {}) => ({
@@ -52,7 +59,13 @@ describe("redisStore on a shared Redis", () => {
     });
     await redis.pexpire(key, 5_000); // pretend most of the retention has passed
     await store.complete("keys", "o1", answer);
-    expect(await redis.hgetall(key)).toEqual({ state: "completed", fingerprint: "f", owner: "o1", attempts: "1", answer: JSON.stringify(answer) });
+    expect(await redis.hgetall(key)).toEqual({
+      state: "completed",
+      fingerprint: "f",
+      owner: "o1",
+      attempts: "1",
+      answer: JSON.stringify(answer),
+    });
     expect(await redis.pttl(key)).toBeGreaterThan(3_590_000);
   });
 

@@ -31,7 +31,13 @@ describe("two receiver processes sharing one Redis", () => {
   let receivers: ReceiverProcess[] = [];
 
   beforeAll(async () => {
-    const env = { STORE_URL: REDIS_URL, STORE_PREFIX: `${prefix}idem:`, EFFECTS_URL: REDIS_URL, EFFECTS: effects, HANDLER_MS: "15" };
+    const env = {
+      STORE_URL: REDIS_URL,
+      STORE_PREFIX: `${prefix}idem:`,
+      EFFECTS_URL: REDIS_URL,
+      EFFECTS: effects,
+      HANDLER_MS: "15",
+    };
     receivers = await Promise.all([spawnReceiver(env), spawnReceiver(env)]);
   });
   afterAll(async () => {
@@ -49,7 +55,9 @@ describe("two receiver processes sharing one Redis", () => {
     // Every delivery ends answered 200 processed: true (after the retries a sender makes on 409, or on
     // 503 should a store call overrun its limit on a saturated machine); exactly one ran the handler.
     const finals = answers.flat().map((tries) => tries.at(-1)!);
-    expect(finals.filter((answer) => answer.status === 200 && answer.body.processed)).toHaveLength(NOTIFICATIONS * DELIVERIES);
+    expect(finals.filter((answer) => answer.status === 200 && answer.body.processed)).toHaveLength(
+      NOTIFICATIONS * DELIVERIES,
+    );
     expect(finals.filter((answer) => answer.body.message === "processed")).toHaveLength(NOTIFICATIONS);
     // The deliveries did overlap: some met another's live claim and were told to come back.
     const busy = answers.flat(2).filter((answer) => answer.status === 409);
@@ -68,10 +76,18 @@ describe("two receiver processes sharing one Redis", () => {
     // The store holds one completed record per notification, claimed once. The one exception: a claim
     // whose store call overran its limit (answered 503 on a saturated machine) is abandoned, so the
     // next delivery's claim is a second attempt; the handler still ran once (checked above).
-    const states = await Promise.all(batch.map((renewal) => redis.hmget(`${prefix}idem:${renewal.id}`, "state", "attempts")));
-    const metStoreTimeout = new Set(batch.filter((_, i) => answers[i]!.flat().some((answer) => answer.status === 503)).map((renewal) => renewal.id));
+    const states = await Promise.all(
+      batch.map((renewal) => redis.hmget(`${prefix}idem:${renewal.id}`, "state", "attempts")),
+    );
+    const metStoreTimeout = new Set(
+      batch.filter((_, i) => answers[i]!.flat().some((answer) => answer.status === 503)).map((renewal) => renewal.id),
+    );
     expect(states.filter(([state]) => state !== "completed")).toEqual([]);
-    expect(batch.filter((renewal, i) => states[i]![1] !== "1" && !metStoreTimeout.has(renewal.id)).map((renewal) => [renewal.id, states[batch.indexOf(renewal)]![1]])).toEqual([]);
+    expect(
+      batch
+        .filter((renewal, i) => states[i]![1] !== "1" && !metStoreTimeout.has(renewal.id))
+        .map((renewal) => [renewal.id, states[batch.indexOf(renewal)]![1]]),
+    ).toEqual([]);
   });
 
   it("answers 422 in one process to an id completed in the other with a different payload", async () => {

@@ -54,11 +54,36 @@ const RULES: [rule: string, path: Path, good: unknown, bad: unknown][] = [
   ["subscriber.address is an Address", ["resource", "subscriber", "address", "postal_code"], "10115", "p".repeat(101)],
   ["product.id is non-empty", ["resource", "product", "id"], "P1", ""],
   ["product.name is a string", ["resource", "product", "name"], "Pro", 1],
-  ["renewal_event.payment_detail is checked", ["resource", "renewal_event", "payment_detail", "amount", "currency_code"], "EUR", "euro"],
-  ["unsubscription_event.unsubscription_time is RFC 3339", ["resource", "unsubscription_event", "unsubscription_time"], "2026-11-23T00:00:00Z", "soon"],
-  ["suspended_event.suspended_time is RFC 3339", ["resource", "suspended_event", "suspended_time"], "2026-11-23T00:00:00Z", "2026/11/23"],
-  ["resumed_event.resumed_time is RFC 3339", ["resource", "resumed_event", "resumed_time"], "2026-11-23T00:00:00Z", 1732300000],
-  ["subscription_event.subscription_plan_type is a string", ["resource", "subscription_event", "subscription_plan_type"], "REGULAR", 0],
+  [
+    "renewal_event.payment_detail is checked",
+    ["resource", "renewal_event", "payment_detail", "amount", "currency_code"],
+    "EUR",
+    "euro",
+  ],
+  [
+    "unsubscription_event.unsubscription_time is RFC 3339",
+    ["resource", "unsubscription_event", "unsubscription_time"],
+    "2026-11-23T00:00:00Z",
+    "soon",
+  ],
+  [
+    "suspended_event.suspended_time is RFC 3339",
+    ["resource", "suspended_event", "suspended_time"],
+    "2026-11-23T00:00:00Z",
+    "2026/11/23",
+  ],
+  [
+    "resumed_event.resumed_time is RFC 3339",
+    ["resource", "resumed_event", "resumed_time"],
+    "2026-11-23T00:00:00Z",
+    1732300000,
+  ],
+  [
+    "subscription_event.subscription_plan_type is a string",
+    ["resource", "subscription_event", "subscription_plan_type"],
+    "REGULAR",
+    0,
+  ],
 ];
 
 describe("subscriptionNotificationSchema", () => {
@@ -82,7 +107,11 @@ describe("subscriptionNotificationSchema", () => {
   });
 
   it("accepts a notification with only the required fields", () => {
-    expectValid(subscriptionNotificationSchema, { id: "WH-1", event_type: "UNKNOWN", resource: { execution_phase: "1" } });
+    expectValid(subscriptionNotificationSchema, {
+      id: "WH-1",
+      event_type: "UNKNOWN",
+      resource: { execution_phase: "1" },
+    });
   });
 
   it("rejects a body that is not an object", () => {
@@ -104,7 +133,10 @@ describe("forward compatibility", () => {
     body.resource.trial = { days: 14 };
     body.resource.subscriber.locale = "de-DE";
     body.resource.renewal_event.payment_detail.card_info.network_token = "tok";
-    body.resource.renewal_event.payment_detail.purchase_units[0].amount.breakdown.shipping = { currency_code: "EUR", value: "0" };
+    body.resource.renewal_event.payment_detail.purchase_units[0].amount.breakdown.shipping = {
+      currency_code: "EUR",
+      value: "0",
+    };
     const out = parse(body);
     expect(out).toEqual(body);
     // Kept at run time, though the type lists only known fields: reading one needs a cast.
@@ -159,7 +191,13 @@ describe("eventObjectOf", () => {
     body.resource.resumed_event = { resumed_time: "2026-11-23T10:00:00Z" };
     body.resource.subscription_event = { subscription_plan_type: "PROMOTIONAL" };
     expect(eventObjectOf(parse(body))?.kind).toBe("subscription_event");
-    expect(EVENT_OBJECT_KEYS).toEqual(["subscription_event", "renewal_event", "unsubscription_event", "suspended_event", "resumed_event"]);
+    expect(EVENT_OBJECT_KEYS).toEqual([
+      "subscription_event",
+      "renewal_event",
+      "unsubscription_event",
+      "suspended_event",
+      "resumed_event",
+    ]);
   });
 
   it("returns undefined when the resource carries no event object", () => {

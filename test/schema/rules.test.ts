@@ -41,11 +41,31 @@ const RULES: [string, Path, unknown, unknown][] = [
   ["subscriber.email is an email", ["resource", "subscriber", "email"], "a.b@example.co", "not-an-email"],
   ["subscriber.ip is an IPv4 address", ["resource", "subscriber", "ip"], "198.51.100.4", "300.1.1.1"],
   ["subscriber.ip is an IPv6 address", ["resource", "subscriber", "ip"], "2001:db8::1", "2001:db8::zz"],
-  ["address.state_or_province is at most 100 characters", ["resource", "subscriber", "address", "state_or_province"], "s".repeat(100), "s".repeat(101)],
-  ["address.postal_code is at most 100 characters", ["resource", "subscriber", "address", "postal_code"], "10115", "p".repeat(101)],
+  [
+    "address.state_or_province is at most 100 characters",
+    ["resource", "subscriber", "address", "state_or_province"],
+    "s".repeat(100),
+    "s".repeat(101),
+  ],
+  [
+    "address.postal_code is at most 100 characters",
+    ["resource", "subscriber", "address", "postal_code"],
+    "10115",
+    "p".repeat(101),
+  ],
   ["product.id is non-empty", ["resource", "product", "id"], "P1", ""],
-  ["unsubscription_time is RFC 3339", ["resource", "unsubscription_event", "unsubscription_time"], "2026-11-23T00:00:00Z", "soon"],
-  ["suspended_time is RFC 3339", ["resource", "suspended_event", "suspended_time"], "2026-11-23T00:00:00Z", "2026/11/23"],
+  [
+    "unsubscription_time is RFC 3339",
+    ["resource", "unsubscription_event", "unsubscription_time"],
+    "2026-11-23T00:00:00Z",
+    "soon",
+  ],
+  [
+    "suspended_time is RFC 3339",
+    ["resource", "suspended_event", "suspended_time"],
+    "2026-11-23T00:00:00Z",
+    "2026/11/23",
+  ],
   ["resumed_time is RFC 3339", ["resource", "resumed_event", "resumed_time"], "2026-11-23T00:00:00Z", 1732300000],
   ["Money.value matches the pattern (decimal)", [...DETAIL, "amount", "value"], "-.5", "1,00"],
   ["Money.value matches the pattern (integer)", [...DETAIL, "amount", "value"], "-100", "1e3"],
@@ -61,13 +81,38 @@ const RULES: [string, Path, unknown, unknown][] = [
   ["payee.email_address is an email", [...UNIT, "payee", "email_address"], "pay@merchant.example", "pay@"],
   ["PurchaseUnit.description is at most 1000 characters", [...UNIT, "description"], "d".repeat(1000), "d".repeat(1001)],
   ["external_amount.discount_reference is non-empty", [...UNIT, "external_amount", "discount_reference"], "PROMO", ""],
-  ["external_amount.fx_amount.after_fx_amount is Money", [...UNIT, "external_amount", "fx_amount", "after_fx_amount", "value"], "1.00", "1.0.0"],
+  [
+    "external_amount.fx_amount.after_fx_amount is Money",
+    [...UNIT, "external_amount", "fx_amount", "after_fx_amount", "value"],
+    "1.00",
+    "1.0.0",
+  ],
   ["PurchaseUnit.extend maps strings to strings", [...UNIT, "extend"], { a: "b" }, { a: 1 }],
   ["card_info fields are strings", [...DETAIL, "card_info", "expiry_month"], "09", 9],
-  ["card_addition_data.liability_shift is a boolean", [...DETAIL, "card_addition_data", "liability_shift"], false, "yes"],
-  ["internal_merchant_addition_data.payer_address is an Address", [...DETAIL, "internal_merchant_addition_data", "payer_address", "postal_code"], "1", "p".repeat(101)],
-  ["internal_merchant_addition_data.channel_real_channels are strings", [...DETAIL, "internal_merchant_addition_data", "channel_real_channels"], ["a"], [1]],
-  ["channel_addition_datas is an array of objects", [...DETAIL, "channel_addition_datas"], [{ channel_name: "x" }], { channel_name: "x" }],
+  [
+    "card_addition_data.liability_shift is a boolean",
+    [...DETAIL, "card_addition_data", "liability_shift"],
+    false,
+    "yes",
+  ],
+  [
+    "internal_merchant_addition_data.payer_address is an Address",
+    [...DETAIL, "internal_merchant_addition_data", "payer_address", "postal_code"],
+    "1",
+    "p".repeat(101),
+  ],
+  [
+    "internal_merchant_addition_data.channel_real_channels are strings",
+    [...DETAIL, "internal_merchant_addition_data", "channel_real_channels"],
+    ["a"],
+    [1],
+  ],
+  [
+    "channel_addition_datas is an array of objects",
+    [...DETAIL, "channel_addition_datas"],
+    [{ channel_name: "x" }],
+    { channel_name: "x" },
+  ],
   ["purchase_units is an array", [...DETAIL, "purchase_units"], [], {}],
 ];
 
@@ -88,7 +133,10 @@ describe("notification schema rules", () => {
     expect(result.success).toBe(false);
     // the issue is reported at the field, or inside it for maps and arrays
     const paths = result.error!.issues.map((issue) => issue.path.join("."));
-    expect(paths.some((reported) => reported === path.join(".") || reported.startsWith(`${path.join(".")}.`)), paths.join(", ")).toBe(true);
+    expect(
+      paths.some((reported) => reported === path.join(".") || reported.startsWith(`${path.join(".")}.`)),
+      paths.join(", "),
+    ).toBe(true);
   });
 });
 
@@ -121,7 +169,9 @@ describe("forward compatibility", () => {
 
   it("checks StatusDetail names and keeps typed details", async () => {
     const { statusDetailSchema } = await import("merchant-webhooks");
-    expect(statusDetailSchema.safeParse({ name: "CARD_DECLINED_2", details: [{ "@type": "t.Detail", extra: 1 }] }).success).toBe(true);
+    expect(
+      statusDetailSchema.safeParse({ name: "CARD_DECLINED_2", details: [{ "@type": "t.Detail", extra: 1 }] }).success,
+    ).toBe(true);
     expect(statusDetailSchema.safeParse({ name: "card-declined" }).success).toBe(false);
   });
 
@@ -141,7 +191,9 @@ describe("eventObjectOf", () => {
   });
 
   it("returns the suspended event of a suspension, and nothing when none is present", () => {
-    expect(eventObjectOf(subscriptionNotificationSchema.parse(notification("SUBSCRIPTION_SUSPENDED")))?.kind).toBe("suspended_event");
+    expect(eventObjectOf(subscriptionNotificationSchema.parse(notification("SUBSCRIPTION_SUSPENDED")))?.kind).toBe(
+      "suspended_event",
+    );
     const bare = notification("UNKNOWN");
     delete bare.resource.renewal_event;
     expect(eventObjectOf(subscriptionNotificationSchema.parse(bare))).toBeUndefined();

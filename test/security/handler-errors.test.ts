@@ -11,7 +11,9 @@ const CVV = "cvv: 927";
 
 /** What a careless payment client throws: the request it sent, card data included, in the message. */
 function leakyError(): Error {
-  const err = new Error(`charge declined for card ${PAN}, ${CVV}`, { cause: new Error(`upstream echoed 5555555555554444`) });
+  const err = new Error(`charge declined for card ${PAN}, ${CVV}`, {
+    cause: new Error(`upstream echoed 5555555555554444`),
+  });
   Object.assign(err, { request: { card_number: "378282246310005", CVC: "cvc-4431" } });
   return err;
 }
@@ -46,9 +48,20 @@ describe("handler errors pass card redaction before they are logged or stored", 
       expect((await receiver.handle({ method: "POST", headers: {}, rawBody: json(body) })).status).toBe(200);
 
       const { logger, text } = captureLogger();
-      const worker = createWorker({ connection: REDIS_URL, name: "errors", prefix, idempotency: store, logger, onRenew: () => Promise.reject(leakyError()) });
+      const worker = createWorker({
+        connection: REDIS_URL,
+        name: "errors",
+        prefix,
+        idempotency: store,
+        logger,
+        onRenew: () => Promise.reject(leakyError()),
+      });
       try {
-        await eventually(async () => (await queue.queue.getJobState(jobIdFor(body.id))) === "failed", 15_000, "the job to fail");
+        await eventually(
+          async () => (await queue.queue.getJobState(jobIdFor(body.id))) === "failed",
+          15_000,
+          "the job to fail",
+        );
         const job = (await queue.queue.getJob(jobIdFor(body.id)))!;
         expect(job.failedReason).toContain("charge declined for card");
         const stored = JSON.stringify([job.failedReason, job.stacktrace]);

@@ -22,8 +22,16 @@ describe("headers kept at rest: an allow-list", () => {
 
   it("records descriptive headers only", async () => {
     const entries: RecordedNotification[] = [];
-    const receiver = createReceiver({ logger: silentLogger(), onRenew: () => {}, record: { write: (entry) => void entries.push(entry) } });
-    await receiver.handle({ method: "POST", headers: { ...CREDENTIALS, ...DESCRIPTIVE }, rawBody: json(notification()) });
+    const receiver = createReceiver({
+      logger: silentLogger(),
+      onRenew: () => {},
+      record: { write: (entry) => void entries.push(entry) },
+    });
+    await receiver.handle({
+      method: "POST",
+      headers: { ...CREDENTIALS, ...DESCRIPTIVE },
+      rawBody: json(notification()),
+    });
     await receiver.close();
     expect(entries[0]!.headers).toEqual(DESCRIPTIVE);
   });
@@ -32,7 +40,10 @@ describe("headers kept at rest: an allow-list", () => {
     const queue = bullmqQueue({ connection: REDIS_URL, name: "allow", prefix });
     const receiver = createReceiver({ logger: silentLogger(), queue });
     const body = notification();
-    expect((await receiver.handle({ method: "POST", headers: { ...CREDENTIALS, ...DESCRIPTIVE }, rawBody: json(body) })).status).toBe(200);
+    expect(
+      (await receiver.handle({ method: "POST", headers: { ...CREDENTIALS, ...DESCRIPTIVE }, rawBody: json(body) }))
+        .status,
+    ).toBe(200);
     const job = await queue.queue.getJob(jobIdFor(body.id));
     expect(job!.data.headers).toEqual(DESCRIPTIVE);
     await receiver.close();

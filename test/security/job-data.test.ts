@@ -17,7 +17,13 @@ const CONTRACT = "ctr-77-secret";
 function renewalWithCardData() {
   const body = notification();
   const detail = body.resource.renewal_event.payment_detail;
-  Object.assign(detail.card_info, { cvc: "cvc-901", CVV2: "cvv-902", card_pwd: "pwd-9030", card_number: PAN, card_contract_id: CONTRACT });
+  Object.assign(detail.card_info, {
+    cvc: "cvc-901",
+    CVV2: "cvv-902",
+    card_pwd: "pwd-9030",
+    card_number: PAN,
+    card_contract_id: CONTRACT,
+  });
   detail.metadata = { note: `customer wrote ${PAN_IN_TEXT} in the memo` };
   return body;
 }
@@ -65,9 +71,17 @@ describe("card data in BullMQ job data", () => {
 
     const seen = await handled("masked");
     const card = seen.resource.renewal_event!.payment_detail!.card_info as Record<string, unknown>;
-    expect(card).toMatchObject({ cvc: REDACTED, CVV2: REDACTED, card_pwd: REDACTED, card_number: MASKED, card_contract_id: REDACTED });
+    expect(card).toMatchObject({
+      cvc: REDACTED,
+      CVV2: REDACTED,
+      card_pwd: REDACTED,
+      card_number: MASKED,
+      card_contract_id: REDACTED,
+    });
     expect(card.card_mask).toBe(body.resource.renewal_event.payment_detail.card_info.card_mask);
-    expect(seen.resource.renewal_event!.payment_detail!.metadata).toEqual({ note: "customer wrote 555555******4444 in the memo" });
+    expect(seen.resource.renewal_event!.payment_detail!.metadata).toEqual({
+      note: "customer wrote 555555******4444 in the memo",
+    });
     expect(seen.resource.subscriber).toEqual(body.resource.subscriber);
     await queue.close();
   });
@@ -77,25 +91,58 @@ describe("card data in BullMQ job data", () => {
     const queue = bullmqQueue({ connection: REDIS_URL, name: "sealed", prefix, encryptionKey: key });
     const body = renewalWithCardData();
     const stored = await enqueue(queue, body);
-    for (const secret of [...VERIFICATION, PAN, PAN_IN_TEXT, CONTRACT, body.resource.subscriber.email, body.resource.merchant_id]) {
+    for (const secret of [
+      ...VERIFICATION,
+      PAN,
+      PAN_IN_TEXT,
+      CONTRACT,
+      body.resource.subscriber.email,
+      body.resource.merchant_id,
+    ]) {
       expect(stored).not.toContain(secret);
     }
 
     const seen = await handled("sealed", key);
     const card = seen.resource.renewal_event!.payment_detail!.card_info as Record<string, unknown>;
-    expect(card).toMatchObject({ cvc: REDACTED, CVV2: REDACTED, card_pwd: REDACTED, card_number: PAN, card_contract_id: CONTRACT });
-    expect(seen.resource.renewal_event!.payment_detail!.metadata).toEqual(body.resource.renewal_event.payment_detail.metadata);
+    expect(card).toMatchObject({
+      cvc: REDACTED,
+      CVV2: REDACTED,
+      card_pwd: REDACTED,
+      card_number: PAN,
+      card_contract_id: CONTRACT,
+    });
+    expect(seen.resource.renewal_event!.payment_detail!.metadata).toEqual(
+      body.resource.renewal_event.payment_detail.metadata,
+    );
     await queue.close();
   });
 
   it("fails a sealed job, with the reason and without running the handler, on a worker with another key", async () => {
-    const queue = bullmqQueue({ connection: REDIS_URL, name: "wrongkey", prefix, encryptionKey: randomBytes(32), jobOptions: { attempts: 1 } });
+    const queue = bullmqQueue({
+      connection: REDIS_URL,
+      name: "wrongkey",
+      prefix,
+      encryptionKey: randomBytes(32),
+      jobOptions: { attempts: 1 },
+    });
     const body = renewalWithCardData();
     await enqueue(queue, body);
     const ran: unknown[] = [];
-    const worker = createWorker({ connection: REDIS_URL, name: "wrongkey", prefix, idempotency: memoryStore(), logger: silentLogger(), encryptionKey: randomBytes(32), onRenew: (n) => void ran.push(n) });
+    const worker = createWorker({
+      connection: REDIS_URL,
+      name: "wrongkey",
+      prefix,
+      idempotency: memoryStore(),
+      logger: silentLogger(),
+      encryptionKey: randomBytes(32),
+      onRenew: (n) => void ran.push(n),
+    });
     try {
-      await eventually(async () => (await queue.queue.getJobState(jobIdFor(body.id))) === "failed", 15_000, "the job to fail");
+      await eventually(
+        async () => (await queue.queue.getJobState(jobIdFor(body.id))) === "failed",
+        15_000,
+        "the job to fail",
+      );
       const job = await queue.queue.getJob(jobIdFor(body.id));
       expect(job!.failedReason).toBe("job data is sealed with a key this worker was not given (encryptionKey)");
       expect(ran).toEqual([]);
@@ -106,6 +153,8 @@ describe("card data in BullMQ job data", () => {
   });
 
   it("refuses an encryption key that is not 32 bytes", () => {
-    expect(() => bullmqQueue({ connection: REDIS_URL, name: "short", prefix, encryptionKey: randomBytes(16) })).toThrow(/32 bytes/);
+    expect(() => bullmqQueue({ connection: REDIS_URL, name: "short", prefix, encryptionKey: randomBytes(16) })).toThrow(
+      /32 bytes/,
+    );
   });
 });

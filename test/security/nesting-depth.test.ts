@@ -36,7 +36,9 @@ describe(`bodies nested deeper than ${MAX_BODY_DEPTH} levels`, () => {
       message: `body is nested deeper than ${MAX_BODY_DEPTH} levels`,
     });
     // With a `\u` escape, JSON.parse's reviver used to overflow at about 4,000 levels: still the depth answer.
-    expect((await receiver.handle(rawPost(renewalOfDepth(4_000, '"caf\\u00e9"')))).answer.message).toBe(`body is nested deeper than ${MAX_BODY_DEPTH} levels`);
+    expect((await receiver.handle(rawPost(renewalOfDepth(4_000, '"caf\\u00e9"')))).answer.message).toBe(
+      `body is nested deeper than ${MAX_BODY_DEPTH} levels`,
+    );
     expect(onRenew).not.toHaveBeenCalled();
     await receiver.close();
   });
@@ -44,7 +46,11 @@ describe(`bodies nested deeper than ${MAX_BODY_DEPTH} levels`, () => {
   it("are refused when an earlier middleware parsed them, too", async () => {
     const onRenew = vi.fn();
     const receiver = createReceiver({ logger: silentLogger(), onRenew, record: recorder() });
-    const response = await receiver.handle({ method: "POST", headers: {}, parsedBody: JSON.parse(renewalOfDepth(6_000)) });
+    const response = await receiver.handle({
+      method: "POST",
+      headers: {},
+      parsedBody: JSON.parse(renewalOfDepth(6_000)),
+    });
     expect(response.status).toBe(400);
     expect(onRenew).not.toHaveBeenCalled();
   });
@@ -105,6 +111,8 @@ describe("the testing kit's overrides", () => {
   it("refuse nesting deeper than a body may have, instead of overflowing the stack", () => {
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 100_000; i++) deep = { x: deep };
-    expect(() => buildNotification("SUBSCRIPTION_RENEW", { resource: { subscriber: { address: deep } } } as never)).toThrow(/nested deeper than 64 levels/);
+    expect(() =>
+      buildNotification("SUBSCRIPTION_RENEW", { resource: { subscriber: { address: deep } } } as never),
+    ).toThrow(/nested deeper than 64 levels/);
   });
 });

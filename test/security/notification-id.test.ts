@@ -18,7 +18,11 @@ describe("the notification id", () => {
     const onRenew = vi.fn();
     const receiver = createReceiver({ logger: silentLogger(), onRenew });
     for (const id of ["x\ud800", "x\udbff", "\udc00x"]) {
-      expect(await deliver(receiver, id)).toEqual({ status: 400, processed: false, message: "invalid notification: id: must be well-formed Unicode (no lone surrogates)" });
+      expect(await deliver(receiver, id)).toEqual({
+        status: 400,
+        processed: false,
+        message: "invalid notification: id: must be well-formed Unicode (no lone surrogates)",
+      });
     }
     expect(await deliver(receiver, "x\ufffd")).toMatchObject({ status: 200, processed: true });
     // a surrogate pair is well-formed and its own id
@@ -29,13 +33,20 @@ describe("the notification id", () => {
   it(`is at most ${MAX_NOTIFICATION_ID_LENGTH} characters; longer ids get 400`, async () => {
     const onRenew = vi.fn();
     const receiver = createReceiver({ logger: silentLogger(), onRenew });
-    expect(await deliver(receiver, "a".repeat(MAX_NOTIFICATION_ID_LENGTH))).toMatchObject({ status: 200, processed: true });
+    expect(await deliver(receiver, "a".repeat(MAX_NOTIFICATION_ID_LENGTH))).toMatchObject({
+      status: 200,
+      processed: true,
+    });
     expect(await deliver(receiver, "b".repeat(17_000))).toEqual({
       status: 400,
       processed: false,
       message: `invalid notification: id: at most ${MAX_NOTIFICATION_ID_LENGTH} characters`,
     });
     expect(onRenew).toHaveBeenCalledTimes(1);
-    expect(subscriptionNotificationSchema.safeParse(notification("SUBSCRIPTION_RENEW", "c".repeat(MAX_NOTIFICATION_ID_LENGTH + 1))).success).toBe(false);
+    expect(
+      subscriptionNotificationSchema.safeParse(
+        notification("SUBSCRIPTION_RENEW", "c".repeat(MAX_NOTIFICATION_ID_LENGTH + 1)),
+      ).success,
+    ).toBe(false);
   });
 });

@@ -22,7 +22,13 @@ const IPV6 = "2001:db8:85a3::8a2e:370:7334";
 function leakyNotification() {
   const body = notification();
   const card = body.resource.renewal_event.payment_detail.card_info;
-  Object.assign(card, { CVV: "cvv-731", cvv2: "cvv-732", security_code: "sc-733", Card_Pwd: "pwd-7340", card_contract_id: "ctr-secret-9911" });
+  Object.assign(card, {
+    CVV: "cvv-731",
+    cvv2: "cvv-732",
+    security_code: "sc-733",
+    Card_Pwd: "pwd-7340",
+    card_contract_id: "ctr-secret-9911",
+  });
   body.resource.renewal_event.payment_detail.metadata = {
     ...Object.fromEntries(CARD_TEXTS.map(([name, text]) => [name.replace(/\W/g, "_"), text])),
     stored_number: PAN_AS_NUMBER,
@@ -33,7 +39,18 @@ function leakyNotification() {
   return body;
 }
 
-const SECRETS = ["cvv-731", "cvv-732", "sc-733", "pwd-7340", "ctr-secret-9911", String(PAN_AS_NUMBER), EMAIL, IPV4, IPV6, ...CARD_TEXTS.map(([, , pan]) => pan)];
+const SECRETS = [
+  "cvv-731",
+  "cvv-732",
+  "sc-733",
+  "pwd-7340",
+  "ctr-secret-9911",
+  String(PAN_AS_NUMBER),
+  EMAIL,
+  IPV4,
+  IPV6,
+  ...CARD_TEXTS.map(([, , pan]) => pan),
+];
 
 describe("redaction of what a first review missed", () => {
   it.each(CARD_TEXTS)("finds a card number %s", (_, text, pan) => {
@@ -43,8 +60,24 @@ describe("redaction of what a first review missed", () => {
   });
 
   it("matches card-secret keys in any case and spelling", () => {
-    const out = redactNotification({ CVV: "1", cvv2: "2", security_code: "3", SecurityCode: "4", card_contract_id: "5", CardPwd: "6", cvc_result: "M" });
-    expect(out).toEqual({ CVV: REDACTED, cvv2: REDACTED, security_code: REDACTED, SecurityCode: REDACTED, card_contract_id: REDACTED, CardPwd: REDACTED, cvc_result: "M" });
+    const out = redactNotification({
+      CVV: "1",
+      cvv2: "2",
+      security_code: "3",
+      SecurityCode: "4",
+      card_contract_id: "5",
+      CardPwd: "6",
+      cvc_result: "M",
+    });
+    expect(out).toEqual({
+      CVV: REDACTED,
+      cvv2: REDACTED,
+      security_code: REDACTED,
+      SecurityCode: REDACTED,
+      card_contract_id: REDACTED,
+      CardPwd: REDACTED,
+      cvc_result: "M",
+    });
   });
 
   it("leaves ordinary numbers, times and versions readable", () => {
@@ -65,7 +98,11 @@ describe("redaction of what a first review missed", () => {
   it("keeps all of it out of recordings", async () => {
     const entries: RecordedNotification[] = [];
     const body = leakyNotification();
-    const receiver = createReceiver({ logger: captureLogger().logger, onRenew: () => {}, record: { write: (entry) => void entries.push(entry) } });
+    const receiver = createReceiver({
+      logger: captureLogger().logger,
+      onRenew: () => {},
+      record: { write: (entry) => void entries.push(entry) },
+    });
     await receiver.handle({ method: "POST", headers: {}, rawBody: json(body) });
     await receiver.close();
     expect(entries).toHaveLength(1);
@@ -82,7 +119,11 @@ describe("card numbers given as JSON numbers", () => {
 
   it("are kept out of what a handler logs directly, in the usual spellings", async () => {
     const { logger, text } = captureLogger();
-    const receiver = createReceiver({ logger, onRenew: (_, ctx) => ctx.log.info({ CVV: "cvv-7731", securityCode: "sc-7732", card: { cardNumber: "pan-7733" } }, "direct") });
+    const receiver = createReceiver({
+      logger,
+      onRenew: (_, ctx) =>
+        ctx.log.info({ CVV: "cvv-7731", securityCode: "sc-7732", card: { cardNumber: "pan-7733" } }, "direct"),
+    });
     await receiver.handle({ method: "POST", headers: {}, rawBody: json(notification()) });
     expect(text()).toContain('"msg":"direct"');
     for (const secret of ["cvv-7731", "sc-7732", "pan-7733"]) expect(text()).not.toContain(secret);
@@ -105,6 +146,7 @@ describe("message strings a handler logs", () => {
     expect(lines).toContain("charging [REDACTED] for [REDACTED]");
     expect(lines).toContain("retrying card [REDACTED]");
     expect(lines).toContain('"part":"billing"');
-    for (const secret of ["4111 1111 1111 1111", EMAIL, "5555555555554444", "378282246310005"]) expect(lines).not.toContain(secret);
+    for (const secret of ["4111 1111 1111 1111", EMAIL, "5555555555554444", "378282246310005"])
+      expect(lines).not.toContain(secret);
   });
 });

@@ -1,10 +1,18 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createPlatformSimulator, type PlatformSimulator, type PlatformSimulatorOptions } from "merchant-webhooks/simulator";
+import {
+  createPlatformSimulator,
+  type PlatformSimulator,
+  type PlatformSimulatorOptions,
+} from "merchant-webhooks/simulator";
 import { recordingWebhook } from "./recording-webhook.js";
 import { PROCESSED, scriptedEndpoint } from "./scripted-endpoint.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
-const customer = { merchant_id: "M-1", subscriber: { id: "U-1", email: "ada@example.com" }, product: { id: "P-1", name: "Plan" } };
+const customer = {
+  merchant_id: "M-1",
+  subscriber: { id: "U-1", email: "ada@example.com" },
+  product: { id: "P-1", name: "Plan" },
+};
 
 /** Fast schedules: ms delays scaled down 1000x. */
 const FAST = { timeScale: 0.001, retrySchedule: [0, 5_000, 30_000, 60_000] } satisfies PlatformSimulatorOptions;
@@ -37,7 +45,9 @@ describe("the simulator delivers like a platform", () => {
     await sub.cancel();
     await sim.settled();
 
-    expect(calls.map((call) => call.split(" ").slice(0, 2).join(" "))).toEqual(["created", "renew", "suspend", "resume", "cancel"].map((name) => `${name} ${sub.id}`));
+    expect(calls.map((call) => call.split(" ").slice(0, 2).join(" "))).toEqual(
+      ["created", "renew", "suspend", "resume", "cancel"].map((name) => `${name} ${sub.id}`),
+    );
     const deliveries = sim.deliveries();
     expect(deliveries.map((delivery) => delivery.event_type)).toEqual([
       "SUBSCRIPTION_CREATED",
@@ -48,7 +58,9 @@ describe("the simulator delivers like a platform", () => {
     ]);
     for (const delivery of deliveries) {
       expect(delivery).toMatchObject({ subscription_id: sub.id, delivered: true, pending: false });
-      expect(delivery.attempts).toEqual([expect.objectContaining({ status: 200, processed: true, message: "processed" })]);
+      expect(delivery.attempts).toEqual([
+        expect.objectContaining({ status: 200, processed: true, message: "processed" }),
+      ]);
     }
     expect(sub.status).toBe("CANCELLED");
     expect(sub.phase).toBe(2);
@@ -56,9 +68,19 @@ describe("the simulator delivers like a platform", () => {
   });
 
   it("retries a 500, a processed:false and a time-out, then stops at the first processed:true", async () => {
-    const endpoint = await scriptedEndpoint([{ status: 500, body: { processed: false, message: "boom" } }, { status: 200, body: { processed: false, message: "later" } }, "hang", PROCESSED]);
+    const endpoint = await scriptedEndpoint([
+      { status: 500, body: { processed: false, message: "boom" } },
+      { status: 200, body: { processed: false, message: "later" } },
+      "hang",
+      PROCESSED,
+    ]);
     cleanup.push(endpoint.close);
-    sim = createPlatformSimulator({ webhookUrl: endpoint.url, ...FAST, retrySchedule: [0, 1_000, 1_000, 1_000, 1_000], attemptTimeoutMs: 300 });
+    sim = createPlatformSimulator({
+      webhookUrl: endpoint.url,
+      ...FAST,
+      retrySchedule: [0, 1_000, 1_000, 1_000, 1_000],
+      attemptTimeoutMs: 300,
+    });
     await sim.subscriptions.create(customer);
     await sim.settled();
 
@@ -76,7 +98,9 @@ describe("the simulator delivers like a platform", () => {
   });
 
   it("reports a delivery whose schedule ran out as undelivered", async () => {
-    const endpoint = await scriptedEndpoint([{ status: 503, body: { processed: false, message: "store unavailable" } }]);
+    const endpoint = await scriptedEndpoint([
+      { status: 503, body: { processed: false, message: "store unavailable" } },
+    ]);
     cleanup.push(endpoint.close);
     sim = createPlatformSimulator({ webhookUrl: endpoint.url, ...FAST, retrySchedule: [0, 1_000, 2_000] });
     const sub = await sim.subscriptions.create(customer);
@@ -89,7 +113,12 @@ describe("the simulator delivers like a platform", () => {
     expect(exhausted[0]!.attempts.map((attempt) => attempt.status)).toEqual([503, 503, 503]);
     expect(sim.undeliveredTable()).toContain(exhausted[0]!.id);
     expect(sim.undeliveredTable()).toContain("1 exhausted, 0 pending");
-    expect(sim.attemptTable().split("\n").filter((line) => line.includes("store unavailable"))).toHaveLength(3);
+    expect(
+      sim
+        .attemptTable()
+        .split("\n")
+        .filter((line) => line.includes("store unavailable")),
+    ).toHaveLength(3);
   });
 
   it("re-serialises retries: other bytes, the same JSON value", async () => {
@@ -109,7 +138,13 @@ describe("the simulator delivers like a platform", () => {
 
   it("sends chaos duplicates as separate deliveries of the same notification, which the receiver runs once", async () => {
     const { webhook, calls } = await receiver();
-    sim = createPlatformSimulator({ webhookUrl: webhook.url, secret: SECRET, ...FAST, seed: 7, chaos: { duplicateRate: 1 } });
+    sim = createPlatformSimulator({
+      webhookUrl: webhook.url,
+      secret: SECRET,
+      ...FAST,
+      seed: 7,
+      chaos: { duplicateRate: 1 },
+    });
     const sub = await sim.subscriptions.create(customer);
     await sub.renew();
     await sim.settled();
@@ -125,8 +160,15 @@ describe("the simulator delivers like a platform", () => {
   it("holds notifications back within the reorder window, so later ones overtake earlier ones", async () => {
     const endpoint = await scriptedEndpoint([PROCESSED]);
     cleanup.push(endpoint.close);
-    sim = createPlatformSimulator({ webhookUrl: endpoint.url, ...FAST, seed: 3, chaos: { reorderWindowMs: 50_000, reorderRate: 0.5 } });
-    const subs = await Promise.all(Array.from({ length: 20 }, (_, i) => sim!.subscriptions.create({ ...customer, subscriber: { id: `U-${i}` } })));
+    sim = createPlatformSimulator({
+      webhookUrl: endpoint.url,
+      ...FAST,
+      seed: 3,
+      chaos: { reorderWindowMs: 50_000, reorderRate: 0.5 },
+    });
+    const subs = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => sim!.subscriptions.create({ ...customer, subscriber: { id: `U-${i}` } })),
+    );
     expect(subs).toHaveLength(20);
     await sim.settled();
 

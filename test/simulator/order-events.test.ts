@@ -32,19 +32,38 @@ describe("order and refund events (provisional shape) go to the webhook_url of t
     sim.orders.pay(order.id);
     // Deliveries run concurrently: let the payment's event land before the refund's, to read them in order.
     await sim.settled();
-    await client.refundPayment({ origin_id: { origin_order_id: order.id }, reference_id: "refund-evented", webhook_url: `${endpoint.url}?for=refund` });
+    await client.refundPayment({
+      origin_id: { origin_order_id: order.id },
+      reference_id: "refund-evented",
+      webhook_url: `${endpoint.url}?for=refund`,
+    });
     await sim.settled();
 
     const events = endpoint.received.map((request) => JSON.parse(request.body) as Record<string, unknown>);
-    const orderEvents = events.filter((event) => event.event_type === "ORDER_UPDATED").map((event) => orderEventSchema.parse(event));
-    const refundEvents = events.filter((event) => event.event_type === "REFUND_UPDATED").map((event) => refundEventSchema.parse(event));
+    const orderEvents = events
+      .filter((event) => event.event_type === "ORDER_UPDATED")
+      .map((event) => orderEventSchema.parse(event));
+    const refundEvents = events
+      .filter((event) => event.event_type === "REFUND_UPDATED")
+      .map((event) => refundEventSchema.parse(event));
     expect(orderEvents.map((event) => event.order.status)).toEqual(["COMPLETED", "REFUNDED"]);
-    expect(orderEvents[0]!.order).toMatchObject({ id: order.id, paid_amount: "25.00", order_refund_state: { refund_supported: true } });
+    expect(orderEvents[0]!.order).toMatchObject({
+      id: order.id,
+      paid_amount: "25.00",
+      order_refund_state: { refund_supported: true },
+    });
     expect(refundEvents).toHaveLength(1);
     expect(refundEvents[0]!.refund).toMatchObject({ refund_status: "REFUNDED", origin_order_id: order.id });
-    expect(sim.deliveries().map((delivery) => delivery.kind).sort()).toEqual(["order", "order", "refund"]);
+    expect(
+      sim
+        .deliveries()
+        .map((delivery) => delivery.kind)
+        .sort(),
+    ).toEqual(["order", "order", "refund"]);
 
-    const everything = endpoint.received.map((request) => request.body).join("\n") + JSON.stringify(await client.queryOrder({ id: order.id }));
+    const everything =
+      endpoint.received.map((request) => request.body).join("\n") +
+      JSON.stringify(await client.queryOrder({ id: order.id }));
     expect(everything).not.toContain("737");
     expect(everything).not.toContain("card_pwd");
     expect(everything).not.toContain('"cvc"');

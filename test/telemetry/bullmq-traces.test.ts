@@ -47,7 +47,11 @@ describe("traces and metrics of the BullMQ path", () => {
   });
 
   const post = (body: unknown) =>
-    receiver.handle({ method: "POST", headers: { "content-type": "application/json", traceparent }, rawBody: json(body) });
+    receiver.handle({
+      method: "POST",
+      headers: { "content-type": "application/json", traceparent },
+      rawBody: json(body),
+    });
 
   it("carries the trace in the job: the worker's handler span joins the receiver's trace", async () => {
     const body = notification("SUBSCRIPTION_RENEW");
@@ -59,7 +63,9 @@ describe("traces and metrics of the BullMQ path", () => {
       () => {
         for (const span of otel.finished("webhook.process")) {
           if (span.attributes["webhook.notification.id"] !== body.id) continue;
-          const child = otel.finished("webhook.handler").find((h) => h.parentSpanContext?.spanId === span.spanContext().spanId);
+          const child = otel
+            .finished("webhook.handler")
+            .find((h) => h.parentSpanContext?.spanId === span.spanContext().spanId);
           if (child) return { processSpan: span, handler: child };
         }
         return undefined;
@@ -67,7 +73,9 @@ describe("traces and metrics of the BullMQ path", () => {
       20_000,
       "the worker's span with its handler child",
     );
-    const receive = otel.finished("webhook.receive").find((span) => span.attributes["webhook.notification.id"] === body.id)!;
+    const receive = otel
+      .finished("webhook.receive")
+      .find((span) => span.attributes["webhook.notification.id"] === body.id)!;
 
     expect(receive.attributes["webhook.outcome"]).toBe("queued");
     expect(receive.spanContext().traceId).toBe(TRACE_ID);
@@ -76,13 +84,19 @@ describe("traces and metrics of the BullMQ path", () => {
     expect(handler.spanContext().traceId).toBe(TRACE_ID);
     expect(handler.attributes).toMatchObject({ "webhook.outcome": "processed", "webhook.source": "worker" });
 
-    const line = await eventually(() => workerLog.lines().find((entry) => entry.notification_id === body.id && entry.outcome === "processed"));
+    const line = await eventually(() =>
+      workerLog.lines().find((entry) => entry.notification_id === body.id && entry.outcome === "processed"),
+    );
     expect(line).toMatchObject({ trace_id: TRACE_ID, span_id: processSpan.spanContext().spanId });
     expect(typeof line.queue_lag_ms).toBe("number");
     expect(line.queue_lag_ms).toBeGreaterThanOrEqual(0);
 
-    expect(await otel.sum("webhook.notifications", { "webhook.source": "receiver", "webhook.outcome": "queued" })).toBeGreaterThanOrEqual(1);
-    expect(await otel.sum("webhook.notifications", { "webhook.source": "worker", "webhook.outcome": "processed" })).toBeGreaterThanOrEqual(1);
+    expect(
+      await otel.sum("webhook.notifications", { "webhook.source": "receiver", "webhook.outcome": "queued" }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      await otel.sum("webhook.notifications", { "webhook.source": "worker", "webhook.outcome": "processed" }),
+    ).toBeGreaterThanOrEqual(1);
     const lag = (await otel.metric("webhook.queue.lag"))?.dataPoints ?? [];
     expect(lag.reduce((total, point) => total + (point.value as { count: number }).count, 0)).toBeGreaterThanOrEqual(1);
   });
@@ -97,6 +111,8 @@ describe("traces and metrics of the BullMQ path", () => {
       return points.find((point) => point.attributes["messaging.destination.name"] === "otel")?.value;
     };
     expect(await depth()).toBe(1);
-    expect(await otel.sum("webhook.notifications", { "webhook.source": "worker", "webhook.outcome": "handler_failed" })).toBe(1);
+    expect(
+      await otel.sum("webhook.notifications", { "webhook.source": "worker", "webhook.outcome": "handler_failed" }),
+    ).toBe(1);
   });
 });

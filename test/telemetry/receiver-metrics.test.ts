@@ -20,7 +20,8 @@ describe("metrics of the in-request path", () => {
         throw new Error("entitlement service down");
       },
     });
-    const post = (body: unknown) => receiver.handle({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+    const post = (body: unknown) =>
+      receiver.handle({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
     const first = notification("SUBSCRIPTION_RENEW");
     const statuses = [
       await post(first),
@@ -33,7 +34,11 @@ describe("metrics of the in-request path", () => {
     expect(statuses).toEqual([200, 200, 200, 400, 500, 200]);
 
     const count = (outcome: string, eventType?: string) =>
-      otel.sum("webhook.notifications", { "webhook.outcome": outcome, "webhook.source": "receiver", ...(eventType ? { "webhook.event_type": eventType } : {}) });
+      otel.sum("webhook.notifications", {
+        "webhook.outcome": outcome,
+        "webhook.source": "receiver",
+        ...(eventType ? { "webhook.event_type": eventType } : {}),
+      });
     expect(await count("processed", "SUBSCRIPTION_RENEW")).toBe(2);
     expect(await count("duplicate", "SUBSCRIPTION_RENEW")).toBe(1);
     expect(await count("invalid")).toBe(1);
@@ -44,7 +49,9 @@ describe("metrics of the in-request path", () => {
 
     const histogramCount = async (name: string, outcome: string) => {
       const points = (await otel.metric(name))?.dataPoints ?? [];
-      return points.filter((point) => point.attributes["webhook.outcome"] === outcome).reduce((total, point) => total + (point.value as { count: number }).count, 0);
+      return points
+        .filter((point) => point.attributes["webhook.outcome"] === outcome)
+        .reduce((total, point) => total + (point.value as { count: number }).count, 0);
     };
     expect((await otel.metric("webhook.receive.duration"))?.descriptor.unit).toBe("s");
     expect(await histogramCount("webhook.receive.duration", "processed")).toBe(2);

@@ -37,7 +37,11 @@ describe("traces of the in-request path", () => {
   it("continues the sender's traceparent: webhook.receive, and the handler span as its child", async () => {
     const body = notification("SUBSCRIPTION_RENEW");
     const receiver = createReceiver({ idempotency: memoryStore(), logger: captureLogger().logger, onRenew: () => {} });
-    const response = await receiver.handle({ method: "POST", headers: { "content-type": "application/json", traceparent }, rawBody: json(body) });
+    const response = await receiver.handle({
+      method: "POST",
+      headers: { "content-type": "application/json", traceparent },
+      rawBody: json(body),
+    });
     expect(response.status).toBe(200);
 
     const [receive] = otel.finished("webhook.receive");
@@ -65,7 +69,11 @@ describe("traces of the in-request path", () => {
         throw new Error("card 4111111111111111 declined for ada@example.com");
       },
     });
-    const response = await receiver.handle({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(notification("SUBSCRIPTION_CANCELLED")) });
+    const response = await receiver.handle({
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      rawBody: json(notification("SUBSCRIPTION_CANCELLED")),
+    });
     expect(response.status).toBe(500);
 
     const [receive] = otel.finished("webhook.receive");
@@ -75,13 +83,19 @@ describe("traces of the in-request path", () => {
     expect(receive!.status).toEqual({ code: 2, message: "handler_failed" });
     expect(handler!.status).toEqual({ code: 2, message: "handler_failed" });
     // The error's message (which quotes the notification) is nowhere on the spans.
-    expect(JSON.stringify([receive!.attributes, handler!.attributes, handler!.events, receive!.status, handler!.status])).not.toMatch(/4111|ada@/);
+    expect(
+      JSON.stringify([receive!.attributes, handler!.attributes, handler!.events, receive!.status, handler!.status]),
+    ).not.toMatch(/4111|ada@/);
   });
 
   it("puts the receive span's trace_id and span_id on the notification's log line", async () => {
     const log = captureLogger();
     const receiver = createReceiver({ idempotency: memoryStore(), logger: log.logger, onRenew: () => {} });
-    await receiver.handle({ method: "POST", headers: { "content-type": "application/json", traceparent }, rawBody: json(notification()) });
+    await receiver.handle({
+      method: "POST",
+      headers: { "content-type": "application/json", traceparent },
+      rawBody: json(notification()),
+    });
 
     const [receive] = otel.finished("webhook.receive");
     const line = log.lines().find((entry) => entry.outcome === "processed");
@@ -99,15 +113,26 @@ describe("traces of the in-request path", () => {
     });
     const renewal = notification("SUBSCRIPTION_RENEW");
     const invalid = { ...notification("SUBSCRIPTION_RENEW"), create_time: "yesterday" };
-    for (const body of [renewal, renewal, invalid, notification("SUBSCRIPTION_CANCELLED"), notification("SUBSCRIPTION_SUSPENDED")]) {
-      await receiver.handle({ method: "POST", headers: { "content-type": "application/json", traceparent }, rawBody: json(body) });
+    for (const body of [
+      renewal,
+      renewal,
+      invalid,
+      notification("SUBSCRIPTION_CANCELLED"),
+      notification("SUBSCRIPTION_SUSPENDED"),
+    ]) {
+      await receiver.handle({
+        method: "POST",
+        headers: { "content-type": "application/json", traceparent },
+        rawBody: json(body),
+      });
     }
 
     const spans = otel.spans.getFinishedSpans();
     expect(spans.length).toBeGreaterThanOrEqual(7);
     const values = spans.flatMap((span) => Object.values(span.attributes).map(String));
     // Digits alone could occur inside an id or a timestamp by chance: those are compared whole.
-    const leaks = (secret: string) => values.filter((value) => (/^\d+$/.test(secret) ? value === secret : value.includes(secret)));
+    const leaks = (secret: string) =>
+      values.filter((value) => (/^\d+$/.test(secret) ? value === secret : value.includes(secret)));
     for (const secret of SECRETS) expect(leaks(secret)).toEqual([]);
   });
 });

@@ -23,9 +23,19 @@ import {
 import { silentLogger } from "../helpers/capture-logger.js";
 
 const PAIRING = {
-  SUBSCRIPTION_CREATED: { handler: "onCreated", object: "subscription_event", resourceType: "SUBSCRIPTION", paid: true },
+  SUBSCRIPTION_CREATED: {
+    handler: "onCreated",
+    object: "subscription_event",
+    resourceType: "SUBSCRIPTION",
+    paid: true,
+  },
   SUBSCRIPTION_RENEW: { handler: "onRenew", object: "renewal_event", resourceType: "RENEWAL", paid: true },
-  SUBSCRIPTION_CANCELLED: { handler: "onCancel", object: "unsubscription_event", resourceType: "UNSUBSCRIPTION", paid: false },
+  SUBSCRIPTION_CANCELLED: {
+    handler: "onCancel",
+    object: "unsubscription_event",
+    resourceType: "UNSUBSCRIPTION",
+    paid: false,
+  },
   SUBSCRIPTION_SUSPENDED: { handler: "onSuspend", object: "suspended_event", resourceType: "SUSPENDED", paid: false },
   SUBSCRIPTION_RESUMED: { handler: "onResume", object: "resumed_event", resourceType: "RESUMED", paid: false },
   UNKNOWN: { handler: "onUnknown", object: undefined, resourceType: "UNKNOWN", paid: false },
@@ -34,7 +44,10 @@ const PAIRING = {
 const HANDLER_KEYS = ["onCreated", "onRenew", "onCancel", "onSuspend", "onResume", "onUnknown"] as const;
 
 function spiedHandlers() {
-  return Object.fromEntries(HANDLER_KEYS.map((key) => [key, vi.fn()])) as Record<(typeof HANDLER_KEYS)[number], ReturnType<typeof vi.fn>>;
+  return Object.fromEntries(HANDLER_KEYS.map((key) => [key, vi.fn()])) as Record<
+    (typeof HANDLER_KEYS)[number],
+    ReturnType<typeof vi.fn>
+  >;
 }
 
 const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
@@ -61,7 +74,11 @@ describe("buildNotification", () => {
       const handlers = spiedHandlers();
       const receiver = createReceiver({ ...(handlers as SubscriptionHandlers), logger: silentLogger() });
       const built = buildNotification(eventType);
-      const response = await receiver.handle({ method: "POST", headers: { "content-type": "application/json" }, rawBody: encode(built) });
+      const response = await receiver.handle({
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        rawBody: encode(built),
+      });
       expect(response.status).toBe(200);
       expect(response.answer).toEqual({ processed: true, message: "processed" });
       for (const key of HANDLER_KEYS) expect(handlers[key]).toHaveBeenCalledTimes(key === expected.handler ? 1 : 0);
@@ -82,7 +99,9 @@ describe("buildNotification", () => {
 
   it("gives the same notification for the same arguments", () => {
     expect(buildNotification("SUBSCRIPTION_RENEW")).toEqual(buildNotification("SUBSCRIPTION_RENEW"));
-    expect(buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: 7 })).toEqual(buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: 7 }));
+    expect(buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: 7 })).toEqual(
+      buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: 7 }),
+    );
   });
 
   it("gives other ids for another seed, and fresh ids when asked for random ones", () => {
@@ -95,7 +114,9 @@ describe("buildNotification", () => {
     ]);
     expect(ids.size).toBe(5);
     const random = buildNotification("SUBSCRIPTION_CREATED", undefined, { random: true });
-    expect(random.resource.subscription_event?.payment_detail?.order_id).not.toBe(buildNotification("SUBSCRIPTION_CREATED").resource.subscription_event?.payment_detail?.order_id);
+    expect(random.resource.subscription_event?.payment_detail?.order_id).not.toBe(
+      buildNotification("SUBSCRIPTION_CREATED").resource.subscription_event?.payment_detail?.order_id,
+    );
   });
 
   it("dates every time field from `at`", () => {
@@ -108,7 +129,10 @@ describe("buildNotification", () => {
   it("merges overrides at any depth, keeping the fields beside them", () => {
     const built = buildNotification("SUBSCRIPTION_RENEW", {
       id: "WH-custom",
-      resource: { renewal_event: { payment_detail: { payment_result: "CARD_DECLINED", amount: { value: "5.00" } } }, subscriber: { email: "a@b.co" } },
+      resource: {
+        renewal_event: { payment_detail: { payment_result: "CARD_DECLINED", amount: { value: "5.00" } } },
+        subscriber: { email: "a@b.co" },
+      },
     });
     const detail = built.resource.renewal_event!.payment_detail!;
     expect(built.id).toBe("WH-custom");
@@ -121,7 +145,10 @@ describe("buildNotification", () => {
 
   it("replaces arrays whole and removes fields set to undefined", () => {
     const built = buildNotification("SUBSCRIPTION_RENEW", {
-      resource: { execution_phase: undefined, renewal_event: { payment_detail: { purchase_units: [{ reference_id: "only" }] } } },
+      resource: {
+        execution_phase: undefined,
+        renewal_event: { payment_detail: { purchase_units: [{ reference_id: "only" }] } },
+      },
     });
     expect(built.resource.renewal_event?.payment_detail?.purchase_units).toEqual([{ reference_id: "only" }]);
     expect("execution_phase" in built.resource).toBe(false);

@@ -14,7 +14,16 @@ const parses = (text: string) => {
 
 describe("jsonSyntaxError", () => {
   it("finds nothing wrong in valid JSON of every kind", () => {
-    for (const text of [notification, "0", "-1.5e+3", '"a\\u00e9\\n"', "[]", "{}", " [1, {\"a\": [null, true, false]}] ", '{"a":{"b":[[]]}}']) {
+    for (const text of [
+      notification,
+      "0",
+      "-1.5e+3",
+      '"a\\u00e9\\n"',
+      "[]",
+      "{}",
+      ' [1, {"a": [null, true, false]}] ',
+      '{"a":{"b":[[]]}}',
+    ]) {
       expect(jsonSyntaxError(text)).toBeUndefined();
     }
   });

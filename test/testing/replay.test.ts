@@ -13,13 +13,17 @@ import { silentLogger } from "../helpers/capture-logger.js";
 
 const renewal = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "replay-1" });
 const cancel = buildNotification("SUBSCRIPTION_CANCELLED", undefined, { seed: "replay-2" });
-const invalid = buildNotification("SUBSCRIPTION_SUSPENDED", { id: "WH-no-phase", resource: { execution_phase: undefined } });
+const invalid = buildNotification("SUBSCRIPTION_SUSPENDED", {
+  id: "WH-no-phase",
+  resource: { execution_phase: undefined },
+});
 
 function handlers() {
   return { onRenew: vi.fn(), onCancel: vi.fn(), onSuspend: vi.fn(), logger: silentLogger() } satisfies ReceiverOptions;
 }
 
-const summary = (results: Awaited<ReturnType<typeof replay>>) => results.map((r) => [r.id, r.status, r.answer?.processed]);
+const summary = (results: Awaited<ReturnType<typeof replay>>) =>
+  results.map((r) => [r.id, r.status, r.answer?.processed]);
 
 const EXPECTED = [
   [renewal.id, 200, true],
@@ -28,7 +32,9 @@ const EXPECTED = [
 ];
 
 function listen(server: Server): Promise<string> {
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 }
 
 describe("replay targets", () => {
@@ -69,7 +75,9 @@ describe("replay targets", () => {
     });
 
     it("leaves a server that is already listening running", async () => {
-      const results = await replay(server, [buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true })], { path: "/hook" });
+      const results = await replay(server, [buildNotification("SUBSCRIPTION_RENEW", undefined, { random: true })], {
+        path: "/hook",
+      });
       expect(results[0]!.status).toBe(200);
       expect(server.listening).toBe(true);
     });
@@ -96,7 +104,11 @@ describe("replay targets", () => {
     const server = createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const chunk of req) chunks.push(chunk as Buffer);
-      const response = await receiver.handle({ method: req.method ?? "GET", headers: req.headers, rawBody: Buffer.concat(chunks) });
+      const response = await receiver.handle({
+        method: req.method ?? "GET",
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks),
+      });
       res.writeHead(response.status, response.headers).end(response.body);
     });
     const results = await replay(server, [renewal]);
@@ -133,7 +145,10 @@ describe("replay sources", () => {
     mkdirSync(sub);
     writeFileSync(join(sub, "a-one.json"), JSON.stringify(renewal, null, 2));
     writeFileSync(join(sub, "b-many.json"), JSON.stringify([cancel, invalid], null, 2));
-    writeFileSync(join(sub, "c-recorded.jsonl"), `${JSON.stringify(recorded(buildNotification("SUBSCRIPTION_RESUMED")))}\n`);
+    writeFileSync(
+      join(sub, "c-recorded.jsonl"),
+      `${JSON.stringify(recorded(buildNotification("SUBSCRIPTION_RESUMED")))}\n`,
+    );
     writeFileSync(join(sub, "notes.md"), "# not a source\n");
     const options = { ...handlers(), onResume: vi.fn() };
     const results = await replay(options, sub);
@@ -150,7 +165,14 @@ describe("replay sources", () => {
   it("reads a JSON Lines file of notifications and recorded entries, sending the recorded headers again", async () => {
     const file = join(dir, "mixed.jsonl");
     const lines = [
-      JSON.stringify(recorded(renewal, { "content-type": "application/json", "x-request-id": "req-7", host: "old.example", "content-length": "9999" })),
+      JSON.stringify(
+        recorded(renewal, {
+          "content-type": "application/json",
+          "x-request-id": "req-7",
+          host: "old.example",
+          "content-length": "9999",
+        }),
+      ),
       "",
       JSON.stringify(cancel),
     ];
@@ -174,14 +196,18 @@ describe("replay sources", () => {
     const options = handlers();
     const error = await replay(options, file).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(SourceError);
-    expect((error as Error).message).toMatch(new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:2: invalid JSON`));
+    expect((error as Error).message).toMatch(
+      new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:2: invalid JSON`),
+    );
     expect(options.onRenew).not.toHaveBeenCalled();
   });
 });
 
 describe("replay options", () => {
   it("sends one at a time in source order by default, and up to `concurrency` at once when asked", async () => {
-    const notifications = Array.from({ length: 8 }, (_, i) => buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: `c-${i}` }));
+    const notifications = Array.from({ length: 8 }, (_, i) =>
+      buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: `c-${i}` }),
+    );
     const run = async (concurrency?: number) => {
       let inFlight = 0;
       let most = 0;
@@ -193,7 +219,10 @@ describe("replay options", () => {
         inFlight--;
       };
       const done: number[] = [];
-      const results = await replay({ onRenew, logger: silentLogger() }, notifications, { ...(concurrency ? { concurrency } : {}), onResult: (_r, count) => done.push(count) });
+      const results = await replay({ onRenew, logger: silentLogger() }, notifications, {
+        ...(concurrency ? { concurrency } : {}),
+        onResult: (_r, count) => done.push(count),
+      });
       return { most, order, results, done };
     };
     const serial = await run();
@@ -207,17 +236,25 @@ describe("replay options", () => {
   });
 
   it("adds the headers `sign` returns for each body, so a verifying receiver accepts the replay", async () => {
-    const verify = (raw: Uint8Array, headers: Readonly<Record<string, string>>) => headers["x-test-length"] === String(raw.byteLength);
+    const verify = (raw: Uint8Array, headers: Readonly<Record<string, string>>) =>
+      headers["x-test-length"] === String(raw.byteLength);
     const options = { ...handlers(), verify };
     const unsigned = await replay(options, [renewal]);
     expect(unsigned[0]!.status).toBe(401);
-    const signed = await replay(options, [renewal], { sign: (body) => ({ "x-test-length": String(Buffer.byteLength(body)) }) });
+    const signed = await replay(options, [renewal], {
+      sign: (body) => ({ "x-test-length": String(Buffer.byteLength(body)) }),
+    });
     expect(signed[0]!.status).toBe(200);
     expect(options.onRenew).toHaveBeenCalledTimes(1);
   });
 
   it("signs for the shipped HMAC verifier, timestamp included, with the options the verifier takes", async () => {
-    const hmac = { secret: "shared-secret", header: "X-Signature", prefix: "sha256=", timestamp: { header: "x-timestamp" } };
+    const hmac = {
+      secret: "shared-secret",
+      header: "X-Signature",
+      prefix: "sha256=",
+      timestamp: { header: "x-timestamp" },
+    };
     const options = { ...handlers(), verify: hmacVerifier(hmac) };
     const [wrong] = await replay(options, [renewal], { sign: hmacSigner({ ...hmac, secret: "another-secret" }) });
     expect(wrong!.status).toBe(401);
@@ -229,7 +266,9 @@ describe("replay options", () => {
   it("signs for the shipped Standard Webhooks verifier", async () => {
     const secret = `whsec_${Buffer.from("a standard webhooks test key").toString("base64")}`;
     const options = { ...handlers(), verify: standardWebhooksVerifier(secret) };
-    const [wrong] = await replay(options, [renewal], { sign: standardWebhooksSigner(`whsec_${Buffer.from("another key").toString("base64")}`) });
+    const [wrong] = await replay(options, [renewal], {
+      sign: standardWebhooksSigner(`whsec_${Buffer.from("another key").toString("base64")}`),
+    });
     expect(wrong!.status).toBe(401);
     const [signed] = await replay(options, [renewal], { sign: standardWebhooksSigner(secret) });
     expect(signed!.status).toBe(200);

@@ -152,6 +152,8 @@ describe("hmacVerifier", () => {
     expect(() => hmacVerifier({ secret: SECRET, header: "" })).toThrow(/header/);
     expect(() => hmacVerifier({ secret: SECRET, header: "x", algorithm: "md5" as "sha256" })).toThrow(/algorithm/);
     expect(() => hmacVerifier({ secret: SECRET, header: "x", encoding: "base32" as "hex" })).toThrow(/encoding/);
-    expect(() => hmacVerifier({ secret: SECRET, header: "x", timestamp: { header: "t", toleranceSeconds: -1 } })).toThrow(/tolerance/);
+    expect(() =>
+      hmacVerifier({ secret: SECRET, header: "x", timestamp: { header: "t", toleranceSeconds: -1 } }),
+    ).toThrow(/tolerance/);
   });
 });

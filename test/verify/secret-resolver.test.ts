@@ -1,6 +1,12 @@
 import { createHmac } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { hmacVerifier, MAX_CACHED_SECRETS, signHmac, signStandardWebhook, standardWebhooksVerifier } from "merchant-webhooks";
+import {
+  hmacVerifier,
+  MAX_CACHED_SECRETS,
+  signHmac,
+  signStandardWebhook,
+  standardWebhooksVerifier,
+} from "merchant-webhooks";
 
 const body = new TextEncoder().encode('{"id":"evt-1","event_type":"SUBSCRIPTION_RENEW"}');
 const TENANT_SECRETS: Record<string, string> = { acme: "acme-secret", globex: "globex-secret" };
@@ -11,7 +17,10 @@ afterEach(() => vi.restoreAllMocks());
 
 describe("a secret picked per delivery", () => {
   it("checks each tenant's delivery against that tenant's secret", async () => {
-    const verify = hmacVerifier({ header: "x-signature", secret: (headers) => TENANT_SECRETS[headers["x-tenant"] ?? ""] ?? [] });
+    const verify = hmacVerifier({
+      header: "x-signature",
+      secret: (headers) => TENANT_SECRETS[headers["x-tenant"] ?? ""] ?? [],
+    });
     expect(await verify(body, { "x-tenant": "acme", "x-signature": sign("acme-secret") })).toBe(true);
     expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("globex-secret") })).toBe(true);
     expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("acme-secret") })).toBe(false);
@@ -25,14 +34,23 @@ describe("a secret picked per delivery", () => {
   });
 
   it("fails the check, without throwing, when the lookup throws or yields an unusable secret", async () => {
-    const headers = { "x-signature": sign("acme-secret"), "webhook-id": "msg_1", "webhook-timestamp": String(Math.floor(Date.now() / 1000)), "webhook-signature": "v1,AAAA" };
+    const headers = {
+      "x-signature": sign("acme-secret"),
+      "webhook-id": "msg_1",
+      "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+      "webhook-signature": "v1,AAAA",
+    };
     const failing = [() => Promise.reject(new Error("tenant db down")), () => "", () => []];
-    for (const secret of failing) expect(await hmacVerifier({ header: "x-signature", secret })(body, headers)).toBe(false);
+    for (const secret of failing)
+      expect(await hmacVerifier({ header: "x-signature", secret })(body, headers)).toBe(false);
     expect(await standardWebhooksVerifier(() => "whsec_not base64!")(body, headers)).toBe(false);
   });
 
   it("verifies Standard Webhooks deliveries with a per-tenant secret", async () => {
-    const secrets: Record<string, string> = { acme: whsec("acme key bytes, 24 or more"), globex: whsec("globex key bytes, 24 or more") };
+    const secrets: Record<string, string> = {
+      acme: whsec("acme key bytes, 24 or more"),
+      globex: whsec("globex key bytes, 24 or more"),
+    };
     const verify = standardWebhooksVerifier((headers) => secrets[headers["x-tenant"] ?? ""] ?? []);
     const signed = await signStandardWebhook(body, secrets.globex!);
     expect(await verify(body, { ...signed, "x-tenant": "globex" })).toBe(true);
@@ -65,6 +83,8 @@ describe("a secret picked per delivery", () => {
   });
 
   it("refuses to sign with a lookup: a sender signs with the secret itself", async () => {
-    await expect(signHmac(body, { header: "x-signature", secret: () => "acme-secret" })).rejects.toThrow(/secret itself/);
+    await expect(signHmac(body, { header: "x-signature", secret: () => "acme-secret" })).rejects.toThrow(
+      /secret itself/,
+    );
   });
 });

@@ -64,7 +64,9 @@ describe("standardWebhooksVerifier", () => {
     const verify = standardWebhooksVerifier(SPEC.secret);
     expect(await verify(payload, specHeaders({ "webhook-signature": signatures }))).toBe(true);
     // The right bytes under another version label do not count.
-    expect(await verify(payload, specHeaders({ "webhook-signature": SPEC.signature.replace("v1,", "v2,") }))).toBe(false);
+    expect(await verify(payload, specHeaders({ "webhook-signature": SPEC.signature.replace("v1,", "v2,") }))).toBe(
+      false,
+    );
   });
 
   it.each([
@@ -128,7 +130,11 @@ describe("standardWebhooksVerifier", () => {
     atSpecTime();
     const verify = standardWebhooksVerifier(SPEC.secret);
     // webhook-id present: the webhook-* family is used, and its signature is missing.
-    const mixed = { "webhook-id": SPEC.id, "webhook-timestamp": String(SPEC.timestamp), "svix-signature": SPEC.signature };
+    const mixed = {
+      "webhook-id": SPEC.id,
+      "webhook-timestamp": String(SPEC.timestamp),
+      "svix-signature": SPEC.signature,
+    };
     expect(await verify(payload, mixed)).toBe(false);
   });
 

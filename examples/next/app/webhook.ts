@@ -8,7 +8,10 @@ export const webhook = createRouteHandler({
   // With a signing secret set, unsigned or tampered deliveries are refused with 401.
   verify: process.env.WEBHOOK_SECRET ? standardWebhooksVerifier(process.env.WEBHOOK_SECRET) : undefined,
   onRenew: async (notification, ctx) => {
-    ctx.log.info({ subscription: notification.resource.id, phase: notification.resource.execution_phase }, "access extended");
+    ctx.log.info(
+      { subscription: notification.resource.id, phase: notification.resource.execution_phase },
+      "access extended",
+    );
   },
   onCancel: async (notification, ctx) => {
     ctx.log.info({ subscription: notification.resource.id }, "access revoked");

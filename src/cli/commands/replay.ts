@@ -46,7 +46,11 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
   let concurrency;
   let listAll;
   try {
-    const { values, positionals } = parseCommand(argv, { ...SENDING_OPTIONS, concurrency: { type: "string", short: "c" }, all: { type: "boolean" } });
+    const { values, positionals } = parseCommand(argv, {
+      ...SENDING_OPTIONS,
+      concurrency: { type: "string", short: "c" },
+      all: { type: "boolean" },
+    });
     if (values.help) {
       io.out(REPLAY_USAGE);
       return EXIT_OK;

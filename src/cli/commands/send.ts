@@ -49,14 +49,20 @@ function eventTypeOf(name: string): string {
   const short = SHORT_NAMES[name.toLowerCase()];
   if (short) return short;
   if (/^[A-Z][A-Z0-9_]*$/.test(name)) return name;
-  throw new UsageError(`unknown event "${name}": use an event_type such as SUBSCRIPTION_RENEW, or a short name such as renew`);
+  throw new UsageError(
+    `unknown event "${name}": use an event_type such as SUBSCRIPTION_RENEW, or a short name such as renew`,
+  );
 }
 
 export async function runSend(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   let notification: Record<string, unknown>;
   let setup;
   try {
-    const { values, positionals } = parseCommand(argv, { ...SENDING_OPTIONS, set: { type: "string", multiple: true }, print: { type: "boolean" } });
+    const { values, positionals } = parseCommand(argv, {
+      ...SENDING_OPTIONS,
+      set: { type: "string", multiple: true },
+      print: { type: "boolean" },
+    });
     if (values.help) {
       io.out(SEND_USAGE);
       return EXIT_OK;

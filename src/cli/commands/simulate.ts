@@ -4,7 +4,16 @@ import { createPlatformSimulator } from "../../simulator/create-platform-simulat
 import { DEFAULT_RETRY_SCHEDULE_MS, type PlatformSimulatorOptions } from "../../simulator/options.js";
 import { SCENARIO_COMMANDS, ScenarioError, scenarioRunner } from "../../simulator/scenario.js";
 import { standardWebhooksKey } from "../../verify/standard-webhooks-verifier.js";
-import { EXIT_NOT_PROCESSED, EXIT_OK, EXIT_USAGE, parseCommand, positiveInteger, processIo, UsageError, type CliIo } from "../args.js";
+import {
+  EXIT_NOT_PROCESSED,
+  EXIT_OK,
+  EXIT_USAGE,
+  parseCommand,
+  positiveInteger,
+  processIo,
+  UsageError,
+  type CliIo,
+} from "../args.js";
 
 export const SIMULATE_USAGE = `Usage: merchant-webhooks simulate --webhook-url <url> [options]
 
@@ -58,14 +67,16 @@ type Values = ReturnType<typeof parseCommand<typeof OPTIONS>>["values"];
 
 function number(text: string, option: string, min: number, max = Number.POSITIVE_INFINITY): number {
   const value = Number(text);
-  if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max) throw new UsageError(`${option} must be a number from ${min}${max < Infinity ? ` to ${max}` : ""}, got ${text}`);
+  if (text.trim() === "" || !Number.isFinite(value) || value < min || value > max)
+    throw new UsageError(`${option} must be a number from ${min}${max < Infinity ? ` to ${max}` : ""}, got ${text}`);
   return value;
 }
 
 function simulatorOptions(values: Values): PlatformSimulatorOptions {
   const url = values["webhook-url"];
   if (!url) throw new UsageError("--webhook-url is required");
-  if (!/^https?:\/\//.test(url) || !URL.canParse(url)) throw new UsageError(`--webhook-url must be an http or https URL: ${url}`);
+  if (!/^https?:\/\//.test(url) || !URL.canParse(url))
+    throw new UsageError(`--webhook-url must be an http or https URL: ${url}`);
   if (values.secret !== undefined) {
     try {
       standardWebhooksKey(values.secret);
@@ -81,15 +92,23 @@ function simulatorOptions(values: Values): PlatformSimulatorOptions {
   return {
     webhookUrl: url,
     ...(values.secret !== undefined ? { secret: values.secret } : {}),
-    ...(values["retry-schedule"] ? { retrySchedule: values["retry-schedule"].split(",").map((ms) => number(ms, "--retry-schedule", 0)) } : {}),
+    ...(values["retry-schedule"]
+      ? { retrySchedule: values["retry-schedule"].split(",").map((ms) => number(ms, "--retry-schedule", 0)) }
+      : {}),
     ...(values["time-scale"] ? { timeScale: number(values["time-scale"], "--time-scale", 0) } : {}),
-    ...(values["attempt-timeout"] ? { attemptTimeoutMs: positiveInteger(values["attempt-timeout"], "--attempt-timeout") } : {}),
+    ...(values["attempt-timeout"]
+      ? { attemptTimeoutMs: positiveInteger(values["attempt-timeout"], "--attempt-timeout") }
+      : {}),
     ...(values.seed ? { seed: number(values.seed, "--seed", 0) } : {}),
     chaos,
   };
 }
 
-export async function runSimulate(argv: readonly string[], io: CliIo = processIo(), input: NodeJS.ReadableStream = process.stdin): Promise<number> {
+export async function runSimulate(
+  argv: readonly string[],
+  io: CliIo = processIo(),
+  input: NodeJS.ReadableStream = process.stdin,
+): Promise<number> {
   let options: PlatformSimulatorOptions;
   let port = 0;
   let scenario: string | undefined;
@@ -102,9 +121,10 @@ export async function runSimulate(argv: readonly string[], io: CliIo = processIo
     }
     options = simulatorOptions(values);
     if (values.port !== undefined) port = values.port === "0" ? 0 : positiveInteger(values.port, "--port");
-    if (values.scenario !== undefined) scenario = await readFile(values.scenario, "utf8").catch(() => {
-      throw new UsageError(`cannot read --scenario ${values.scenario}`);
-    });
+    if (values.scenario !== undefined)
+      scenario = await readFile(values.scenario, "utf8").catch(() => {
+        throw new UsageError(`cannot read --scenario ${values.scenario}`);
+      });
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     io.err(`${err.message}\n\n${SIMULATE_USAGE}`);

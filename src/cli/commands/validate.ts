@@ -29,7 +29,9 @@ export async function runValidate(argv: readonly string[], io: CliIo = processIo
     for (const path of positionals) {
       items.push(
         ...(await readSourceItems(path).catch((err: NodeJS.ErrnoException) => {
-          throw new UsageError(err.code === "ENOENT" ? `no such file or directory: ${path}` : `${path}: ${err.message}`);
+          throw new UsageError(
+            err.code === "ENOENT" ? `no such file or directory: ${path}` : `${path}: ${err.message}`,
+          );
         })),
       );
     }

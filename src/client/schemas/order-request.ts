@@ -1,6 +1,15 @@
 import { z } from "zod";
 import { addressSchema, cardInfoSchema } from "../../schema/shared.js";
-import { emailSchema, ipSchema, moneyValueSchema, nonEmptyString, openEnum, stringMapSchema, timestampSchema, uriSchema } from "../../schema/primitives.js";
+import {
+  emailSchema,
+  ipSchema,
+  moneyValueSchema,
+  nonEmptyString,
+  openEnum,
+  stringMapSchema,
+  timestampSchema,
+  uriSchema,
+} from "../../schema/primitives.js";
 import { requestMerchantIdSchema, requestPurchaseUnitSchema } from "./request-shared.js";
 
 /** The first payment_method.name values; the interface says many more exist without listing them. */
@@ -32,7 +41,9 @@ export const paymentInfoSchema = z.looseObject({
       code: z.string().optional(),
     })
     .optional(),
-  checkout_page_payment_info: z.looseObject({ integrate_method: openEnum(["REDIRECT", "EMBED", "POPUP"] as const).optional() }).optional(),
+  checkout_page_payment_info: z
+    .looseObject({ integrate_method: openEnum(["REDIRECT", "EMBED", "POPUP"] as const).optional() })
+    .optional(),
   device_wallet_payment_info: z.looseObject({}).optional(),
   ewallet_card_payment_type: openEnum(["UNKNOWN", "NATIVE", "REDIRECT"] as const).optional(),
   card_info: cardInfoSchema.optional(),
@@ -52,10 +63,16 @@ export const applicationContextSchema = z.looseObject({
   webhook_url: uriSchema.optional(),
   skip_page_redirect_url: uriSchema.optional(),
   language_code: z.string().max(11).regex(LANGUAGE_TAG, "must be a BCP 47 tag: language[-script][-region]").optional(),
-  region_code: z.string().regex(/^[A-Z]{2}$/, "must be two upper-case letters (ISO 3166-1 alpha-2)").optional(),
+  region_code: z
+    .string()
+    .regex(/^[A-Z]{2}$/, "must be two upper-case letters (ISO 3166-1 alpha-2)")
+    .optional(),
   browser_info: browserInfoSchema.optional(),
   result_page_auto_return_merchant: z.boolean().optional(),
-  mcc: z.string().regex(/^\d{4}$/, "must be four digits").optional(),
+  mcc: z
+    .string()
+    .regex(/^\d{4}$/, "must be four digits")
+    .optional(),
   checkout_hide_order_info: z.boolean().optional(),
   client_type: openEnum(["UNKNOWN", "WEB", "H5", "APP"] as const).optional(),
 });
@@ -77,13 +94,19 @@ export const payerSchema = z.looseObject({
   payer_interaction: openEnum(["Ecommerce", "ContAuth"] as const).optional(),
   payer_type: openEnum(["MERCHANT", "PLATFORM"] as const).optional(),
   payer_gender: openEnum(["UNKNOWN", "FEMALE", "MALE"] as const).optional(),
-  payer_telephone_number: z.string().regex(/^\+?\d{5,20}$/, "must be 5 to 20 digits with an optional leading +").optional(),
+  payer_telephone_number: z
+    .string()
+    .regex(/^\+?\d{5,20}$/, "must be 5 to 20 digits with an optional leading +")
+    .optional(),
   billing_address: addressSchema.optional(),
   payer_address: addressSchema.optional(),
   /** A letter, then 3 to 63 of letters, digits, underscore, space, parentheses, hyphen (4 to 64 in all). */
   payer_statement: z
     .string()
-    .regex(/^[A-Za-z][A-Za-z0-9_ ()-]{3,63}$/, "must be 4 to 64 characters: a letter, then letters, digits, _, space, (, ), -")
+    .regex(
+      /^[A-Za-z][A-Za-z0-9_ ()-]{3,63}$/,
+      "must be 4 to 64 characters: a letter, then letters, digits, _, space, (, ), -",
+    )
     .optional(),
   payer_login_id: z.string().optional(),
   platform_login_id: z.string().optional(),

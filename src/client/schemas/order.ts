@@ -39,7 +39,9 @@ const refundBalanceSchema = z.looseObject({
 export const orderRefundStateSchema = z.looseObject({
   /** Whether the order can be refunded through RefundPayment. */
   refund_supported: z.boolean().optional(),
-  order_refund_detail: refundBalanceSchema.extend({ sub_order_refund_details: z.array(refundBalanceSchema).optional() }).optional(),
+  order_refund_detail: refundBalanceSchema
+    .extend({ sub_order_refund_details: z.array(refundBalanceSchema).optional() })
+    .optional(),
 });
 
 /** The answer to QueryOrder: the order and the query-only fields. */

@@ -39,7 +39,8 @@ export function pageResponseSchema(arrayField: string) {
   return pageEnvelopeSchema.transform((page, ctx) => {
     const records = pageRecordsSchema.safeParse((page as Record<string, unknown>)[arrayField] ?? []);
     if (!records.success) {
-      for (const issue of records.error.issues) ctx.addIssue({ code: "custom", path: [arrayField, ...issue.path], message: issue.message });
+      for (const issue of records.error.issues)
+        ctx.addIssue({ code: "custom", path: [arrayField, ...issue.path], message: issue.message });
       return z.NEVER;
     }
     return { total: page.total, total_pages: page.total_pages, page_number: page.page_number, records: records.data };

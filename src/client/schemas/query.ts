@@ -6,6 +6,14 @@ import { requestMerchantIdSchema } from "./request-shared.js";
  * wins when both are sent, so exactly one is asked for.
  */
 export const queryOrderRequestSchema = z.union([
-  z.looseObject({ id: z.string().min(1), reference_id: z.undefined().optional(), merchant_id: requestMerchantIdSchema.optional() }),
-  z.looseObject({ reference_id: z.string().min(1), id: z.undefined().optional(), merchant_id: requestMerchantIdSchema.optional() }),
+  z.looseObject({
+    id: z.string().min(1),
+    reference_id: z.undefined().optional(),
+    merchant_id: requestMerchantIdSchema.optional(),
+  }),
+  z.looseObject({
+    reference_id: z.string().min(1),
+    id: z.undefined().optional(),
+    merchant_id: requestMerchantIdSchema.optional(),
+  }),
 ]);

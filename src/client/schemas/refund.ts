@@ -5,7 +5,15 @@ import { amountWithBreakdownSchema, linkSchema, moneySchema, statusDetailSchema 
 import { nonEmptyString } from "../../schema/primitives.js";
 import { requestAmountSchema, requestMerchantIdSchema, requestMoneySchema } from "./request-shared.js";
 
-export const REFUND_STATUSES = ["UNKNOWN", "REFUND_REJECTED", "REFUND_REVIEWING", "REFUND_REVIEW_REJECTED", "REFUNDING", "REFUNDED", "REFUND_FAILED"] as const;
+export const REFUND_STATUSES = [
+  "UNKNOWN",
+  "REFUND_REJECTED",
+  "REFUND_REVIEWING",
+  "REFUND_REVIEW_REJECTED",
+  "REFUNDING",
+  "REFUNDED",
+  "REFUND_FAILED",
+] as const;
 
 /** A refund unit as sent: the amount to refund is what makes it a unit. */
 export const refundUnitRequestSchema = z.looseObject({

@@ -23,4 +23,3 @@ export const requestPurchaseUnitSchema = purchaseUnitSchema.extend({ amount: req
 
 /** merchant_id in a request body: when empty the platform uses the merchant of the signature. */
 export const requestMerchantIdSchema = z.string().max(64);
-
