@@ -1,7 +1,7 @@
 import type { Handler } from "../dispatch/handlers.js";
 import type { OrderClaim } from "../idempotency/store.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { sortablePosition } from "./position.js";
+import { isBefore, sortablePosition, type SortablePosition } from "./position.js";
 
 export interface OrderingOptions {
   /**
@@ -15,9 +15,19 @@ export interface OrderingOptions {
    * not a date-time) a notification still waits its turn, but is never stale.
    */
   position?: (notification: SubscriptionNotification) => string | Date | undefined;
+  /**
+   * How far ahead of this process's clock a position may be, in milliseconds. Default one day. A
+   * position further ahead (a sender's wrong clock, `9999-12-31T23:59:59Z`) is not taken: the
+   * notification waits its turn and runs its handler, but is never stale and does not move its key's
+   * position, so it cannot make the key's real notifications stale. `Infinity` turns the check off.
+   */
+  maxFutureSkewMs?: number;
   /** Gets stale notifications instead of their event's handler. Without it they are only acknowledged and logged. */
   onStale?: Handler;
 }
+
+/** One day: wider than any honest clock error, far narrower than a record's lifetime. */
+export const DEFAULT_MAX_FUTURE_SKEW_MS = 86_400_000;
 
 /** The `ordering` option: `true` for the defaults, or the parts to change. */
 export type OrderingOption = boolean | OrderingOptions;
@@ -28,6 +38,16 @@ export interface Ordering {
   orderOf(notification: SubscriptionNotification): OrderClaim | undefined;
   onStale: Handler | undefined;
 }
+
+/** Whether `position` lies more than `maxSkew` ms after this process's clock. */
+export function isTooFarAhead(position: SortablePosition, maxSkew: number): boolean {
+  if (maxSkew === Number.POSITIVE_INFINITY) return false;
+  const limit = sortablePosition(new Date(Math.min(Date.now() + maxSkew, MAX_DATE_MS)));
+  return limit !== undefined && isBefore(limit, position);
+}
+
+/** The last millisecond `Date` can hold: a skew beyond it means no limit in practice. */
+const MAX_DATE_MS = 8.64e15;
 
 /** `merchant_id` and `id` joined so that no two pairs meet (`:` and `%` inside them are escaped). */
 // Events validated by an `eventSchema` need not carry a subscription resource: they are then unordered.
@@ -57,6 +77,9 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       throw new TypeError(`ordering.${name} must be a function`);
   }
   if (onStale !== undefined && typeof onStale !== "function") throw new TypeError("onStale must be a function");
+  const maxSkew = parts.maxFutureSkewMs ?? DEFAULT_MAX_FUTURE_SKEW_MS;
+  if (typeof maxSkew !== "number" || Number.isNaN(maxSkew) || maxSkew < 0)
+    throw new TypeError("ordering.maxFutureSkewMs must be a number of milliseconds, 0 or more (Infinity: no limit)");
   const keyOf = parts.key ?? subscriptionKey;
   const positionOf = parts.position ?? updateOrCreateTime;
   return {
@@ -65,7 +88,7 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       if (key === undefined) return undefined;
       const at = positionOf(notification);
       const position = at === undefined ? undefined : sortablePosition(at);
-      return position === undefined ? { key } : { key, position };
+      return position === undefined || isTooFarAhead(position, maxSkew) ? { key } : { key, position };
     },
     onStale: parts.onStale ?? onStale,
   };
