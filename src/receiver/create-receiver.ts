@@ -68,7 +68,12 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     const loading = otelApiLoading();
     if (loading) await loading;
     const observation = observeReceive(request.headers);
-    const taken = await intake(request, { bodyLimit, verify: options.verify, schema: options.eventSchema });
+    const taken = await intake(request, {
+      bodyLimit,
+      verify: options.verify,
+      authorizeSender: options.authorizeSender,
+      schema: options.eventSchema,
+    });
     const response = answer(
       taken.accepted ? await dispatch(taken, observation) : verdictOf(taken.refusal),
       started,
