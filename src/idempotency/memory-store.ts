@@ -22,7 +22,8 @@ export interface MemoryStoreOptions {
   maxEntries?: number;
   /**
    * Most bytes the records may take (ids, fingerprints, owners and answers, counted at two bytes a
-   * character, plus a fixed overhead per record). Default 64 MiB.
+   * character, plus a fixed overhead per record). Default 64 MiB. With `ordering`, the subscriptions'
+   * positions are held to the same figure, counted apart (`orderBytes`), and to `maxEntries`.
    */
   maxBytes?: number;
   /** Clock in epoch ms; tests move it to expire leases. */
@@ -52,15 +53,18 @@ const ENTRY_OVERHEAD_BYTES = 200;
  * redelivery run the handler a second time. It goes back to the tail instead; when nothing but live
  * claims is left to drop, the new claim is refused as unavailable (503: the sender keeps it).
  */
-export function memoryStore(
-  options: MemoryStoreOptions = {},
-): IdempotencyStore & { readonly size: number; readonly bytes: number } {
+export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & {
+  readonly size: number;
+  readonly bytes: number;
+  readonly orderKeys: number;
+  readonly orderBytes: number;
+} {
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
-  const orders = memoryOrders({ retentionMs, maxEntries, now });
+  const orders = memoryOrders({ retentionMs, maxEntries, maxBytes, now });
   let totalBytes = 0;
 
   const full = () => records.size > maxEntries || totalBytes > maxBytes;
@@ -138,6 +142,14 @@ export function memoryStore(
     },
     get bytes() {
       return totalBytes;
+    },
+    /** Order keys kept for `ordering` (a subscription's position and the claim holding it). */
+    get orderKeys() {
+      return orders.size;
+    },
+    /** Estimated bytes the order keys hold: bounded by `maxBytes` too, counted apart from the records'. */
+    get orderBytes() {
+      return orders.bytes;
     },
 
     claim({ id, fingerprint, owner, leaseMs, takeQueued, order }: ClaimRequest): ClaimResult {
