@@ -28,7 +28,6 @@ async function runWorker(name: string, key: Uint8Array, queue: BullmqNotificatio
     idempotency: memoryStore(),
     logger: silentLogger(),
     encryptionKey: key,
-    ordering: true,
     onCancel: (n) => void ran.push(n),
   });
   try {
