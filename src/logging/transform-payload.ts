@@ -32,9 +32,12 @@ function skipsScan(key: string, value: string): boolean {
   return !(key === "id" || key.endsWith("_id")) || !isGroupedCardNumber(value);
 }
 
+/** An id as it may be shown anywhere (a log, a span): itself, unless it is a card number. */
+export const shownId = (id: string): string => (isGroupedCardNumber(id) ? REDACTED : id);
+
 const GROUPED_DIGITS = /^[0-9]+(?:[ -][0-9]+)*$/;
 
-function isGroupedCardNumber(value: string): boolean {
+export function isGroupedCardNumber(value: string): boolean {
   return value.length <= 2 * MAX_PAN && GROUPED_DIGITS.test(value) && isCardNumber(value.replace(/[ -]/g, ""));
 }
 
