@@ -12,6 +12,9 @@ const specifiers = Object.keys(manifest.exports)
   .filter((subpath) => subpath !== "./package.json")
   .map((subpath) => (subpath === "." ? "merchant-webhooks" : `merchant-webhooks/${subpath.slice(2)}`));
 
+/** A table row naming one export; the columns may be padded to line up. */
+const ROW = /^\| `([^`]+)` +\|/gm;
+
 /** The text of docs/api.md's section for one specifier, from its heading to the next one. */
 function sectionOf(specifier: string): string | undefined {
   const heading = `## \`${specifier}\`\n`;
@@ -21,16 +24,13 @@ function sectionOf(specifier: string): string | undefined {
   return api.slice(start, next === -1 ? undefined : next);
 }
 
-/** The export named in the first cell of each table row (the formatter pads cells with spaces). */
-const rowNames = (section: string) => [...section.matchAll(/^\| `([^`]+)` +\|/gm)].map((match) => match[1]!);
-
 describe("docs/api.md", () => {
   it.each(specifiers)("lists every value export of %s in its section", async (specifier) => {
     const section = sectionOf(specifier);
     expect(section, `docs/api.md has no "## \`${specifier}\`" section`).toBeDefined();
     const names = Object.keys((await import(/* @vite-ignore */ specifier)) as object);
     expect(names.length).toBeGreaterThan(0);
-    const listed = new Set(rowNames(section!));
+    const listed = new Set(Array.from(section!.matchAll(ROW), (match) => match[1]));
     const missing = names.filter((name) => !listed.has(name));
     expect(missing, `value exports of ${specifier} missing from docs/api.md`).toEqual([]);
   });
@@ -39,8 +39,8 @@ describe("docs/api.md", () => {
     const stale: string[] = [];
     for (const specifier of specifiers) {
       const names = new Set(Object.keys((await import(/* @vite-ignore */ specifier)) as object));
-      for (const name of rowNames(sectionOf(specifier) ?? ""))
-        if (!names.has(name)) stale.push(`${specifier}: ${name}`);
+      for (const [, name] of sectionOf(specifier)?.matchAll(ROW) ?? [])
+        if (!names.has(name!)) stale.push(`${specifier}: ${name}`);
     }
     expect(stale).toEqual([]);
   });
