@@ -7,7 +7,7 @@ import {
   type OrderEvent,
   type RefundEvent,
 } from "merchant-webhooks/client";
-import { createFetchHandler } from "merchant-webhooks/fetch";
+import { subscriptionWebhook } from "merchant-webhooks/fetch";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
 import { orderRequest } from "../client/fixtures.js";
 import { silentLogger } from "../helpers/capture-logger.js";
@@ -71,7 +71,7 @@ describe("eventWebhook: the receiver's core for order and refund events", () => 
 
   it("answers with the status table: 400 naming the path, 401 unsigned, 500 on a throw and then the retry processed", async () => {
     let calls = 0;
-    const handle = createFetchHandler(
+    const handle = subscriptionWebhook(
       eventWebhook({
         schema: orderEventSchema,
         logger: silentLogger(),
@@ -104,7 +104,7 @@ describe("eventWebhook: the receiver's core for order and refund events", () => 
     expect(await post(event)).toEqual({ status: 200, body: { processed: true, message: "already processed" } });
     expect(calls).toBe(2);
 
-    const signed = createFetchHandler(
+    const signed = subscriptionWebhook(
       eventWebhook({
         schema: orderEventSchema,
         logger: silentLogger(),
