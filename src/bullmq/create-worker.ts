@@ -33,7 +33,7 @@ export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks 
   onStale?: Handler;
   /**
    * The store the receivers claim in. Default: `redisStore` on `connection` with its default prefix,
-   * which is what receivers get from `redisStore({ redis })` on the same Redis.
+   * which is what receivers get from `redisStore({ connection })` on the same Redis.
    */
   idempotency?: IdempotencyStore;
   /** A pino logger. Default: pino to stdout, named `merchant-webhooks`. */
