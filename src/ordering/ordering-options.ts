@@ -22,7 +22,11 @@ export interface OrderingOptions {
    * position, so it cannot make the key's real notifications stale. `Infinity` turns the check off.
    */
   maxFutureSkewMs?: number;
-  /** Gets stale notifications instead of their event's handler. Without it they are only acknowledged and logged. */
+  /**
+   * Gets stale notifications instead of their event's handler.
+   * @deprecated Give `onStale` beside the other handlers (the receiver's and the worker's option), not
+   * inside `ordering`; this one still works when that one is not given.
+   */
   onStale?: Handler;
 }
 
@@ -63,7 +67,8 @@ export function updateOrCreateTime(notification: SubscriptionNotification): stri
 }
 
 /**
- * Check and resolve `ordering` (and the top-level `onStale`, which `ordering.onStale` overrides).
+ * Check and resolve `ordering` with the top-level `onStale` (the deprecated `ordering.onStale` stands in
+ * for it when it is not given; both at once, different, is refused).
  * Undefined when ordering is off. Throws a TypeError naming the option on a wrong type.
  */
 export function resolveOrdering(option: OrderingOption | undefined, onStale?: Handler): Ordering | undefined {
@@ -77,6 +82,11 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       throw new TypeError(`ordering.${name} must be a function`);
   }
   if (onStale !== undefined && typeof onStale !== "function") throw new TypeError("onStale must be a function");
+  if (onStale !== undefined && parts.onStale !== undefined && parts.onStale !== onStale) {
+    throw new TypeError(
+      "onStale is given twice, at the top level and in ordering: keep the top-level onStale (ordering.onStale is its deprecated alias)",
+    );
+  }
   const maxSkew = parts.maxFutureSkewMs ?? DEFAULT_MAX_FUTURE_SKEW_MS;
   if (typeof maxSkew !== "number" || Number.isNaN(maxSkew) || maxSkew < 0)
     throw new TypeError("ordering.maxFutureSkewMs must be a number of milliseconds, 0 or more (Infinity: no limit)");
@@ -90,6 +100,6 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       const position = at === undefined ? undefined : sortablePosition(at);
       return position === undefined || isTooFarAhead(position, maxSkew) ? { key } : { key, position };
     },
-    onStale: parts.onStale ?? onStale,
+    onStale: onStale ?? parts.onStale,
   };
 }

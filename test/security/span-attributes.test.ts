@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createReceiver, hmacVerifier, inProcessQueue, memoryStore, signHmac } from "merchant-webhooks";
+import { createReceiver, hmacVerifier, inProcessQueue, memoryStore } from "merchant-webhooks";
+import { signHmac } from "merchant-webhooks/testing";
 import { captureLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
 import { installOtel, type InstalledOtel } from "../telemetry/fixtures/otel.js";

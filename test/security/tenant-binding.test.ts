@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { createReceiver, memoryStore, signHmac, hmacVerifier, type ReceiverOptions } from "merchant-webhooks";
-import { buildNotification } from "merchant-webhooks/testing";
+import { createReceiver, memoryStore, hmacVerifier, type ReceiverOptions } from "merchant-webhooks";
+import { buildNotification, signHmac } from "merchant-webhooks/testing";
 import { captureLogger } from "../helpers/capture-logger.js";
 
 /** Two tenants, each with its own secret and its own merchant. */
