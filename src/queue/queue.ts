@@ -8,6 +8,11 @@ export interface QueuedNotification {
   notification: SubscriptionNotification;
   headers: Readonly<Record<string, string>>;
   receivedAt: number;
+  /**
+   * The receiver's claim token. A worker that takes the job before the receiver has marked the record
+   * queued (or after the receiver died between the two steps) may take that claim over.
+   */
+  owner?: string;
   /** With `ordering`: the key and position it was claimed under; a worker claims it again under them. */
   order?: OrderClaim;
   /** W3C trace context (`traceparent`, `tracestate`) of the receiver's span, when it is tracing. */

@@ -53,7 +53,10 @@ export function claimAndDispatch(
     const owner = nextOwner();
     let claim;
     try {
-      claim = await store.claim({ id, fingerprint, owner, leaseMs, ...order });
+      // Handed to a durable queue, an ordered notification joins its subscription's waiting list
+      // instead of waiting for the subscription: accepted at once, run in position order by workers.
+      const forQueue = options.queue?.durable ? { forQueue: true } : {};
+      claim = await store.claim({ id, fingerprint, owner, leaseMs, ...order, ...forQueue });
     } catch (err) {
       const reason = "idempotency store unavailable";
       return verdict(
@@ -120,6 +123,7 @@ export function claimAndDispatch(
             notification,
             headers,
             receivedAt,
+            owner,
             ...order,
             trace: observation.carrier(),
             // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
