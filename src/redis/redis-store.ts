@@ -10,18 +10,22 @@ import type {
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
-import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./connection.js";
+import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection } from "./connection.js";
+import { connectionOf, type ConnectionOption } from "./clients.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
 
-export interface RedisStoreOptions {
-  /**
-   * A URL (the store connects with `failFastRedisOptions` and closes the connection in `close()`), or
-   * an ioredis client or cluster, used as it is and left open. A lent client should have the settings
-   * of `failFastRedisOptions()`: the store bounds every call itself, but a client with an offline queue
-   * or retries keeps a command that timed out and may apply it later (harmless, see `scripts.ts`).
-   */
-  redis: RedisClient | string;
+/**
+ * `connection`: a URL, ioredis options or cluster nodes (the store connects with `failFastRedisOptions`
+ * and closes the connection in `close()`), or an ioredis client or cluster, used as it is and left open.
+ * A lent client should have the settings of `failFastRedisOptions()`: the store bounds every call
+ * itself, but a client with an offline queue or retries keeps a command that timed out and may apply
+ * it later (harmless, see `scripts.ts`). `redis` is its deprecated alias.
+ */
+export type RedisStoreOptions = RedisStoreSettings & ConnectionOption;
+
+/** The options of `redisStore` besides its connection. */
+export interface RedisStoreSettings {
   /**
    * Prefix of each record's key, `${prefix}${id}`. Default `mw:idem:`. Each script touches one key, so
    * on Redis Cluster no hash tag (`{mw}:idem:`) is needed, and records spread over all shards. Records
@@ -95,7 +99,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000,
   );
   const connection = failFastConnection(
-    options.redis,
+    connectionOf("redisStore", options),
     positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS),
   );
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });

@@ -34,8 +34,8 @@ describe("redisStore on a shared Redis", () => {
   const redis = new Redis(REDIS_URL);
   const prefix = uniquePrefix("store");
   const stores: RedisStore[] = [];
-  const open = (options: Partial<Parameters<typeof redisStore>[0]> = {}) => {
-    const store = redisStore({ redis: REDIS_URL, prefix, ...options });
+  const open = (options: { leaseMs?: number; retentionSeconds?: number; timeoutMs?: number } = {}) => {
+    const store = redisStore({ connection: REDIS_URL, prefix, ...options });
     stores.push(store);
     return store;
   };
@@ -88,7 +88,7 @@ describe("redisStore on a shared Redis", () => {
   });
 
   it("uses the prefix mw:idem: unless told otherwise", async () => {
-    const store = redisStore({ redis: REDIS_URL });
+    const store = redisStore({ connection: REDIS_URL });
     const id = `${prefix}default`;
     try {
       expect(store.prefix).toBe(DEFAULT_REDIS_PREFIX);
@@ -102,17 +102,47 @@ describe("redisStore on a shared Redis", () => {
 
   it("leaves a lent client open when the store closes", async () => {
     const lent = new Redis(REDIS_URL, failFastRedisOptions());
-    const store = redisStore({ redis: lent, prefix });
+    const store = redisStore({ connection: lent, prefix });
     await store.claim(request("o1", { id: "lent" }));
     await store.close();
     expect(await lent.hget(`${prefix}lent`, "owner")).toBe("o1");
     lent.disconnect();
   });
 
+  it.each([
+    ["a URL", () => REDIS_URL],
+    ["ioredis options", () => ({ host: new URL(REDIS_URL).hostname, port: Number(new URL(REDIS_URL).port || 6379) })],
+  ])("connects to %s given as `connection`, and closes what it connected", async (_form, connection) => {
+    const store = redisStore({ connection: connection(), prefix });
+    const id = `conn-${Math.random()}`;
+    await store.claim(request("o1", { id }));
+    expect(await redis.hget(`${prefix}${id}`, "owner")).toBe("o1");
+    await store.close();
+    await expect(store.ping()).rejects.toThrow(StoreUnavailableError);
+  });
+
+  it("still takes the connection as `redis`, the deprecated alias", async () => {
+    const store = redisStore({ redis: REDIS_URL, prefix });
+    stores.push(store);
+    await store.claim(request("o2", { id: "alias" }));
+    expect(await redis.hget(`${prefix}alias`, "owner")).toBe("o2");
+  });
+
+  it("refuses neither `connection` nor `redis`, or two different ones, naming the option", () => {
+    expect(() => redisStore({ prefix } as unknown as Parameters<typeof redisStore>[0])).toThrow(
+      /redisStore: `connection` is required/,
+    );
+    expect(() =>
+      redisStore({ connection: REDIS_URL, redis: "redis://elsewhere:6379" } as unknown as Parameters<
+        typeof redisStore
+      >[0]),
+    ).toThrow(/give `connection` only/);
+  });
+
   it("refuses options that cannot work", () => {
-    expect(() => redisStore({ redis: REDIS_URL, leaseMs: 0 })).toThrow(RangeError);
-    expect(() => redisStore({ redis: REDIS_URL, retentionSeconds: -1 })).toThrow(RangeError);
-    expect(() => redisStore({ redis: REDIS_URL, timeoutMs: Number.NaN })).toThrow(RangeError);
+    expect(() => redisStore({ connection: REDIS_URL, leaseMs: 0 })).toThrow(RangeError);
+    expect(() => redisStore({ connection: REDIS_URL, retentionSeconds: -1 })).toThrow(RangeError);
+    expect(() => redisStore({ connection: REDIS_URL, timeoutMs: Number.NaN })).toThrow(RangeError);
   });
 });
 
@@ -129,13 +159,13 @@ describe("redisStore when Redis is away", () => {
     await server?.stop();
   });
   const open = (redis: Redis | string = server.url) => {
-    const store = redisStore({ redis, prefix: "t:" });
+    const store = redisStore({ connection: redis, prefix: "t:" });
     stores.push(store);
     return store;
   };
 
   it("fails at once with StoreUnavailableError when nothing listens, and keeps failing fast", async () => {
-    const store = redisStore({ redis: "redis://127.0.0.1:1" });
+    const store = redisStore({ connection: "redis://127.0.0.1:1" });
     stores.push(store);
     const first = await timed(() => store.claim(request("o1")));
     expect(first.error).toBeInstanceOf(StoreUnavailableError);
