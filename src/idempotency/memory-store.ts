@@ -225,7 +225,7 @@ export function memoryStore(
             key: true,
           };
       }
-      if (order && takeQueued && !stale) {
+      if (order && takeQueued && !stale && !forQueue) {
         // A worker: its own record waits in the key's list, and the list's first waiter runs.
         orders.wait(order.key, id, order.position);
         const first = firstWaiter(order.key, id, at);

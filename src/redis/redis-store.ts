@@ -152,7 +152,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const lease = request.leaseMs ?? leaseMs;
       const args: Array<string | number> = [fingerprint, owner, lease, takeQueued ? "1" : "0", retentionMs];
       if (order) {
-        const mode = takeQueued ? "worker" : request.forQueue ? "queue" : "direct";
+        const mode = request.forQueue ? "queue" : takeQueued ? "worker" : "direct";
         const { recordPrefix } = orderedKeys(prefix, order.key, id);
         args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix);
       } else args.push(handoffFrom);

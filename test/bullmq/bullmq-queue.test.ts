@@ -179,6 +179,32 @@ describe("bullmqQueue", () => {
     expect(ran).toHaveLength(1);
   });
 
+  it("queues again a notification whose record says queued but whose job is gone, and runs it once", async () => {
+    const queue = queueNamed("lost");
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const body = notification();
+    expect(answer(await receiver.handle(post(body)))).toMatchObject({
+      status: 200,
+      message: "accepted for processing",
+    });
+    // While the job is there, a redelivery is told it is already accepted.
+    const again = await receiver.handle(post(body));
+    expect(answer(again)).toMatchObject({ status: 200 });
+    expect(await queue.queue.getJobCounts("waiting")).toEqual({ waiting: 1 });
+    // The job is lost (a failover that dropped the last write, a removal by hand): the record still says queued.
+    await queue.queue.remove(jobIdFor(body.id));
+    expect(await store.get(body.id)).toMatchObject({ state: "queued" });
+    expect(answer(await receiver.handle(post(body)))).toMatchObject({
+      status: 200,
+      message: "accepted for processing",
+    });
+    expect(await queue.queue.getJobState(jobIdFor(body.id))).toBe("waiting");
+    const handled: Array<{ id: string; headers: Record<string, string> }> = [];
+    await workerOn("lost", handled).waitUntilReady();
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
+    expect(handled.map((h) => h.id)).toEqual([body.id]);
+  });
+
   it("keeps credentials and signatures out of Redis, and hands the other headers to the handler", async () => {
     const queue = queueNamed("headers");
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });

@@ -31,11 +31,13 @@ const post = (body: SubscriptionNotification) => ({
 
 /**
  * Deliver in position order, `senders` at a time (each sender takes the next notification once its
- * previous one is acknowledged), retrying 409 and 503 as a sender would. Returns how many 409s it met.
+ * previous one is acknowledged), retrying 409 and 503 as a sender would. Returns how many 409s it met,
+ * and the ids that were refused at least once (503: not accepted, so newer ones may run before them).
  */
 async function sendInOrder(receiver: Receiver, notifications: SubscriptionNotification[], senders: number) {
   let next = 0;
   let conflicts = 0;
+  const refused = new Set<string>();
   const sender = async () => {
     while (next < notifications.length) {
       const body = notifications[next++]!;
@@ -44,12 +46,13 @@ async function sendInOrder(receiver: Receiver, notifications: SubscriptionNotifi
         if (response.status === 200) break;
         if (response.status !== 409 && response.status !== 503) throw new Error(`unexpected ${response.status}`);
         conflicts += response.status === 409 ? 1 : 0;
+        if (response.status === 503) refused.add(body.id);
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
     }
   };
   await Promise.all(Array.from({ length: senders }, sender));
-  return { conflicts };
+  return { conflicts, refused };
 }
 
 describe("one hot subscription drained in order", () => {
@@ -86,7 +89,7 @@ describe("one hot subscription drained in order", () => {
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
 
     const notifications = hotSubscription(`${prefix}q`);
-    const { conflicts } = await sendInOrder(receiver, notifications, SENDERS);
+    const { conflicts, refused } = await sendInOrder(receiver, notifications, SENDERS);
     // Accepted into the queue, never turned away because the subscription was busy.
     expect(conflicts).toBe(0);
     const subscription = notifications[0]!.resource.id!;
@@ -95,8 +98,11 @@ describe("one hot subscription drained in order", () => {
       120_000,
       "every notification run",
     );
-    const { stale } = await expectEachSubscriptionInOrder(redis, effects, notifications);
-    expect(stale).toBe(0);
+    await expectEachSubscriptionInOrder(redis, effects, notifications);
+    // None accepted is stale; only one turned away (503, the store timing out on a loaded machine) and
+    // sent again after newer ones had run may be, since it arrived after them.
+    const stale = (await readCalls(redis, effects, subscription)).filter((call) => call.kind === "stale");
+    expect(stale.filter((call) => !refused.has(call.id))).toEqual([]);
     // The queue ends empty: the jobs the subscription's holder ran for others are gone too.
     await eventually(
       async () => {
