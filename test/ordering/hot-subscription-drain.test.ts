@@ -69,7 +69,7 @@ describe("one hot subscription drained in order", () => {
     redis.disconnect();
   });
 
-  it(`runs ${COUNT} notifications of one subscription, sent in order, through a queue with two workers: none stale, none left`, async () => {
+  it(`runs ${COUNT} notifications of one subscription, sent in order, through a queue with two workers: none accepted is stale, none left`, async () => {
     const queue = bullmqQueue({ connection: REDIS_URL, name: "hot", prefix });
     closing.push(queue);
     const handlers = recordingHandlers(redis, effects);
