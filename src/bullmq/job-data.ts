@@ -33,6 +33,8 @@ export interface NotificationJobData {
    * them, so it needs neither the receiver's key and position functions nor to agree with them.
    */
   order?: OrderClaim;
+  /** The receiver's claim token, which the worker may take over (see `ClaimRequest.handoffFrom`). */
+  handoff?: string;
   /** The receiver's trace context, so the worker's spans join the receiver's trace. */
   trace?: Record<string, string>;
 }
@@ -88,6 +90,7 @@ export function jobDataFor(item: QueuedNotification, key?: SealingKey): Notifica
     receivedAt: item.receivedAt,
     fingerprint: item.fingerprint,
     ...(item.order ? { order: item.order } : {}),
+    ...(item.owner ? { handoff: item.owner } : {}),
     ...(item.trace ? { trace: item.trace } : {}),
   };
   if (!key) return { ...common, notification: transformPayload(notification, MASKED) as SubscriptionNotification };

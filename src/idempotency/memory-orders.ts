@@ -7,6 +7,9 @@ interface OrderEntry {
   /** The claim holding the key, and until when (epoch ms). */
   owner?: string;
   leaseUntil?: number;
+  /** When the holder took the key, and how long the last hold took (for the expected wait). */
+  heldSince?: number;
+  lastHeldMs?: number;
   expiresAt: number;
   /** Estimated bytes the key and its entry hold, counted in the table's total. */
   bytes: number;
@@ -45,6 +48,8 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
     orders.delete(key);
     totalBytes -= entry.bytes;
   }
+  /** Each key's waiting list: ids queued in order, sorted by position (none first), then id. */
+  const waiting = new Map<string, Array<{ id: string; member: string }>>();
 
   function live(key: string): OrderEntry | undefined {
     const entry = orders.get(key);
@@ -91,18 +96,53 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
     /** Hold the key for `owner` until `leaseUntil` (taking it, or pushing the lease forward). */
     hold(key: string, owner: string, leaseUntil: number): void {
       const entry = live(key) ?? { expiresAt: 0, bytes: 0 };
+      if (entry.owner !== owner) entry.heldSince = now();
       entry.owner = owner;
       entry.leaseUntil = leaseUntil;
       write(key, entry);
     },
 
-    /** Let go of the key if `owner` holds it. */
+    /** Let go of the key if `owner` holds it, keeping how long it was held. */
     letGo(key: string, owner: string): void {
       const entry = live(key);
       if (entry?.owner !== owner) return;
+      if (entry.heldSince !== undefined) entry.lastHeldMs = now() - entry.heldSince;
       delete entry.owner;
       delete entry.leaseUntil;
+      delete entry.heldSince;
       write(key, entry);
+    },
+
+    /** What a delivery that meets the key held may expect to wait: the last hold's length, within the lease. */
+    expectedWait(key: string, left: number): number {
+      const entry = live(key);
+      if (entry?.lastHeldMs === undefined || entry.heldSince === undefined) return left;
+      return Math.min(left, Math.max(1, entry.lastHeldMs - (now() - entry.heldSince)));
+    },
+
+    /** Put `id` in the key's waiting list at its position (once). */
+    wait(key: string, id: string, position: string | undefined): void {
+      const list = waiting.get(key) ?? [];
+      if (list.some((waiter) => waiter.id === id)) return;
+      const member = `${position ?? ""}\n${id}`;
+      let at = list.length;
+      while (at > 0 && list[at - 1]!.member > member) at--;
+      list.splice(at, 0, { id, member });
+      waiting.set(key, list);
+    },
+
+    /** Take `id` out of the key's waiting list. */
+    leave(key: string, id: string): void {
+      const list = waiting.get(key);
+      if (!list) return;
+      const at = list.findIndex((waiter) => waiter.id === id);
+      if (at >= 0) list.splice(at, 1);
+      if (list.length === 0) waiting.delete(key);
+    },
+
+    /** The ids in the key's waiting list, first to run first. */
+    waiters(key: string): readonly string[] {
+      return (waiting.get(key) ?? []).map((waiter) => waiter.id);
     },
 
     /** Move the key's position to `position` if that is later; never back. */
