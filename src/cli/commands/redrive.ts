@@ -1,5 +1,13 @@
 import { redrive } from "../../bullmq/redrive.js";
-import { EXIT_NOT_PROCESSED, EXIT_OK, EXIT_USAGE, parseCommand, processIo, UsageError, type CliIo } from "../args.js";
+import {
+  EXIT_NOT_PROCESSED,
+  EXIT_OK,
+  parseCommand,
+  processIo,
+  reportUsageError,
+  UsageError,
+  type CliIo,
+} from "../args.js";
 
 export const REDRIVE_USAGE = `Usage: merchant-webhooks redrive --queue <name> [options]
 
@@ -42,8 +50,7 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
     if (!values.queue) throw new UsageError("--queue is required");
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${REDRIVE_USAGE}`);
-    return EXIT_USAGE;
+    return reportUsageError(io, err, REDRIVE_USAGE);
   }
 
   const dryRun = values["dry-run"] === true;

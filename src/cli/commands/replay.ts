@@ -1,18 +1,19 @@
 import { replayEntries, type ReplayResult } from "../../testing/replay.js";
-import { readSourceItems, isSourceProblem, type SourceEntry } from "../../testing/read-source.js";
+import { isSourceProblem, readSourceItems, type SourceEntry, type SourceProblem } from "../../testing/read-source.js";
 import {
   EXIT_NOT_PROCESSED,
   EXIT_OK,
-  EXIT_USAGE,
   parseCommand,
   positiveInteger,
   processIo,
   SENDING_OPTIONS,
   SENDING_USAGE,
   sendingSetup,
+  reportUsageError,
   UsageError,
   type CliIo,
 } from "../args.js";
+import { printable } from "../printable.js";
 import { progressBar } from "../progress.js";
 import { formatSummaryTable, isProcessed, summarize } from "../summary-table.js";
 
@@ -30,6 +31,8 @@ ${SENDING_USAGE}
                                  that is not a terminal, such as a file or CI log, always gets all)
   -h, --help                     show this help
 
+A line or file that cannot be read is reported with its file and line, and the rest is still sent.
+
 Exit status: 0 when every notification was answered processed, 1 when some were rejected, got no
 answer, or could not be read, 2 on a usage error.
 
@@ -42,6 +45,7 @@ const MAX_LISTED_ON_TERMINAL = 20;
 
 export async function runReplay(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   let entries: SourceEntry[];
+  let problems: SourceProblem[];
   let setup;
   let concurrency;
   let listAll;
@@ -62,17 +66,12 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
     const items = await readSourceItems(positionals[0]!).catch((err: NodeJS.ErrnoException) => {
       throw new UsageError(err.code === "ENOENT" ? `no such file or directory: ${positionals[0]}` : err.message);
     });
-    const problems = items.filter(isSourceProblem);
-    if (problems.length > 0) {
-      for (const problem of problems) io.err(`${problem.origin}: ${problem.error}\n`);
-      io.err(`nothing sent: ${problems.length} unreadable ${problems.length === 1 ? "entry" : "entries"}\n`);
-      return EXIT_NOT_PROCESSED;
-    }
-    entries = items as SourceEntry[];
+    // An unreadable line is reported with its file and line at the end; the rest is still sent.
+    problems = items.filter(isSourceProblem);
+    entries = items.filter((item): item is SourceEntry => !isSourceProblem(item));
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${REPLAY_USAGE}`);
-    return EXIT_USAGE;
+    return reportUsageError(io, err, REPLAY_USAGE);
   }
 
   const progress = progressBar(io, entries.length);
@@ -85,19 +84,22 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
   });
   progress.finish();
 
-  const summary = summarize(results);
+  const summary = { ...summarize(results), unreadable: problems.length };
   io.out(formatSummaryTable(summary));
   const notProcessed = results.filter((result) => !isProcessed(result));
   const listed = listAll ? notProcessed : notProcessed.slice(0, MAX_LISTED_ON_TERMINAL);
   for (const result of listed) io.err(`${describe(result)}\n`);
   const more = notProcessed.length - listed.length;
   if (more > 0) io.err(`... and ${more} more not processed (--all lists every one)\n`);
-  return notProcessed.length === 0 ? EXIT_OK : EXIT_NOT_PROCESSED;
+  for (const problem of problems) io.err(`${printable(problem.origin)}: not sent: ${printable(problem.error)}\n`);
+  if (problems.length > 0)
+    io.err(`${problems.length} unreadable ${problems.length === 1 ? "entry was" : "entries were"} not sent\n`);
+  return notProcessed.length === 0 && problems.length === 0 ? EXIT_OK : EXIT_NOT_PROCESSED;
 }
 
 /** `recordings/x.jsonl:3 WH-123: 401 signature verification failed` */
 function describe(result: ReplayResult): string {
   const what = `${result.origin} ${result.id ?? "(no id)"}`;
-  if (result.status === 0) return `${what}: no answer: ${result.error ?? "unknown error"}`;
-  return `${what}: ${result.status} ${result.answer?.message ?? "(not a webhook answer)"}`;
+  if (result.status === 0) return printable(`${what}: no answer: ${result.error ?? "unknown error"}`);
+  return printable(`${what}: ${result.status} ${result.answer?.message ?? "(not a webhook answer)"}`);
 }

@@ -1,7 +1,16 @@
 import { subscriptionNotificationSchema } from "../../schema/index.js";
 import { issueText } from "../../receiver/validation-message.js";
 import { isSourceProblem, readSourceItems, type SourceItem } from "../../testing/read-source.js";
-import { EXIT_NOT_PROCESSED, EXIT_OK, EXIT_USAGE, parseCommand, processIo, UsageError, type CliIo } from "../args.js";
+import { printable } from "../printable.js";
+import {
+  EXIT_NOT_PROCESSED,
+  EXIT_OK,
+  parseCommand,
+  processIo,
+  reportUsageError,
+  UsageError,
+  type CliIo,
+} from "../args.js";
 
 export const VALIDATE_USAGE = `Usage: merchant-webhooks validate <file|dir>...
 
@@ -37,22 +46,21 @@ export async function runValidate(argv: readonly string[], io: CliIo = processIo
     }
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${VALIDATE_USAGE}`);
-    return EXIT_USAGE;
+    return reportUsageError(io, err, VALIDATE_USAGE);
   }
 
   let invalid = 0;
   for (const item of items) {
     if (isSourceProblem(item)) {
       invalid++;
-      io.out(`${item.origin} ${item.error}\n`);
+      io.out(`${printable(`${item.origin} ${item.error}`)}\n`);
       continue;
     }
     const result = subscriptionNotificationSchema.safeParse(item.notification);
     if (result.success) continue;
     invalid++;
     // The same wording as the receiver's 400 answer, so a file and a rejected delivery read alike.
-    for (const issue of result.error.issues) io.out(`${item.origin} ${issueText(issue)}\n`);
+    for (const issue of result.error.issues) io.out(`${printable(`${item.origin} ${issueText(issue)}`)}\n`);
   }
   const noun = items.length === 1 ? "notification" : "notifications";
   io.out(`${items.length} ${noun} checked, ${invalid} invalid\n`);
