@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Signer } from "../testing/replay.js";
 import { hmacSigner, standardWebhooksSigner } from "../testing/signers.js";
-import { printable } from "./printable.js";
+import { printableLines } from "./printable.js";
 
 /** Where a command writes, and what it knows about the terminal; tests pass their own. */
 export interface CliIo {
@@ -37,7 +37,7 @@ export function reportUsageError(io: CliIo, err: UsageError, usage: string): num
   const usageLine = usage.split("\n", 1)[0]!;
   const command = /^Usage: merchant-webhooks (\S+)/.exec(usageLine)?.[1];
   const more = command ? `Run "merchant-webhooks ${command} --help" for its options.` : "";
-  io.err(`${printable(err.message)}\n${usageLine}\n${more}\n`);
+  io.err(`${printableLines(err.message)}\n${usageLine}\n${more}\n`);
   return EXIT_USAGE;
 }
 

@@ -9,7 +9,7 @@ const HOOK = "http://127.0.0.1:1/hook";
 /** What a user sees for a usage error: the message, the usage line, where to read more; nothing else. */
 function expectShortUsage(stderr: string, command: string, message: string | RegExp) {
   const lines = stderr.trimEnd().split("\n");
-  expect(lines).toHaveLength(3);
+  expect(lines).toHaveLength(3); // the message is one line
   if (typeof message === "string") expect(lines[0]).toContain(message);
   else expect(lines[0]).toMatch(message);
   expect(lines[1]).toMatch(new RegExp(`^Usage: merchant-webhooks ${command} `));
