@@ -45,7 +45,11 @@ describe("event names agree in send and in scenario files, in any case", () => {
         sim,
         ["CREATE a", "onRenew a", "suspended a", "SUBSCRIPTION_RESUMED a", "Cancelled a too expensive"].join("\n"),
       );
-      const types = out.trim().split("\n").slice(1).map((line) => line.split(" ").at(-1));
+      const types = out
+        .trim()
+        .split("\n")
+        .slice(1)
+        .map((line) => line.split(" ").at(-1));
       expect(out).toMatch(/^created a SUB-/);
       expect(types).toEqual([
         "SUBSCRIPTION_RENEW",
