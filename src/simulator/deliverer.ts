@@ -2,7 +2,7 @@ import { signStandardWebhook } from "../verify/sign.js";
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
 import type { DeliveryAttempt, DeliveryKind, DeliveryRecord } from "./delivery-log.js";
 import type { Random } from "./random.js";
-import { readAnswer } from "./read-answer.js";
+import { readAnswer } from "../testing/read-answer.js";
 import { reserialize } from "./reserialize.js";
 
 export interface ChaosOptions {

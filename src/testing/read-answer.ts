@@ -1,5 +1,5 @@
 /**
- * The most of an answer's body the simulator reads. A webhook answers `{ processed, message }`, a few
+ * The most of an answer's body the simulator and replay read. A webhook answers `{ processed, message }`, a few
  * dozen bytes; an endpoint that streams gigabytes back must not take the simulator's memory with it.
  */
 export const MAX_ANSWER_BYTES = 64 * 1024;
