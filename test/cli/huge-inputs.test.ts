@@ -76,6 +76,25 @@ describe("the CLI with huge inputs", () => {
       expect(io.stderr).toContain(`${hugeLine}:1: not sent: not read: the line is 17.0 MB, more than 16.0 MB\n`);
       expect(onRenew.mock.calls.map(([n]) => n.id)).toEqual([good.id]);
     });
+
+    it("replay sends a long recording a batch at a time and counts every answer across batches", async () => {
+      const file = join(dir, "long.jsonl");
+      const lines = Array.from({ length: 1_050 }, (_, i) =>
+        JSON.stringify(
+          i === 0 || i === 1_020
+            ? buildNotification("SUBSCRIPTION_RENEW", { id: `WH-bad-${i}`, resource: { execution_phase: undefined } })
+            : buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: `long-${i}` }),
+        ),
+      );
+      writeFileSync(file, `${lines.join("\n")}\n`);
+      const io = captureIo();
+      expect(await runReplay([file, "--url", webhook.url, "--concurrency", "8"], io)).toBe(1);
+      expect(io.stdout).toMatch(/^sent\s+1050$/m);
+      expect(io.stdout).toMatch(/^processed\s+1048$/m);
+      expect(io.stdout).toMatch(/^ {2}status 400\s+2$/m);
+      expect(io.stderr).toContain(`${file}:1 WH-bad-0: 400 invalid notification`);
+      expect(io.stderr).toContain(`${file}:1021 WH-bad-1020: 400 invalid notification`);
+    }, 120_000);
   });
 
   it("send and simulate read only the start of an answer that never ends", async () => {
