@@ -1,13 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
-import {
-  closeOnSignals,
-  createReceiver,
-  type IdempotencyStore,
-  memoryStore,
-  StoreUnavailableError,
-} from "merchant-webhooks";
+import { closeOnSignals, createReceiver } from "merchant-webhooks";
 import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
+import { storeThatCannotComplete } from "../helpers/store-that-cannot-complete.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
 
@@ -39,16 +34,7 @@ describe("closeOnSignals tells what it is doing", () => {
   });
 
   it("counts background work still running, and says it exits 1 when the close runs out of time", async () => {
-    const store = memoryStore();
-    const idempotency: IdempotencyStore = {
-      claim: (request) => store.claim(request),
-      extend: (claim, leaseMs) => store.extend(claim, leaseMs),
-      complete: () => Promise.reject(new StoreUnavailableError("connection refused")),
-      fail: (claim, error) => store.fail(claim, error),
-      markQueued: (claim) => store.markQueued(claim),
-      release: (claim) => store.release(claim),
-      get: (record) => store.get(record),
-    };
+    const idempotency = storeThatCannotComplete();
     const receiver = createReceiver({ logger: silentLogger(), idempotency, onRenew: () => {} });
     expect((await receiver.handle(post(json(notification())))).status).toBe(200);
     const { code, lines } = await shutDown(receiver);
