@@ -12,6 +12,7 @@ import {
   refundRequestSchema,
 } from "./schemas/index.js";
 import { createTransport, type RequestSigner } from "./transport.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import type { CreateOrderRequest, MonthFilters, Order, QueriedOrder, RefundOrder, RefundRequest } from "./types.js";
 
 export interface PaymentClientOptions {
@@ -28,6 +29,16 @@ export interface PaymentClientOptions {
   /** Retries of queries and lists. */
   retry?: RetryPolicy;
 }
+
+const CLIENT_KEYS = {
+  baseUrl: true,
+  merchantId: true,
+  sign: true,
+  fetch: true,
+  timeoutMs: true,
+  retry: true,
+} as const satisfies KnownKeys<PaymentClientOptions>;
+const RETRY_KEYS = { attempts: true, baseDelayMs: true, maxDelayMs: true } as const satisfies KnownKeys<RetryPolicy>;
 
 export type OrderLookup = { id: string; reference_id?: undefined } | { reference_id: string; id?: undefined };
 
@@ -63,6 +74,8 @@ export interface PaymentClient {
 
 /** A typed client for the payment service's CreateOrder, QueryOrder, RefundPayment and list endpoints. */
 export function createPaymentClient(options: PaymentClientOptions): PaymentClient {
+  rejectUnknownKeys("createPaymentClient", options, Object.keys(CLIENT_KEYS));
+  rejectUnknownKeys("createPaymentClient: retry", options?.retry, Object.keys(RETRY_KEYS));
   if (!options.baseUrl) throw new TypeError("createPaymentClient: baseUrl is required");
   const transport = createTransport({
     baseUrl: options.baseUrl,

@@ -59,6 +59,14 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   };
   const verdictOf = (refusal: Verdict | EarlyRejection) =>
     typeof refusal === "string" ? earlyVerdict(refusal, rules) : refusal;
+  const intakeRules = {
+    bodyLimit,
+    verify: options.verify,
+    schema: options.eventSchema,
+    verifyTimeoutMs: resolved.verifyTimeoutMs,
+    explainSignatureFailures: options.explainSignatureFailures === true,
+    unavailableHeaders: resolved.unavailableRetry,
+  };
   loadOtelApi();
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
@@ -68,7 +76,13 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     const loading = otelApiLoading();
     if (loading) await loading;
     const observation = observeReceive(request.headers);
-    const taken = await intake(request, { bodyLimit, verify: options.verify, schema: options.eventSchema });
+    const taken = await intake(request, intakeRules);
+    if (taken.accepted && taken.secretIndex) {
+      logger.info(
+        { notification_id: taken.notification.id, secret_index: taken.secretIndex },
+        "signature matched under a rotated (older) secret: the sender still signs with it, so keep it until this stops",
+      );
+    }
     const response = answer(
       taken.accepted ? await dispatch(taken, observation) : verdictOf(taken.refusal),
       started,

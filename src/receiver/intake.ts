@@ -6,6 +6,7 @@ import {
   type SubscriptionNotification,
 } from "../schema/index.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
+import { checkSignature, DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
 import { isAcceptableContentType } from "./content-type.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
@@ -33,6 +34,12 @@ export interface ReceiverRequest {
 export interface IntakeRules {
   bodyLimit: number;
   verify?: VerifyHook | undefined;
+  /** `ReceiverOptions.verifyTimeoutMs`; default 5 s. */
+  verifyTimeoutMs?: number | undefined;
+  /** `ReceiverOptions.explainSignatureFailures`. */
+  explainSignatureFailures?: boolean | undefined;
+  /** Headers of a 503 answer (`Retry-After`). */
+  unavailableHeaders?: Record<string, string> | undefined;
   /** `ReceiverOptions.eventSchema`: another event's schema in place of the notification's. */
   schema?: z.ZodType<{ id: string }> | undefined;
 }
@@ -47,6 +54,8 @@ export type Intake = {
       notification: SubscriptionNotification;
       body: Record<string, unknown>;
       headers: Record<string, string>;
+      /** Which configured secret matched: above 0, an older one of a rotation still in use. */
+      secretIndex?: number;
     }
   | { accepted: false; refusal: Refusal }
 );
@@ -79,9 +88,17 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
   }
 
   let body: Record<string, unknown>;
+  let secretIndex: number | undefined;
   if (bytes) {
-    if (rules.verify && !(await passesVerify(rules.verify, bytes, headers))) {
-      return { accepted: false, headers, refusal: verdict("unauthorized") };
+    if (rules.verify) {
+      const checked = await checkSignature(bytes, headers, {
+        verify: rules.verify,
+        verifyTimeoutMs: rules.verifyTimeoutMs ?? DEFAULT_VERIFY_TIMEOUT_MS,
+        explainSignatureFailures: rules.explainSignatureFailures ?? false,
+        unavailableHeaders: rules.unavailableHeaders,
+      });
+      if (!checked.ok) return { accepted: false, headers, refusal: checked.refusal };
+      secretIndex = checked.secretIndex;
     }
     const parsed = parseJsonObject(bytes);
     if (!parsed.ok)
@@ -123,14 +140,11 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       refusal: verdict("invalid", { notification_id: id, reason: message }, { message }),
     };
   }
-  return { accepted: true, headers, body, notification: result.data };
-}
-
-/** A verify hook that throws is a failed check, not a crash. */
-async function passesVerify(verify: VerifyHook, bytes: Uint8Array, headers: Record<string, string>): Promise<boolean> {
-  try {
-    return (await verify(bytes, headers)) === true;
-  } catch {
-    return false;
-  }
+  return {
+    accepted: true,
+    headers,
+    body,
+    notification: result.data,
+    ...(secretIndex ? { secretIndex } : {}),
+  };
 }

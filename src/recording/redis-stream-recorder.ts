@@ -1,6 +1,28 @@
 import { Redis, type Cluster } from "ioredis";
 import { closeClient, RECORDER_DEFAULTS } from "../redis/clients.js";
 import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { checkRedisConnection } from "../redis/check-connection.js";
+
+const RECORDER_KEYS = {
+  redis: true,
+  stream: true,
+  maxLen: true,
+} as const satisfies KnownKeys<RedisStreamRecorderOptions>;
+const READ_KEYS = {
+  redis: true,
+  stream: true,
+  start: true,
+  end: true,
+  count: true,
+} as const satisfies KnownKeys<ReadRedisStreamOptions>;
+
+function checkStream(what: string, stream: unknown): void {
+  if (typeof stream !== "string" || stream === "")
+    throw new TypeError(
+      `${what}: stream must be the stream's key, e.g. "merchant-webhooks:recording"; got ${JSON.stringify(stream)}`,
+    );
+}
 
 /** An ioredis client or cluster (left open: its owner closes it), or a URL (connected and closed here). */
 export type RedisStreamConnection = Redis | Cluster | string;
@@ -25,6 +47,9 @@ export const ENTRY_FIELD = "entry";
 
 /** Record each notification as an entry of a Redis stream (`XADD`), trimmed to about `maxLen` entries. */
 export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisStreamRecorder {
+  rejectUnknownKeys("redisStreamRecorder", options, Object.keys(RECORDER_KEYS));
+  checkRedisConnection(options?.redis, { what: "redisStreamRecorder({ redis })" });
+  checkStream("redisStreamRecorder", options.stream);
   const maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
   if (!Number.isInteger(maxLen) || maxLen < 1) throw new RangeError(`maxLen must be a positive integer, got ${maxLen}`);
   const connection = connectTo(options.redis);
@@ -52,6 +77,9 @@ const PAGE_SIZE = 500;
 
 /** The recorded entries of a stream, oldest first: a replay source as it is. */
 export async function readRedisStream(options: ReadRedisStreamOptions): Promise<RecordedNotification[]> {
+  rejectUnknownKeys("readRedisStream", options, Object.keys(READ_KEYS));
+  checkRedisConnection(options?.redis, { what: "readRedisStream({ redis })" });
+  checkStream("readRedisStream", options.stream);
   const connection = connectTo(options.redis);
   try {
     const client = await connection.client;

@@ -9,6 +9,8 @@ import type {
 } from "../idempotency/store.js";
 import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./connection.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { checkRedisConnection } from "./check-connection.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
 
 export interface RedisStoreOptions {
@@ -51,6 +53,14 @@ export interface RedisStore extends IdempotencyStore {
 
 export const DEFAULT_REDIS_PREFIX = "mw:idem:";
 
+const REDIS_STORE_KEYS = {
+  redis: true,
+  prefix: true,
+  leaseMs: true,
+  retentionSeconds: true,
+  timeoutMs: true,
+} as const satisfies KnownKeys<RedisStoreOptions>;
+
 type ScriptReply = [string, (string | number)?, string?];
 
 /** The scripts of `scripts.ts` and `ordered-scripts.ts`, as `defineCommand` adds them to the client (keys, then ARGV). */
@@ -65,6 +75,8 @@ type IdempotencyCommands = {
  * or refusing writes makes it reject with `StoreUnavailableError`, which the receiver answers with 503.
  */
 export function redisStore(options: RedisStoreOptions): RedisStore {
+  rejectUnknownKeys("redisStore", options, Object.keys(REDIS_STORE_KEYS));
+  checkRedisConnection(options?.redis, { what: "redisStore({ redis })" });
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
   const retentionMs = Math.round(
