@@ -5,10 +5,10 @@ import { RECEIVER_OPTION_KEYS } from "./receiver-option-keys.js";
 
 /**
  * Bytes of the smallest body the notification schema accepts:
- * `{"id":"x","event_type":"UNKNOWN","resource":{"execution_phase":"x"}}`. A `bodyLimit` below it
+ * `{"id":"x","event_type":"","resource":{"execution_phase":"x"}}`. A `bodyLimit` below it
  * refuses every notification with 413, which is a unit slip (KiB for bytes), never a choice.
  */
-export const SMALLEST_NOTIFICATION_BYTES = 66;
+export const SMALLEST_NOTIFICATION_BYTES = 61;
 
 /**
  * The receiver's start-up checks beyond the handling options shared with workers: misspelt keys,
