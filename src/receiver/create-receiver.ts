@@ -11,6 +11,7 @@ import type { Verdict } from "./verdict.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
+import { watchStore } from "./watch-store.js";
 
 export type { ReceiverRequest, EarlyRejection } from "./intake.js";
 
@@ -68,6 +69,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     unavailableHeaders: resolved.unavailableRetry,
   };
   loadOtelApi();
+  const unwatchStore = watchStore(resolved.store, logger);
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     const started = performance.now();
@@ -115,6 +117,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions),
     async close(limit) {
       const timeoutMs = (typeof limit === "number" ? limit : limit?.timeoutMs) ?? DEFAULT_CLOSE_TIMEOUT_MS;
+      unwatchStore();
       await work.settle(timeoutMs);
       await options.queue?.close?.();
       await options.record?.close?.();

@@ -11,6 +11,7 @@ import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
+import { connectionEvents } from "./connection-events.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
 
 export interface RedisStoreOptions {
@@ -86,6 +87,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     options.redis,
     positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS),
   );
+  const events = connectionEvents(connection.client, "redisStore");
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
   for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
     connection.client.defineCommand(name, { lua, numberOfKeys: 2 });
@@ -172,6 +174,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async ping() {
       await connection.run("ping", (client) => client.ping());
     },
+
+    connection: events,
 
     close: () => connection.close(),
   };
