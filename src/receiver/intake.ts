@@ -7,7 +7,7 @@ import {
 } from "../schema/index.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { checkSignature, DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
-import { isAcceptableContentType } from "./content-type.js";
+import { contentTypeProblem } from "./content-type.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
 import { parseJsonObject } from "./parse-json.js";
@@ -81,10 +81,15 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
   if (bytes && bytes.byteLength > rules.bodyLimit) return { accepted: false, refusal: "too_large" };
 
   const headers = normalizeHeaders(request.headers);
-  if (!isAcceptableContentType(headers["content-type"])) {
+  const typeProblem = contentTypeProblem(headers["content-type"]);
+  if (typeProblem) {
     // The sender's text: logged card-redacted and cut.
     const reason = shownText(headers["content-type"]!, MAX_REASON_SHOWN);
-    return { accepted: false, headers, refusal: verdict("unsupported_media_type", { reason }) };
+    return {
+      accepted: false,
+      headers,
+      refusal: verdict("unsupported_media_type", { reason }, { message: typeProblem }),
+    };
   }
 
   let body: Record<string, unknown>;
