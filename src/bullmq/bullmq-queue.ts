@@ -17,6 +17,9 @@ const BULLMQ_QUEUE_KEYS = {
   timeoutMs: true,
   encryptionKey: true,
 } as const satisfies KnownKeys<BullmqQueueOptions>;
+import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+
+const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
 export interface BullmqQueueOptions {
   /** Redis for the queue: an ioredis client, a URL or ioredis options. Share it with the workers. */
@@ -69,8 +72,11 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   enqueue(item: QueuedNotification): Promise<void>;
   /** A PING on the queue's connection within `timeoutMs`; rejects while Redis is down. */
   ping(): Promise<void>;
-  /** Close the queue and the connection made for it (a lent client stays open). */
-  close(): Promise<void>;
+  /**
+   * Close the queue, letting adds in flight finish for at most `timeoutMs` (default 10 s), then the
+   * connection made for it (a lent client stays open).
+   */
+  close(options?: CloseOptions): Promise<void>;
 }
 
 /**
@@ -80,7 +86,7 @@ export interface BullmqNotificationQueue extends NotificationQueue {
  */
 export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueue {
   rejectUnknownKeys("bullmqQueue", options, Object.keys(BULLMQ_QUEUE_KEYS));
-  checkRedisConnection(options?.connection, { what: "bullmqQueue({ connection })", options: true });
+  checkRedisConnection(options?.connection, { what: "bullmqQueue", options: true });
   if (typeof options.name !== "string" || options.name === "")
     throw new TypeError(
       `bullmqQueue: name must be the queue's name, a non-empty string; got ${JSON.stringify(options.name)}`,
@@ -131,8 +137,11 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
         () => new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`),
       );
     },
-    async close() {
-      await queue.close();
+    async close(closeOptions) {
+      const limit = closeTimeoutOf(closeOptions, DEFAULT_CLOSE_TIMEOUT_MS);
+      // Past the limit the connection closes under the adds still waiting: they fail, and their
+      // receivers answer 503, so the sender keeps those notifications.
+      await within(queue.close(), limit, () => new Error("queue not closed in time")).catch(() => {});
       await closeIfOwned(handle);
     },
   };

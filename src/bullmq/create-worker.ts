@@ -19,6 +19,7 @@ import { gaugeFailedSet } from "./failed-set-gauge.js";
 import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
+import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -36,7 +37,7 @@ export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks 
   onStale?: Handler;
   /**
    * The store the receivers claim in. Default: `redisStore` on `connection` with its default prefix,
-   * which is what receivers get from `redisStore({ redis })` on the same Redis.
+   * which is what receivers get from `redisStore({ connection })` on the same Redis.
    */
   idempotency?: IdempotencyStore;
   /** A pino logger. Default: pino to stdout, named `merchant-webhooks`. */
@@ -74,8 +75,9 @@ export interface NotificationWorker {
    * Stop taking jobs and wait up to `timeoutMs` (default 30 s) for running handlers. Past it, their
    * `ctx.signal` aborts and their jobs go back to the queue at once, for another worker to pick up
    * when this worker's claim lapses. Resolves true when every running handler finished in time.
+   * A bare number still works as the limit (deprecated: pass `{ timeoutMs }`).
    */
-  close(timeoutMs?: number): Promise<boolean>;
+  close(options?: CloseLimit): Promise<boolean>;
 }
 
 const WORKER_KEYS = {
@@ -108,7 +110,7 @@ const REQUEUE_GRACE_MS = 5_000;
  */
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   rejectUnknownKeys("createWorker", options, [...Object.keys(WORKER_KEYS), ...ALL_HANDLER_KEYS]);
-  checkRedisConnection(options?.connection, { what: "createWorker({ connection })", options: true });
+  checkRedisConnection(options?.connection, { what: "createWorker", options: true });
   if (typeof options.name !== "string" || options.name === "")
     throw new TypeError(
       `createWorker: name must be the queue's name, as given to bullmqQueue; got ${JSON.stringify(options.name)}`,
@@ -164,7 +166,8 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     waitUntilReady: async () => {
       await worker.waitUntilReady();
     },
-    close(timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS) {
+    close(limit) {
+      const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       return (closing ??= (async () => {
         const closed = worker.close();
         const drained = await settlesWithin(closed, timeoutMs);

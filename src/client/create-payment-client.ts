@@ -46,7 +46,7 @@ export type OrderLookup = { id: string; reference_id?: undefined } | { reference
 export type ListOptions<F> = Omit<PaginateOptions, "filters" | "key"> & { filters?: F };
 
 export interface PaymentClient {
-  /** CreateOrder. Never retried once the request may have reached the platform (see README). */
+  /** CreateOrder. Never retried once the request may have reached the platform (see docs/client-and-simulator.md). */
   createOrder(request: CreateOrderRequest): Promise<Order>;
   /** QueryOrder by the platform's order id or the merchant's reference id. */
   queryOrder(lookup: OrderLookup, options?: { merchant_id?: string }): Promise<QueriedOrder>;

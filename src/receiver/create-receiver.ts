@@ -12,6 +12,7 @@ import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.j
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
 import { watchStore } from "./watch-store.js";
+import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
 
 export type { ReceiverRequest, EarlyRejection } from "./intake.js";
 
@@ -26,10 +27,12 @@ export interface Receiver {
   readonly bodyTimeoutMs: number;
   /**
    * Waits for background writes (completion records being retried, recordings) at most `timeoutMs`
-   * (default 10 s), logging what was abandoned, then closes the queue and the recorder. Takes the number
-   * `closeOnSignals` passes, too.
+   * (default 10 s), logging what was abandoned, then closes the queue and the recorder, each given
+   * the same limit. A bare number still works as the limit (deprecated: pass `{ timeoutMs }`).
    */
-  close(limit?: number | { timeoutMs?: number }): Promise<void>;
+  close(options?: CloseLimit): Promise<void>;
+  /** Background work still running after its answer (completion records being retried, recordings). */
+  inFlight(): number;
   /** Pings the store and the queue within a short time-out; `ok: false` means notifications would get 503. */
   health(options?: HealthOptions): Promise<ReceiverHealth>;
 }
@@ -114,12 +117,13 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     internalError: (err) => answer(internalErrorVerdict(err), performance.now()),
     bodyLimit,
     bodyTimeoutMs,
+    inFlight: () => work.size(),
     health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions),
     async close(limit) {
-      const timeoutMs = (typeof limit === "number" ? limit : limit?.timeoutMs) ?? DEFAULT_CLOSE_TIMEOUT_MS;
+      const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       unwatchStore();
       await work.settle(timeoutMs);
-      await options.queue?.close?.();
+      await options.queue?.close?.({ timeoutMs });
       await options.record?.close?.();
     },
   };

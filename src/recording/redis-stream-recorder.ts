@@ -1,21 +1,31 @@
-import { Redis, type Cluster } from "ioredis";
-import { closeClient, RECORDER_DEFAULTS } from "../redis/clients.js";
+import {
+  closeIfOwned,
+  connect,
+  connectionOf,
+  type ConnectionOption,
+  RECORDER_DEFAULTS,
+  type RedisConnection,
+} from "../redis/clients.js";
 import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 
+/** `connection`, and `redis`, its deprecated alias, beside each function's own settings. */
+type Connected<T> = T & { connection?: unknown; redis?: unknown };
 const RECORDER_KEYS = {
+  connection: true,
   redis: true,
   stream: true,
   maxLen: true,
-} as const satisfies KnownKeys<RedisStreamRecorderOptions>;
+} as const satisfies KnownKeys<Connected<RedisStreamRecorderSettings>>;
 const READ_KEYS = {
+  connection: true,
   redis: true,
   stream: true,
   start: true,
   end: true,
   count: true,
-} as const satisfies KnownKeys<ReadRedisStreamOptions>;
+} as const satisfies KnownKeys<Connected<ReadRedisStreamSettings>>;
 
 function checkStream(what: string, stream: unknown): void {
   if (typeof stream !== "string" || stream === "")
@@ -24,11 +34,17 @@ function checkStream(what: string, stream: unknown): void {
     );
 }
 
-/** An ioredis client or cluster (left open: its owner closes it), or a URL (connected and closed here). */
-export type RedisStreamConnection = Redis | Cluster | string;
+/**
+ * An ioredis client or cluster (left open: its owner closes it), or a URL, ioredis options or cluster
+ * nodes (connected and closed here).
+ * @deprecated Use `RedisConnection`, the type every Redis-backed part's `connection` shares.
+ */
+export type RedisStreamConnection = RedisConnection;
 
-export interface RedisStreamRecorderOptions {
-  redis: RedisStreamConnection;
+/** `connection` (or its deprecated alias `redis`): where the stream lives. */
+export type RedisStreamRecorderOptions = RedisStreamRecorderSettings & ConnectionOption;
+
+export interface RedisStreamRecorderSettings {
   /** The stream key, e.g. `merchant-webhooks:recording`. */
   stream: string;
   /** Entries kept, trimmed approximately (`MAXLEN ~`) so trimming stays cheap. Default 10,000. */
@@ -48,22 +64,27 @@ export const ENTRY_FIELD = "entry";
 /** Record each notification as an entry of a Redis stream (`XADD`), trimmed to about `maxLen` entries. */
 export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisStreamRecorder {
   rejectUnknownKeys("redisStreamRecorder", options, Object.keys(RECORDER_KEYS));
-  checkRedisConnection(options?.redis, { what: "redisStreamRecorder({ redis })" });
+  checkRedisConnection(options?.connection ?? options?.redis, {
+    what: "redisStreamRecorder",
+    options: true,
+  });
   checkStream("redisStreamRecorder", options.stream);
   const maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
   if (!Number.isInteger(maxLen) || maxLen < 1) throw new RangeError(`maxLen must be a positive integer, got ${maxLen}`);
-  const connection = connectTo(options.redis);
+  const connection = connectTo(connectionOf("redisStreamRecorder", options));
   return {
     async write(entry: RecordedNotification) {
-      const client = await connection.client;
+      const client = connection.client;
       await client.xadd(options.stream, "MAXLEN", "~", maxLen, "*", ENTRY_FIELD, JSON.stringify(entry));
     },
     close: () => connection.close(),
   };
 }
 
-export interface ReadRedisStreamOptions {
-  redis: RedisStreamConnection;
+/** `connection` (or its deprecated alias `redis`): where the stream lives. */
+export type ReadRedisStreamOptions = ReadRedisStreamSettings & ConnectionOption;
+
+export interface ReadRedisStreamSettings {
   stream: string;
   /** First entry id to read (inclusive). Default `-`, the oldest. */
   start?: string;
@@ -78,11 +99,14 @@ const PAGE_SIZE = 500;
 /** The recorded entries of a stream, oldest first: a replay source as it is. */
 export async function readRedisStream(options: ReadRedisStreamOptions): Promise<RecordedNotification[]> {
   rejectUnknownKeys("readRedisStream", options, Object.keys(READ_KEYS));
-  checkRedisConnection(options?.redis, { what: "readRedisStream({ redis })" });
+  checkRedisConnection(options?.connection ?? options?.redis, {
+    what: "readRedisStream",
+    options: true,
+  });
   checkStream("readRedisStream", options.stream);
-  const connection = connectTo(options.redis);
+  const connection = connectTo(connectionOf("readRedisStream", options));
   try {
-    const client = await connection.client;
+    const client = connection.client;
     const limit = options.count ?? Number.POSITIVE_INFINITY;
     const entries: RecordedNotification[] = [];
     let start = options.start ?? "-";
@@ -113,14 +137,8 @@ function fieldValue(fields: string[], name: string): string | undefined {
   return undefined;
 }
 
-interface StreamConnection {
-  client: Promise<Redis | Cluster>;
-  close(): Promise<void>;
-}
-
-/** A URL is connected (with `RECORDER_DEFAULTS`) and closed here; a lent client is left to its owner. */
-function connectTo(redis: RedisStreamConnection): StreamConnection {
-  if (typeof redis !== "string") return { client: Promise.resolve(redis), close: async () => {} };
-  const client = new Redis(redis, RECORDER_DEFAULTS);
-  return { client: Promise.resolve(client), close: () => closeClient(client) };
+/** A URL, options or nodes are connected (with `RECORDER_DEFAULTS`) and closed here; a lent client is left to its owner. */
+function connectTo(connection: RedisConnection) {
+  const handle = connect(connection, { defaults: RECORDER_DEFAULTS });
+  return { client: handle.client, close: () => closeIfOwned(handle) };
 }

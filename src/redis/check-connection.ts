@@ -8,14 +8,23 @@ const EXAMPLE = '"redis://127.0.0.1:6379" (or rediss:// for TLS)';
 
 /** What an entry point accepts besides a URL: a client, and (for some) ioredis options. */
 export interface ConnectionShape {
-  /** The entry point and its option, e.g. `redisStore({ redis })`. */
+  /** The entry point, e.g. `redisStore`. */
   what: string;
+  /** Its connection option's name. Default `connection`. */
+  option?: string;
   /** A plain object of ioredis options is accepted too. */
   options?: boolean;
 }
 
 /** Throw a TypeError naming the problem and the fix if `value` cannot be a Redis connection. */
-export function checkRedisConnection(value: unknown, shape: ConnectionShape): void {
+export function checkRedisConnection(value: unknown, given: ConnectionShape): void {
+  const option = given.option ?? "connection";
+  if (value === undefined || value === null) {
+    throw new TypeError(
+      `${given.what}: \`${option}\` is required, and none was given (${value}); expected a Redis URL such as ${EXAMPLE}, an ioredis client or cluster, or ioredis options. Is REDIS_URL set?`,
+    );
+  }
+  const shape = { ...given, what: `${given.what}({ ${option} })` };
   const expected = `a Redis URL such as ${EXAMPLE}, an ioredis client or cluster${shape.options ? ", or ioredis options ({ host, port })" : ""}`;
   if (value === undefined || value === null) {
     throw new TypeError(
@@ -30,10 +39,22 @@ export function checkRedisConnection(value: unknown, shape: ConnectionShape): vo
   if (typeof value !== "object") {
     throw new TypeError(`${shape.what}: a ${typeof value} is not a Redis connection; expected ${expected}`);
   }
-  if (isClientLike(value) || shape.options) return;
-  throw new TypeError(
-    `${shape.what}: the object given is not an ioredis client (no on() and status); expected ${expected}`,
-  );
+  if (isClientLike(value)) return;
+  if (Array.isArray(value)) {
+    if (value.length > 0) return; // Redis Cluster start-up nodes
+    throw new TypeError(`${shape.what}: an empty list of cluster nodes; expected ${expected}`);
+  }
+  if (!shape.options) {
+    throw new TypeError(
+      `${shape.what}: the object given is not an ioredis client (no on() and status); expected ${expected}`,
+    );
+  }
+  // ioredis reads options without an address as 127.0.0.1:6379, as it does an empty URL.
+  if (!["host", "port", "path", "sentinels"].some((key) => key in value)) {
+    throw new TypeError(
+      `${shape.what}: ioredis options without host, port, path or sentinels would connect to 127.0.0.1:6379 in silence; expected ${expected}`,
+    );
+  }
 }
 
 const isClientLike = (value: object): boolean =>

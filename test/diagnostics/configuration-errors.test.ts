@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createReceiver, eventWebhook, jsonlRecorder, memoryStore, parseNotification } from "merchant-webhooks";
+import { createReceiver, eventReceiverOptions, jsonlRecorder, memoryStore, parseNotification } from "merchant-webhooks";
 import { redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { createPaymentClient, orderEventSchema } from "merchant-webhooks/client";
@@ -28,10 +28,10 @@ describe("an unknown option key is refused at construction, with the likely inte
     expect(loose(createReceiver, { zzz: 1 })).toThrow(/unknown option "zzz"\. Accepted options:/);
   });
 
-  it("eventWebhook, parseNotification, memoryStore, redisStore, recorders, client, simulator", async () => {
+  it("eventReceiverOptions, parseNotification, memoryStore, redisStore, recorders, client, simulator", async () => {
     const handler = () => {};
-    expect(loose(eventWebhook, { schema: orderEventSchema, handler, onRenew: handler })).toThrow(
-      /^eventWebhook: unknown handler "onRenew"/,
+    expect(loose(eventReceiverOptions, { schema: orderEventSchema, handler, onRenew: handler })).toThrow(
+      /^eventReceiverOptions: unknown handler "onRenew"/,
     );
     await expect(parseNotification("{}", {}, { bodylimit: 10 } as never)).rejects.toThrow(
       'parseNotification: unknown option "bodylimit". Did you mean "bodyLimit"?',
@@ -84,14 +84,14 @@ describe("a missing, empty or malformed Redis connection is refused, saying what
   it.each(cases)("%s without a connection", (name, start) => {
     expect(start).toThrow(
       new RegExp(
-        `^${name}\\(\\{ \\w+ \\}\\): no Redis connection was given \\(undefined\\); expected a Redis URL such as "redis://127\\.0\\.0\\.1:6379".*Is REDIS_URL set\\?`,
+        `^${name}: \`connection\` is required, and none was given \\(undefined\\); expected a Redis URL such as "redis://127\\.0\\.0\\.1:6379".*Is REDIS_URL set\\?`,
       ),
     );
   });
 
   it('REDIS_URL="" is not read as localhost', () => {
-    expect(() => redisStore({ redis: "" })).toThrow(
-      'redisStore({ redis }): the Redis URL is an empty string (is REDIS_URL set but empty?); expected a Redis URL such as "redis://127.0.0.1:6379"',
+    expect(() => redisStore({ connection: "" })).toThrow(
+      'redisStore({ connection }): the Redis URL is an empty string (is REDIS_URL set but empty?); expected a Redis URL such as "redis://127.0.0.1:6379"',
     );
     expect(() => bullmqQueue({ connection: "", name: "q" })).toThrow(/empty string/);
   });
@@ -102,7 +102,7 @@ describe("a missing, empty or malformed Redis connection is refused, saying what
     );
     expect(() => createWorker({ connection: "localhost:6379", name: "q" })).toThrow(/has the scheme "localhost:"/);
     expect(() => redisStore({ redis: "not a url" })).toThrow('"not a url" is not a URL');
-    expect(() => redisStore({ redis: {} as never })).toThrow(/the object given is not an ioredis client/);
+    expect(() => redisStore({ redis: {} as never })).toThrow(/ioredis options without host, port, path or sentinels/);
     expect(() => redisStore({ redis: 6379 as never })).toThrow(/a number is not a Redis connection/);
   });
 });
@@ -132,9 +132,9 @@ describe("limits that cannot work are refused at start", () => {
   });
 
   it("ordering over an eventSchema without a way to read the position", () => {
-    const options = eventWebhook({ schema: orderEventSchema, handler: () => {}, ordering: true });
+    const options = eventReceiverOptions({ schema: orderEventSchema, handler: () => {}, ordering: true });
     expect(() => createReceiver(options)).toThrow(/ordering needs a way to read each event's position/);
-    const positioned = eventWebhook({
+    const positioned = eventReceiverOptions({
       schema: orderEventSchema,
       handler: () => {},
       ordering: { key: (event) => event.id, position: () => undefined },

@@ -4,12 +4,11 @@ import {
   hmacVerifier,
   NotificationError,
   parseNotification,
-  signHmac,
-  signStandardWebhook,
   standardWebhooksVerifier,
   type HmacVerifierOptions,
   type VerifyHook,
 } from "merchant-webhooks";
+import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
 import { captureLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
 

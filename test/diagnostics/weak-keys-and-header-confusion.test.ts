@@ -4,11 +4,10 @@ import {
   hmacVerifier,
   NotificationError,
   parseNotification,
-  signHmac,
-  signStandardWebhook,
   standardWebhooksVerifier,
   type VerifyHook,
 } from "merchant-webhooks";
+import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
 import { sealingKey } from "../../src/bullmq/seal.js";
 import { json, notification } from "../helpers/notifications.js";
 

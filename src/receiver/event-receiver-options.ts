@@ -7,7 +7,7 @@ import { RECEIVER_OPTION_KEYS } from "./receiver-option-keys.js";
 
 const EVENT_HANDLER_KEYS = new Set<string>([...Object.values(HANDLER_KEYS), "onUnknown"]);
 
-export interface EventWebhookOptions<S extends z.ZodType<{ id: string }>>
+export interface EventReceiverOptions<S extends z.ZodType<{ id: string }>>
   extends Omit<ReceiverOptions, keyof SubscriptionHandlers | "eventSchema"> {
   /** The event's schema; its output's `id` is the idempotency key (checked like a notification id). */
   schema: S;
@@ -16,14 +16,17 @@ export interface EventWebhookOptions<S extends z.ZodType<{ id: string }>>
 }
 
 /**
- * Receiver options for an event other than the subscription notification, such as the order and
+ * The receiver options (handed to any adapter's `subscriptionWebhook`, or to `createReceiver`) for an
+ * event other than the subscription notification, such as the order and
  * refund events (`orderEventSchema`, `refundEventSchema` from `merchant-webhooks/client`), validated by
  * a schema you give. Everything else is the receiver's: signature check, idempotency per `id`, the
  * answer and its status, logging. Pass the result to any adapter:
- * `app.post("/hooks/orders", subscriptionWebhook(eventWebhook({ schema: orderEventSchema, handler })))`.
+ * `app.post("/hooks/orders", subscriptionWebhook(eventReceiverOptions({ schema: orderEventSchema, handler })))`.
  */
-export function eventWebhook<S extends z.ZodType<{ id: string }>>(options: EventWebhookOptions<S>): ReceiverOptions {
-  rejectUnknownKeys("eventWebhook", options, [
+export function eventReceiverOptions<S extends z.ZodType<{ id: string }>>(
+  options: EventReceiverOptions<S>,
+): ReceiverOptions {
+  rejectUnknownKeys("eventReceiverOptions", options, [
     "schema",
     "handler",
     ...RECEIVER_OPTION_KEYS.filter((key) => !EVENT_HANDLER_KEYS.has(key) && key !== "eventSchema"),
@@ -31,7 +34,7 @@ export function eventWebhook<S extends z.ZodType<{ id: string }>>(options: Event
   const { schema, handler, ...receiverOptions } = options;
   // A durable queue's worker validates and dispatches subscription notifications only.
   if (receiverOptions.queue?.durable)
-    throw new TypeError("eventWebhook: a durable queue is not supported; use the in-process queue or none");
+    throw new TypeError("eventReceiverOptions: a durable queue is not supported; use the in-process queue or none");
   const checked = schema.superRefine((event, ctx) => {
     const id = notificationIdSchema.safeParse(event.id);
     if (!id.success)
@@ -43,3 +46,12 @@ export function eventWebhook<S extends z.ZodType<{ id: string }>>(options: Event
   ) as SubscriptionHandlers;
   return { ...receiverOptions, ...everyEventType, eventSchema: checked };
 }
+
+/**
+ * @deprecated Use `eventReceiverOptions` (the same function): it returns receiver options, not a
+ * webhook, and the new name says so.
+ */
+export const eventWebhook = eventReceiverOptions;
+
+/** @deprecated Use `EventReceiverOptions`. */
+export type EventWebhookOptions<S extends z.ZodType<{ id: string }>> = EventReceiverOptions<S>;
