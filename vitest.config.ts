@@ -18,6 +18,8 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     // Type tests (`expectTypeOf`, `@ts-expect-error`) in *.test-d.ts are checked by tsc as part of the run.
     typecheck: { enabled: true, include: ["test/**/*.test-d.ts"], tsconfig: "./tsconfig.json" },
+    // One line naming a server that is down, and how to start it, before any test waits on it.
+    globalSetup: ["./test/setup/servers-reachable.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",

@@ -38,7 +38,15 @@ const send = (reply: FastifyReply, response: ReceiverResponse, closeConnection =
  * rest of the app keeps its JSON parser. `app.close()` closes the receiver.
  */
 export const subscriptionWebhook: FastifyPluginAsync<SubscriptionWebhookPluginOptions> = async (app, opts) => {
-  const { path, healthPath, ...options } = opts;
+  // prefix, logLevel and logSerializers are Fastify's own registration options, not the receiver's.
+  const {
+    path,
+    healthPath,
+    prefix: _prefix,
+    logLevel: _logLevel,
+    logSerializers: _serializers,
+    ...options
+  } = opts as SubscriptionWebhookPluginOptions & Record<"prefix" | "logLevel" | "logSerializers", unknown>;
   const receiver = createReceiver(options);
 
   app.removeAllContentTypeParsers();

@@ -37,10 +37,12 @@ export type {
   HandlerContext,
   HandlerFor,
   HandlerHooks,
+  EventTypeOf,
   NotificationOf,
   SubscriptionHandlers,
 } from "./dispatch/handlers.js";
 export { handlerKeyFor } from "./dispatch/handlers.js";
+export { defineHandlers, type DefinedHandlers } from "./dispatch/define-handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
 export type { OrderingOption, OrderingOptions } from "./ordering/ordering-options.js";
 

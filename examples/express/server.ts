@@ -57,7 +57,8 @@ const webhook = subscriptionWebhook({
     ctx.log.info({ subscription: notification.resource.id }, "subscription resumed");
   },
 });
-app.post("/webhooks/subscriptions", webhook);
+// app.all, not app.post: a GET or PUT gets the receiver's JSON 405 (Allow: POST), not Express's HTML 404.
+app.all("/webhooks/subscriptions", webhook);
 
 // For the load balancer: 503 while the store (or queue) is unreachable, when every notification would get 503 too.
 app.get("/healthz", async (_req, res) => {
@@ -68,7 +69,11 @@ app.get("/healthz", async (_req, res) => {
 const port = Number(process.env.PORT ?? 3000);
 const server = app.listen(port, () => {
   const { port: bound } = server.address() as { port: number };
-  logger.info(`receiving notifications on http://localhost:${bound}/webhooks/subscriptions`);
+  const url = `http://localhost:${bound}/webhooks/subscriptions`;
+  logger.info(`receiving notifications on ${url}`);
+  logger.info(
+    `send a sample: curl -X POST ${url} -H 'content-type: application/json' --data @test/fixtures/renewal.json`,
+  );
 });
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {

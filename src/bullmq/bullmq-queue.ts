@@ -5,6 +5,18 @@ import { closeIfOwned, producerConnection, within, type RedisConnection } from "
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 import { sealingKey, type EncryptionKey } from "./seal.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { checkRedisConnection } from "../redis/check-connection.js";
+
+const BULLMQ_QUEUE_KEYS = {
+  connection: true,
+  name: true,
+  prefix: true,
+  jobOptions: true,
+  telemetry: true,
+  timeoutMs: true,
+  encryptionKey: true,
+} as const satisfies KnownKeys<BullmqQueueOptions>;
 import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
 
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
@@ -74,6 +86,12 @@ export interface BullmqNotificationQueue extends NotificationQueue {
  * rejects within `timeoutMs` (at once while Redis is known to be down), and the receiver answers 503.
  */
 export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueue {
+  rejectUnknownKeys("bullmqQueue", options, Object.keys(BULLMQ_QUEUE_KEYS));
+  checkRedisConnection(options?.connection, { what: "bullmqQueue", options: true });
+  if (typeof options.name !== "string" || options.name === "")
+    throw new TypeError(
+      `bullmqQueue: name must be the queue's name, a non-empty string; got ${JSON.stringify(options.name)}`,
+    );
   assertClusterPrefix("bullmqQueue", options.connection, options.name, options.prefix);
   const key = options.encryptionKey === undefined ? undefined : sealingKey(options.encryptionKey);
   const handle = producerConnection(options.connection);

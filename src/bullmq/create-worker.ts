@@ -16,6 +16,9 @@ import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
 import { workerStore } from "./worker-store.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { gaugeFailedSet } from "./failed-set-gauge.js";
+import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { checkRedisConnection } from "../redis/check-connection.js";
 import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
@@ -77,6 +80,24 @@ export interface NotificationWorker {
   close(options?: CloseLimit): Promise<boolean>;
 }
 
+const WORKER_KEYS = {
+  connection: true,
+  name: true,
+  prefix: true,
+  concurrency: true,
+  onStale: true,
+  idempotency: true,
+  logger: true,
+  redact: true,
+  handlerTimeoutMs: true,
+  leaseMs: true,
+  lockDuration: true,
+  stalledInterval: true,
+  maxStalledCount: true,
+  encryptionKey: true,
+  workerOptions: true,
+} as const satisfies KnownKeys<Omit<CreateWorkerOptions, keyof SubscriptionHandlers | keyof HandlerHooks>>;
+
 /** Queued handlers are the slow ones, and no sender is waiting on them: a longer limit than a receiver's. */
 export const DEFAULT_WORKER_HANDLER_TIMEOUT_MS = 60_000;
 const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
@@ -88,6 +109,12 @@ const REQUEUE_GRACE_MS = 5_000;
  * handler completing once however many workers, receivers and redeliveries there are.
  */
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
+  rejectUnknownKeys("createWorker", options, [...Object.keys(WORKER_KEYS), ...ALL_HANDLER_KEYS]);
+  checkRedisConnection(options?.connection, { what: "createWorker", options: true });
+  if (typeof options.name !== "string" || options.name === "")
+    throw new TypeError(
+      `createWorker: name must be the queue's name, as given to bullmqQueue; got ${JSON.stringify(options.name)}`,
+    );
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
   const { store, closeStore } = workerStore(options);

@@ -30,11 +30,35 @@ export interface SealingKey {
 }
 
 export function sealingKey(input: EncryptionKey): SealingKey {
-  const key = typeof input === "string" ? Buffer.from(input, "base64") : Buffer.from(input);
+  const key = typeof input === "string" ? keyFromBase64(input) : Buffer.from(input);
   if (key.length !== KEY_BYTES) throw new RangeError(`encryptionKey must be 32 bytes (AES-256), got ${key.length}`);
+  if (key.every((byte) => byte === key[0]))
+    throw new RangeError(
+      'encryptionKey is one byte repeated 32 times, not a random key; generate one with crypto.randomBytes(32).toString("base64")',
+    );
   // A fingerprint of the key, not the key: it only tells keys apart.
   const id = createHash("sha256").update("merchant-webhooks job key").update(key).digest("hex").slice(0, 16);
   return { id, key };
+}
+
+/**
+ * The bytes of a base64 key, strictly: Node's decoder skips characters outside the alphabet and
+ * ignores leftover bits, so a typo or a truncated key would otherwise become another key in silence.
+ * Standard or URL-safe alphabet, padding optional, and the text must be the canonical encoding.
+ */
+function keyFromBase64(text: string): Buffer {
+  const fix = 'generate one with crypto.randomBytes(32).toString("base64")';
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) && !/^[A-Za-z0-9_-]*={0,2}$/.test(text)) {
+    throw new RangeError(`encryptionKey must be base64 of 32 bytes; it holds characters outside base64 (${fix})`);
+  }
+  const key = Buffer.from(text, "base64");
+  const canonical = text.includes("-") || text.includes("_") ? key.toString("base64url") : key.toString("base64");
+  if (canonical.replace(/=+$/, "") !== text.replace(/=+$/, "")) {
+    throw new RangeError(
+      `encryptionKey is not valid base64 of ${KEY_BYTES} bytes (${text.length} characters; 32 bytes are 44 with padding): truncated or mistyped? ${fix}`,
+    );
+  }
+  return key;
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   refundRequestSchema,
 } from "./schemas/index.js";
 import { createTransport, type RequestSigner } from "./transport.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import type { CreateOrderRequest, MonthFilters, Order, QueriedOrder, RefundOrder, RefundRequest } from "./types.js";
 
 export interface PaymentClientOptions {
@@ -53,6 +54,17 @@ function checkedLimit(
   return value;
 }
 
+const CLIENT_KEYS = {
+  baseUrl: true,
+  merchantId: true,
+  sign: true,
+  fetch: true,
+  timeoutMs: true,
+  maxResponseBytes: true,
+  retry: true,
+} as const satisfies KnownKeys<PaymentClientOptions>;
+const RETRY_KEYS = { attempts: true, baseDelayMs: true, maxDelayMs: true } as const satisfies KnownKeys<RetryPolicy>;
+
 export type OrderLookup = { id: string; reference_id?: undefined } | { reference_id: string; id?: undefined };
 
 /** A list call: the page size (required) and the endpoint's filters. */
@@ -87,6 +99,8 @@ export interface PaymentClient {
 
 /** A typed client for the payment service's CreateOrder, QueryOrder, RefundPayment and list endpoints. */
 export function createPaymentClient(options: PaymentClientOptions): PaymentClient {
+  rejectUnknownKeys("createPaymentClient", options, Object.keys(CLIENT_KEYS));
+  rejectUnknownKeys("createPaymentClient: retry", options?.retry, Object.keys(RETRY_KEYS));
   if (!options.baseUrl) throw new TypeError("createPaymentClient: baseUrl is required");
   const transport = createTransport({
     baseUrl: options.baseUrl,

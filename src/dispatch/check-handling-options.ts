@@ -26,7 +26,7 @@ export function checkHandlingOptions(
       throw new TypeError(`unknown handler "${key}": handlers are ${[...KNOWN_HANDLERS].join(", ")}`);
     }
   }
-  nonNegative("handlerTimeoutMs", options.handlerTimeoutMs);
+  timerMs("handlerTimeoutMs", options.handlerTimeoutMs);
   if (!(Number.isFinite(leaseMs) && leaseMs > 0))
     throw new RangeError(`leaseMs must be a positive number of ms, got ${leaseMs}`);
   const timeoutMs = options.handlerTimeoutMs;
@@ -39,9 +39,22 @@ export function checkHandlingOptions(
   }
 }
 
+/** Longest delay `setTimeout` honours: Node turns anything longer into 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
 /** A clear error for a limit that is negative or not a number. */
 export function nonNegative(name: string, value: number | undefined): void {
   if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
     throw new RangeError(`${name} must be a number of 0 or more, got ${value}`);
+  }
+}
+
+/** `nonNegative`, for a time in ms that ends up in a timer: at most `MAX_TIMER_MS` (about 24.8 days). */
+export function timerMs(name: string, value: number | undefined): void {
+  nonNegative(name, value);
+  if (value !== undefined && value > MAX_TIMER_MS) {
+    throw new RangeError(
+      `${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${value}: a longer timer fires at once in Node`,
+    );
   }
 }

@@ -1,12 +1,25 @@
 import type { Logger } from "pino";
-import type { AnyEventObject, SubscriptionNotification, SubscriptionResource } from "../schema/index.js";
+import type {
+  AnyEventObject,
+  KnownEventType,
+  SubscriptionNotification,
+  SubscriptionResource,
+} from "../schema/index.js";
 import { subscriptionEventRows, type SUBSCRIPTION_EVENTS, type SubscriptionEventType } from "../schema/event-types.js";
 
 /** What every handler gets beside the notification. */
-export interface HandlerContext<Event = AnyEventObject | undefined> {
+export interface HandlerContext<
+  Event = AnyEventObject | undefined,
+  EventType extends string = KnownEventType | (string & {}),
+> {
   /** The notification id (the envelope `id`), the idempotency key. */
   readonly id: string;
-  readonly eventType: string;
+  /**
+   * The notification's `event_type`: the literal type in a typed handler (`"SUBSCRIPTION_RENEW"` in
+   * `onRenew`), the known types (and any other string) elsewhere, so a comparison with a misspelt
+   * type does not compile.
+   */
+  readonly eventType: EventType;
   /**
    * The event object for this event type (`renewal_event` in `onRenew`, `unsubscription_event` in
    * `onCancel`, ...), typed for it; undefined when the notification does not carry it, since the
@@ -38,9 +51,12 @@ export type EventObjectFor<E extends string> = E extends SubscriptionEventType
   ? SubscriptionResource[(typeof SUBSCRIPTION_EVENTS)[E]["eventObjectKey"]]
   : AnyEventObject | undefined;
 
+/** The `event_type` a notification type carries, for `ctx.eventType`. */
+export type EventTypeOf<N> = N extends { event_type: infer T extends string } ? T : string;
+
 export type Handler<N = SubscriptionNotification, Event = AnyEventObject | undefined> = (
   notification: N,
-  ctx: HandlerContext<Event>,
+  ctx: HandlerContext<Event, EventTypeOf<N>>,
 ) => void | Promise<void>;
 
 /** The handler of one known event type: its notification and its event object typed for it. */

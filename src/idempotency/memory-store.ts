@@ -1,4 +1,5 @@
 import type { Answer } from "../answer/answer.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import {
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_SECONDS,
@@ -14,6 +15,13 @@ import {
 } from "./store.js";
 import { memoryOrders } from "./memory-orders.js";
 import { isBefore } from "../ordering/position.js";
+
+const MEMORY_STORE_KEYS = {
+  retentionSeconds: true,
+  maxEntries: true,
+  maxBytes: true,
+  now: true,
+} as const satisfies KnownKeys<MemoryStoreOptions>;
 
 export interface MemoryStoreOptions {
   /** How long a record is kept after its last change. Default 7 days. */
@@ -64,6 +72,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   readonly orderKeys: number;
   readonly orderBytes: number;
 } {
+  rejectUnknownKeys("memoryStore", options, Object.keys(MEMORY_STORE_KEYS));
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;

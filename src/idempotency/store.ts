@@ -133,6 +133,34 @@ export interface IdempotencyStore {
   /** Resolves when the backend answers; throws (or rejects) when it cannot be reached. Used by `receiver.health()`. */
   ping?(): Awaitable<void>;
   close?(): Awaitable<void>;
+  /** A store on a network connection says where it connects and whether it is up (see `StoreConnection`). */
+  readonly connection?: StoreConnection;
+}
+
+/** The state of a store's connection: `up` once ready, `down` from an error or close until ready again. */
+export interface StoreConnectionState {
+  state: "connecting" | "up" | "down" | "closed";
+  /** Epoch ms of the change into this state. */
+  since: number;
+  /** The last error's message while down (never a password: connection errors name host and port). */
+  error?: string;
+}
+
+/** Logger methods a connection writes its state changes with (a pino logger fits). */
+export interface ConnectionLogger {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+/** What a store tells about its connection, for logs, `health()` and the start-up warning. */
+export interface StoreConnection {
+  /** `host:port`, or the cluster's nodes; never the password. */
+  readonly address: string;
+  state(): StoreConnectionState;
+  /** Log each state change from now on (connect, ready, error, reconnecting, end), once per change. */
+  watch(logger: ConnectionLogger): () => void;
+  /** The first state past connecting: up, or down (unreachable at start). */
+  settled(): Promise<"up" | "down" | "closed">;
 }
 
 /** Thrown (or rejected with) by stores whose backend cannot be reached: the receiver answers 503. */

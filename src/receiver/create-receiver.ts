@@ -11,6 +11,7 @@ import type { Verdict } from "./verdict.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
+import { watchStore } from "./watch-store.js";
 import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
 
 export type { ReceiverRequest, EarlyRejection } from "./intake.js";
@@ -62,7 +63,17 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   };
   const verdictOf = (refusal: Verdict | EarlyRejection) =>
     typeof refusal === "string" ? earlyVerdict(refusal, rules) : refusal;
+  const intakeRules = {
+    bodyLimit,
+    verify: options.verify,
+    authorizeSender: options.authorizeSender,
+    schema: options.eventSchema,
+    verifyTimeoutMs: resolved.verifyTimeoutMs,
+    explainSignatureFailures: options.explainSignatureFailures === true,
+    unavailableHeaders: resolved.unavailableRetry,
+  };
   loadOtelApi();
+  const unwatchStore = watchStore(resolved.store, logger);
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     const started = performance.now();
@@ -71,12 +82,13 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     const loading = otelApiLoading();
     if (loading) await loading;
     const observation = observeReceive(request.headers);
-    const taken = await intake(request, {
-      bodyLimit,
-      verify: options.verify,
-      authorizeSender: options.authorizeSender,
-      schema: options.eventSchema,
-    });
+    const taken = await intake(request, intakeRules);
+    if (taken.accepted && taken.secretIndex) {
+      logger.info(
+        { notification_id: taken.notification.id, secret_index: taken.secretIndex },
+        "signature matched under a rotated (older) secret: the sender still signs with it, so keep it until this stops",
+      );
+    }
     const response = answer(
       taken.accepted ? await dispatch(taken, observation) : verdictOf(taken.refusal),
       started,
@@ -110,6 +122,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions),
     async close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
+      unwatchStore();
       await work.settle(timeoutMs);
       await options.queue?.close?.({ timeoutMs });
       await options.record?.close?.();

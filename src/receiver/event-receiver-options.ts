@@ -2,6 +2,10 @@ import type { z } from "zod";
 import { HANDLER_KEYS, type Handler, type SubscriptionHandlers } from "../dispatch/handlers.js";
 import { notificationIdSchema } from "../schema/notification.js";
 import type { ReceiverOptions } from "./options.js";
+import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import { RECEIVER_OPTION_KEYS } from "./receiver-option-keys.js";
+
+const EVENT_HANDLER_KEYS = new Set<string>([...Object.values(HANDLER_KEYS), "onUnknown"]);
 
 export interface EventReceiverOptions<S extends z.ZodType<{ id: string }>>
   extends Omit<ReceiverOptions, keyof SubscriptionHandlers | "eventSchema"> {
@@ -22,6 +26,11 @@ export interface EventReceiverOptions<S extends z.ZodType<{ id: string }>>
 export function eventReceiverOptions<S extends z.ZodType<{ id: string }>>(
   options: EventReceiverOptions<S>,
 ): ReceiverOptions {
+  rejectUnknownKeys("eventReceiverOptions", options, [
+    "schema",
+    "handler",
+    ...RECEIVER_OPTION_KEYS.filter((key) => !EVENT_HANDLER_KEYS.has(key) && key !== "eventSchema"),
+  ]);
   const { schema, handler, ...receiverOptions } = options;
   // A durable queue's worker validates and dispatches subscription notifications only.
   if (receiverOptions.queue?.durable)

@@ -9,6 +9,10 @@ export interface ReceiverHealth {
   ok: boolean;
   store: Exclude<HealthState, "none">;
   queue: HealthState;
+  /** While the store is down: since when (ISO 8601), as far as this process has seen. */
+  storeDownSince?: string;
+  /** Where the store connects (`host:port`, or the cluster's nodes), when it says; never a password. */
+  storeAddress?: string;
 }
 
 export interface HealthOptions {
@@ -32,7 +36,29 @@ export async function checkHealth(
     store.ping ? stateOf(() => store.ping!(), timeoutMs) : ("unknown" as const),
     !queue ? ("none" as const) : queue.ping ? stateOf(() => queue.ping!(), timeoutMs) : ("unknown" as const),
   ]);
-  return { ok: storeState !== "down" && queueState !== "down", store: storeState, queue: queueState };
+  const health: ReceiverHealth = {
+    ok: storeState !== "down" && queueState !== "down",
+    store: storeState,
+    queue: queueState,
+  };
+  if (store.connection) health.storeAddress = store.connection.address;
+  const since = downSince(store, storeState);
+  if (since !== undefined) health.storeDownSince = new Date(since).toISOString();
+  return health;
+}
+
+/** First failed ping of the current outage, per store; the connection's own record wins when earlier. */
+const failingSince = new WeakMap<IdempotencyStore, number>();
+
+function downSince(store: IdempotencyStore, state: HealthState): number | undefined {
+  if (state !== "down") {
+    failingSince.delete(store);
+    return undefined;
+  }
+  const connection = store.connection?.state();
+  const seen = failingSince.get(store) ?? Date.now();
+  failingSince.set(store, seen);
+  return connection?.state === "down" ? Math.min(connection.since, seen) : seen;
 }
 
 async function stateOf(ping: () => unknown, timeoutMs: number): Promise<"up" | "down"> {

@@ -6,7 +6,8 @@ import {
   type SubscriptionNotification,
 } from "../schema/index.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
-import { isAcceptableContentType } from "./content-type.js";
+import { checkSignature, DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
+import { contentTypeProblem } from "./content-type.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
 import { parseJsonObject } from "./parse-json.js";
@@ -41,6 +42,12 @@ export interface IntakeRules {
   verify?: VerifyHook | undefined;
   /** `ReceiverOptions.authorizeSender`. */
   authorizeSender?: SenderCheck | undefined;
+  /** `ReceiverOptions.verifyTimeoutMs`; default 5 s. */
+  verifyTimeoutMs?: number | undefined;
+  /** `ReceiverOptions.explainSignatureFailures`. */
+  explainSignatureFailures?: boolean | undefined;
+  /** Headers of a 503 answer (`Retry-After`). */
+  unavailableHeaders?: Record<string, string> | undefined;
   /** `ReceiverOptions.eventSchema`: another event's schema in place of the notification's. */
   schema?: z.ZodType<{ id: string }> | undefined;
 }
@@ -55,6 +62,8 @@ export type Intake = {
       notification: SubscriptionNotification;
       body: Record<string, unknown>;
       headers: Record<string, string>;
+      /** Which configured secret matched: above 0, an older one of a rotation still in use. */
+      secretIndex?: number;
     }
   | { accepted: false; refusal: Refusal }
 );
@@ -80,16 +89,29 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
   if (bytes && bytes.byteLength > rules.bodyLimit) return { accepted: false, refusal: "too_large" };
 
   const headers = normalizeHeaders(request.headers);
-  if (!isAcceptableContentType(headers["content-type"])) {
+  const typeProblem = contentTypeProblem(headers["content-type"]);
+  if (typeProblem) {
     // The sender's text: logged card-redacted and cut.
     const reason = shownText(headers["content-type"]!, MAX_REASON_SHOWN);
-    return { accepted: false, headers, refusal: verdict("unsupported_media_type", { reason }) };
+    return {
+      accepted: false,
+      headers,
+      refusal: verdict("unsupported_media_type", { reason }, { message: typeProblem }),
+    };
   }
 
   let body: Record<string, unknown>;
+  let secretIndex: number | undefined;
   if (bytes) {
-    if (rules.verify && !(await passesCheck(() => rules.verify!(bytes, headers)))) {
-      return { accepted: false, headers, refusal: verdict("unauthorized") };
+    if (rules.verify) {
+      const checked = await checkSignature(bytes, headers, {
+        verify: rules.verify,
+        verifyTimeoutMs: rules.verifyTimeoutMs ?? DEFAULT_VERIFY_TIMEOUT_MS,
+        explainSignatureFailures: rules.explainSignatureFailures ?? false,
+        unavailableHeaders: rules.unavailableHeaders,
+      });
+      if (!checked.ok) return { accepted: false, headers, refusal: checked.refusal };
+      secretIndex = checked.secretIndex;
     }
     const parsed = parseJsonObject(bytes);
     if (!parsed.ok)
@@ -135,7 +157,13 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
     const id = shownText(result.data.id, MAX_NOTIFICATION_ID_LENGTH);
     return { accepted: false, headers, body, refusal: verdict("forbidden", { notification_id: id }) };
   }
-  return { accepted: true, headers, body, notification: result.data };
+  return {
+    accepted: true,
+    headers,
+    body,
+    notification: result.data,
+    ...(secretIndex ? { secretIndex } : {}),
+  };
 }
 
 /** A verify hook or sender check that throws is a failed check, not a crash. */

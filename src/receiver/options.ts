@@ -25,6 +25,18 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
    * and nothing is claimed, so one tenant cannot run another's handlers or spoil its ids and ordering.
    */
   authorizeSender?: SenderCheck;
+  /**
+   * Time the signature check may take, a per-tenant secret function included. Past it the answer is
+   * 503 with Retry-After (the sender retries) and the log says `verify_timed_out`, so a stalled secret
+   * lookup cannot pile up open connections. Default 5 s.
+   */
+  verifyTimeoutMs?: number;
+  /**
+   * Name the reason code in the 401 answer (`signature verification failed: timestamp_outside_tolerance`).
+   * Off by default: the answer goes to whoever sent the request, the log line always has the reason.
+   * Never includes a secret or an expected signature.
+   */
+  explainSignatureFailures?: boolean;
   /** Acknowledge after enqueueing, and run handlers from the queue. */
   queue?: NotificationQueue;
   /** Largest body accepted, in bytes. Default 256 KiB (a notification is a few KB). */
@@ -35,7 +47,10 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
    * cannot hold a connection open. Default 10 s; 0 for none.
    */
   bodyTimeoutMs?: number;
-  /** Time a handler may take before `ctx.signal` aborts and the answer is 500. Default 10 s; 0 for none. */
+  /**
+   * Time a handler may take before `ctx.signal` aborts and the answer is 500. Default 10 s. `0` (no
+   * limit) only with a `queue`: without one the sender's request would stay open as long as the handler.
+   */
   handlerTimeoutMs?: number;
   /** `"semantic"` (default): the status table; `200`: always HTTP 200, verdict in `processed`. */
   failureStatus?: FailureStatus;

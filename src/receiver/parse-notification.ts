@@ -6,13 +6,25 @@ import { earlyVerdict } from "./early-answers.js";
 import type { HeaderSource } from "./headers.js";
 import { intake } from "./intake.js";
 import { DEFAULT_BODY_LIMIT } from "./options.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 
 export interface ParseNotificationOptions {
   /** Checked on the exact bytes before anything is parsed, as the receiver's `verify`. */
   verify?: VerifyHook;
   /** Largest body accepted, in bytes. Default 256 KiB, as the receiver's. */
   bodyLimit?: number;
+  /** Time the signature check may take (a secret function included); past it, 503. Default 5 s. */
+  verifyTimeoutMs?: number;
+  /** Name the signature failure's reason code in `err.answer` (it is always in `err.reason`). Default false. */
+  explainSignatureFailures?: boolean;
 }
+
+const PARSE_OPTION_KEYS = {
+  verify: true,
+  bodyLimit: true,
+  verifyTimeoutMs: true,
+  explainSignatureFailures: true,
+} as const satisfies KnownKeys<ParseNotificationOptions>;
 
 /**
  * Why `parseNotification` refused a delivery, with the answer a receiver would give: send `status`
@@ -22,16 +34,27 @@ export class NotificationError extends Error {
   override readonly name = "NotificationError";
   /** The HTTP status of the answer table: 400, 401, 413 or 415. */
   readonly status: number;
-  /** The receiver's answer body, `{ processed: false, message }`. */
+  /** The receiver's answer body, `{ processed: false, message }`: terse, safe to send back. */
   readonly answer: Answer;
+  /**
+   * A stable code for why: for a failed signature check one of `SIGNATURE_FAILURE_REASONS` (e.g.
+   * `timestamp_outside_tolerance`, `no_signature_matched`); otherwise the outcome (`invalid`, `too_large`, ...).
+   */
+  readonly reason: string;
+  /** What the reason means for this delivery, for your log; never a secret or an expected signature. */
+  readonly detail: string | undefined;
 
   constructor(
     readonly outcome: Outcome,
     message: string,
+    details: { reason?: string | undefined; detail?: string | undefined } = {},
   ) {
-    super(message);
+    // The error's own message (for your logs) has the detail; the answer (for the sender) stays terse.
+    super(details.detail ? `${message}: ${details.detail}` : message);
     this.status = OUTCOMES[outcome].status;
     this.answer = { processed: false, message };
+    this.reason = details.reason ?? outcome;
+    this.detail = details.detail;
   }
 }
 
@@ -48,13 +71,27 @@ export async function parseNotification(
   headers: HeaderSource,
   options: ParseNotificationOptions = {},
 ): Promise<SubscriptionNotification> {
+  rejectUnknownKeys("parseNotification", options, Object.keys(PARSE_OPTION_KEYS));
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   const bytes = typeof rawBody === "string" ? encoder.encode(rawBody) : rawBody;
-  const taken = await intake({ method: "POST", headers, rawBody: bytes }, { bodyLimit, verify: options.verify });
+  const taken = await intake(
+    { method: "POST", headers, rawBody: bytes },
+    {
+      bodyLimit,
+      verify: options.verify,
+      verifyTimeoutMs: options.verifyTimeoutMs,
+      explainSignatureFailures: options.explainSignatureFailures,
+    },
+  );
   if (taken.accepted) return taken.notification;
   const refusal =
     typeof taken.refusal === "string"
       ? earlyVerdict(taken.refusal, { bodyLimit, bodyTimeoutMs: 0, verifies: options.verify !== undefined })
       : taken.refusal;
-  throw new NotificationError(refusal.outcome, refusal.message ?? OUTCOMES[refusal.outcome].message);
+  // A signature failure carries its code and detail; other refusals are named by their outcome.
+  const { reason, detail } = refusal.fields;
+  throw new NotificationError(refusal.outcome, refusal.message ?? OUTCOMES[refusal.outcome].message, {
+    reason: detail === undefined ? undefined : reason,
+    detail,
+  });
 }

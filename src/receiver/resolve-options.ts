@@ -1,6 +1,8 @@
 import type { Logger } from "pino";
 import { retryAfter, type FailureStatus } from "../answer/answer.js";
-import { checkHandlingOptions, nonNegative } from "../dispatch/check-handling-options.js";
+import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
+import { checkReceiverOptions } from "./check-receiver-options.js";
+import { DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
 import { handlerSlots } from "../dispatch/handler-slots.js";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
@@ -24,6 +26,7 @@ export interface ResolvedOptions {
   bodyLimit: number;
   bodyTimeoutMs: number;
   timeoutMs: number;
+  verifyTimeoutMs: number;
   leaseMs: number;
   /** `Retry-After` for 503 answers. */
   unavailableRetry: Record<string, string>;
@@ -33,9 +36,7 @@ export interface ResolvedOptions {
 }
 
 export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
-  nonNegative("bodyLimit", options.bodyLimit);
-  nonNegative("bodyTimeoutMs", options.bodyTimeoutMs);
-  nonNegative("retryAfterSeconds", options.retryAfterSeconds);
+  checkReceiverOptions(options);
   const store = options.idempotency ?? memoryStore();
   const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   checkHandlingOptions(options, store, leaseMs);
@@ -49,6 +50,7 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     bodyTimeoutMs: options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     timeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
+    verifyTimeoutMs: options.verifyTimeoutMs ?? DEFAULT_VERIFY_TIMEOUT_MS,
     leaseMs,
     unavailableRetry: retryAfter((options.retryAfterSeconds ?? 5) * 1000),
     slots: options.backpressure ? handlerSlots(options.backpressure) : undefined,

@@ -8,6 +8,8 @@ export interface LogFields {
   subscription_id?: string;
   attempt?: number;
   reason?: string;
+  /** What the reason code means for this request (a signature failure's specifics), never a secret. */
+  detail?: string;
   err?: unknown;
 }
 

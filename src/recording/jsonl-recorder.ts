@@ -1,6 +1,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
+import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
 
 export interface JsonlRecorderOptions {
   /** Directory of the recordings; created if missing. One file per UTC day: `notifications-YYYY-MM-DD.jsonl`. */
@@ -18,7 +19,10 @@ export interface JsonlRecorder extends NotificationRecorder {
  * readable by the owner only.
  */
 export function jsonlRecorder(options: JsonlRecorderOptions): JsonlRecorder {
+  rejectUnknownKeys("jsonlRecorder", options, ["dir"] satisfies (keyof JsonlRecorderOptions)[]);
   const dir = options.dir;
+  if (typeof dir !== "string" || dir === "")
+    throw new TypeError(`jsonlRecorder: dir must be the directory for the recordings; got ${JSON.stringify(dir)}`);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   let current: { day: string; stream: WriteStream } | undefined;
   let closed = false;

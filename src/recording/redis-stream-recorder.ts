@@ -7,6 +7,32 @@ import {
   type RedisConnection,
 } from "../redis/clients.js";
 import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { checkRedisConnection } from "../redis/check-connection.js";
+
+/** `connection`, and `redis`, its deprecated alias, beside each function's own settings. */
+type Connected<T> = T & { connection?: unknown; redis?: unknown };
+const RECORDER_KEYS = {
+  connection: true,
+  redis: true,
+  stream: true,
+  maxLen: true,
+} as const satisfies KnownKeys<Connected<RedisStreamRecorderSettings>>;
+const READ_KEYS = {
+  connection: true,
+  redis: true,
+  stream: true,
+  start: true,
+  end: true,
+  count: true,
+} as const satisfies KnownKeys<Connected<ReadRedisStreamSettings>>;
+
+function checkStream(what: string, stream: unknown): void {
+  if (typeof stream !== "string" || stream === "")
+    throw new TypeError(
+      `${what}: stream must be the stream's key, e.g. "merchant-webhooks:recording"; got ${JSON.stringify(stream)}`,
+    );
+}
 
 /**
  * An ioredis client or cluster (left open: its owner closes it), or a URL, ioredis options or cluster
@@ -37,6 +63,12 @@ export const ENTRY_FIELD = "entry";
 
 /** Record each notification as an entry of a Redis stream (`XADD`), trimmed to about `maxLen` entries. */
 export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisStreamRecorder {
+  rejectUnknownKeys("redisStreamRecorder", options, Object.keys(RECORDER_KEYS));
+  checkRedisConnection(options?.connection ?? options?.redis, {
+    what: "redisStreamRecorder",
+    options: true,
+  });
+  checkStream("redisStreamRecorder", options.stream);
   const maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
   if (!Number.isInteger(maxLen) || maxLen < 1) throw new RangeError(`maxLen must be a positive integer, got ${maxLen}`);
   const connection = connectTo(connectionOf("redisStreamRecorder", options));
@@ -66,6 +98,12 @@ const PAGE_SIZE = 500;
 
 /** The recorded entries of a stream, oldest first: a replay source as it is. */
 export async function readRedisStream(options: ReadRedisStreamOptions): Promise<RecordedNotification[]> {
+  rejectUnknownKeys("readRedisStream", options, Object.keys(READ_KEYS));
+  checkRedisConnection(options?.connection ?? options?.redis, {
+    what: "readRedisStream",
+    options: true,
+  });
+  checkStream("readRedisStream", options.stream);
   const connection = connectTo(connectionOf("readRedisStream", options));
   try {
     const client = connection.client;

@@ -13,6 +13,9 @@ import type {
 import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection } from "./connection.js";
 import { connectionOf, type ConnectionOption } from "./clients.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { checkRedisConnection } from "./check-connection.js";
+import { connectionEvents } from "./connection-events.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
 
 /**
@@ -59,6 +62,15 @@ export interface RedisStore extends IdempotencyStore {
 
 export const DEFAULT_REDIS_PREFIX = "mw:idem:";
 
+const REDIS_STORE_KEYS = {
+  connection: true,
+  redis: true,
+  prefix: true,
+  leaseMs: true,
+  retentionSeconds: true,
+  timeoutMs: true,
+} as const satisfies KnownKeys<RedisStoreSettings & { connection: unknown; redis: unknown }>;
+
 type ScriptReply = [string, (string | number)?, string?, string?, string?];
 
 /**
@@ -93,6 +105,8 @@ type IdempotencyCommands = {
  * or refusing writes makes it reject with `StoreUnavailableError`, which the receiver answers with 503.
  */
 export function redisStore(options: RedisStoreOptions): RedisStore {
+  rejectUnknownKeys("redisStore", options, Object.keys(REDIS_STORE_KEYS));
+  checkRedisConnection(options?.connection ?? options?.redis, { what: "redisStore", options: true });
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
   const retentionMs = Math.round(
@@ -102,6 +116,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     connectionOf("redisStore", options),
     positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS),
   );
+  const events = connectionEvents(connection.client, "redisStore");
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
   for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
     connection.client.defineCommand(name, { lua, numberOfKeys: name === "mwIdemOrderedNext" ? 2 : 3 });
@@ -210,6 +225,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async ping() {
       await connection.run("ping", (client) => client.ping());
     },
+
+    connection: events,
 
     close: () => connection.close(),
   };

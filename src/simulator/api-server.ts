@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { readNodeBody } from "../../adapters/http/read-node-body.js";
 import { SimulatorApiError } from "./api-error.js";
+import { nearest } from "../lifecycle/option-keys.js";
 
 /** An endpoint: the parsed JSON body in, the JSON answer out; a SimulatorApiError becomes its status. */
 export type Route = (body: unknown) => unknown;
@@ -64,6 +65,17 @@ export function createApiServer(routes: ReadonlyMap<string, Route>) {
     },
     /** Answer the next `times` requests to `path` with `status` before the route sees them. */
     failNext(path: string, status: number, times = 1): void {
+      // A misspelt path would inject nothing, and the test would pass for the wrong reason.
+      if (!routes.has(path)) {
+        const near = nearest(path, [...routes.keys()]);
+        throw new RangeError(
+          `failNext: no endpoint ${JSON.stringify(path)}${near ? `; did you mean "${near}"?` : ""} Endpoints: ${[...routes.keys()].join(", ")}`,
+        );
+      }
+      if (!(Number.isInteger(status) && status >= 100 && status <= 599))
+        throw new RangeError(`failNext: status must be an HTTP status (100-599), got ${status}`);
+      if (!(Number.isInteger(times) && times >= 0))
+        throw new RangeError(`failNext: times must be a whole number of 0 or more, got ${times}`);
       faults.set(path, { status, remaining: times });
     },
     listen(port: number, host: string): Promise<string> {

@@ -1,5 +1,27 @@
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
 import type { AttemptListener, ChaosOptions, DeliverySigner } from "./deliverer.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+
+const SIMULATOR_KEYS = {
+  webhookUrl: true,
+  secret: true,
+  sign: true,
+  retrySchedule: true,
+  timeScale: true,
+  attemptTimeoutMs: true,
+  concurrency: true,
+  chaos: true,
+  seed: true,
+  host: true,
+  onAttempt: true,
+} as const satisfies KnownKeys<PlatformSimulatorOptions>;
+const CHAOS_KEYS = {
+  duplicateRate: true,
+  reorderWindowMs: true,
+  reorderRate: true,
+  reserializeRetries: true,
+  delayMs: true,
+} as const satisfies KnownKeys<ChaosOptions>;
 
 /**
  * The platform's retry schedule is not published. This default follows the published schedule of
@@ -39,6 +61,8 @@ export interface PlatformSimulatorOptions {
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function checkOptions(options: PlatformSimulatorOptions): void {
+  rejectUnknownKeys("createPlatformSimulator", options, Object.keys(SIMULATOR_KEYS));
+  rejectUnknownKeys("createPlatformSimulator: chaos", options.chaos, Object.keys(CHAOS_KEYS));
   const schedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
   if (schedule.length === 0 || schedule.some((ms) => !(ms >= 0)))
     throw new RangeError("retrySchedule must list one or more delays >= 0");

@@ -1,4 +1,6 @@
 import type { VerifyHook } from "./verify-hook.js";
+import { explainingHook, failure, type VerifyOutcome } from "./verify-outcome.js";
+import { otherSignatureHeaders } from "./scheme-hints.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes, hexToBytes } from "./encoding.js";
 import {
@@ -6,8 +8,10 @@ import {
   DEFAULT_TOLERANCE_SECONDS,
   hmac,
   hmacSecretBytes,
-  isFresh,
+  MIN_HMAC_SECRET_BYTES,
   prefixed,
+  strongEnough,
+  timestampFailure,
   type HmacAlgorithm,
   type HmacSecret,
 } from "./hmac.js";
@@ -64,27 +68,44 @@ export function hmacVerifier(options: HmacVerifierOptions): VerifyHook {
   const timestampHeader = options.timestamp?.header.toLowerCase();
   if (options.timestamp && !timestampHeader) throw new TypeError(`${WHAT}: timestamp.header is required`);
   const tolerance = checkTolerance(options.timestamp?.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, WHAT);
-  const keys = secretKeys(options.secret, (one) => hmacSecretBytes(one, WHAT), options.algorithm ?? "sha256", WHAT);
+  // Byte arrays are taken as they are (a caller decoding its own key knows its strength); strings are
+  // typed by people, and a short one is the usual weak secret.
+  const keyBytes = (one: HmacSecret) => {
+    const bytes = hmacSecretBytes(one, WHAT);
+    return typeof one === "string" ? strongEnough(bytes, MIN_HMAC_SECRET_BYTES, WHAT) : bytes;
+  };
+  const keys = secretKeys(options.secret, keyBytes, options.algorithm ?? "sha256", WHAT);
 
-  return async (rawBody, headers) => {
+  return explainingHook(async (rawBody, headers): Promise<VerifyOutcome> => {
     const sent = headers[header];
-    if (!sent) return false;
+    if (!sent) return failure("no_signature_header", `no "${header}" header${otherSignatureHeaders(headers, header)}`);
     const timestamp = timestampHeader ? headers[timestampHeader] : undefined;
-    if (timestampHeader && !isFresh(timestamp, tolerance)) return false;
+    if (timestampHeader) {
+      const stale = timestampFailure(timestamp, tolerance, timestampHeader);
+      if (stale) return stale;
+    }
 
     const candidates: Uint8Array[] = [];
+    let prefixed = 0;
     for (const part of sent.split(/[\s,]+/)) {
       if (!part.startsWith(prefix)) continue;
+      prefixed++;
       const bytes = decode(part.slice(prefix.length));
       if (bytes && bytes.length > 0) candidates.push(bytes);
     }
-    if (candidates.length === 0) return false;
+    if (prefixed === 0) return failure("unknown_scheme", `no signature in "${header}" starts with "${prefix}"`);
+    if (candidates.length === 0) return failure("malformed_header", `"${header}" holds no ${encoding} signature`);
 
+    const found = await keys(headers);
+    if (!Array.isArray(found)) return found;
     const content = hmacSignedContent(rawBody, timestamp, options);
-    for (const key of await keys(headers)) {
+    for (const [secretIndex, key] of found.entries()) {
       const expected = await hmac(key, content);
-      if (candidates.some((candidate) => constantTimeEqual(candidate, expected))) return true;
+      if (candidates.some((candidate) => constantTimeEqual(candidate, expected))) return { ok: true, secretIndex };
     }
-    return false;
-  };
+    return failure(
+      "no_signature_matched",
+      `${candidates.length} signature(s) in "${header}" checked against ${found.length} secret(s), none matched`,
+    );
+  });
 }

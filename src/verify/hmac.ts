@@ -1,4 +1,5 @@
 import { utf8 } from "./encoding.js";
+import { failure, type VerifyFailure } from "./verify-outcome.js";
 
 /** How far a signed timestamp may be from now, either way: 5 minutes, as the specifications advise. */
 export const DEFAULT_TOLERANCE_SECONDS = 300;
@@ -14,6 +15,22 @@ export function secretList(secret: HmacSecret | readonly HmacSecret[], what: str
   const list = (Array.isArray(secret) ? secret : [secret]) as readonly HmacSecret[];
   if (list.length === 0) throw new TypeError(`${what}: at least one secret is required`);
   return list.map((one) => hmacSecretBytes(one, what));
+}
+
+/**
+ * The shortest HMAC secret a verifier accepts. A short shared secret can be guessed offline from one
+ * signed delivery; 16 random bytes (128 bits) is the floor NIST SP 800-107 sets for HMAC keys.
+ */
+export const MIN_HMAC_SECRET_BYTES = 16;
+
+/** Refuse a secret too short to trust, saying why and what to do; the secret itself is never shown. */
+export function strongEnough(bytes: Uint8Array, minimum: number, what: string): Uint8Array {
+  if (bytes.length < minimum) {
+    throw new RangeError(
+      `${what}: a secret of ${bytes.length} byte(s) is too short to resist guessing; use at least ${minimum} random bytes (e.g. crypto.randomBytes(32).toString("base64url"))`,
+    );
+  }
+  return bytes;
 }
 
 /** The key bytes of one secret: a string's UTF-8 bytes, a byte array as is; empty is refused. */
@@ -53,10 +70,28 @@ export function prefixed(prefix: string, body: Uint8Array): Uint8Array {
   return out;
 }
 
-/** Is `timestamp` (whole Unix seconds, as sent) within `toleranceSeconds` of now, in either direction? */
-export function isFresh(timestamp: string | undefined, toleranceSeconds: number): boolean {
-  if (timestamp === undefined || !/^\d{1,12}$/.test(timestamp)) return false;
-  return Math.abs(Date.now() / 1000 - Number(timestamp)) <= toleranceSeconds;
+/**
+ * Why `timestamp` (whole Unix seconds, as sent) is refused, or `undefined` when it is within
+ * `toleranceSeconds` of now in either direction. A timestamp far ahead is refused like a stale one: a
+ * signature made "in the future" could otherwise be replayed until that future arrives.
+ */
+export function timestampFailure(
+  timestamp: string | undefined,
+  toleranceSeconds: number,
+  header: string,
+): VerifyFailure | undefined {
+  if (timestamp === undefined || timestamp === "") return failure("no_timestamp", `no "${header}" header`);
+  if (!/^\d{1,12}$/.test(timestamp)) {
+    const hint = /^\d{13,16}$/.test(timestamp) ? " (it looks like milliseconds; seconds are expected)" : "";
+    return failure("malformed_timestamp", `"${header}" is not whole Unix seconds${hint}`);
+  }
+  const skew = Math.round(Date.now() / 1000 - Number(timestamp));
+  if (Math.abs(skew) <= toleranceSeconds) return undefined;
+  const direction = skew > 0 ? "in the past" : "in the future";
+  return failure(
+    "timestamp_outside_tolerance",
+    `"${header}" is ${Math.abs(skew)} s ${direction}, beyond the tolerance of ${toleranceSeconds} s (check the sender's and this host's clocks)`,
+  );
 }
 
 export function checkTolerance(toleranceSeconds: number, what: string): number {

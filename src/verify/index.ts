@@ -8,3 +8,4 @@ export {
 } from "./standard-webhooks-verifier.js";
 export { signHmac, signStandardWebhook, type SignAt, type StandardWebhookSignOptions } from "./sign.js";
 export { MAX_CACHED_SECRETS, type SecretOption, type SecretResolver } from "./secret-keys.js";
+export type { SignatureFailureReason } from "./verify-outcome.js";

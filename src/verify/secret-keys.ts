@@ -1,11 +1,14 @@
 import { bytesToHex } from "./encoding.js";
 import { hmacKeys, type HmacAlgorithm } from "./hmac.js";
+import { failure, type VerifyFailure } from "./verify-outcome.js";
 
 type Headers = Readonly<Record<string, string>>;
 
 /**
  * Picks the secret(s) for one delivery from its headers, e.g. by a tenant header, so one endpoint can
- * serve several senders. Throwing or returning no secret fails the check (401); log your own lookup failures.
+ * serve several senders. Throwing or returning no secret fails the check (401, logged with the reason
+ * `secret_lookup_failed` or `no_secret_for_tenant`); one that never settles is cut off by the
+ * receiver's `verifyTimeoutMs` (503).
  */
 export type SecretResolver<S> = (headers: Headers) => S | readonly S[] | Promise<S | readonly S[]>;
 
@@ -32,7 +35,7 @@ export function secretKeys<S>(
   keyBytes: (secret: S) => Uint8Array,
   algorithm: HmacAlgorithm,
   what: string,
-): (headers: Headers) => Promise<CryptoKey[]> {
+): (headers: Headers) => Promise<CryptoKey[] | VerifyFailure> {
   if (typeof secret !== "function") {
     const list = listOf(secret as S | readonly S[]);
     if (list.length === 0) throw new TypeError(`${what}: at least one secret is required`);
@@ -58,10 +61,24 @@ export function secretKeys<S>(
   // A lookup that throws or yields a secret that cannot be decoded leaves no key to match, so the
   // check fails (401, and the sender retries) like any bad signature: verifiers never throw per delivery.
   return async (headers) => {
+    let found: S | readonly S[] | null | undefined;
     try {
-      return await Promise.all(listOf(await resolve(headers)).map((one) => keyFor(keyBytes(one))));
-    } catch {
-      return [];
+      found = await resolve(headers);
+    } catch (err) {
+      return failure(
+        "secret_lookup_failed",
+        `the secret function threw (${err instanceof Error ? err.name : typeof err})`,
+      );
+    }
+    const list = found === undefined || found === null ? [] : listOf(found);
+    if (list.length === 0)
+      return failure("no_secret_for_tenant", "the secret function returned no secret for this delivery");
+    try {
+      return await Promise.all(list.map((one) => keyFor(keyBytes(one))));
+    } catch (err) {
+      // keyBytes' messages describe the secret's shape (length, encoding), never its content.
+      const why = err instanceof Error ? err.message : String(err);
+      return failure("secret_lookup_failed", `the secret function returned a secret that cannot be used: ${why}`);
     }
   };
 }

@@ -1,7 +1,9 @@
 import type { VerifyHook } from "./verify-hook.js";
+import { explainingHook, failure, type VerifyOutcome } from "./verify-outcome.js";
+import { otherSignatureHeaders } from "./scheme-hints.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes } from "./encoding.js";
-import { checkTolerance, DEFAULT_TOLERANCE_SECONDS, hmac, isFresh, prefixed } from "./hmac.js";
+import { checkTolerance, DEFAULT_TOLERANCE_SECONDS, hmac, prefixed, strongEnough, timestampFailure } from "./hmac.js";
 import { secretKeys, type SecretOption } from "./secret-keys.js";
 
 /** A Standard Webhooks secret: `whsec_` followed by base64, plain base64, or the key bytes. */
@@ -15,6 +17,12 @@ export interface StandardWebhooksVerifierOptions {
 const WHAT = "standardWebhooksVerifier";
 const SECRET_PREFIX = "whsec_";
 
+/**
+ * The shortest key a Standard Webhooks verifier accepts: the specification has secrets of 24 to 64
+ * random bytes (its own example secret is 24).
+ */
+export const MIN_STANDARD_WEBHOOKS_KEY_BYTES = 24;
+
 /** The key bytes of a `whsec_…` or base64 secret; throws at start-up rather than failing every delivery. */
 export function standardWebhooksKey(secret: StandardWebhooksSecret): Uint8Array {
   if (secret instanceof Uint8Array) {
@@ -23,8 +31,17 @@ export function standardWebhooksKey(secret: StandardWebhooksSecret): Uint8Array 
   }
   if (typeof secret !== "string") throw new TypeError(`${WHAT}: a secret must be a string or bytes`);
   const key = base64ToBytes(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret);
-  if (!key || key.length === 0) throw new TypeError(`${WHAT}: a secret must be "whsec_" followed by base64`);
+  if (!key || key.length === 0) {
+    throw new TypeError(
+      `${WHAT}: a secret must be "whsec_" followed by base64 (A-Z, a-z, 0-9, +, /, optional = padding); the one given is not valid base64`,
+    );
+  }
   return key;
+}
+
+/** A verifier's key: well-formed, and long enough that one signed delivery does not give it away. */
+function verifyingKey(secret: StandardWebhooksSecret): Uint8Array {
+  return strongEnough(standardWebhooksKey(secret), MIN_STANDARD_WEBHOOKS_KEY_BYTES, WHAT);
 }
 
 /** The signed content the specification defines: `${msg_id}.${timestamp}.${payload}`. */
@@ -41,6 +58,7 @@ export function standardWebhookContent(id: string, timestamp: string, body: Uint
 function signedHeaders(headers: Readonly<Record<string, string>>) {
   const family = headers["webhook-id"] === undefined && headers["svix-id"] !== undefined ? "svix" : "webhook";
   return {
+    family,
     id: headers[`${family}-id`],
     timestamp: headers[`${family}-timestamp`],
     signatures: headers[`${family}-signature`],
@@ -59,26 +77,54 @@ export function standardWebhooksVerifier(
   options: StandardWebhooksVerifierOptions = {},
 ): VerifyHook {
   const tolerance = checkTolerance(options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, WHAT);
-  const keys = secretKeys(secret, standardWebhooksKey, "sha256", WHAT);
+  const keys = secretKeys(secret, verifyingKey, "sha256", WHAT);
 
-  return async (rawBody, headers) => {
-    const { id, timestamp, signatures } = signedHeaders(headers);
-    if (!id || !signatures || !isFresh(timestamp, tolerance)) return false;
+  return explainingHook(async (rawBody, headers): Promise<VerifyOutcome> => {
+    const { family, id, timestamp, signatures } = signedHeaders(headers);
+    if (!signatures || !id) {
+      const missing = `${family}-${signatures ? "id" : "signature"}`;
+      return failure(
+        "no_signature_header",
+        `no "${missing}" header${otherSignatureHeaders(headers, `${family}-signature`)}`,
+      );
+    }
+    const stale = timestampFailure(timestamp, tolerance, `${family}-timestamp`);
+    if (stale) return stale;
 
     const candidates: Uint8Array[] = [];
+    const versions = new Set<string>();
     for (const entry of signatures.split(" ")) {
       const comma = entry.indexOf(",");
-      if (comma < 0 || entry.slice(0, comma) !== "v1") continue;
+      if (comma < 0) continue;
+      versions.add(entry.slice(0, comma));
+      if (entry.slice(0, comma) !== "v1") continue;
       const bytes = base64ToBytes(entry.slice(comma + 1));
       if (bytes && bytes.length > 0) candidates.push(bytes);
     }
-    if (candidates.length === 0) return false;
-
-    const content = standardWebhookContent(id, timestamp!, rawBody);
-    for (const key of await keys(headers)) {
-      const expected = await hmac(key, content);
-      if (candidates.some((candidate) => constantTimeEqual(candidate, expected))) return true;
+    if (candidates.length === 0) {
+      if (versions.size > 0 && !versions.has("v1")) {
+        const seen = [...versions].slice(0, 5).map((version) => shownVersion(version));
+        return failure(
+          "unknown_scheme",
+          `"${family}-signature" has only ${seen.join(", ")} entries; this verifier checks v1`,
+        );
+      }
+      return failure("malformed_header", `"${family}-signature" holds no "v1,<base64>" entry`);
     }
-    return false;
-  };
+
+    const found = await keys(headers);
+    if (!Array.isArray(found)) return found;
+    const content = standardWebhookContent(id, timestamp!, rawBody);
+    for (const [secretIndex, key] of found.entries()) {
+      const expected = await hmac(key, content);
+      if (candidates.some((candidate) => constantTimeEqual(candidate, expected))) return { ok: true, secretIndex };
+    }
+    return failure(
+      "no_signature_matched",
+      `${candidates.length} v1 signature(s) checked against ${found.length} secret(s), none matched`,
+    );
+  });
 }
+
+/** A version label as the sender wrote it, cut and limited to printable characters, for the log. */
+const shownVersion = (version: string) => JSON.stringify(version.slice(0, 8).replace(/[^\x21-\x7e]/g, "?"));

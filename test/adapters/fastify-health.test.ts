@@ -26,7 +26,9 @@ describe("fastify plugin healthPath", () => {
     const app = await appWith(down);
     const response = await app.inject({ method: "GET", url: "/healthz" });
     expect(response.statusCode).toBe(503);
-    expect(response.json()).toEqual({ ok: false, store: "down", queue: "none" });
+    const { storeDownSince, ...rest } = response.json();
+    expect(rest).toEqual({ ok: false, store: "down", queue: "none" });
+    expect(Date.parse(storeDownSince)).toBeLessThanOrEqual(Date.now());
     await app.close();
   });
 });

@@ -3,7 +3,7 @@ import { subscriptionNotificationSchema } from "merchant-webhooks";
 import { hmacVerifier, standardWebhooksVerifier } from "../../src/verify/index.js";
 import { runCli, startWebhook, type RunningWebhook } from "./run-cli.js";
 
-const SECRET = "whsec-cli-send";
+const SECRET = "whsec-cli-send-0123456789";
 
 describe("merchant-webhooks send against a running server", () => {
   let webhook: RunningWebhook;

@@ -18,7 +18,7 @@ describe("receiver.health()", () => {
   it("counts a store that does not answer within the time-out as down", async () => {
     const hanging: IdempotencyStore = { ...memoryStore(), ping: () => new Promise<void>(() => {}) };
     const receiver = createReceiver({ idempotency: hanging });
-    expect(await receiver.health({ timeoutMs: 50 })).toEqual({ ok: false, store: "down", queue: "none" });
+    expect(await receiver.health({ timeoutMs: 50 })).toMatchObject({ ok: false, store: "down", queue: "none" });
   });
 
   it("reports a store without ping as unknown and still ok", async () => {
@@ -50,15 +50,18 @@ describe("receiver.health()", () => {
       const receiver = createReceiver({ idempotency: store, queue });
 
       await queue.queue.waitUntilReady();
-      expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "up" });
+      expect(await receiver.health()).toMatchObject({ ok: true, store: "up", queue: "up" });
 
       await server.stop();
-      expect(await receiver.health()).toEqual({ ok: false, store: "down", queue: "down" });
+      const down = await receiver.health();
+      expect(down).toMatchObject({ ok: false, store: "down", queue: "down" });
+      expect(Date.parse(down.storeDownSince!)).toBeLessThanOrEqual(Date.now());
 
       await server.start();
       await expect
         .poll(() => receiver.health(), { timeout: 10_000, interval: 100 })
-        .toEqual({ ok: true, store: "up", queue: "up" });
+        .toMatchObject({ ok: true, store: "up", queue: "up" });
+      expect((await receiver.health()).storeDownSince).toBeUndefined();
     });
   });
 });

@@ -36,7 +36,9 @@ describe("parseNotification", () => {
     const forged = await refusal(bytes, { ...signed, "x-signature": "0".repeat(64) }, { verify });
     expect(forged).toMatchObject({
       status: 401,
-      message: "signature verification failed",
+      reason: "no_signature_matched",
+      message:
+        'signature verification failed: 1 signature(s) in "x-signature" checked against 1 secret(s), none matched',
       answer: { processed: false, message: "signature verification failed" },
     });
   });

@@ -18,7 +18,7 @@ describe("options are checked when the receiver is created", () => {
   });
 
   it("refuses a misspelt handler such as onRenewal, naming the handlers there are", () => {
-    expect(start({ onRenewal: () => {} })).toThrow(/unknown handler "onRenewal": handlers are onCreated, onRenew/);
+    expect(start({ onRenewal: () => {} })).toThrow(/unknown handler "onRenewal". Did you mean "onRenew"\?/);
   });
 
   it("refuses a handlerTimeoutMs longer than leaseMs when the store cannot renew the claim", () => {

@@ -250,7 +250,7 @@ describe("replay options", () => {
 
   it("signs for the shipped HMAC verifier, timestamp included, with the options the verifier takes", async () => {
     const hmac = {
-      secret: "shared-secret",
+      secret: "shared-secret-0123456789",
       header: "X-Signature",
       prefix: "sha256=",
       timestamp: { header: "x-timestamp" },

@@ -67,12 +67,17 @@ describe("hmacVerifier", () => {
   });
 
   it("passes with any of several secrets while one is rotated, and signs with the first", async () => {
-    const options: HmacVerifierOptions = { secret: ["new-secret", "old-secret"], header: "x-signature" };
+    const options: HmacVerifierOptions = {
+      secret: ["new-secret-0123456789", "old-secret-0123456789"],
+      header: "x-signature",
+    };
     const verify = hmacVerifier(options);
-    expect(await verify(body, { "x-signature": nodeHmac("sha256", "old-secret", body, "hex") })).toBe(true);
-    expect(await verify(body, { "x-signature": nodeHmac("sha256", "new-secret", body, "hex") })).toBe(true);
+    expect(await verify(body, { "x-signature": nodeHmac("sha256", "old-secret-0123456789", body, "hex") })).toBe(true);
+    expect(await verify(body, { "x-signature": nodeHmac("sha256", "new-secret-0123456789", body, "hex") })).toBe(true);
     expect(await verify(body, { "x-signature": nodeHmac("sha256", "retired-secret", body, "hex") })).toBe(false);
-    expect(await signHmac(body, options)).toEqual({ "x-signature": nodeHmac("sha256", "new-secret", body, "hex") });
+    expect(await signHmac(body, options)).toEqual({
+      "x-signature": nodeHmac("sha256", "new-secret-0123456789", body, "hex"),
+    });
   });
 
   it("accepts a header listing several signatures when one of them matches", async () => {

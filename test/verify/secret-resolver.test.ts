@@ -4,7 +4,7 @@ import { hmacVerifier, MAX_CACHED_SECRETS, standardWebhooksVerifier } from "merc
 import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
 
 const body = new TextEncoder().encode('{"id":"evt-1","event_type":"SUBSCRIPTION_RENEW"}');
-const TENANT_SECRETS: Record<string, string> = { acme: "acme-secret", globex: "globex-secret" };
+const TENANT_SECRETS: Record<string, string> = { acme: "acme-secret-0123456789", globex: "globex-secret-0123456789" };
 const sign = (secret: string) => createHmac("sha256", secret).update(body).digest("hex");
 const whsec = (text: string) => `whsec_${Buffer.from(text).toString("base64")}`;
 
@@ -16,21 +16,24 @@ describe("a secret picked per delivery", () => {
       header: "x-signature",
       secret: (headers) => TENANT_SECRETS[headers["x-tenant"] ?? ""] ?? [],
     });
-    expect(await verify(body, { "x-tenant": "acme", "x-signature": sign("acme-secret") })).toBe(true);
-    expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("globex-secret") })).toBe(true);
-    expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("acme-secret") })).toBe(false);
-    expect(await verify(body, { "x-tenant": "initech", "x-signature": sign("acme-secret") })).toBe(false);
+    expect(await verify(body, { "x-tenant": "acme", "x-signature": sign("acme-secret-0123456789") })).toBe(true);
+    expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("globex-secret-0123456789") })).toBe(true);
+    expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("acme-secret-0123456789") })).toBe(false);
+    expect(await verify(body, { "x-tenant": "initech", "x-signature": sign("acme-secret-0123456789") })).toBe(false);
   });
 
   it("takes a promise and a list (a tenant rotating its secret)", async () => {
-    const verify = hmacVerifier({ header: "x-signature", secret: async () => ["new-secret", "old-secret"] });
-    expect(await verify(body, { "x-signature": sign("old-secret") })).toBe(true);
+    const verify = hmacVerifier({
+      header: "x-signature",
+      secret: async () => ["new-secret-0123456789", "old-secret-0123456789"],
+    });
+    expect(await verify(body, { "x-signature": sign("old-secret-0123456789") })).toBe(true);
     expect(await verify(body, { "x-signature": sign("other") })).toBe(false);
   });
 
   it("fails the check, without throwing, when the lookup throws or yields an unusable secret", async () => {
     const headers = {
-      "x-signature": sign("acme-secret"),
+      "x-signature": sign("acme-secret-0123456789"),
       "webhook-id": "msg_1",
       "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
       "webhook-signature": "v1,AAAA",
@@ -57,8 +60,8 @@ describe("a secret picked per delivery", () => {
     const resolver = vi.fn((headers: Readonly<Record<string, string>>) => TENANT_SECRETS[headers["x-tenant"]!]!);
     const verify = hmacVerifier({ header: "x-signature", secret: resolver });
     for (let i = 0; i < 5; i++) {
-      expect(await verify(body, { "x-tenant": "acme", "x-signature": sign("acme-secret") })).toBe(true);
-      expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("globex-secret") })).toBe(true);
+      expect(await verify(body, { "x-tenant": "acme", "x-signature": sign("acme-secret-0123456789") })).toBe(true);
+      expect(await verify(body, { "x-tenant": "globex", "x-signature": sign("globex-secret-0123456789") })).toBe(true);
     }
     expect(resolver).toHaveBeenCalledTimes(10);
     expect(importKey).toHaveBeenCalledTimes(2);
@@ -66,8 +69,12 @@ describe("a secret picked per delivery", () => {
 
   it("keeps at most MAX_CACHED_SECRETS keys, dropping the least recently used", async () => {
     const importKey = vi.spyOn(crypto.subtle, "importKey");
-    const verify = hmacVerifier({ header: "x-signature", secret: (headers) => headers["x-tenant"]! });
-    const deliver = (tenant: string) => verify(body, { "x-tenant": tenant, "x-signature": sign(tenant) });
+    const verify = hmacVerifier({
+      header: "x-signature",
+      secret: (headers) => `${headers["x-tenant"]!}-secret-0123456789`,
+    });
+    const deliver = (tenant: string) =>
+      verify(body, { "x-tenant": tenant, "x-signature": sign(`${tenant}-secret-0123456789`) });
     for (let i = 0; i <= MAX_CACHED_SECRETS; i++) expect(await deliver(`tenant-${i}`)).toBe(true);
     expect(importKey).toHaveBeenCalledTimes(MAX_CACHED_SECRETS + 1);
     // tenant-1 is still cached; tenant-0 was the least recently used and was dropped.
@@ -78,7 +85,7 @@ describe("a secret picked per delivery", () => {
   });
 
   it("refuses to sign with a lookup: a sender signs with the secret itself", async () => {
-    await expect(signHmac(body, { header: "x-signature", secret: () => "acme-secret" })).rejects.toThrow(
+    await expect(signHmac(body, { header: "x-signature", secret: () => "acme-secret-0123456789" })).rejects.toThrow(
       /secret itself/,
     );
   });
