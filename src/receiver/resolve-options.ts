@@ -12,6 +12,7 @@ import {
   DEFAULT_HANDLER_TIMEOUT_MS,
   type ReceiverOptions,
 } from "./options.js";
+import { payloadFingerprinter } from "./fingerprint.js";
 
 /** A receiver's options with every default filled in, checked once at start-up. */
 export interface ResolvedOptions {
@@ -30,6 +31,8 @@ export interface ResolvedOptions {
   slots: ReturnType<typeof handlerSlots> | undefined;
   /** `ordering` resolved; undefined when off. */
   ordering: Ordering | undefined;
+  /** The payload fingerprint under `fingerprintKey`. */
+  fingerprint: (body: unknown) => string | Promise<string>;
 }
 
 export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
@@ -53,5 +56,6 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     unavailableRetry: retryAfter((options.retryAfterSeconds ?? 5) * 1000),
     slots: options.backpressure ? handlerSlots(options.backpressure) : undefined,
     ordering: resolveOrdering(options.ordering, options.onStale),
+    fingerprint: payloadFingerprinter(options.fingerprintKey),
   };
 }
