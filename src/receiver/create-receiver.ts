@@ -59,6 +59,13 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   };
   const verdictOf = (refusal: Verdict | EarlyRejection) =>
     typeof refusal === "string" ? earlyVerdict(refusal, rules) : refusal;
+  const intakeRules = {
+    bodyLimit,
+    verify: options.verify,
+    schema: options.eventSchema,
+    // A recording reads the body after the handler ran: it gets zod's copy as the notification.
+    fastAccept: !options.record,
+  };
   loadOtelApi();
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
@@ -68,7 +75,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     const loading = otelApiLoading();
     if (loading) await loading;
     const observation = observeReceive(request.headers);
-    const taken = await intake(request, { bodyLimit, verify: options.verify, schema: options.eventSchema });
+    const taken = await intake(request, intakeRules);
     const response = answer(
       taken.accepted ? await dispatch(taken, observation) : verdictOf(taken.refusal),
       started,
