@@ -10,6 +10,7 @@ export default defineConfig([
       next: "adapters/next.ts",
       node: "adapters/node.ts",
       fetch: "adapters/fetch.ts",
+      schema: "src/schema/index.ts",
       redis: "src/redis/index.ts",
       bullmq: "src/bullmq/index.ts",
       testing: "src/testing/index.ts",

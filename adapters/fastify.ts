@@ -32,12 +32,12 @@ const send = (reply: FastifyReply, response: ReceiverResponse, closeConnection =
     .send(response.body);
 
 /**
- * `app.register(subscriptionWebhookPlugin, { path: "/hook", onRenew })`. An encapsulated plugin (no
+ * `app.register(subscriptionWebhook, { path: "/hook", onRenew })`. An encapsulated plugin (no
  * fastify-plugin wrapper, on purpose): inside it, every content type is read as raw bytes within
  * `bodyLimit` and `bodyTimeoutMs`, so the signature is checked on the exact bytes received, while the
  * rest of the app keeps its JSON parser. `app.close()` closes the receiver.
  */
-export const subscriptionWebhookPlugin: FastifyPluginAsync<SubscriptionWebhookPluginOptions> = async (app, opts) => {
+export const subscriptionWebhook: FastifyPluginAsync<SubscriptionWebhookPluginOptions> = async (app, opts) => {
   const { path, healthPath, ...options } = opts;
   const receiver = createReceiver(options);
 
@@ -82,6 +82,9 @@ export const subscriptionWebhookPlugin: FastifyPluginAsync<SubscriptionWebhookPl
     },
   });
 };
+
+/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/fastify` (same plugin, the name every adapter shares). */
+export const subscriptionWebhookPlugin = subscriptionWebhook;
 
 /**
  * The reason for an error raised while reading the body, so the status table holds; `undefined` for

@@ -12,10 +12,13 @@ export interface FetchHandler {
 }
 
 /**
- * `createFetchHandler({ onRenew, onCancel })`: answers any method (405 unless POST), reads the body
- * once within `bodyLimit`, and uses only Fetch API and Web Crypto globals.
+ * `const handle = subscriptionWebhook({ onRenew, onCancel })`, then `handle(request)`: answers any method
+ * (405 unless POST), reads the body once within `bodyLimit`, and uses only Fetch API and Web Crypto globals.
  */
-export function createFetchHandler(options: ReceiverOptions): FetchHandler {
+export function subscriptionWebhook(options: ReceiverOptions): FetchHandler {
   const receiver = createReceiver(options);
   return Object.assign(webHandler(receiver), { receiver });
 }
+
+/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/fetch` (same function, the name every adapter shares). */
+export const createFetchHandler = subscriptionWebhook;

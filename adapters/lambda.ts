@@ -13,11 +13,14 @@ export interface LambdaHandler {
 }
 
 /**
- * `export const handler = createLambdaHandler({ onRenew })`. Create it at module scope, outside the
+ * `export const handler = subscriptionWebhook({ onRenew })`. Create it at module scope, outside the
  * handler, so a warm container keeps its receiver (and its store connection) across invocations; an
  * in-memory store only spans one container, so use `redisStore` for idempotency across containers.
  */
-export function createLambdaHandler(options: ReceiverOptions): LambdaHandler {
+export function subscriptionWebhook(options: ReceiverOptions): LambdaHandler {
   const receiver = createReceiver(options);
   return Object.assign(lambdaHandler(receiver), { receiver });
 }
+
+/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/lambda` (same function, the name every adapter shares). */
+export const createLambdaHandler = subscriptionWebhook;

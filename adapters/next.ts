@@ -24,16 +24,19 @@ export interface RouteHandlers {
 }
 
 /**
- * `export const { POST } = createRouteHandler({ onRenew })` in `app/.../route.ts`. The body is read
+ * `export const { POST } = subscriptionWebhook({ onRenew })` in `app/.../route.ts` (App Router). The body is read
  * once from `request.body`, refused past `bodyLimit` by Content-Length or while streaming. Next
  * answers methods a route does not export with its own empty 405; export `GET` and friends too if
  * the sender should get our JSON answer instead.
  */
-export function createRouteHandler(options: ReceiverOptions): RouteHandlers {
+export function subscriptionWebhook(options: ReceiverOptions): RouteHandlers {
   const receiver = createReceiver(options);
   const handler: RouteHandler = webHandler(receiver);
   return { POST: handler, GET: handler, PUT: handler, PATCH: handler, DELETE: handler, receiver };
 }
+
+/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/next` (same function, the name every adapter shares). */
+export const createRouteHandler = subscriptionWebhook;
 
 /** A Pages Router API route: Next's `NextApiRequest`/`NextApiResponse` are Node's req/res underneath. */
 export interface PagesHandler {
@@ -46,14 +49,18 @@ const PAGES_BODY_PARSER_FIX =
   "turn Next's body parser off in this API route file: export const config = { api: { bodyParser: false } }";
 
 /**
- * `export default createPagesHandler({ onRenew })` in `pages/api/...`, beside the literal
+ * The Pages Router variant of `subscriptionWebhook`:
+ * `export default pagesSubscriptionWebhook({ onRenew })` in `pages/api/...`, beside the literal
  * `export const config = { api: { bodyParser: false } }`, so the exact bytes reach the signature check.
  * The config is not exported from here: Next reads it statically from the route file, and Next 16
  * fails the build when it is re-exported from another module. If the body parser was left on, unsigned
  * notifications still work from the parsed body (like Express behind `express.json()`); with `verify`
  * set the answer is a 500 naming the misconfiguration.
  */
-export function createPagesHandler(options: ReceiverOptions): PagesHandler {
+export function pagesSubscriptionWebhook(options: ReceiverOptions): PagesHandler {
   const receiver = createReceiver(options, { bodyParserFix: PAGES_BODY_PARSER_FIX });
   return Object.assign(nodeListener(receiver), { receiver });
 }
+
+/** @deprecated Use `pagesSubscriptionWebhook` from `merchant-webhooks/next` (same function). */
+export const createPagesHandler = pagesSubscriptionWebhook;

@@ -13,10 +13,13 @@ export interface NodeHandler {
 }
 
 /**
- * `http.createServer(createNodeHandler({ onRenew }))`, or call it from your own router for one path.
+ * `http.createServer(subscriptionWebhook({ onRenew }))`, or call it from your own router for one path.
  * The body is read while streaming and refused past `bodyLimit`; the returned promise never rejects.
  */
-export function createNodeHandler(options: ReceiverOptions): NodeHandler {
+export function subscriptionWebhook(options: ReceiverOptions): NodeHandler {
   const receiver = createReceiver(options);
   return Object.assign(nodeListener(receiver), { receiver });
 }
+
+/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/node` (same function, the name every adapter shares). */
+export const createNodeHandler = subscriptionWebhook;

@@ -13,7 +13,7 @@ const app = express();
 const env = process.env;
 const idempotency = env.WEBHOOK_REDIS_URL
   ? redisStore({
-      redis: env.WEBHOOK_REDIS_URL,
+      connection: env.WEBHOOK_REDIS_URL,
       prefix: env.WEBHOOK_REDIS_PREFIX,
       leaseMs: env.WEBHOOK_LEASE_MS ? Number(env.WEBHOOK_LEASE_MS) : undefined,
     })

@@ -1,7 +1,7 @@
 import Fastify from "fastify";
 import { pino } from "pino";
 import { standardWebhooksVerifier } from "merchant-webhooks";
-import { subscriptionWebhookPlugin } from "merchant-webhooks/fastify";
+import { subscriptionWebhook } from "merchant-webhooks/fastify";
 
 // Run with `npx tsx examples/fastify/server.ts`. The plugin reads its route's body as raw bytes; the
 // app's other routes keep Fastify's JSON parser (see POST /orders).
@@ -11,7 +11,7 @@ const app = Fastify();
 // Stands in for the merchant's own business logic.
 const activeUntil = new Map<string, string>();
 
-await app.register(subscriptionWebhookPlugin, {
+await app.register(subscriptionWebhook, {
   path: "/webhooks/subscriptions",
   // GET /healthz: 503 while the store is unreachable (see receiver.health()).
   healthPath: "/healthz",

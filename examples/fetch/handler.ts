@@ -1,5 +1,5 @@
 import { standardWebhooksVerifier } from "merchant-webhooks";
-import { createFetchHandler } from "merchant-webhooks/fetch";
+import { subscriptionWebhook } from "merchant-webhooks/fetch";
 
 // A Web-standard `fetch` handler: the same object runs on Bun (`bun run examples/fetch/handler.ts`),
 // Deno (`deno serve`), Cloudflare Workers (`export default`), or behind Hono (`app.post(path, (c) =>
@@ -8,7 +8,7 @@ import { createFetchHandler } from "merchant-webhooks/fetch";
 const secret = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.WEBHOOK_SECRET;
 
 // One handler for the life of the process: its in-memory idempotency store must outlive each request.
-export const webhook = createFetchHandler({
+export const webhook = subscriptionWebhook({
   // Verification uses Web Crypto only, so it runs wherever this handler does.
   verify: secret ? standardWebhooksVerifier(secret) : undefined,
   onRenew: async (notification, ctx) => {

@@ -15,7 +15,7 @@ const logger = pino({ name: "webhook-receiver" });
 const webhook = subscriptionWebhook({
   logger,
   // Receivers and workers must share the store: the worker takes over the record the receiver claimed.
-  idempotency: redisStore({ redis: redisUrl }),
+  idempotency: redisStore({ connection: redisUrl }),
   queue: bullmqQueue({ connection: redisUrl, name: queueName }),
 });
 

@@ -5,6 +5,9 @@ import { closeIfOwned, producerConnection, within, type RedisConnection } from "
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 import { sealingKey, type EncryptionKey } from "./seal.js";
+import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+
+const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
 export interface BullmqQueueOptions {
   /** Redis for the queue: an ioredis client, a URL or ioredis options. Share it with the workers. */
@@ -57,8 +60,11 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   enqueue(item: QueuedNotification): Promise<void>;
   /** A PING on the queue's connection within `timeoutMs`; rejects while Redis is down. */
   ping(): Promise<void>;
-  /** Close the queue and the connection made for it (a lent client stays open). */
-  close(): Promise<void>;
+  /**
+   * Close the queue, letting adds in flight finish for at most `timeoutMs` (default 10 s), then the
+   * connection made for it (a lent client stays open).
+   */
+  close(options?: CloseOptions): Promise<void>;
 }
 
 /**
@@ -113,8 +119,11 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
         () => new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`),
       );
     },
-    async close() {
-      await queue.close();
+    async close(closeOptions) {
+      const limit = closeTimeoutOf(closeOptions, DEFAULT_CLOSE_TIMEOUT_MS);
+      // Past the limit the connection closes under the adds still waiting: they fail, and their
+      // receivers answer 503, so the sender keeps those notifications.
+      await within(queue.close(), limit, () => new Error("queue not closed in time")).catch(() => {});
       await closeIfOwned(handle);
     },
   };

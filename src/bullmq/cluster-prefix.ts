@@ -1,5 +1,4 @@
-import { Cluster } from "ioredis";
-import type { RedisConnection } from "../redis/clients.js";
+import { isClusterConnection, type RedisConnection } from "../redis/clients.js";
 
 /** BullMQ's key prefix when none is given. */
 const BULLMQ_DEFAULT_PREFIX = "bull";
@@ -26,7 +25,7 @@ export function assertClusterPrefix(
   name: string,
   prefix: string | undefined,
 ): void {
-  if (!(connection instanceof Cluster)) return;
+  if (!isClusterConnection(connection)) return;
   if (hashTagOf(`${prefix ?? BULLMQ_DEFAULT_PREFIX}:${name}:`) !== undefined) return;
   const given = prefix === undefined ? 'no prefix (BullMQ\'s default is "bull")' : `prefix ${JSON.stringify(prefix)}`;
   throw new Error(

@@ -16,6 +16,7 @@ import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
 import { workerStore } from "./worker-store.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { gaugeFailedSet } from "./failed-set-gauge.js";
+import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -33,7 +34,7 @@ export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks 
   onStale?: Handler;
   /**
    * The store the receivers claim in. Default: `redisStore` on `connection` with its default prefix,
-   * which is what receivers get from `redisStore({ redis })` on the same Redis.
+   * which is what receivers get from `redisStore({ connection })` on the same Redis.
    */
   idempotency?: IdempotencyStore;
   /** A pino logger. Default: pino to stdout, named `merchant-webhooks`. */
@@ -71,8 +72,9 @@ export interface NotificationWorker {
    * Stop taking jobs and wait up to `timeoutMs` (default 30 s) for running handlers. Past it, their
    * `ctx.signal` aborts and their jobs go back to the queue at once, for another worker to pick up
    * when this worker's claim lapses. Resolves true when every running handler finished in time.
+   * A bare number still works as the limit (deprecated: pass `{ timeoutMs }`).
    */
-  close(timeoutMs?: number): Promise<boolean>;
+  close(options?: CloseLimit): Promise<boolean>;
 }
 
 /** Queued handlers are the slow ones, and no sender is waiting on them: a longer limit than a receiver's. */
@@ -137,7 +139,8 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     waitUntilReady: async () => {
       await worker.waitUntilReady();
     },
-    close(timeoutMs = DEFAULT_CLOSE_TIMEOUT_MS) {
+    close(limit) {
+      const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       return (closing ??= (async () => {
         const closed = worker.close();
         const drained = await settlesWithin(closed, timeoutMs);

@@ -14,6 +14,7 @@ export {
 export type { JobOutcome } from "./process-job.js";
 export { redrive, type RedriveOptions, type RedriveResult } from "./redrive.js";
 export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "../lifecycle/close-on-signals.js";
+export type { CloseOptions } from "../lifecycle/close-options.js";
 export { jobIdFor } from "./job-id.js";
 export type { NotificationJobData } from "./job-data.js";
 export type { RedisConnection } from "../redis/clients.js";

@@ -1,7 +1,6 @@
-import { Cluster, Redis } from "ioredis";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { RedisConnection } from "../redis/clients.js";
-import { failFastRedisOptions, redisStore } from "../redis/index.js";
+import { redisStore } from "../redis/index.js";
 
 export interface WorkerStore {
   store: IdempotencyStore;
@@ -17,22 +16,11 @@ export function workerStore(options: { idempotency?: IdempotencyStore; connectio
 }
 
 /**
- * The default store: the one receivers reach with `redisStore({ redis })` on the same Redis (default
- * prefix). A URL or a lent client goes to the store as it is; options get the store's fail-fast
- * settings underneath, on a connection closed with the worker.
+ * The default store: the one receivers reach with `redisStore({ connection })` on the same Redis
+ * (default prefix). A lent client goes to the store as it is; a URL, options or nodes get the store's
+ * fail-fast settings underneath, on a connection closed with the worker.
  */
 function sharedStore(connection: RedisConnection): WorkerStore {
-  if (typeof connection === "string" || connection instanceof Redis || connection instanceof Cluster) {
-    const store = redisStore({ redis: connection });
-    return { store, closeStore: () => store.close() };
-  }
-  const client = new Redis({ ...failFastRedisOptions(), ...connection });
-  const store = redisStore({ redis: client });
-  return {
-    store,
-    async closeStore() {
-      await store.close();
-      client.disconnect();
-    },
-  };
+  const store = redisStore({ connection });
+  return { store, closeStore: () => store.close() };
 }

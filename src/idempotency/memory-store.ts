@@ -3,6 +3,8 @@ import {
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_SECONDS,
   StoreUnavailableError,
+  refOf,
+  type ClaimHandle,
   type ClaimRequest,
   type ClaimResult,
   type IdempotencyRecord,
@@ -116,7 +118,7 @@ export function memoryStore(
   }
 
   /** Apply `change` only when `owner` still holds the record in one of `states`. */
-  function ownedUpdate(id: string, owner: string, states: readonly string[], change: (entry: Entry) => void): boolean {
+  function ownedUpdate({ id, owner }: ClaimHandle, states: readonly string[], change: (entry: Entry) => void): boolean {
     const entry = live(id);
     if (!entry || entry.owner !== owner || !states.includes(entry.state)) return false;
     change(entry);
@@ -185,26 +187,28 @@ export function memoryStore(
         if (entry) put(id, entry);
         throw new StoreUnavailableError("memory store is full of claims in progress");
       }
-      if (stale) return { status: "stale", attempt: attempts, newestPosition: newestPosition! };
+      const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
+      if (stale) return { status: "stale", ...handle, attempt: attempts, newestPosition: newestPosition! };
       if (order) orders.hold(order.key, owner, at + leaseMs);
       return newestPosition === undefined
-        ? { status: "claimed", attempt: attempts }
-        : { status: "claimed", attempt: attempts, previousPosition: newestPosition };
+        ? { status: "claimed", ...handle, attempt: attempts }
+        : { status: "claimed", ...handle, attempt: attempts, previousPosition: newestPosition };
     },
 
-    extend(id, owner, leaseMs = DEFAULT_LEASE_MS) {
+    extend(claim, leaseMs = DEFAULT_LEASE_MS) {
+      const { id, owner } = claim;
       // An ordered claim's key is part of the claim: lost to another notification, the claim is lost.
       const order = live(id)?.order;
       const key = order?.holdsKey ? order.key : undefined;
       if (key !== undefined && orders.heldFor(key, owner) !== undefined) return false;
-      return ownedUpdate(id, owner, ["processing"], (entry) => {
+      return ownedUpdate(claim, ["processing"], (entry) => {
         entry.leaseUntil = now() + leaseMs;
         if (key !== undefined) orders.hold(key, owner, entry.leaseUntil);
       });
     },
 
-    complete(id, owner, answer: Answer) {
-      return ownedUpdate(id, owner, ["processing"], (entry) => {
+    complete(claim, answer: Answer) {
+      return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "completed";
         entry.answer = answer;
         delete entry.leaseUntil;
@@ -214,8 +218,8 @@ export function memoryStore(
       });
     },
 
-    fail(id, owner, error) {
-      return ownedUpdate(id, owner, ["processing"], (entry) => {
+    fail(claim, error) {
+      return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "failed";
         entry.error = error;
         delete entry.leaseUntil;
@@ -223,15 +227,15 @@ export function memoryStore(
       });
     },
 
-    markQueued(id, owner) {
-      return ownedUpdate(id, owner, ["processing"], (entry) => {
+    markQueued(claim) {
+      return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "queued";
         delete entry.leaseUntil;
         letGoOfKey(entry);
       });
     },
 
-    release(id, owner) {
+    release({ id, owner }) {
       const entry = live(id);
       if (!entry || entry.owner !== owner || (entry.state !== "processing" && entry.state !== "queued")) return false;
       letGoOfKey(entry);
@@ -239,8 +243,8 @@ export function memoryStore(
       return true;
     },
 
-    get(id) {
-      const entry = live(id);
+    get(ref) {
+      const entry = live(refOf(ref).id);
       if (!entry) return undefined;
       const { expiresAt: _expiresAt, bytes: _bytes, order: _order, ...record } = entry;
       return record;

@@ -1,7 +1,9 @@
+import type { CloseOptions } from "./close-options.js";
+
 /** Anything with a `close`, such as a worker from `createWorker`, a receiver or a queue. */
 export interface Closable {
-  /** May take the time limit; a `false` result means it did not finish cleanly in time. */
-  close(timeoutMs?: number): Promise<unknown>;
+  /** Given `{ timeoutMs }`; a `false` result means it did not finish cleanly in time. */
+  close(options?: CloseOptions): Promise<unknown>;
 }
 
 export interface CloseOnSignalsOptions {
@@ -45,7 +47,7 @@ async function closeAll(targets: readonly Closable[], timeoutMs: number): Promis
   let clean = true;
   for (const target of targets) {
     try {
-      if ((await target.close(timeoutMs)) === false) clean = false;
+      if ((await target.close({ timeoutMs })) === false) clean = false;
     } catch {
       clean = false;
     }

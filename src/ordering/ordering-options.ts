@@ -15,7 +15,11 @@ export interface OrderingOptions {
    * not a date-time) a notification still waits its turn, but is never stale.
    */
   position?: (notification: SubscriptionNotification) => string | Date | undefined;
-  /** Gets stale notifications instead of their event's handler. Without it they are only acknowledged and logged. */
+  /**
+   * Gets stale notifications instead of their event's handler.
+   * @deprecated Give `onStale` beside the other handlers (the receiver's and the worker's option), not
+   * inside `ordering`; this one still works when that one is not given.
+   */
   onStale?: Handler;
 }
 
@@ -43,7 +47,8 @@ export function updateOrCreateTime(notification: SubscriptionNotification): stri
 }
 
 /**
- * Check and resolve `ordering` (and the top-level `onStale`, which `ordering.onStale` overrides).
+ * Check and resolve `ordering` with the top-level `onStale` (the deprecated `ordering.onStale` stands in
+ * for it when it is not given; both at once, different, is refused).
  * Undefined when ordering is off. Throws a TypeError naming the option on a wrong type.
  */
 export function resolveOrdering(option: OrderingOption | undefined, onStale?: Handler): Ordering | undefined {
@@ -57,6 +62,11 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       throw new TypeError(`ordering.${name} must be a function`);
   }
   if (onStale !== undefined && typeof onStale !== "function") throw new TypeError("onStale must be a function");
+  if (onStale !== undefined && parts.onStale !== undefined && parts.onStale !== onStale) {
+    throw new TypeError(
+      "onStale is given twice, at the top level and in ordering: keep the top-level onStale (ordering.onStale is its deprecated alias)",
+    );
+  }
   const keyOf = parts.key ?? subscriptionKey;
   const positionOf = parts.position ?? updateOrCreateTime;
   return {
@@ -67,6 +77,6 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       const position = at === undefined ? undefined : sortablePosition(at);
       return position === undefined ? { key } : { key, position };
     },
-    onStale: parts.onStale ?? onStale,
+    onStale: onStale ?? parts.onStale,
   };
 }

@@ -1,4 +1,5 @@
 import PQueue from "p-queue";
+import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
 import type { NotificationQueue, QueuedNotification } from "./queue.js";
 import { QueueFullError } from "./queue-full-error.js";
 
@@ -15,8 +16,11 @@ export interface InProcessQueue extends NotificationQueue {
   /** Waiting and running notifications. */
   readonly size: number;
   readonly running: number;
-  /** Stop accepting (new notifications get 503), then wait for accepted ones up to the drain limit. */
-  close(): Promise<void>;
+  /**
+   * Stop accepting (new notifications get 503), then wait for accepted ones at most `timeoutMs`
+   * (default: `drainTimeoutMs`).
+   */
+  close(options?: CloseOptions): Promise<void>;
 }
 
 /**
@@ -49,9 +53,9 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
       // Full or closing, it refuses notifications (503) until it drains: not a place to route them to.
       if (closing || queue.size >= maxPending) throw new QueueFullError(maxPending);
     },
-    async close() {
+    async close(closeOptions) {
       closing = true;
-      const limit = options.drainTimeoutMs ?? 30_000;
+      const limit = closeTimeoutOf(closeOptions, options.drainTimeoutMs ?? 30_000);
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([queue.onIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, limit)))]);
       clearTimeout(timer);

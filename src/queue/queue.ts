@@ -1,5 +1,6 @@
 import type { SubscriptionNotification } from "../schema/index.js";
 import type { OrderClaim } from "../idempotency/store.js";
+import type { CloseOptions } from "../lifecycle/close-options.js";
 
 /** A validated, claimed notification handed to a queue. */
 export interface QueuedNotification {
@@ -26,5 +27,6 @@ export interface NotificationQueue {
   enqueue(item: QueuedNotification): Promise<void>;
   /** Resolves when the queue would accept a notification now; rejects when not. Used by `receiver.health()`. */
   ping?(): Promise<void>;
-  close?(): Promise<void>;
+  /** Stop accepting and wait for accepted work at most `timeoutMs` (the queue's own default when not given). */
+  close?(options?: CloseOptions): Promise<void>;
 }

@@ -11,6 +11,7 @@ import type { Verdict } from "./verdict.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
+import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
 
 export type { ReceiverRequest, EarlyRejection } from "./intake.js";
 
@@ -25,10 +26,10 @@ export interface Receiver {
   readonly bodyTimeoutMs: number;
   /**
    * Waits for background writes (completion records being retried, recordings) at most `timeoutMs`
-   * (default 10 s), logging what was abandoned, then closes the queue and the recorder. Takes the number
-   * `closeOnSignals` passes, too.
+   * (default 10 s), logging what was abandoned, then closes the queue and the recorder, each given
+   * the same limit. A bare number still works as the limit (deprecated: pass `{ timeoutMs }`).
    */
-  close(limit?: number | { timeoutMs?: number }): Promise<void>;
+  close(options?: CloseLimit): Promise<void>;
   /** Pings the store and the queue within a short time-out; `ok: false` means notifications would get 503. */
   health(options?: HealthOptions): Promise<ReceiverHealth>;
 }
@@ -107,9 +108,9 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     bodyTimeoutMs,
     health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions),
     async close(limit) {
-      const timeoutMs = (typeof limit === "number" ? limit : limit?.timeoutMs) ?? DEFAULT_CLOSE_TIMEOUT_MS;
+      const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       await work.settle(timeoutMs);
-      await options.queue?.close?.();
+      await options.queue?.close?.({ timeoutMs });
       await options.record?.close?.();
     },
   };

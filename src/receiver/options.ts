@@ -46,15 +46,19 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   record?: NotificationRecorder;
   /**
    * Validate bodies with this schema in place of the subscription notification's; its output's string
-   * `id` is the idempotency key. Set by `eventWebhook`, which also sends every event_type to one handler.
+   * `id` is the idempotency key. Set by `eventReceiverOptions`, which also sends every event_type to one handler.
    */
   eventSchema?: z.ZodType<{ id: string }>;
   /**
    * Process one subscription's notifications one at a time, and send those older than its newest
-   * completed one to `onStale` instead of their handler. `true`, or `{ key?, position?, onStale? }`.
+   * completed one to `onStale` instead of their handler. `true`, or `{ key?, position? }`.
    */
   ordering?: OrderingOption;
-  /** With `ordering`: gets the notifications older than their subscription's newest completed one. */
+  /**
+   * With `ordering`: gets the notifications older than their subscription's newest completed one, in
+   * place of their event's handler (the worker takes the same option). The one place for it:
+   * `ordering.onStale` is its deprecated alias.
+   */
   onStale?: Handler;
   /**
    * Key of the payload fingerprint (an HMAC-SHA-256 of the canonical JSON, kept with each record to

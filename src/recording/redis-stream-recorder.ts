@@ -1,12 +1,24 @@
-import { Redis, type Cluster } from "ioredis";
-import { closeClient, RECORDER_DEFAULTS } from "../redis/clients.js";
+import {
+  closeIfOwned,
+  connect,
+  connectionOf,
+  type ConnectionOption,
+  RECORDER_DEFAULTS,
+  type RedisConnection,
+} from "../redis/clients.js";
 import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
 
-/** An ioredis client or cluster (left open: its owner closes it), or a URL (connected and closed here). */
-export type RedisStreamConnection = Redis | Cluster | string;
+/**
+ * An ioredis client or cluster (left open: its owner closes it), or a URL, ioredis options or cluster
+ * nodes (connected and closed here).
+ * @deprecated Use `RedisConnection`, the type every Redis-backed part's `connection` shares.
+ */
+export type RedisStreamConnection = RedisConnection;
 
-export interface RedisStreamRecorderOptions {
-  redis: RedisStreamConnection;
+/** `connection` (or its deprecated alias `redis`): where the stream lives. */
+export type RedisStreamRecorderOptions = RedisStreamRecorderSettings & ConnectionOption;
+
+export interface RedisStreamRecorderSettings {
   /** The stream key, e.g. `merchant-webhooks:recording`. */
   stream: string;
   /** Entries kept, trimmed approximately (`MAXLEN ~`) so trimming stays cheap. Default 10,000. */
@@ -27,18 +39,20 @@ export const ENTRY_FIELD = "entry";
 export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisStreamRecorder {
   const maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
   if (!Number.isInteger(maxLen) || maxLen < 1) throw new RangeError(`maxLen must be a positive integer, got ${maxLen}`);
-  const connection = connectTo(options.redis);
+  const connection = connectTo(connectionOf("redisStreamRecorder", options));
   return {
     async write(entry: RecordedNotification) {
-      const client = await connection.client;
+      const client = connection.client;
       await client.xadd(options.stream, "MAXLEN", "~", maxLen, "*", ENTRY_FIELD, JSON.stringify(entry));
     },
     close: () => connection.close(),
   };
 }
 
-export interface ReadRedisStreamOptions {
-  redis: RedisStreamConnection;
+/** `connection` (or its deprecated alias `redis`): where the stream lives. */
+export type ReadRedisStreamOptions = ReadRedisStreamSettings & ConnectionOption;
+
+export interface ReadRedisStreamSettings {
   stream: string;
   /** First entry id to read (inclusive). Default `-`, the oldest. */
   start?: string;
@@ -52,9 +66,9 @@ const PAGE_SIZE = 500;
 
 /** The recorded entries of a stream, oldest first: a replay source as it is. */
 export async function readRedisStream(options: ReadRedisStreamOptions): Promise<RecordedNotification[]> {
-  const connection = connectTo(options.redis);
+  const connection = connectTo(connectionOf("readRedisStream", options));
   try {
-    const client = await connection.client;
+    const client = connection.client;
     const limit = options.count ?? Number.POSITIVE_INFINITY;
     const entries: RecordedNotification[] = [];
     let start = options.start ?? "-";
@@ -85,14 +99,8 @@ function fieldValue(fields: string[], name: string): string | undefined {
   return undefined;
 }
 
-interface StreamConnection {
-  client: Promise<Redis | Cluster>;
-  close(): Promise<void>;
-}
-
-/** A URL is connected (with `RECORDER_DEFAULTS`) and closed here; a lent client is left to its owner. */
-function connectTo(redis: RedisStreamConnection): StreamConnection {
-  if (typeof redis !== "string") return { client: Promise.resolve(redis), close: async () => {} };
-  const client = new Redis(redis, RECORDER_DEFAULTS);
-  return { client: Promise.resolve(client), close: () => closeClient(client) };
+/** A URL, options or nodes are connected (with `RECORDER_DEFAULTS`) and closed here; a lent client is left to its owner. */
+function connectTo(connection: RedisConnection) {
+  const handle = connect(connection, { defaults: RECORDER_DEFAULTS });
+  return { client: handle.client, close: () => closeIfOwned(handle) };
 }

@@ -1,7 +1,37 @@
-import { Cluster, Redis, type RedisOptions } from "ioredis";
+import { Cluster, type ClusterNode, Redis, type RedisOptions } from "ioredis";
 
-/** How a Redis connection may be given: an ioredis client or cluster, a URL, or ioredis options. */
-export type RedisConnection = Redis | Cluster | string | RedisOptions;
+/**
+ * How every Redis-backed part (`redisStore`, `redisStreamRecorder`, `bullmqQueue`, `createWorker`,
+ * `redrive`) takes its Redis, as its `connection` option:
+ * - an ioredis client or cluster: used as it is and left open for its owner;
+ * - a URL (`redis://host:6379/0`), ioredis options (`{ host, port }`), or Redis Cluster startup nodes
+ *   (`[{ host, port }, ...]`): connected with the part's own settings and closed by its `close()`.
+ */
+export type RedisConnection = Redis | Cluster | string | RedisOptions | readonly ClusterNode[];
+
+/** The option every Redis-backed part takes; `redis` is the name `redisStore` and the recorder used before 0.1.0. */
+export type ConnectionOption =
+  | { connection: RedisConnection; redis?: undefined }
+  | {
+      /** @deprecated Use `connection` (the same value): the name every Redis-backed part shares. */
+      redis: RedisConnection;
+      connection?: undefined;
+    };
+
+/** The connection given as `connection`, or as the deprecated `redis`; a clear error when neither or both. */
+export function connectionOf(caller: string, options: { connection?: RedisConnection; redis?: RedisConnection }) {
+  const { connection, redis } = options;
+  if (connection !== undefined && redis !== undefined && connection !== redis) {
+    throw new TypeError(`${caller}: give \`connection\` only (\`redis\` is its deprecated alias), not both`);
+  }
+  const given = connection ?? redis;
+  if (given === undefined || given === null) {
+    throw new TypeError(
+      `${caller}: \`connection\` is required: an ioredis client or cluster, a URL, ioredis options, or cluster nodes`,
+    );
+  }
+  return given;
+}
 
 /** A client, and whether it was made here (and so is closed here) or lent by the caller. */
 export interface ConnectionHandle {
@@ -37,14 +67,40 @@ export const RECORDER_DEFAULTS: RedisOptions = {
   commandTimeout: 5_000,
 };
 
-const isClient = (connection: RedisConnection): connection is Redis | Cluster =>
+export const isRedisClient = (connection: RedisConnection): connection is Redis | Cluster =>
   connection instanceof Redis || connection instanceof Cluster;
+
+/** Whether the connection is, or will be, a Redis Cluster. */
+export const isClusterConnection = (connection: RedisConnection): boolean =>
+  connection instanceof Cluster || Array.isArray(connection);
+
+/**
+ * A client for `connection`: a lent client as it is; otherwise one made here with `defaults` under the
+ * caller's options and `required` over them (a cluster gets them as the options of each node).
+ */
+export function connect(
+  connection: RedisConnection,
+  settings: { defaults?: RedisOptions; required?: RedisOptions },
+): ConnectionHandle {
+  if (isRedisClient(connection)) return { client: connection, owned: false };
+  const { defaults = {}, required = {} } = settings;
+  if (typeof connection === "string")
+    return { client: new Redis(connection, { ...defaults, ...required }), owned: true };
+  if (Array.isArray(connection)) {
+    const redisOptions = { ...defaults, ...required };
+    const cluster = new Cluster([...(connection as readonly ClusterNode[])], {
+      redisOptions,
+      enableOfflineQueue: redisOptions.enableOfflineQueue ?? true,
+      enableAutoPipelining: redisOptions.enableAutoPipelining ?? false,
+    });
+    return { client: cluster, owned: true };
+  }
+  return { client: new Redis({ ...defaults, ...(connection as RedisOptions), ...required }), owned: true };
+}
 
 /** The connection a producer (`bullmqQueue`, `redrive`) adds jobs on. A lent client is used as it is. */
 export function producerConnection(connection: RedisConnection): ConnectionHandle {
-  if (isClient(connection)) return { client: connection, owned: false };
-  if (typeof connection === "string") return { client: new Redis(connection, PRODUCER_DEFAULTS), owned: true };
-  return { client: new Redis({ ...PRODUCER_DEFAULTS, ...connection }), owned: true };
+  return connect(connection, { defaults: PRODUCER_DEFAULTS });
 }
 
 /**
@@ -57,8 +113,7 @@ export function workerConnection(connection: RedisConnection): ConnectionHandle 
     return { client: connection.duplicate(undefined, { enableOfflineQueue: true, redisOptions }), owned: true };
   }
   if (connection instanceof Redis) return { client: connection.duplicate(WORKER_REQUIRED), owned: true };
-  if (typeof connection === "string") return { client: new Redis(connection, WORKER_REQUIRED), owned: true };
-  return { client: new Redis({ ...connection, ...WORKER_REQUIRED }), owned: true };
+  return connect(connection, { required: WORKER_REQUIRED });
 }
 
 /** Close a client made here; a lent client stays open for its owner. */

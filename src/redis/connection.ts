@@ -1,7 +1,7 @@
-import { Redis, type Cluster, type RedisOptions } from "ioredis";
+import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { StoreUnavailableError } from "../idempotency/store.js";
 import { CallTimeoutError, callDeadlines } from "./call-deadlines.js";
-import { closeClient } from "./clients.js";
+import { closeClient, connect, type RedisConnection } from "./clients.js";
 
 export type RedisClient = Redis | Cluster;
 
@@ -46,19 +46,19 @@ export interface FailFastConnection {
 }
 
 /**
- * Wrap a URL (connected here, with `failFastRedisOptions`) or a lent client (used as it is).
+ * Wrap a URL, ioredis options or cluster nodes (connected here, with `failFastRedisOptions`), or a lent
+ * client (used as it is).
  *
  * A lent client may have an offline queue and no command timeout, so the limit is enforced here too:
  * no command is sent while the connection is known to be down (it would sit in the offline queue and
  * apply whenever Redis returns), and a caller never waits past the limit for a command that was sent.
  */
 export function failFastConnection(
-  redis: RedisClient | string,
+  connection: RedisConnection,
   timeoutMs = DEFAULT_STORE_TIMEOUT_MS,
 ): FailFastConnection {
-  const owned = typeof redis === "string";
+  const { client, owned } = connect(connection, { defaults: failFastRedisOptions(timeoutMs) });
   const within = callDeadlines();
-  const client: RedisClient = owned ? new Redis(redis, failFastRedisOptions(timeoutMs)) : redis;
 
   // Known down from a close until the next ready: calls then fail at once instead of waiting.
   let down = false;

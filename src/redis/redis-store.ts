@@ -1,24 +1,30 @@
-import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS, refOf } from "../idempotency/store.js";
 import type {
+  ClaimHandle,
   ClaimRequest,
   ClaimResult,
   IdempotencyRecord,
   IdempotencyStore,
+  RecordRef,
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
-import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./connection.js";
+import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection } from "./connection.js";
+import { connectionOf, type ConnectionOption } from "./clients.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
 
-export interface RedisStoreOptions {
-  /**
-   * A URL (the store connects with `failFastRedisOptions` and closes the connection in `close()`), or
-   * an ioredis client or cluster, used as it is and left open. A lent client should have the settings
-   * of `failFastRedisOptions()`: the store bounds every call itself, but a client with an offline queue
-   * or retries keeps a command that timed out and may apply it later (harmless, see `scripts.ts`).
-   */
-  redis: RedisClient | string;
+/**
+ * `connection`: a URL, ioredis options or cluster nodes (the store connects with `failFastRedisOptions`
+ * and closes the connection in `close()`), or an ioredis client or cluster, used as it is and left open.
+ * A lent client should have the settings of `failFastRedisOptions()`: the store bounds every call
+ * itself, but a client with an offline queue or retries keeps a command that timed out and may apply
+ * it later (harmless, see `scripts.ts`). `redis` is its deprecated alias.
+ */
+export type RedisStoreOptions = RedisStoreSettings & ConnectionOption;
+
+/** The options of `redisStore` besides its connection. */
+export interface RedisStoreSettings {
   /**
    * Prefix of each record's key, `${prefix}${id}`. Default `mw:idem:`. Each script touches one key, so
    * on Redis Cluster no hash tag (`{mw}:idem:`) is needed, and records spread over all shards. Records
@@ -38,12 +44,12 @@ export interface RedisStore extends IdempotencyStore {
   readonly prefix: string;
   readonly leaseMs: number;
   claim(request: ClaimRequest): Promise<ClaimResult>;
-  extend(id: string, owner: string, leaseMs?: number, orderKey?: string): Promise<boolean>;
-  complete(id: string, owner: string, answer: StoredAnswer, orderKey?: string): Promise<boolean>;
-  fail(id: string, owner: string, error: string, orderKey?: string): Promise<boolean>;
-  markQueued(id: string, owner: string, orderKey?: string): Promise<boolean>;
-  release(id: string, owner: string, orderKey?: string): Promise<boolean>;
-  get(id: string, orderKey?: string): Promise<IdempotencyRecord | undefined>;
+  extend(claim: ClaimHandle, leaseMs?: number): Promise<boolean>;
+  complete(claim: ClaimHandle, answer: StoredAnswer): Promise<boolean>;
+  fail(claim: ClaimHandle, error: string): Promise<boolean>;
+  markQueued(claim: ClaimHandle): Promise<boolean>;
+  release(claim: ClaimHandle): Promise<boolean>;
+  get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
   /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -71,7 +77,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000,
   );
   const connection = failFastConnection(
-    options.redis,
+    connectionOf("redisStore", options),
     positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS),
   );
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
@@ -99,8 +105,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     const keys = orderedKeys(prefix, orderKey, id);
     return [`mwIdemOrdered${name.slice("mwIdem".length)}` as OrderedCommandName, [keys.record, keys.order]];
   };
-  const changed = async (name: CommandName, id: string, orderKey: string | undefined, args: Array<string | number>) =>
-    (await script(name, id, orderKey, args)) === 1;
+  const changed = async (name: CommandName, claim: ClaimHandle, args: Array<string | number>) =>
+    (await script(name, claim.id, claim.order?.key, [claim.owner, ...args])) === 1;
 
   /**
    * A claim whose answer never arrived may still apply when the command reaches Redis, leaving a
@@ -123,13 +129,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const [status, value, position] = (await script("mwIdemClaim", id, order?.key, args, () =>
         abandon(id, owner, order?.key),
       )) as ScriptReply;
+      const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
       switch (status) {
         case "claimed":
           return position
-            ? { status, attempt: Number(value), previousPosition: position }
-            : { status, attempt: Number(value) };
+            ? { status, ...handle, attempt: Number(value), previousPosition: position }
+            : { status, ...handle, attempt: Number(value) };
         case "stale":
-          return { status, attempt: Number(value), newestPosition: String(position) };
+          return { status, ...handle, attempt: Number(value), newestPosition: String(position) };
         case "processing":
           return position === "key"
             ? { status, retryAfterMs: Number(value), key: true }
@@ -144,15 +151,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       }
     },
 
-    extend: (id, owner, lease = leaseMs, orderKey) =>
-      changed("mwIdemExtend", id, orderKey, [owner, lease, retentionMs]),
-    complete: (id, owner, answer, orderKey) =>
-      changed("mwIdemComplete", id, orderKey, [owner, JSON.stringify(answer), retentionMs]),
-    fail: (id, owner, error, orderKey) => changed("mwIdemFail", id, orderKey, [owner, error, retentionMs]),
-    markQueued: (id, owner, orderKey) => changed("mwIdemMarkQueued", id, orderKey, [owner, retentionMs]),
-    release: (id, owner, orderKey) => changed("mwIdemRelease", id, orderKey, [owner]),
+    extend: (claim, lease = leaseMs) => changed("mwIdemExtend", claim, [lease, retentionMs]),
+    complete: (claim, answer) => changed("mwIdemComplete", claim, [JSON.stringify(answer), retentionMs]),
+    fail: (claim, error) => changed("mwIdemFail", claim, [error, retentionMs]),
+    markQueued: (claim) => changed("mwIdemMarkQueued", claim, [retentionMs]),
+    release: (claim) => changed("mwIdemRelease", claim, []),
 
-    async get(id, orderKey) {
+    async get(record) {
+      const { id, key: orderKey } = refOf(record);
       const at = orderKey === undefined ? key(id) : orderedKeys(prefix, orderKey, id).record;
       return recordOf(await connection.run("get", (client) => client.hgetall(at)));
     },

@@ -12,3 +12,4 @@ export {
 export { readSource, SourceError, type ReplaySource, type SourceEntry } from "./read-source.js";
 export { hmacSigner, standardWebhooksSigner } from "./signers.js";
 export { signHmac, signStandardWebhook } from "../verify/sign.js";
+export { redactForRecording, REDACTED_EMAIL, REDACTED_IP } from "../recording/replayable-redaction.js";

@@ -1,11 +1,11 @@
 import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { memoryStore, StoreUnavailableError, type IdempotencyStore } from "merchant-webhooks";
-import { subscriptionWebhookPlugin } from "merchant-webhooks/fastify";
+import { subscriptionWebhook } from "merchant-webhooks/fastify";
 
 async function appWith(idempotency: IdempotencyStore) {
   const app = Fastify();
-  await app.register(subscriptionWebhookPlugin, { path: "/hook", healthPath: "/healthz", idempotency });
+  await app.register(subscriptionWebhook, { path: "/hook", healthPath: "/healthz", idempotency });
   return app;
 }
 

@@ -1,6 +1,6 @@
 import Fastify from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { subscriptionWebhookPlugin } from "merchant-webhooks/fastify";
+import { subscriptionWebhook } from "merchant-webhooks/fastify";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { notification } from "../helpers/notifications.js";
 
@@ -10,16 +10,16 @@ afterEach(async () => {
 });
 
 /** An app with the webhook plugin and ordinary JSON routes beside it. */
-async function appWith(options: Partial<Parameters<typeof subscriptionWebhookPlugin>[1]> = {}) {
+async function appWith(options: Partial<Parameters<typeof subscriptionWebhook>[1]> = {}) {
   const app = Fastify();
   apps.push(app);
   app.post("/orders", async (request) => ({ echoed: request.body }));
-  await app.register(subscriptionWebhookPlugin, { path: "/hook", logger: silentLogger(), ...options });
+  await app.register(subscriptionWebhook, { path: "/hook", logger: silentLogger(), ...options });
   app.post("/after", async (request) => ({ echoed: request.body }));
   return app;
 }
 
-describe("subscriptionWebhookPlugin", () => {
+describe("subscriptionWebhook", () => {
   it("leaves JSON parsing on, before and after it, for the app's other routes", async () => {
     const app = await appWith({ onRenew: () => {} });
     for (const url of ["/orders", "/after"]) {
@@ -46,7 +46,7 @@ describe("subscriptionWebhookPlugin", () => {
     apps.push(app);
     app.removeContentTypeParser("text/plain");
     app.post("/orders", async (request) => ({ echoed: request.body }));
-    await app.register(subscriptionWebhookPlugin, { path: "/hook", logger: silentLogger() });
+    await app.register(subscriptionWebhook, { path: "/hook", logger: silentLogger() });
     const response = await app.inject({
       method: "POST",
       url: "/orders",
@@ -69,7 +69,7 @@ describe("subscriptionWebhookPlugin", () => {
     const app = Fastify();
     apps.push(app);
     const onRenew = vi.fn();
-    await app.register(subscriptionWebhookPlugin, {
+    await app.register(subscriptionWebhook, {
       prefix: "/webhooks",
       path: "/subscriptions",
       logger: silentLogger(),
@@ -88,7 +88,7 @@ describe("subscriptionWebhookPlugin", () => {
       if (request.headers["x-api-key"] !== "open-sesame") throw new Error("no key");
     });
     const onRenew = vi.fn();
-    await app.register(subscriptionWebhookPlugin, { path: "/hook", logger: silentLogger(), onRenew });
+    await app.register(subscriptionWebhook, { path: "/hook", logger: silentLogger(), onRenew });
     const response = await app.inject({ method: "POST", url: "/hook", payload: notification() });
     expect(response.statusCode).toBe(403);
     expect(response.json()).toEqual({ app: "refused" });
@@ -113,7 +113,7 @@ describe("subscriptionWebhookPlugin", () => {
   it("closes the receiver (and so its recorder and queue) when the app closes", async () => {
     const app = Fastify();
     const close = vi.fn(async () => {});
-    await app.register(subscriptionWebhookPlugin, {
+    await app.register(subscriptionWebhook, {
       path: "/hook",
       logger: silentLogger(),
       record: { write: () => {}, close },

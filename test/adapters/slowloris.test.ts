@@ -3,9 +3,9 @@ import { connect } from "node:net";
 import express from "express";
 import Fastify from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { subscriptionWebhook } from "merchant-webhooks/express";
-import { subscriptionWebhookPlugin } from "merchant-webhooks/fastify";
-import { createNodeHandler } from "merchant-webhooks/node";
+import { subscriptionWebhook as expressWebhook } from "merchant-webhooks/express";
+import { subscriptionWebhook as fastifyWebhook } from "merchant-webhooks/fastify";
+import { subscriptionWebhook as nodeWebhook } from "merchant-webhooks/node";
 import type { ReceiverOptions } from "merchant-webhooks";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { listen } from "../conformance/clients.js";
@@ -28,12 +28,12 @@ async function nodeServer(listener: Parameters<typeof createServer>[1]): Promise
 }
 
 const ADAPTERS: Array<[string, Start]> = [
-  ["Node http", (options) => nodeServer(createNodeHandler(options))],
+  ["Node http", (options) => nodeServer(nodeWebhook(options))],
   [
     "Express",
     (options) => {
       const app = express();
-      app.all("/hook", subscriptionWebhook(options));
+      app.all("/hook", expressWebhook(options));
       return nodeServer(app);
     },
   ],
@@ -41,7 +41,7 @@ const ADAPTERS: Array<[string, Start]> = [
     "Fastify",
     async (options) => {
       const app = Fastify();
-      await app.register(subscriptionWebhookPlugin, { path: "/hook", ...options });
+      await app.register(fastifyWebhook, { path: "/hook", ...options });
       const address = await app.listen({ port: 0, host: "127.0.0.1" });
       closers.push(() => app.close());
       return { port: portOf(address) };

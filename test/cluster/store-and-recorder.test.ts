@@ -55,6 +55,28 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     await receiver.close();
   });
 
+  it("every Redis-backed part takes the cluster's startup nodes as `connection`", async () => {
+    const nodes = cluster!.startupNodes;
+    const store = redisStore({ connection: nodes, prefix: "nodes-test:" });
+    const queue = bullmqQueue({ connection: nodes, name: "nodes-test", prefix: "{mw}" });
+    const stream = "nodes-test:recording";
+    const record = redisStreamRecorder({ connection: nodes, stream });
+    const onRenew = vi.fn();
+    const receiver = createReceiver({ idempotency: store, record, logger: silentLogger(), onRenew });
+    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "none" });
+    const notification = renewals(1)[0]!;
+    expect(await statusPast503(receiver, notification)).toBe(200);
+    await receiver.close(); // closes the recorder, which made its own connection
+    expect(onRenew).toHaveBeenCalledOnce();
+    expect(await queue.ping()).toBeUndefined();
+    await queue.close();
+    await store.close();
+
+    const entries = await readRedisStream({ connection: nodes, stream });
+    expect(entries.map((entry) => entry.notification.id)).toEqual([notification.id]);
+    expect(() => bullmqQueue({ connection: nodes, name: "nodes-test" })).toThrow(/hash tag/);
+  });
+
   it("redisStore: 200 notifications delivered twice, shuffled, run their handler once each, records spread over all masters", async () => {
     const client = await cluster!.client();
     const prefix = "store-test:";

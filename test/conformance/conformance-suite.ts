@@ -1,8 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   hmacVerifier,
-  signHmac,
-  signStandardWebhook,
   standardWebhooksVerifier,
   StoreUnavailableError,
   type HmacVerifierOptions,
@@ -11,6 +9,7 @@ import {
   type SubscriptionHandlers,
   type VerifyHook,
 } from "merchant-webhooks";
+import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
 import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
 import { notification } from "../helpers/notifications.js";
 import type { Received, Send } from "./clients.js";

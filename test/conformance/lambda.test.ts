@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createLambdaHandler } from "merchant-webhooks/lambda";
+import { subscriptionWebhook } from "merchant-webhooks/lambda";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { notification } from "../helpers/notifications.js";
 import { lambdaClient, type LambdaEventFormat } from "./clients.js";
@@ -15,7 +15,7 @@ for (const [name, format] of FORMATS) {
   runConformance(
     `Lambda, ${name}`,
     async (options) => {
-      const handler = createLambdaHandler(options);
+      const handler = subscriptionWebhook(options);
       return { send: lambdaClient(handler, format), close: () => handler.receiver.close() };
     },
     { buffersBody: true },
@@ -27,7 +27,7 @@ describe("Lambda event details", () => {
 
   it("joins a REST API event's repeated headers and reads the method from httpMethod", async () => {
     const seen: Record<string, string>[] = [];
-    const handler = createLambdaHandler({
+    const handler = subscriptionWebhook({
       logger: silentLogger(),
       onRenew: (_n, ctx) => void seen.push({ ...ctx.headers }),
     });
@@ -44,7 +44,7 @@ describe("Lambda event details", () => {
   });
 
   it("answers 400 for a base64 body that does not decode, and 405 for a GET", async () => {
-    const handler = createLambdaHandler({ logger: silentLogger() });
+    const handler = subscriptionWebhook({ logger: silentLogger() });
     const broken = await handler({
       requestContext: { http: { method: "POST" } },
       headers: {},
@@ -58,7 +58,7 @@ describe("Lambda event details", () => {
   });
 
   it("answers 500 JSON, never a rejected promise, when reading the event itself fails", async () => {
-    const handler = createLambdaHandler({ logger: silentLogger() });
+    const handler = subscriptionWebhook({ logger: silentLogger() });
     const unreadable = new Proxy(
       {},
       {

@@ -2,7 +2,7 @@ import { createServer } from "node:http";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { apiResolver } from "next/dist/server/api-utils/node/api-resolver.js";
 import * as nextEntry from "merchant-webhooks/next";
-import { createPagesHandler } from "merchant-webhooks/next";
+import { pagesSubscriptionWebhook } from "merchant-webhooks/next";
 import { httpClient, listen } from "./clients.js";
 import { runConformance } from "./conformance-suite.js";
 import { silentLogger } from "../helpers/capture-logger.js";
@@ -20,7 +20,7 @@ function pagesRoute(resolverModule: { default: unknown; config?: unknown }) {
 }
 
 runConformance("Next.js Pages Router", async (options) => {
-  const handler = createPagesHandler(options);
+  const handler = pagesSubscriptionWebhook(options);
   const server = await listen(pagesRoute({ default: handler, config }));
   return {
     send: httpClient(server.url),
@@ -32,7 +32,12 @@ runConformance("Next.js Pages Router", async (options) => {
 });
 
 it("does not export a route config: Next 16 fails the build when `config` is re-exported", () => {
-  expect(Object.keys(nextEntry).sort()).toEqual(["createPagesHandler", "createRouteHandler"]);
+  expect(Object.keys(nextEntry).sort()).toEqual([
+    "createPagesHandler",
+    "createRouteHandler",
+    "pagesSubscriptionWebhook",
+    "subscriptionWebhook",
+  ]);
 });
 
 describe("Next.js Pages Router with Next's body parser left on", () => {
@@ -41,8 +46,10 @@ describe("Next.js Pages Router with Next's body parser left on", () => {
     await Promise.all(servers.splice(0).map((server) => server.close()));
   });
 
-  async function routeWithParserOn(options: Parameters<typeof createPagesHandler>[0]) {
-    const server = await listen(pagesRoute({ default: createPagesHandler({ logger: silentLogger(), ...options }) }));
+  async function routeWithParserOn(options: Parameters<typeof pagesSubscriptionWebhook>[0]) {
+    const server = await listen(
+      pagesRoute({ default: pagesSubscriptionWebhook({ logger: silentLogger(), ...options }) }),
+    );
     servers.push(server);
     return (body: unknown) =>
       fetch(server.url, {

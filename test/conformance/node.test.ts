@@ -1,10 +1,10 @@
 import { createServer } from "node:http";
-import { createNodeHandler } from "merchant-webhooks/node";
+import { subscriptionWebhook } from "merchant-webhooks/node";
 import { httpClient, listen } from "./clients.js";
 import { runConformance } from "./conformance-suite.js";
 
 runConformance("Node http", async (options) => {
-  const handler = createNodeHandler(options);
+  const handler = subscriptionWebhook(options);
   const server = await listen(createServer(handler));
   return {
     send: httpClient(server.url),

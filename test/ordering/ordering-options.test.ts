@@ -35,23 +35,30 @@ describe("resolveOrdering", () => {
 
   it("leaves a notification without a subscription id unordered, and an event without a resource", () => {
     expect(resolveOrdering(true)!.orderOf(renewal({ id: undefined }))).toBeUndefined();
-    // What an `eventWebhook` schema may pass on: an event of another kind, with no subscription resource.
+    // What an `eventReceiverOptions` schema may pass on: an event of another kind, with no subscription resource.
     expect(resolveOrdering(true)!.orderOf({ id: "ORDER-EVT-1", event_type: "ORDER_PAID" } as never)).toBeUndefined();
   });
 
-  it("takes the key, the position and onStale from the object form, onStale over the top-level one", () => {
+  it("takes the key and the position from the object form, and onStale from the top level", () => {
     const onStale = () => {};
     const ordering = resolveOrdering(
-      { key: (n) => n.resource.reference_id, position: () => new Date(Date.UTC(2026, 2, 1, 2)), onStale },
-      () => {},
+      { key: (n) => n.resource.reference_id, position: () => new Date(Date.UTC(2026, 2, 1, 2)) },
+      onStale,
     )!;
     expect(ordering.orderOf(renewal({ reference_id: "ref-9" }))).toEqual({
       key: "ref-9",
       position: "2026-03-01T02:00:00",
     });
     expect(ordering.onStale).toBe(onStale);
-    const topLevel = () => {};
-    expect(resolveOrdering(true, topLevel)!.onStale).toBe(topLevel);
+  });
+
+  it("still takes the deprecated ordering.onStale, and refuses two different onStale handlers", () => {
+    const onStale = () => {};
+    expect(resolveOrdering({ onStale })!.onStale).toBe(onStale);
+    expect(resolveOrdering({ onStale }, onStale)!.onStale).toBe(onStale);
+    expect(() => resolveOrdering({ onStale }, () => {})).toThrow(
+      "onStale is given twice, at the top level and in ordering: keep the top-level onStale",
+    );
   });
 
   it("serialises but never stales a notification whose position is not a date-time", () => {

@@ -11,12 +11,12 @@ function storeThatCannotComplete(): IdempotencyStore {
   const store = memoryStore();
   return {
     claim: (request) => store.claim(request),
-    extend: (id, owner, leaseMs) => store.extend(id, owner, leaseMs),
+    extend: (claim, leaseMs) => store.extend(claim, leaseMs),
     complete: () => Promise.reject(new StoreUnavailableError("connection refused")),
-    fail: (id, owner, error) => store.fail(id, owner, error),
-    markQueued: (id, owner) => store.markQueued(id, owner),
-    release: (id, owner) => store.release(id, owner),
-    get: (id) => store.get(id),
+    fail: (claim, error) => store.fail(claim, error),
+    markQueued: (claim) => store.markQueued(claim),
+    release: (claim) => store.release(claim),
+    get: (record) => store.get(record),
   };
 }
 

@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  NotificationError,
-  parseNotification,
-  signHmac,
-  hmacVerifier,
-  type SubscriptionNotification,
-} from "merchant-webhooks";
+import { NotificationError, parseNotification, hmacVerifier, type SubscriptionNotification } from "merchant-webhooks";
+import { signHmac } from "merchant-webhooks/testing";
 import { json, notification } from "../helpers/notifications.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };

@@ -29,7 +29,7 @@ describe("redisStreamRecorder against Redis", () => {
     const onRenew = vi.fn();
     const receiver = createReceiver({
       onRenew,
-      record: redisStreamRecorder({ redis, stream }),
+      record: redisStreamRecorder({ connection: redis, stream }),
       logger: silentLogger(),
     });
     const renewal = buildNotification("SUBSCRIPTION_RENEW", {
@@ -50,7 +50,7 @@ describe("redisStreamRecorder against Redis", () => {
     expect(fields[1]).not.toContain('"837"');
     expect(fields[1]).not.toContain("abc123");
 
-    const entries = await readRedisStream({ redis: REDIS_URL, stream });
+    const entries = await readRedisStream({ connection: REDIS_URL, stream });
     expect(entries).toHaveLength(1);
     expect(entries[0]!.answer).toEqual({ status: 200, processed: true, message: "processed" });
     const fresh = vi.fn();
@@ -93,5 +93,19 @@ describe("redisStreamRecorder against Redis", () => {
     expect(read.map((entry) => entry.notification.id)).toEqual(["b"]);
     expect((await readRedisStream({ redis, stream })).map((entry) => entry.notification.id)).toEqual(["a", "b", "c"]);
     expect(redis.status).toBe("ready"); // reading with a lent client leaves it open
+  });
+
+  it("takes ioredis options as `connection`, and `redis` still works as the deprecated alias", async () => {
+    const stream = uniqueStream();
+    const url = new URL(REDIS_URL);
+    const recorder = redisStreamRecorder({
+      connection: { host: url.hostname, port: Number(url.port || 6379) },
+      stream,
+    });
+    const entry = { notification: { id: "opts" } } as unknown as Parameters<typeof recorder.write>[0];
+    await recorder.write(entry);
+    await recorder.close();
+    const read = await readRedisStream({ redis: REDIS_URL, stream });
+    expect(read.map((found) => found.notification.id)).toEqual(["opts"]);
   });
 });

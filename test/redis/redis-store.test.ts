@@ -34,8 +34,8 @@ describe("redisStore on a shared Redis", () => {
   const redis = new Redis(REDIS_URL);
   const prefix = uniquePrefix("store");
   const stores: RedisStore[] = [];
-  const open = (options: Partial<Parameters<typeof redisStore>[0]> = {}) => {
-    const store = redisStore({ redis: REDIS_URL, prefix, ...options });
+  const open = (options: { leaseMs?: number; retentionSeconds?: number; timeoutMs?: number } = {}) => {
+    const store = redisStore({ connection: REDIS_URL, prefix, ...options });
     stores.push(store);
     return store;
   };
@@ -58,7 +58,7 @@ describe("redisStore on a shared Redis", () => {
       leaseUntil: expect.stringMatching(/^\d{13}$/),
     });
     await redis.pexpire(key, 5_000); // pretend most of the retention has passed
-    await store.complete("keys", "o1", answer);
+    await store.complete({ id: "keys", owner: "o1" }, answer);
     expect(await redis.hgetall(key)).toEqual({
       state: "completed",
       fingerprint: "f",
@@ -73,7 +73,7 @@ describe("redisStore on a shared Redis", () => {
     const store = open({ retentionSeconds: 1 });
     await store.claim(request("o1", { id: "long-lease", leaseMs: 60_000 }));
     expect(await redis.pttl(`${prefix}long-lease`)).toBeGreaterThan(59_000);
-    await store.complete("long-lease", "o1", answer);
+    await store.complete({ id: "long-lease", owner: "o1" }, answer);
     expect(await redis.pttl(`${prefix}long-lease`)).toBeLessThanOrEqual(1_000);
   });
 
@@ -88,7 +88,7 @@ describe("redisStore on a shared Redis", () => {
   });
 
   it("uses the prefix mw:idem: unless told otherwise", async () => {
-    const store = redisStore({ redis: REDIS_URL });
+    const store = redisStore({ connection: REDIS_URL });
     const id = `${prefix}default`;
     try {
       expect(store.prefix).toBe(DEFAULT_REDIS_PREFIX);
@@ -102,17 +102,47 @@ describe("redisStore on a shared Redis", () => {
 
   it("leaves a lent client open when the store closes", async () => {
     const lent = new Redis(REDIS_URL, failFastRedisOptions());
-    const store = redisStore({ redis: lent, prefix });
+    const store = redisStore({ connection: lent, prefix });
     await store.claim(request("o1", { id: "lent" }));
     await store.close();
     expect(await lent.hget(`${prefix}lent`, "owner")).toBe("o1");
     lent.disconnect();
   });
 
+  it.each([
+    ["a URL", () => REDIS_URL],
+    ["ioredis options", () => ({ host: new URL(REDIS_URL).hostname, port: Number(new URL(REDIS_URL).port || 6379) })],
+  ])("connects to %s given as `connection`, and closes what it connected", async (_form, connection) => {
+    const store = redisStore({ connection: connection(), prefix });
+    const id = `conn-${Math.random()}`;
+    await store.claim(request("o1", { id }));
+    expect(await redis.hget(`${prefix}${id}`, "owner")).toBe("o1");
+    await store.close();
+    await expect(store.ping()).rejects.toThrow(StoreUnavailableError);
+  });
+
+  it("still takes the connection as `redis`, the deprecated alias", async () => {
+    const store = redisStore({ redis: REDIS_URL, prefix });
+    stores.push(store);
+    await store.claim(request("o2", { id: "alias" }));
+    expect(await redis.hget(`${prefix}alias`, "owner")).toBe("o2");
+  });
+
+  it("refuses neither `connection` nor `redis`, or two different ones, naming the option", () => {
+    expect(() => redisStore({ prefix } as unknown as Parameters<typeof redisStore>[0])).toThrow(
+      /redisStore: `connection` is required/,
+    );
+    expect(() =>
+      redisStore({ connection: REDIS_URL, redis: "redis://elsewhere:6379" } as unknown as Parameters<
+        typeof redisStore
+      >[0]),
+    ).toThrow(/give `connection` only/);
+  });
+
   it("refuses options that cannot work", () => {
-    expect(() => redisStore({ redis: REDIS_URL, leaseMs: 0 })).toThrow(RangeError);
-    expect(() => redisStore({ redis: REDIS_URL, retentionSeconds: -1 })).toThrow(RangeError);
-    expect(() => redisStore({ redis: REDIS_URL, timeoutMs: Number.NaN })).toThrow(RangeError);
+    expect(() => redisStore({ connection: REDIS_URL, leaseMs: 0 })).toThrow(RangeError);
+    expect(() => redisStore({ connection: REDIS_URL, retentionSeconds: -1 })).toThrow(RangeError);
+    expect(() => redisStore({ connection: REDIS_URL, timeoutMs: Number.NaN })).toThrow(RangeError);
   });
 });
 
@@ -129,13 +159,13 @@ describe("redisStore when Redis is away", () => {
     await server?.stop();
   });
   const open = (redis: Redis | string = server.url) => {
-    const store = redisStore({ redis, prefix: "t:" });
+    const store = redisStore({ connection: redis, prefix: "t:" });
     stores.push(store);
     return store;
   };
 
   it("fails at once with StoreUnavailableError when nothing listens, and keeps failing fast", async () => {
-    const store = redisStore({ redis: "redis://127.0.0.1:1" });
+    const store = redisStore({ connection: "redis://127.0.0.1:1" });
     stores.push(store);
     const first = await timed(() => store.claim(request("o1")));
     expect(first.error).toBeInstanceOf(StoreUnavailableError);
@@ -164,12 +194,17 @@ describe("redisStore when Redis is away", () => {
     // The claim reached Redis after its caller gave up (and answered 503): the next delivery is not
     // kept waiting for the 30 s lease of a claim nobody works on.
     await eventually(async () => (await store.get("late"))?.attempts === 1, 2_000, "the late claim");
-    expect(await store.claim(request("o2", { id: "late" }))).toEqual({ status: "claimed", attempt: 2 });
+    expect(await store.claim(request("o2", { id: "late" }))).toEqual({
+      status: "claimed",
+      id: "late",
+      owner: "o2",
+      attempt: 2,
+    });
   });
 
   it("fails at once while Redis is down, and works again in the same process when it is back", async () => {
     const store = open();
-    expect(await store.claim(request("o1", { id: "before" }))).toEqual({ status: "claimed", attempt: 1 });
+    expect(await store.claim(request("o1", { id: "before" }))).toMatchObject({ status: "claimed", attempt: 1 });
     await server.stop();
     for (let i = 0; i < 5; i++) {
       const down = await timed(() => store.claim(request("o1", { id: `down-${i}` })));
@@ -182,7 +217,7 @@ describe("redisStore when Redis is away", () => {
       5_000,
       "the store to reach Redis again",
     );
-    expect(back).toEqual({ status: "claimed", attempt: 1 });
-    expect(await store.complete("after", "o1", answer)).toBe(true);
+    expect(back).toEqual({ status: "claimed", id: "after", owner: "o1", attempt: 1 });
+    expect(await store.complete({ id: "after", owner: "o1" }, answer)).toBe(true);
   });
 });

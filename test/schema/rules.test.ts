@@ -49,13 +49,13 @@ describe("forward compatibility", () => {
   });
 
   it("keeps LinkV2.method closed: the interface lists every HTTP method", async () => {
-    const { linkV2Schema } = await import("merchant-webhooks");
+    const { linkV2Schema } = await import("merchant-webhooks/schema");
     expect(linkV2Schema.safeParse({ rel: "PAYMENT", method: "POST" }).success).toBe(true);
     expect(linkV2Schema.safeParse({ rel: "NEW_REL", method: "FETCH" }).error?.issues[0]?.path).toEqual(["method"]);
   });
 
   it("checks StatusDetail names and keeps typed details", async () => {
-    const { statusDetailSchema } = await import("merchant-webhooks");
+    const { statusDetailSchema } = await import("merchant-webhooks/schema");
     expect(
       statusDetailSchema.safeParse({ name: "CARD_DECLINED_2", details: [{ "@type": "t.Detail", extra: 1 }] }).success,
     ).toBe(true);
@@ -63,7 +63,7 @@ describe("forward compatibility", () => {
   });
 
   it("checks Link urls", async () => {
-    const { linkSchema } = await import("merchant-webhooks");
+    const { linkSchema } = await import("merchant-webhooks/schema");
     expect(linkSchema.safeParse({ url: "https://pay.example/x" }).success).toBe(true);
     expect(linkSchema.safeParse({ url: "not a url" }).success).toBe(false);
   });

@@ -1,9 +1,9 @@
 import express from "express";
 import request from "supertest";
 import { describe, expect, it, vi } from "vitest";
-import { createReceiver, MAX_BODY_DEPTH, redactForRecording, type RecordedNotification } from "merchant-webhooks";
+import { createReceiver, MAX_BODY_DEPTH, type RecordedNotification } from "merchant-webhooks";
+import { redactForRecording, buildNotification } from "merchant-webhooks/testing";
 import { subscriptionWebhook } from "merchant-webhooks/express";
-import { buildNotification } from "merchant-webhooks/testing";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { notification } from "../helpers/notifications.js";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { createReceiver, MAX_NOTIFICATION_ID_LENGTH, subscriptionNotificationSchema } from "merchant-webhooks";
+import { createReceiver, subscriptionNotificationSchema } from "merchant-webhooks";
+import { MAX_NOTIFICATION_ID_LENGTH } from "merchant-webhooks/schema";
 import { silentLogger } from "../helpers/capture-logger.js";
 import { notification } from "../helpers/notifications.js";
 

@@ -1,17 +1,19 @@
 import { describe, expect, it, vi } from "vitest";
 import {
-  cardInfoSchema,
   createReceiver,
-  EVENT_TYPES,
   eventObjectOf,
-  moneySchema,
-  paymentDetailSchema,
-  purchaseUnitSchema,
   redactNotification,
-  subscriberSchema,
   subscriptionNotificationSchema,
   type SubscriptionHandlers,
 } from "merchant-webhooks";
+import {
+  cardInfoSchema,
+  EVENT_TYPES,
+  moneySchema,
+  paymentDetailSchema,
+  purchaseUnitSchema,
+  subscriberSchema,
+} from "merchant-webhooks/schema";
 import {
   buildCardInfo,
   buildMoney,

@@ -1,12 +1,12 @@
 import { describe, expectTypeOf, it } from "vitest";
-import type {
-  CardInfo,
-  PaymentDetail,
-  RenewalEvent,
-  SubscriptionNotification,
-  SubscriptionResource,
+import {
+  type PaymentDetail,
+  type RenewalEvent,
+  type SubscriptionNotification,
+  type SubscriptionResource,
+  subscriptionNotificationSchema,
 } from "merchant-webhooks";
-import { subscriptionNotificationSchema } from "merchant-webhooks";
+import type { CardInfo } from "merchant-webhooks/schema";
 
 declare const notification: SubscriptionNotification;
 

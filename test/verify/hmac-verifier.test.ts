@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { hmacVerifier, signHmac, type HmacVerifierOptions } from "merchant-webhooks";
+import { hmacVerifier, type HmacVerifierOptions } from "merchant-webhooks";
+import { signHmac } from "merchant-webhooks/testing";
 
 const body = new TextEncoder().encode('{"id":"evt-1","event_type":"SUBSCRIPTION_RENEW"}');
 const SECRET = "shh-its-a-secret";

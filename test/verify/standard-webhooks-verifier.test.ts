@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { signStandardWebhook, standardWebhooksVerifier } from "merchant-webhooks";
+import { standardWebhooksVerifier } from "merchant-webhooks";
+import { signStandardWebhook } from "merchant-webhooks/testing";
 
 /*
  * The example vector of the Standard Webhooks reference implementation,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { eventWebhook, memoryStore, standardWebhooksVerifier } from "merchant-webhooks";
+import { eventReceiverOptions, eventWebhook, memoryStore, standardWebhooksVerifier } from "merchant-webhooks";
 import {
   createPaymentClient,
   orderEventSchema,
@@ -7,7 +7,7 @@ import {
   type OrderEvent,
   type RefundEvent,
 } from "merchant-webhooks/client";
-import { createFetchHandler } from "merchant-webhooks/fetch";
+import { subscriptionWebhook } from "merchant-webhooks/fetch";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
 import { orderRequest } from "../client/fixtures.js";
 import { silentLogger } from "../helpers/capture-logger.js";
@@ -15,7 +15,7 @@ import { startWebhook } from "../cli/run-cli.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-describe("eventWebhook: the receiver's core for order and refund events", () => {
+describe("eventReceiverOptions: the receiver's core for order and refund events", () => {
   let sim: PlatformSimulator | undefined;
   const cleanup: (() => Promise<void>)[] = [];
   afterEach(async () => {
@@ -27,14 +27,14 @@ describe("eventWebhook: the receiver's core for order and refund events", () => 
     const orders: OrderEvent[] = [];
     const refunds: RefundEvent[] = [];
     const orderHook = await startWebhook(
-      eventWebhook({
+      eventReceiverOptions({
         schema: orderEventSchema,
         verify: standardWebhooksVerifier(SECRET),
         handler: async (event) => void orders.push(event),
       }),
     );
     const refundHook = await startWebhook(
-      eventWebhook({
+      eventReceiverOptions({
         schema: refundEventSchema,
         verify: standardWebhooksVerifier(SECRET),
         handler: async (event) => void refunds.push(event),
@@ -71,8 +71,8 @@ describe("eventWebhook: the receiver's core for order and refund events", () => 
 
   it("answers with the status table: 400 naming the path, 401 unsigned, 500 on a throw and then the retry processed", async () => {
     let calls = 0;
-    const handle = createFetchHandler(
-      eventWebhook({
+    const handle = subscriptionWebhook(
+      eventReceiverOptions({
         schema: orderEventSchema,
         logger: silentLogger(),
         idempotency: memoryStore(),
@@ -104,8 +104,8 @@ describe("eventWebhook: the receiver's core for order and refund events", () => 
     expect(await post(event)).toEqual({ status: 200, body: { processed: true, message: "already processed" } });
     expect(calls).toBe(2);
 
-    const signed = createFetchHandler(
-      eventWebhook({
+    const signed = subscriptionWebhook(
+      eventReceiverOptions({
         schema: orderEventSchema,
         logger: silentLogger(),
         verify: standardWebhooksVerifier(SECRET),
@@ -120,5 +120,9 @@ describe("eventWebhook: the receiver's core for order and refund events", () => 
       }),
     );
     expect(unsigned.status).toBe(401);
+  });
+
+  it("keeps `eventWebhook`, its name before 0.1.0, as the same function", () => {
+    expect(eventWebhook).toBe(eventReceiverOptions);
   });
 });

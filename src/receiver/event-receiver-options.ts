@@ -3,7 +3,7 @@ import { HANDLER_KEYS, type Handler, type SubscriptionHandlers } from "../dispat
 import { notificationIdSchema } from "../schema/notification.js";
 import type { ReceiverOptions } from "./options.js";
 
-export interface EventWebhookOptions<S extends z.ZodType<{ id: string }>>
+export interface EventReceiverOptions<S extends z.ZodType<{ id: string }>>
   extends Omit<ReceiverOptions, keyof SubscriptionHandlers | "eventSchema"> {
   /** The event's schema; its output's `id` is the idempotency key (checked like a notification id). */
   schema: S;
@@ -12,17 +12,20 @@ export interface EventWebhookOptions<S extends z.ZodType<{ id: string }>>
 }
 
 /**
- * Receiver options for an event other than the subscription notification, such as the order and
+ * The receiver options (handed to any adapter's `subscriptionWebhook`, or to `createReceiver`) for an
+ * event other than the subscription notification, such as the order and
  * refund events (`orderEventSchema`, `refundEventSchema` from `merchant-webhooks/client`), validated by
  * a schema you give. Everything else is the receiver's: signature check, idempotency per `id`, the
  * answer and its status, logging. Pass the result to any adapter:
- * `app.post("/hooks/orders", subscriptionWebhook(eventWebhook({ schema: orderEventSchema, handler })))`.
+ * `app.post("/hooks/orders", subscriptionWebhook(eventReceiverOptions({ schema: orderEventSchema, handler })))`.
  */
-export function eventWebhook<S extends z.ZodType<{ id: string }>>(options: EventWebhookOptions<S>): ReceiverOptions {
+export function eventReceiverOptions<S extends z.ZodType<{ id: string }>>(
+  options: EventReceiverOptions<S>,
+): ReceiverOptions {
   const { schema, handler, ...receiverOptions } = options;
   // A durable queue's worker validates and dispatches subscription notifications only.
   if (receiverOptions.queue?.durable)
-    throw new TypeError("eventWebhook: a durable queue is not supported; use the in-process queue or none");
+    throw new TypeError("eventReceiverOptions: a durable queue is not supported; use the in-process queue or none");
   const checked = schema.superRefine((event, ctx) => {
     const id = notificationIdSchema.safeParse(event.id);
     if (!id.success)
@@ -34,3 +37,12 @@ export function eventWebhook<S extends z.ZodType<{ id: string }>>(options: Event
   ) as SubscriptionHandlers;
   return { ...receiverOptions, ...everyEventType, eventSchema: checked };
 }
+
+/**
+ * @deprecated Use `eventReceiverOptions` (the same function): it returns receiver options, not a
+ * webhook, and the new name says so.
+ */
+export const eventWebhook = eventReceiverOptions;
+
+/** @deprecated Use `EventReceiverOptions`. */
+export type EventWebhookOptions<S extends z.ZodType<{ id: string }>> = EventReceiverOptions<S>;
