@@ -30,6 +30,8 @@ export interface Receiver {
    * the same limit. A bare number still works as the limit (deprecated: pass `{ timeoutMs }`).
    */
   close(options?: CloseLimit): Promise<void>;
+  /** Background work still running after its answer (completion records being retried, recordings). */
+  inFlight(): number;
   /** Pings the store and the queue within a short time-out; `ok: false` means notifications would get 503. */
   health(options?: HealthOptions): Promise<ReceiverHealth>;
 }
@@ -106,6 +108,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     internalError: (err) => answer(internalErrorVerdict(err), performance.now()),
     bodyLimit,
     bodyTimeoutMs,
+    inFlight: () => work.size(),
     health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions),
     async close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);

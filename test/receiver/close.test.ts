@@ -1,24 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { createReceiver, memoryStore, StoreUnavailableError, type IdempotencyStore } from "merchant-webhooks";
+import { createReceiver } from "merchant-webhooks";
 import { closeOnSignals } from "merchant-webhooks/bullmq";
 import { captureLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
+import { storeThatCannotComplete } from "../helpers/store-that-cannot-complete.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
-
-/** A store that claims but never takes a completion: the receiver keeps retrying it in the background. */
-function storeThatCannotComplete(): IdempotencyStore {
-  const store = memoryStore();
-  return {
-    claim: (request) => store.claim(request),
-    extend: (claim, leaseMs) => store.extend(claim, leaseMs),
-    complete: () => Promise.reject(new StoreUnavailableError("connection refused")),
-    fail: (claim, error) => store.fail(claim, error),
-    markQueued: (claim) => store.markQueued(claim),
-    release: (claim) => store.release(claim),
-    get: (record) => store.get(record),
-  };
-}
 
 async function receiverWithUnfinishedWork() {
   const { logger, lines } = captureLogger();
