@@ -58,6 +58,7 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   /** The BullMQ queue underneath, for counts, metrics and dashboards. */
   readonly queue: Queue<NotificationJobData>;
   enqueue(item: QueuedNotification): Promise<void>;
+  has(id: string): Promise<boolean>;
   /** A PING on the queue's connection within `timeoutMs`; rejects while Redis is down. */
   ping(): Promise<void>;
   /**
@@ -111,6 +112,15 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     queue,
     enqueue: (item) =>
       within(add(item), timeoutMs, () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`)),
+    async has(id) {
+      const state = await within(
+        queue.getJobState(jobIdFor(id)),
+        timeoutMs,
+        () => new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`),
+      );
+      // A failed job waits for redrive, a completed one ran: neither runs again by itself.
+      return state !== "unknown" && state !== "failed" && state !== "completed";
+    },
     async ping() {
       // No offline queue on this connection: a PING while Redis is down is refused at once.
       await within(

@@ -12,7 +12,14 @@ export {
   type NotificationWorker,
 } from "./create-worker.js";
 export type { JobOutcome } from "./process-job.js";
-export { redrive, type RedriveOptions, type RedriveResult } from "./redrive.js";
+export {
+  findQueues,
+  type FoundQueue,
+  QueueNotFoundError,
+  redrive,
+  type RedriveOptions,
+  type RedriveResult,
+} from "./redrive.js";
 export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "../lifecycle/close-on-signals.js";
 export type { CloseOptions } from "../lifecycle/close-options.js";
 export { jobIdFor } from "./job-id.js";

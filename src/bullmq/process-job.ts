@@ -1,6 +1,6 @@
-import { DelayedError, UnrecoverableError, type Job } from "bullmq";
+import { DelayedError, Job, UnrecoverableError, type MinimalQueue } from "bullmq";
 import type { Logger } from "pino";
-import type { IdempotencyStore } from "../idempotency/store.js";
+import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
@@ -9,6 +9,8 @@ import { subscriptionNotificationSchema, type SubscriptionNotification } from ".
 import type { OrderClaim } from "../idempotency/store.js";
 import { claimedOrder } from "../ordering/claimed-order.js";
 import { notificationIn, type NotificationJobData } from "./job-data.js";
+import { jobIdFor } from "./job-id.js";
+import { within } from "../redis/clients.js";
 import { SealError, type SealingKey } from "./seal.js";
 import type { HandlerObserver } from "../telemetry/observe-handler.js";
 
@@ -19,6 +21,8 @@ interface ReadJobData {
   receivedAt: number;
   fingerprint: string;
   order?: OrderClaim;
+  handoff?: string;
+  job?: Job<NotificationJobData>;
 }
 
 /** Job data that cannot be opened or is not a notification: it goes straight to the failed set. */
@@ -52,13 +56,22 @@ const RECHECK_MIN_MS = 50;
 const RECHECK_MAX_MS = 5_000;
 /** When the store cannot be reached: look again after this long. */
 const STORE_RETRY_MS = 1_000;
+/** The longest a worker-side queue command (postpone, job lookup, removal) may take. */
+const WORKER_CALL_TIMEOUT_MS = 5_000;
 
 /**
  * Run one notification job: validate its data, claim the record with the worker's own token, run the
  * handler, and complete or fail the record. A handler error fails the record and is rethrown, so
- * BullMQ's attempts and backoff apply. Waiting for someone else (a receiver that has not yet marked
- * the record queued, a crashed worker's lease running out) and an unreachable store postpone the job
- * without using an attempt: they say nothing about the handler.
+ * BullMQ's attempts and backoff apply. Waiting for someone else (a crashed worker's lease running out,
+ * another notification of the subscription running) and an unreachable store postpone the job without
+ * using an attempt: they say nothing about the handler. A receiver's claim still being marked queued
+ * is taken over at once (the job names it), so a fast worker never waits for that second step.
+ *
+ * In order, the claim may hand the worker an older notification of the subscription than its own
+ * job's (the first in the subscription's waiting list); the worker runs it from that notification's
+ * job data, and then each next one the store hands it while the subscription stays with it, its own
+ * among them. A job whose own notification was left waiting is postponed as a safety net only: the
+ * worker holding the subscription runs it, and removes the job once it is done.
  */
 export async function processJob(
   job: Job<NotificationJobData>,
@@ -66,7 +79,8 @@ export async function processJob(
   runner: JobRunner,
   observeHandler?: HandlerObserver,
 ): Promise<JobOutcome> {
-  const { notification, headers, receivedAt, fingerprint, order } = readJobData(job, runner.keys);
+  const own = readJobData(job, runner.keys);
+  const { notification, fingerprint, order, handoff } = own;
   const id = notification.id;
   const owner = runner.nextOwner(job);
 
@@ -80,6 +94,7 @@ export async function processJob(
       leaseMs: runner.leaseMs,
       takeQueued: true,
       ...(order ? { order } : {}),
+      ...(handoff ? { handoffFrom: handoff } : {}),
     });
   } catch {
     return postpone(job, token, STORE_RETRY_MS);
@@ -90,32 +105,118 @@ export async function processJob(
     case "conflict":
       return "conflict";
     case "processing":
-      // Usually the receiver that added this job, a moment before it marks the record queued; in
-      // order, also another notification of the subscription running now.
-      return postpone(job, token, Math.min(claim.retryAfterMs, recheckDelay(job)));
+      // Another worker runs this id, or holds the subscription: that one runs this notification in
+      // its turn, so come back only when its lease would have run out (it died), or soon when the
+      // subscription's first notification is still being queued.
+      return postpone(
+        job,
+        token,
+        claim.key && claim.retryAfterMs > RECHECK_MIN_MS ? claim.retryAfterMs + RECHECK_MIN_MS : recheckDelay(job),
+      );
     case "queued":
       // Only a store that ignores `takeQueued` answers this; look again rather than drop the job.
       return postpone(job, token, recheckDelay(job));
   }
 
+  let outcome: JobOutcome | undefined;
+  let ownFailure: unknown;
+  let current: ClaimedOrStale | undefined = claim;
+  while (current) {
+    const isOwn = current.id === id;
+    const data = isOwn ? own : await waiterJobData(job, current.id, runner);
+    if (data) {
+      const result = await runOne(current, data, runner, isOwn ? observeHandler : undefined);
+      if (isOwn) {
+        if ("failure" in result) ownFailure = result.failure;
+        else if (result.outcome === "lease_lost") return postpone(job, token, recheckDelay(job));
+        else outcome = result.outcome;
+      } else if (!("failure" in result) && result.outcome !== "lease_lost") await removeDone(data.job);
+    } else {
+      // Its job is gone (or unreadable): nothing to run it from. Failed, it no longer holds up the
+      // subscription, and a redelivery by the sender runs it afresh.
+      await Promise.resolve(runner.store.fail(current, "job_missing")).catch(() => {});
+    }
+    const key: string | undefined = current.order?.key;
+    current = undefined;
+    if (key !== undefined && !runner.shutdown.aborted && runner.store.takeNext) {
+      current = await Promise.resolve(runner.store.takeNext({ key }, runner.nextOwner(job), runner.leaseMs)).catch(
+        () => undefined,
+      );
+    }
+  }
+  if (ownFailure !== undefined) throw ownFailure;
+  // Its notification still waits its turn in the list: the job stays as the safety net for it.
+  if (outcome === undefined) return postpone(job, token, runner.leaseMs);
+  return outcome;
+}
+
+/** What one run of a claimed notification came to, as `processJob` needs it. */
+type RunResult = { outcome: "processed" | "unhandled" | "stale" | "lease_lost" } | { failure: unknown };
+
+class LeaseLost extends Error {}
+
+async function runOne(
+  claim: ClaimedOrStale,
+  data: ReadJobData,
+  runner: JobRunner,
+  observeHandler: HandlerObserver | undefined,
+): Promise<RunResult> {
   // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
   const attempt = Math.max(1, claim.attempt - 1);
-  const { outcome } = await runClaimed(
-    { ...runner, notification, claim, attempt, headers, receivedAt, order: claimedOrder(order, claim, runner.onStale) },
-    {
-      stop: runner.shutdown,
-      // Someone else holds the record now; whether it completes there decides what this job does next.
-      leaseLost: () => postpone(job, token, recheckDelay(job)),
-      failed: (err) => {
-        throw err;
+  try {
+    const { outcome } = await runClaimed(
+      {
+        ...runner,
+        notification: data.notification,
+        claim,
+        attempt,
+        headers: data.headers,
+        receivedAt: data.receivedAt,
+        order: claimedOrder(claim.order, claim, runner.onStale),
       },
-      // The handler's effect happened, so the job must not fail now: a retry would run the handler
-      // again once the lease ran out. Keep trying to record it while the job holds its place.
-      retryCompletion: (write) => retryInBackground(write),
-      observeHandler,
-    },
-  );
-  return outcome as "processed" | "unhandled" | "stale";
+      {
+        stop: runner.shutdown,
+        // Someone else holds the record now; whether it completes there decides what this job does next.
+        leaseLost: () => Promise.reject(new LeaseLost()),
+        failed: (err) => {
+          throw err;
+        },
+        // The handler's effect happened, so the job must not fail now: a retry would run the handler
+        // again once the lease ran out. Keep trying to record it while the job holds its place.
+        retryCompletion: (write) => retryInBackground(write),
+        ...(observeHandler ? { observeHandler } : {}),
+      },
+    );
+    return { outcome: outcome as "processed" | "unhandled" | "stale" };
+  } catch (err) {
+    return err instanceof LeaseLost ? { outcome: "lease_lost" } : { failure: err };
+  }
+}
+
+/** The data of another notification's job, to run it here; undefined when the job is gone or unreadable. */
+async function waiterJobData(
+  job: Job<NotificationJobData>,
+  id: string,
+  runner: JobRunner,
+): Promise<(ReadJobData & { job: Job<NotificationJobData> }) | undefined> {
+  try {
+    const other = await within(
+      // The job's own queue handle (protected in BullMQ's types) reaches its sibling jobs.
+      Job.fromId<NotificationJobData>((job as unknown as { queue: MinimalQueue }).queue, jobIdFor(id)),
+      WORKER_CALL_TIMEOUT_MS,
+      () => new Error("job lookup timed out"),
+    );
+    if (!other) return undefined;
+    return { ...readJobData(other, runner.keys), job: other };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A job whose notification ran here has nothing left to do: remove it unless its own worker has it. */
+async function removeDone(job: Job | undefined): Promise<void> {
+  if (!job) return;
+  await within(job.remove(), WORKER_CALL_TIMEOUT_MS, () => new Error("job removal timed out")).catch(() => {});
 }
 
 function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
@@ -140,6 +241,7 @@ function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[])
   }
   return {
     ...(order ? { order } : {}),
+    ...(typeof data!.handoff === "string" ? { handoff: data!.handoff } : {}),
     notification: parsed.data,
     headers: data!.headers ?? {},
     receivedAt: typeof data!.receivedAt === "number" ? data!.receivedAt : job.timestamp,
@@ -153,7 +255,16 @@ function recheckDelay(job: Job): number {
   return Math.min(RECHECK_MAX_MS, RECHECK_MIN_MS * 2 ** Math.min(postponements, 10));
 }
 
+/**
+ * Put the job back to wait. The move has a deadline: the worker's connection queues commands while
+ * Redis is away, and a move that never settles would keep the job's slot taken for good. Past the
+ * deadline the job is left active; its lock lapses and BullMQ's stalled-job check puts it back.
+ */
 async function postpone(job: Job, token: string | undefined, delayMs: number): Promise<never> {
-  await job.moveToDelayed(Date.now() + Math.max(1, delayMs), token);
+  await within(
+    job.moveToDelayed(Date.now() + Math.max(1, delayMs), token),
+    WORKER_CALL_TIMEOUT_MS,
+    () => new Postponed(),
+  );
   throw new Postponed();
 }

@@ -1,4 +1,5 @@
 import { Queue, type Job } from "bullmq";
+import { Cluster, type Redis } from "ioredis";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
 import type { NotificationJobData } from "./job-data.js";
@@ -16,6 +17,53 @@ export interface RedriveOptions {
   dryRun?: boolean;
   /** How long to wait for Redis before giving up. Default 5 s. */
   connectTimeoutMs?: number;
+  /**
+   * Throw a `QueueNotFoundError`, listing the queues found, when Redis has no queue of this name and
+   * prefix: a misspelt name would otherwise redrive nothing and look like success. Default false.
+   */
+  requireQueue?: boolean;
+}
+
+/** A BullMQ queue found in Redis. */
+export interface FoundQueue {
+  prefix: string;
+  name: string;
+}
+
+/** `redrive` with `requireQueue` found no such queue; `found` lists the queues Redis has. */
+export class QueueNotFoundError extends Error {
+  override readonly name = "QueueNotFoundError";
+  constructor(
+    readonly queue: FoundQueue,
+    readonly found: readonly FoundQueue[],
+  ) {
+    super(`no queue "${queue.name}" with prefix "${queue.prefix}" in Redis`);
+  }
+}
+
+/** The most queues `findQueues` lists. */
+const MAX_FOUND = 1_000;
+
+/**
+ * The BullMQ queues in Redis, by their `<prefix>:<name>:meta` hash (every Queue writes one when it
+ * starts, and a queue name cannot contain ":"). On a cluster every master is scanned.
+ */
+export async function findQueues(client: Redis | Cluster): Promise<FoundQueue[]> {
+  const nodes = client instanceof Cluster ? client.nodes("master") : [client];
+  const found = new Map<string, FoundQueue>();
+  for (const node of nodes) {
+    let cursor = "0";
+    do {
+      const [next, keys] = await node.scan(cursor, "MATCH", "*:meta", "COUNT", 1_000, "TYPE", "hash");
+      cursor = next;
+      for (const key of keys) {
+        const base = key.slice(0, -":meta".length);
+        const colon = base.lastIndexOf(":");
+        if (colon > 0) found.set(base, { prefix: base.slice(0, colon), name: base.slice(colon + 1) });
+      }
+    } while (cursor !== "0" && found.size < MAX_FOUND);
+  }
+  return [...found.values()].sort((a, b) => a.prefix.localeCompare(b.prefix) || a.name.localeCompare(b.name));
 }
 
 export interface RedriveResult {
@@ -39,8 +87,9 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
     connection: handle.client,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     // A Queue writes its `meta` hash on start-up, which would create a key for a queue that does not
-    // exist; a dry run must leave Redis exactly as it was.
-    ...(options.dryRun ? { skipMetasUpdate: true } : {}),
+    // exist (a misspelt name, a dry run that must leave Redis as it was); the queue's own producer
+    // writes it, and moving a job back needs none of it.
+    skipMetasUpdate: true,
   });
   queue.on("error", () => {});
   const result: RedriveResult = { redriven: [], notFailed: [] };
@@ -55,6 +104,11 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
       connectMs,
       () => new Error(`could not connect to Redis within ${connectMs} ms`),
     );
+    if (options.requireQueue && (await handle.client.exists(queue.keys.meta!, queue.keys.id!)) === 0)
+      throw new QueueNotFoundError(
+        { prefix: options.prefix ?? "bull", name: options.name },
+        await findQueues(handle.client),
+      );
     if (options.ids) {
       for (const id of options.ids) {
         const job = await queue.getJob(jobIdFor(id));

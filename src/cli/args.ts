@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Signer } from "../testing/replay.js";
 import { hmacSigner, standardWebhooksSigner } from "../testing/signers.js";
+import { printableLines } from "./printable.js";
 
 /** Where a command writes, and what it knows about the terminal; tests pass their own. */
 export interface CliIo {
@@ -23,9 +24,21 @@ export function processIo(): CliIo {
   };
 }
 
-/** Bad arguments: the command prints the message and its usage and exits 2. */
+/** Bad arguments: the command prints the message and its short usage and exits 2. */
 export class UsageError extends Error {
   override readonly name = "UsageError";
+}
+
+/**
+ * A usage error as a user should meet it: the message on one line, then the command's usage line and
+ * where its options are explained, not the whole help text scrolling the message out of sight.
+ */
+export function reportUsageError(io: CliIo, err: UsageError, usage: string): number {
+  const usageLine = usage.split("\n", 1)[0]!;
+  const command = /^Usage: merchant-webhooks (\S+)/.exec(usageLine)?.[1];
+  const more = command ? `Run "merchant-webhooks ${command} --help" for its options.` : "";
+  io.err(`${printableLines(err.message)}\n${usageLine}\n${more}\n`);
+  return EXIT_USAGE;
 }
 
 export const EXIT_OK = 0;
@@ -97,7 +110,7 @@ export function sendingSetup(values: SendingValues): SendingSetup {
     url: url.toString(),
     ...(sign ? { sign } : {}),
     headers: headersFrom(values.header ?? []),
-    timeoutMs: values.timeout === undefined ? 30_000 : positiveInteger(values.timeout, "--timeout"),
+    timeoutMs: values.timeout === undefined ? 30_000 : milliseconds(values.timeout, "--timeout"),
   };
 }
 
@@ -133,6 +146,40 @@ function headersFrom(list: readonly string[]): Record<string, string> {
     headers[name] = item.slice(colon + 1).trim();
   }
   return headers;
+}
+
+/**
+ * The longest delay a Node timer keeps: a longer one fires after 1 ms, so `--timeout 3000000000`
+ * would give up at once rather than after 35 days.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A time in whole milliseconds, 1 to `MAX_TIMER_MS`. */
+export function milliseconds(text: string, option: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value < 1 || value > MAX_TIMER_MS)
+    throw new UsageError(
+      `${option} must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS} (about 24.8 days), got ${text}`,
+    );
+  return value;
+}
+
+/** A delay in whole milliseconds, 0 (none) to `MAX_TIMER_MS`. */
+export function delayMilliseconds(text: string, option: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value > MAX_TIMER_MS)
+    throw new UsageError(
+      `${option} must be a whole number of milliseconds from 0 to ${MAX_TIMER_MS} (about 24.8 days), got ${text}`,
+    );
+  return value;
+}
+
+/** A TCP port to listen on: 0 (any free one) to 65535. */
+export function portNumber(text: string, option: string): number {
+  const value = Number(text);
+  if (!/^\d+$/.test(text.trim()) || value > 65_535)
+    throw new UsageError(`${option} must be a port number from 0 to 65535, got ${text}`);
+  return value;
 }
 
 export function positiveInteger(text: string, option: string): number {

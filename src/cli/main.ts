@@ -1,4 +1,5 @@
 import { EXIT_OK, EXIT_USAGE, processIo, type CliIo } from "./args.js";
+import { printable, printableLines } from "./printable.js";
 import { packageVersion } from "./version.js";
 
 const USAGE = `Usage: merchant-webhooks <command> [options]
@@ -50,7 +51,10 @@ async function main(argv: readonly string[], io: CliIo = processIo()): Promise<n
   if (name === "help")
     return rest[0] && Object.hasOwn(COMMANDS, rest[0]) ? run(rest[0], ["--help"], io) : main(["--help"], io);
   if (!Object.hasOwn(COMMANDS, name)) {
-    io.err(`unknown command "${name}"\n\n${USAGE}`);
+    io.err(
+      `unknown command "${printable(name)}": the commands are ${Object.keys(COMMANDS).join(", ")}\n` +
+        'Run "merchant-webhooks --help" for what each does.\n',
+    );
     return EXIT_USAGE;
   }
   return run(name, rest, io);
@@ -61,7 +65,9 @@ async function run(name: string, argv: readonly string[], io: CliIo): Promise<nu
   try {
     return await command(argv, io);
   } catch (err) {
-    io.err(`${name} failed: ${(err as Error).stack ?? String(err)}\n`);
+    // One line, not a stack: the user can act on the message; MERCHANT_WEBHOOKS_DEBUG=1 shows the rest.
+    const detail = process.env.MERCHANT_WEBHOOKS_DEBUG ? (err as Error).stack : (err as Error).message;
+    io.err(`${name} failed: ${printableLines(detail ?? String(err))}\n`);
     return 1;
   }
 }

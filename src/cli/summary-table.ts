@@ -7,6 +7,8 @@ export interface ReplaySummary {
   rejected: Map<number, number>;
   /** No answer at all: connection refused, reset or timed out. */
   failed: number;
+  /** Entries of the source that could not be read, so were not sent. */
+  unreadable?: number;
 }
 
 export function summarize(results: readonly ReplayResult[]): ReplaySummary {
@@ -43,6 +45,7 @@ export function formatSummaryTable(summary: ReplaySummary): string {
       .sort(([a], [b]) => a - b)
       .map(([status, count]): [string, number] => [`  status ${status}`, count]),
     ["failed", summary.failed],
+    ...(summary.unreadable ? [["unreadable", summary.unreadable] as [string, number]] : []),
   ];
   const labelWidth = Math.max("result".length, ...rows.map(([label]) => label.length));
   const countWidth = Math.max("count".length, ...rows.map(([, count]) => String(count).length));

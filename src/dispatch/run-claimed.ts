@@ -104,7 +104,7 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
   try {
     await store.complete(claim, answer);
   } catch {
-    // While the lease lives a redelivery meets 409; an outage longer than the lease leaves a window (see README).
+    // While the lease lives a redelivery meets 409; an outage longer than the lease leaves a window (see docs/stores.md).
     await hooks.retryCompletion(async () => store.complete(claim, answer));
   }
   return { outcome };

@@ -7,13 +7,27 @@ interface OrderEntry {
   /** The claim holding the key, and until when (epoch ms). */
   owner?: string;
   leaseUntil?: number;
+  /** When the holder took the key, and how long the last hold took (for the expected wait). */
+  heldSince?: number;
+  lastHeldMs?: number;
   expiresAt: number;
+  /** Estimated bytes the key and its entry hold, counted in the table's total. */
+  bytes: number;
 }
+
+/** What a key costs beyond its strings: the Map slot, the entry object and its fields. */
+const ORDER_OVERHEAD_BYTES = 160;
+
+/** Strings counted at two bytes a character, as the records are. */
+const sizeOf = (key: string, entry: OrderEntry): number =>
+  ORDER_OVERHEAD_BYTES + 2 * (key.length + (entry.position?.length ?? 0) + (entry.owner?.length ?? 0));
 
 export interface MemoryOrdersOptions {
   retentionMs: number;
   /** Most keys kept; the least recently changed keys that nobody holds are dropped first. */
   maxEntries: number;
+  /** Most bytes the keys may take (a key is as long as the sender's ids make it); dropped the same way. */
+  maxBytes: number;
   now: () => number;
 }
 
@@ -23,13 +37,24 @@ export interface MemoryOrdersOptions {
  * cap), and never dropping a key held under a live lease. A dropped position only means a very late,
  * older notification is no longer recognised as stale.
  */
-export function memoryOrders({ retentionMs, maxEntries, now }: MemoryOrdersOptions) {
+export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryOrdersOptions) {
   const orders = new Map<string, OrderEntry>();
+  let totalBytes = 0;
+  const full = () => orders.size > maxEntries || totalBytes > maxBytes;
+
+  function remove(key: string): void {
+    const entry = orders.get(key);
+    if (!entry) return;
+    orders.delete(key);
+    totalBytes -= entry.bytes;
+  }
+  /** Each key's waiting list: ids queued in order, sorted by position (none first), then id. */
+  const waiting = new Map<string, Array<{ id: string; member: string }>>();
 
   function live(key: string): OrderEntry | undefined {
     const entry = orders.get(key);
     if (entry && entry.expiresAt <= now()) {
-      orders.delete(key);
+      remove(key);
       return undefined;
     }
     return entry;
@@ -38,18 +63,19 @@ export function memoryOrders({ retentionMs, maxEntries, now }: MemoryOrdersOptio
   function write(key: string, entry: OrderEntry): void {
     const at = now();
     entry.expiresAt = Math.max(at + retentionMs, entry.leaseUntil ?? 0);
-    if (entry.position === undefined && entry.owner === undefined) {
-      orders.delete(key);
-      return;
-    }
-    orders.delete(key);
+    remove(key);
+    if (entry.position === undefined && entry.owner === undefined) return;
+    entry.bytes = sizeOf(key, entry);
     orders.set(key, entry);
+    totalBytes += entry.bytes;
     let budget = orders.size;
     for (const [oldest, old] of orders) {
-      if (orders.size <= maxEntries || budget-- <= 0) break;
-      orders.delete(oldest);
-      // A held key goes back behind the others instead.
-      if (old.owner !== undefined && old.leaseUntil! > at) orders.set(oldest, old);
+      if (!full() || budget-- <= 0) break;
+      if (old.owner !== undefined && old.leaseUntil! > at) {
+        // A held key goes back behind the others instead.
+        orders.delete(oldest);
+        orders.set(oldest, old);
+      } else remove(oldest);
     }
   }
 
@@ -69,30 +95,70 @@ export function memoryOrders({ retentionMs, maxEntries, now }: MemoryOrdersOptio
 
     /** Hold the key for `owner` until `leaseUntil` (taking it, or pushing the lease forward). */
     hold(key: string, owner: string, leaseUntil: number): void {
-      const entry = live(key) ?? { expiresAt: 0 };
+      const entry = live(key) ?? { expiresAt: 0, bytes: 0 };
+      if (entry.owner !== owner) entry.heldSince = now();
       entry.owner = owner;
       entry.leaseUntil = leaseUntil;
       write(key, entry);
     },
 
-    /** Let go of the key if `owner` holds it. */
+    /** Let go of the key if `owner` holds it, keeping how long it was held. */
     letGo(key: string, owner: string): void {
       const entry = live(key);
       if (entry?.owner !== owner) return;
+      if (entry.heldSince !== undefined) entry.lastHeldMs = now() - entry.heldSince;
       delete entry.owner;
       delete entry.leaseUntil;
+      delete entry.heldSince;
       write(key, entry);
+    },
+
+    /** What a delivery that meets the key held may expect to wait: the last hold's length, within the lease. */
+    expectedWait(key: string, left: number): number {
+      const entry = live(key);
+      if (entry?.lastHeldMs === undefined || entry.heldSince === undefined) return left;
+      return Math.min(left, Math.max(1, entry.lastHeldMs - (now() - entry.heldSince)));
+    },
+
+    /** Put `id` in the key's waiting list at its position (once). */
+    wait(key: string, id: string, position: string | undefined): void {
+      const list = waiting.get(key) ?? [];
+      if (list.some((waiter) => waiter.id === id)) return;
+      const member = `${position ?? ""}\n${id}`;
+      let at = list.length;
+      while (at > 0 && list[at - 1]!.member > member) at--;
+      list.splice(at, 0, { id, member });
+      waiting.set(key, list);
+    },
+
+    /** Take `id` out of the key's waiting list. */
+    leave(key: string, id: string): void {
+      const list = waiting.get(key);
+      if (!list) return;
+      const at = list.findIndex((waiter) => waiter.id === id);
+      if (at >= 0) list.splice(at, 1);
+      if (list.length === 0) waiting.delete(key);
+    },
+
+    /** The ids in the key's waiting list, first to run first. */
+    waiters(key: string): readonly string[] {
+      return (waiting.get(key) ?? []).map((waiter) => waiter.id);
     },
 
     /** Move the key's position to `position` if that is later; never back. */
     advance(key: string, position: string): void {
-      const entry = live(key) ?? { expiresAt: 0 };
+      const entry = live(key) ?? { expiresAt: 0, bytes: 0 };
       if (entry.position === undefined || isBefore(entry.position, position)) entry.position = position;
       write(key, entry);
     },
 
     get size(): number {
       return orders.size;
+    },
+
+    /** Estimated bytes the keys hold, within `maxBytes`. */
+    get bytes(): number {
+      return totalBytes;
     },
   };
 }

@@ -4,6 +4,7 @@ import {
   DEFAULT_RETENTION_SECONDS,
   StoreUnavailableError,
   refOf,
+  type ClaimedOrStale,
   type ClaimHandle,
   type ClaimRequest,
   type ClaimResult,
@@ -24,7 +25,8 @@ export interface MemoryStoreOptions {
   maxEntries?: number;
   /**
    * Most bytes the records may take (ids, fingerprints, owners and answers, counted at two bytes a
-   * character, plus a fixed overhead per record). Default 64 MiB.
+   * character, plus a fixed overhead per record). Default 64 MiB. With `ordering`, the subscriptions'
+   * positions are held to the same figure, counted apart (`orderBytes`), and to `maxEntries`.
    */
   maxBytes?: number;
   /** Clock in epoch ms; tests move it to expire leases. */
@@ -34,6 +36,8 @@ export interface MemoryStoreOptions {
 interface Entry extends IdempotencyRecord {
   /** Claimed in order: its key and position, and whether this claim holds the key (a stale one does not). */
   order?: OrderClaim & { holdsKey: boolean };
+  /** In its key's waiting list (handed to a queue in order, not yet run). */
+  waiting?: boolean;
   expiresAt: number;
   /** Estimated bytes this record holds, counted in the store's total. */
   bytes: number;
@@ -54,15 +58,18 @@ const ENTRY_OVERHEAD_BYTES = 200;
  * redelivery run the handler a second time. It goes back to the tail instead; when nothing but live
  * claims is left to drop, the new claim is refused as unavailable (503: the sender keeps it).
  */
-export function memoryStore(
-  options: MemoryStoreOptions = {},
-): IdempotencyStore & { readonly size: number; readonly bytes: number } {
+export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & {
+  readonly size: number;
+  readonly bytes: number;
+  readonly orderKeys: number;
+  readonly orderBytes: number;
+} {
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
-  const orders = memoryOrders({ retentionMs, maxEntries, now });
+  const orders = memoryOrders({ retentionMs, maxEntries, maxBytes, now });
   let totalBytes = 0;
 
   const full = () => records.size > maxEntries || totalBytes > maxBytes;
@@ -128,10 +135,56 @@ export function memoryStore(
   }
 
   /** The claim on the record ends: its key (if it held it) is free for the next notification. */
-  function letGoOfKey(entry: Entry): void {
+  function letGoOfKey(entry: Entry, id: string, stillWaiting = false): void {
+    if (entry.waiting && !stillWaiting) {
+      orders.leave(entry.order!.key, id);
+      entry.waiting = false;
+    }
     if (!entry.order?.holdsKey) return;
     orders.letGo(entry.order.key, entry.owner!);
     entry.order.holdsKey = false;
+  }
+
+  /**
+   * The first of the key's waiting list that can run now (`ownId`, the caller's own, counts as ready),
+   * dropping ids that no longer wait; "busy" when the first is a receiver's claim still being handed
+   * to the queue.
+   */
+  function firstWaiter(key: string, ownId: string | undefined, at: number): string | "busy" | undefined {
+    for (const id of orders.waiters(key)) {
+      if (id === ownId) return id;
+      const entry = live(id);
+      if (entry?.waiting && entry.state === "queued") return id;
+      if (entry?.waiting && entry.state === "processing" && entry.leaseUntil! > at) return "busy";
+      orders.leave(key, id);
+    }
+    return undefined;
+  }
+
+  /** Claim the waiter `id` of `key` for `owner`, holding the key unless it turned stale. */
+  function runWaiter(id: string, key: string, owner: string, leaseMs: number, at: number): ClaimedOrStale {
+    const entry = live(id)!;
+    orders.leave(key, id);
+    const position = entry.order?.position;
+    const newest = orders.position(key);
+    const stale = position !== undefined && newest !== undefined && isBefore(position, newest);
+    const claimed: Entry = {
+      ...entry,
+      state: "processing",
+      owner,
+      leaseUntil: at + leaseMs,
+      attempts: entry.attempts + 1,
+      waiting: false,
+      order: { key, ...(position !== undefined ? { position } : {}), holdsKey: !stale },
+      expiresAt: at + retentionMs,
+    };
+    put(id, claimed);
+    const handle: ClaimHandle = { id, owner, order: position !== undefined ? { key, position } : { key } };
+    if (stale) return { status: "stale", ...handle, attempt: claimed.attempts, newestPosition: newest! };
+    orders.hold(key, owner, at + leaseMs);
+    return newest === undefined
+      ? { status: "claimed", ...handle, attempt: claimed.attempts }
+      : { status: "claimed", ...handle, attempt: claimed.attempts, previousPosition: newest };
   }
 
   return {
@@ -141,10 +194,19 @@ export function memoryStore(
     get bytes() {
       return totalBytes;
     },
+    /** Order keys kept for `ordering` (a subscription's position and the claim holding it). */
+    get orderKeys() {
+      return orders.size;
+    },
+    /** Estimated bytes the order keys hold: bounded by `maxBytes` too, counted apart from the records'. */
+    get orderBytes() {
+      return orders.bytes;
+    },
 
-    claim({ id, fingerprint, owner, leaseMs, takeQueued, order }: ClaimRequest): ClaimResult {
+    claim({ id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue }: ClaimRequest): ClaimResult {
       const at = now();
       const entry = live(id);
+      const handedOver = takeQueued && handoffFrom !== undefined && entry?.owner === handoffFrom;
       // Whether the record can be taken over is decided first; the payload is compared only against a
       // completed record, the one case where a different payload under the id is a sender's error.
       if (entry?.state === "completed") {
@@ -152,7 +214,7 @@ export function memoryStore(
           ? { status: "completed", answer: entry.answer! }
           : { status: "conflict" };
       }
-      if (entry?.state === "processing" && entry.leaseUntil! > at) {
+      if (entry?.state === "processing" && entry.leaseUntil! > at && !handedOver) {
         return { status: "processing", retryAfterMs: entry.leaseUntil! - at };
       }
       if (entry?.state === "queued" && !takeQueued) {
@@ -165,10 +227,36 @@ export function memoryStore(
       const newestPosition = order && orders.position(order.key);
       const stale =
         order?.position !== undefined && newestPosition !== undefined && isBefore(order.position, newestPosition);
-      if (order && !stale) {
+      // Handed to a queue, it never waits for the key: it joins the key's waiting list instead.
+      if (order && !stale && !forQueue) {
         const heldFor = orders.heldFor(order.key, owner);
-        if (heldFor !== undefined) return { status: "processing", retryAfterMs: heldFor, key: true };
+        if (heldFor !== undefined)
+          return {
+            status: "processing",
+            retryAfterMs: takeQueued ? heldFor : orders.expectedWait(order.key, heldFor),
+            key: true,
+          };
       }
+      if (order && takeQueued && !stale && !forQueue) {
+        // A worker: its own record waits in the key's list, and the list's first waiter runs.
+        orders.wait(order.key, id, order.position);
+        const first = firstWaiter(order.key, id, at);
+        if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
+        if (first !== undefined && first !== id) {
+          put(id, {
+            state: "queued",
+            fingerprint,
+            owner: entry?.owner ?? owner,
+            attempts: entry?.attempts ?? 0,
+            order: { ...order, holdsKey: false },
+            waiting: true,
+            expiresAt: at + retentionMs,
+            bytes: 0,
+          });
+          return runWaiter(first, order.key, owner, leaseMs, at);
+        }
+      }
+      if (order && entry?.waiting && !forQueue) orders.leave(order.key, id);
       const attempts = (entry?.attempts ?? 0) + 1;
       const claimed: Entry = {
         state: "processing",
@@ -179,7 +267,11 @@ export function memoryStore(
         expiresAt: at + retentionMs,
         bytes: 0,
       };
-      if (order) claimed.order = { ...order, holdsKey: !stale };
+      if (order) claimed.order = { ...order, holdsKey: !stale && !forQueue };
+      if (order && forQueue && !stale) {
+        claimed.waiting = true;
+        orders.wait(order.key, id, order.position);
+      }
       put(id, claimed);
       if (!trim(at)) {
         // Only live claims are left to evict: refuse this one rather than drop someone's claim.
@@ -189,7 +281,7 @@ export function memoryStore(
       }
       const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
       if (stale) return { status: "stale", ...handle, attempt: attempts, newestPosition: newestPosition! };
-      if (order) orders.hold(order.key, owner, at + leaseMs);
+      if (order && !forQueue) orders.hold(order.key, owner, at + leaseMs);
       return newestPosition === undefined
         ? { status: "claimed", ...handle, attempt: attempts }
         : { status: "claimed", ...handle, attempt: attempts, previousPosition: newestPosition };
@@ -214,7 +306,7 @@ export function memoryStore(
         delete entry.leaseUntil;
         delete entry.error;
         if (entry.order?.position !== undefined) orders.advance(entry.order.key, entry.order.position);
-        letGoOfKey(entry);
+        letGoOfKey(entry, claim.id);
       });
     },
 
@@ -223,7 +315,7 @@ export function memoryStore(
         entry.state = "failed";
         entry.error = error;
         delete entry.leaseUntil;
-        letGoOfKey(entry);
+        letGoOfKey(entry, claim.id);
       });
     },
 
@@ -231,22 +323,29 @@ export function memoryStore(
       return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "queued";
         delete entry.leaseUntil;
-        letGoOfKey(entry);
+        letGoOfKey(entry, claim.id, true);
       });
     },
 
     release({ id, owner }) {
       const entry = live(id);
       if (!entry || entry.owner !== owner || (entry.state !== "processing" && entry.state !== "queued")) return false;
-      letGoOfKey(entry);
+      letGoOfKey(entry, id);
       remove(id);
       return true;
+    },
+
+    takeNext(order, owner, leaseMs) {
+      const at = now();
+      if (orders.heldFor(order.key, owner) !== undefined) return undefined;
+      const first = firstWaiter(order.key, undefined, at);
+      return first === undefined || first === "busy" ? undefined : runWaiter(first, order.key, owner, leaseMs, at);
     },
 
     get(ref) {
       const entry = live(refOf(ref).id);
       if (!entry) return undefined;
-      const { expiresAt: _expiresAt, bytes: _bytes, order: _order, ...record } = entry;
+      const { expiresAt: _expiresAt, bytes: _bytes, order: _order, waiting: _waiting, ...record } = entry;
       return record;
     },
 

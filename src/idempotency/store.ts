@@ -36,6 +36,17 @@ export interface ClaimRequest {
   takeQueued?: boolean;
   /** Claim in order: one live claim per key at a time, and nothing older than the key's newest completion. */
   order?: OrderClaim;
+  /**
+   * A worker (`takeQueued`) may also take over a record still `processing` under this owner token: the
+   * receiver that put the job in the queue and has not yet marked the record queued, or died first.
+   */
+  handoffFrom?: string;
+  /**
+   * A receiver's claim made to hand the notification to a durable queue. With `order`, the record
+   * joins its key's waiting list in position order instead of holding the key: it never waits for
+   * another notification of its key (only staleness is checked), and workers run the list in order.
+   */
+  forQueue?: boolean;
 }
 
 /** Where a notification stands among the others of its ordering key (a subscription, by default). */
@@ -56,6 +67,9 @@ export interface ClaimHandle {
   order?: OrderClaim;
 }
 
+/** A claim the caller owns: run (claimed) or settle as stale. */
+export type ClaimedOrStale = Extract<ClaimResult, { status: "claimed" | "stale" }>;
+
 /** Names a record for `get`: its id, and the order key it was claimed under, if any. */
 export type RecordRef = string | { id: string; order?: { key: string } | undefined };
 
@@ -71,7 +85,10 @@ export type ClaimResult =
    * (or fails it, to be retried) like a claimed one.
    */
   | (ClaimHandle & { status: "stale"; attempt: number; newestPosition: string })
-  /** Another owner holds a live lease: on this id, or (`key: true`) on another notification of its key. */
+  /**
+   * Another owner holds a live lease: on this id, or (`key: true`) on another notification of its key
+   * (or, for a worker, an older notification of the key is still being handed to the queue).
+   */
   | { status: "processing"; retryAfterMs: number; key?: true }
   /** Accepted into a durable queue earlier; a worker will run it. */
   | { status: "queued" }
@@ -107,6 +124,12 @@ export interface IdempotencyStore {
   /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */
   release(claim: ClaimHandle): Awaitable<boolean>;
   get(record: RecordRef): Awaitable<IdempotencyRecord | undefined>;
+  /**
+   * With the key free, claim the first notification waiting in the key's list (queued in order) for
+   * `owner`, holding the key: the worker that just finished one runs the next at once. Undefined when
+   * none waits, the key is held, or the first is still being handed to the queue.
+   */
+  takeNext?(order: { key: string }, owner: string, leaseMs: number): Awaitable<ClaimedOrStale | undefined>;
   /** Resolves when the backend answers; throws (or rejects) when it cannot be reached. Used by `receiver.health()`. */
   ping?(): Awaitable<void>;
   close?(): Awaitable<void>;

@@ -9,6 +9,11 @@ export interface QueuedNotification {
   notification: SubscriptionNotification;
   headers: Readonly<Record<string, string>>;
   receivedAt: number;
+  /**
+   * The receiver's claim token. A worker that takes the job before the receiver has marked the record
+   * queued (or after the receiver died between the two steps) may take that claim over.
+   */
+  owner?: string;
   /** With `ordering`: the key and position it was claimed under; a worker claims it again under them. */
   order?: OrderClaim;
   /** W3C trace context (`traceparent`, `tracestate`) of the receiver's span, when it is tracing. */
@@ -25,6 +30,11 @@ export interface NotificationQueue {
   /** Durable queues survive the receiver; their records are marked `queued` for a worker to take over. */
   readonly durable: boolean;
   enqueue(item: QueuedNotification): Promise<void>;
+  /**
+   * Whether a job for the notification `id` is still in the queue (waiting, delayed, active or about to
+   * retry). A receiver that finds the record queued asks, and queues the notification again if not.
+   */
+  has?(id: string): Promise<boolean>;
   /** Resolves when the queue would accept a notification now; rejects when not. Used by `receiver.health()`. */
   ping?(): Promise<void>;
   /** Stop accepting and wait for accepted work at most `timeoutMs` (the queue's own default when not given). */

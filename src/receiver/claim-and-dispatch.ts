@@ -3,6 +3,7 @@ import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { ownerTokens, runClaimed, type ClaimedOutcome, type ClaimedRun } from "../dispatch/run-claimed.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
+import type { NotificationQueue } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { UNOBSERVED, type ReceiveObservation } from "../telemetry/observe-receive.js";
 import type { Background } from "./background.js";
@@ -53,7 +54,15 @@ export function claimAndDispatch(
     const owner = nextOwner();
     let claim;
     try {
-      claim = await store.claim({ id, fingerprint, owner, leaseMs, ...order });
+      // Handed to a durable queue, an ordered notification joins its subscription's waiting list
+      // instead of waiting for the subscription: accepted at once, run in position order by workers.
+      const forQueue = options.queue?.durable ? { forQueue: true } : {};
+      const request = { id, fingerprint, owner, leaseMs, ...order, ...forQueue };
+      claim = await store.claim(request);
+      // "Already queued" must never hide a job that no longer exists (lost in a failover, removed by
+      // hand): the record is taken over and the notification queued again.
+      if (claim.status === "queued" && (await jobMissing(options.queue, id)))
+        claim = await store.claim({ ...request, takeQueued: true });
     } catch (err) {
       const reason = "idempotency store unavailable";
       return verdict(
@@ -121,6 +130,7 @@ export function claimAndDispatch(
             notification,
             headers,
             receivedAt,
+            owner,
             ...order,
             trace: observation.carrier(),
             // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
@@ -140,6 +150,16 @@ export function claimAndDispatch(
 
     return outcomeVerdict(slots ? await slots.run(run) : await run());
   };
+}
+
+/** Whether a durable queue that can tell says it holds no job for `id`; an unanswered question counts as no. */
+async function jobMissing(queue: NotificationQueue | undefined, id: string): Promise<boolean> {
+  if (!queue?.durable || !queue.has) return false;
+  try {
+    return !(await queue.has(id));
+  } catch {
+    return false;
+  }
 }
 
 function queueRefused(err: unknown, fields: LogFields, unavailableRetry: Record<string, string>): Verdict {

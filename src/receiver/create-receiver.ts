@@ -65,6 +65,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   const intakeRules = {
     bodyLimit,
     verify: options.verify,
+    authorizeSender: options.authorizeSender,
     schema: options.eventSchema,
     // A recording reads the body after the handler ran: it gets zod's copy as the notification.
     fastAccept: !options.record,

@@ -30,10 +30,18 @@ export interface ReceiverRequest {
   parsedBody?: unknown;
 }
 
+/** Whether the sender a delivery's signature was checked for may send this notification. */
+export type SenderCheck = (
+  notification: SubscriptionNotification,
+  headers: Readonly<Record<string, string>>,
+) => boolean | Promise<boolean>;
+
 /** What intake needs to know of the receiver's options. */
 export interface IntakeRules {
   bodyLimit: number;
   verify?: VerifyHook | undefined;
+  /** `ReceiverOptions.authorizeSender`. */
+  authorizeSender?: SenderCheck | undefined;
   /** `ReceiverOptions.eventSchema`: another event's schema in place of the notification's. */
   schema?: z.ZodType<{ id: string }> | undefined;
   /**
@@ -89,7 +97,7 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
   /** Parsed here from the bytes: plain JSON data, which the compiled check was proven on. */
   let parsedHere = false;
   if (bytes) {
-    if (rules.verify && !(await passesVerify(rules.verify, bytes, headers))) {
+    if (rules.verify && !(await passesCheck(() => rules.verify!(bytes, headers)))) {
       return { accepted: false, headers, refusal: verdict("unauthorized") };
     }
     const parsed = parseJsonObject(bytes);
@@ -120,13 +128,14 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
 
   // Most bodies are valid: the compiled check accepts them at a third of zod's cost. It never refuses
   // on its own: whatever it does not accept goes to zod, which decides and words the message.
-  if (parsedHere && !rules.schema && rules.fastAccept !== false && passesEnvelopeCheck(body))
-    return { accepted: true, headers, body, notification: body as SubscriptionNotification };
+  const fast = parsedHere && !rules.schema && rules.fastAccept !== false && passesEnvelopeCheck(body);
 
   // With an `eventSchema` the notification is that event: the later steps read its `id` and `event_type` only.
-  const result = (rules.schema ?? subscriptionNotificationSchema).safeParse(
-    body,
-  ) as z.ZodSafeParseResult<SubscriptionNotification>;
+  const result = fast
+    ? ({ success: true, data: body as SubscriptionNotification } as const)
+    : ((rules.schema ?? subscriptionNotificationSchema).safeParse(
+        body,
+      ) as z.ZodSafeParseResult<SubscriptionNotification>);
   if (!result.success) {
     const message = validationMessage(result.error.issues);
     // The id failed validation too, perhaps for its length: never logged whole.
@@ -138,13 +147,17 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       refusal: verdict("invalid", { notification_id: id, reason: message }, { message }),
     };
   }
+  if (rules.authorizeSender && !(await passesCheck(() => rules.authorizeSender!(result.data, headers)))) {
+    const id = shownText(result.data.id, MAX_NOTIFICATION_ID_LENGTH);
+    return { accepted: false, headers, body, refusal: verdict("forbidden", { notification_id: id }) };
+  }
   return { accepted: true, headers, body, notification: result.data };
 }
 
-/** A verify hook that throws is a failed check, not a crash. */
-async function passesVerify(verify: VerifyHook, bytes: Uint8Array, headers: Record<string, string>): Promise<boolean> {
+/** A verify hook or sender check that throws is a failed check, not a crash. */
+async function passesCheck(check: () => boolean | Promise<boolean>): Promise<boolean> {
   try {
-    return (await verify(bytes, headers)) === true;
+    return (await check()) === true;
   } catch {
     return false;
   }

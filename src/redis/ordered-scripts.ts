@@ -1,14 +1,15 @@
 import { RECORD_STEPS } from "./scripts.js";
 
 /**
- * The record transitions of `scripts.ts` for notifications claimed in order. Each touches two keys:
- * KEYS[1] the record's hash, KEYS[2] its order key's hash, which share a hash tag (see
- * `orderedKeys`), so the order check and the claim are one atomic script on one node, on Redis Cluster
- * too. ARGV are those of the unordered script, plus the position on a claim.
+ * The record transitions of `scripts.ts` for notifications claimed in order. Each touches three keys:
+ * KEYS[1] the record's hash, KEYS[2] its order key's hash, KEYS[3] the key's waiting list, which share
+ * a hash tag (see `orderedKeys`), so the order check and the claim are one atomic script on one node,
+ * on Redis Cluster too. ARGV are those of the unordered script, plus more on a claim.
  *
- * Order hash fields: position (newest completed, sortable form), owner and leaseUntil (the claim
- * holding the key). Record hash fields added: position, holdsKey ('1' while this claim holds the key;
- * a stale claim does not).
+ * Order hash fields: position (newest completed, sortable form), owner, leaseUntil and heldSince (the
+ * claim holding the key), lastHeldMs (how long the last hold took). Record hash fields added:
+ * position, holdsKey ('1' while this claim holds the key; a stale claim does not), waiting (its member
+ * in the waiting list, while it is in it).
  */
 const {
   PRELUDE,
@@ -35,37 +36,171 @@ local function before(a, b)
 end
 `;
 
-/** The claim ends: its key, if it held it, is free for the next notification. ARGV[1] is the owner. */
+/**
+ * The claim ends: its key, if it held it, is free for the next notification, and how long it was held
+ * is kept (`lastHeldMs`) to tell the next in-process delivery how long it may wait. ARGV[1] is the owner.
+ */
 const LET_GO = `
 if redis.call('HGET', KEYS[1], 'holdsKey') == '1' then
   redis.call('HDEL', KEYS[1], 'holdsKey')
-  if redis.call('HGET', KEYS[2], 'owner') == ARGV[1] then redis.call('HDEL', KEYS[2], 'owner', 'leaseUntil') end
+  local order = redis.call('HMGET', KEYS[2], 'owner', 'heldSince')
+  if order[1] == ARGV[1] then
+    if order[2] then redis.call('HSET', KEYS[2], 'lastHeldMs', int(now_ms() - tonumber(order[2]))) end
+    redis.call('HDEL', KEYS[2], 'owner', 'leaseUntil', 'heldSince')
+  end
+end
+`;
+
+/** A record that stops waiting in its key's list (run, failed, released) leaves it. */
+const LEAVE_LIST = `
+local member = redis.call('HGET', KEYS[1], 'waiting')
+if member then
+  redis.call('ZREM', KEYS[3], member)
+  redis.call('HDEL', KEYS[1], 'waiting')
 end
 `;
 
 /**
- * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, position ('' for none).
- * After the record's own checks: a position older than the key's newest completed one is stale (the
- * record is claimed, the key is not); otherwise another live holder of the key answers processing.
- * Returns those of CLAIM, with {'claimed', attempt, previousPosition or ''}, {'stale', attempt,
- * newestPosition} and {'processing', retryAfterMs, 'key'}.
+ * The waiting list: a sorted set per order key (KEYS[3]) whose members, all at score 0, are
+ * `position .. '\n' .. id` and so sort by position, byte by byte ('' when the notification has none:
+ * it goes first). A record in the list names its member in its `waiting` field.
+ *
+ * `first_waiter` finds the list's head that can run now, dropping members whose record no longer
+ * waits (run, expired, failed, released): it answers the id, position and member of a queued record
+ * (or of `own_id`, the caller's own), 'busy' when the head is a receiver's claim still being handed
+ * to the queue, or nil when the list is empty. `take_waiter` claims such a queued record for `owner`.
+ * `hold` makes a claim the key's holder.
  */
-export const ORDERED_CLAIM = `${PRELUDE}${BEFORE}${CLAIM_CHECKS}
-local order_key, position = KEYS[2], ARGV[6]
-local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil')
+const WAITING = `
+local function first_waiter(waiting, rec_prefix, now, own_id)
+  while true do
+    local head = redis.call('ZRANGE', waiting, 0, 0)[1]
+    if not head then return nil end
+    local nl = string.find(head, '\\n', 1, true)
+    local pos, id = string.sub(head, 1, nl - 1), string.sub(head, nl + 1)
+    if id == own_id then return id, pos, head end
+    local r = redis.call('HMGET', rec_prefix .. id, 'state', 'leaseUntil', 'waiting')
+    if r[3] == head then
+      if r[1] == 'queued' then return id, pos, head end
+      if r[1] == 'processing' and tonumber(r[2]) and tonumber(r[2]) > now then return 'busy' end
+    end
+    redis.call('ZREM', waiting, head)
+  end
+end
+local function take_waiter(waiting, rec_key, member, owner, lease, retention, now)
+  redis.call('ZREM', waiting, member)
+  local attempts = (tonumber(redis.call('HGET', rec_key, 'attempts')) or 0) + 1
+  redis.call('HSET', rec_key, 'state', 'processing', 'owner', owner, 'leaseUntil', int(now + lease), 'attempts', attempts)
+  redis.call('HDEL', rec_key, 'waiting', 'holdsKey')
+  redis.call('PEXPIRE', rec_key, int(math.max(retention, lease)))
+  return attempts
+end
+local function hold(rec_key, order_key, owner, lease, retention, now)
+  redis.call('HSET', rec_key, 'holdsKey', '1')
+  redis.call('HSET', order_key, 'owner', owner, 'leaseUntil', int(now + lease), 'heldSince', int(now))
+  redis.call('PEXPIRE', order_key, int(math.max(retention, lease)))
+end
+-- Claim the waiter found for owner: stale when older than the key's newest completed position.
+local function run_waiter(waiting, order_key, rec_prefix, id, pos, member, newest, owner, lease, retention, now)
+  local rec_key = rec_prefix .. id
+  local attempts = take_waiter(waiting, rec_key, member, owner, lease, retention, now)
+  if pos ~= '' and newest and before(pos, newest) then return {'stale', attempts, newest, id, pos} end
+  hold(rec_key, order_key, owner, lease, retention, now)
+  return {'claimed', attempts, newest or '', id, pos}
+end
+`;
+
+/**
+ * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, position ('' for none), id,
+ * mode, handoff (owner token or ''), record key prefix (KEYS[1] without the id).
+ *
+ * After the record's own checks, a position older than the key's newest completed one is stale (the
+ * record is claimed, the key is not). Then, by mode:
+ * - 'direct' (a receiver running the handler itself): another live holder of the key answers
+ *   processing, with the time its last holder took (bounded by the lease) as the expected wait.
+ * - 'queue' (a receiver handing the notification to a durable queue): the record joins the key's
+ *   waiting list in position order; the key is not held and never makes it wait.
+ * - 'worker' (a queue worker): a live holder answers processing; otherwise the worker runs the list's
+ *   first waiter, which may be an older notification than its own job's (its own record then stays
+ *   queued, in the list, for whoever holds the key next).
+ * Returns those of CLAIM, with {'claimed', attempt, previousPosition or '', [id, position]},
+ * {'stale', attempt, newestPosition, [id, position]} and {'processing', retryAfterMs, 'key'}; id and
+ * position are there when the claim is on another record than the one asked for.
+ */
+export const ORDERED_CLAIM = `${PRELUDE}${BEFORE}
+local handoff = ARGV[9]
+${CLAIM_CHECKS}${WAITING}
+local order_key, waiting, position, id, mode, rec_prefix = KEYS[2], KEYS[3], ARGV[6], ARGV[7], ARGV[8], ARGV[10]
+local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil', 'heldSince', 'lastHeldMs')
 local newest = order[1]
 local stale = position ~= '' and newest and before(position, newest)
-if not stale and order[2] then
-  local held_until = tonumber(order[3])
-  if held_until and held_until > now then return {'processing', held_until - now, 'key'} end
+local held_until = tonumber(order[3])
+local held = order[2] and held_until and held_until > now
+if stale then
+  local old_member = redis.call('HGET', key, 'waiting')
+  if old_member then redis.call('ZREM', waiting, old_member) end
+  ${TAKE_RECORD}
+  if position ~= '' then redis.call('HSET', key, 'position', position) end
+  return {'stale', attempts, newest}
 end
-${TAKE_RECORD}
-if position ~= '' then redis.call('HSET', key, 'position', position) end
-if stale then return {'stale', attempts, newest} end
-redis.call('HSET', key, 'holdsKey', '1')
-redis.call('HSET', order_key, 'owner', owner, 'leaseUntil', int(now + lease))
-redis.call('PEXPIRE', order_key, int(math.max(retention, lease)))
-return {'claimed', attempts, newest or ''}
+local member = position .. '\\n' .. id
+if mode == 'direct' then
+  if held then
+    local wait = held_until - now
+    local last = tonumber(order[5])
+    if last then wait = math.min(wait, math.max(1, last - (now - tonumber(order[4] or now)))) end
+    return {'processing', wait, 'key'}
+  end
+  ${TAKE_RECORD}
+  if position ~= '' then redis.call('HSET', key, 'position', position) end
+  hold(key, order_key, owner, lease, retention, now)
+  return {'claimed', attempts, newest or ''}
+end
+if mode == 'queue' then
+  ${TAKE_RECORD}
+  redis.call('HSET', key, 'position', position, 'waiting', member)
+  redis.call('ZADD', waiting, 0, member)
+  redis.call('PEXPIRE', waiting, int(math.max(retention, lease)))
+  return {'claimed', attempts, newest or ''}
+end
+if held then return {'processing', held_until - now, 'key'} end
+-- A worker: its own record waits in the list (queued), then the list's first waiter runs.
+if redis.call('HGET', key, 'waiting') ~= member then
+  local old_member = redis.call('HGET', key, 'waiting')
+  if old_member then redis.call('ZREM', waiting, old_member) end
+  redis.call('ZADD', waiting, 0, member)
+  redis.call('PEXPIRE', waiting, int(math.max(retention, lease)))
+end
+local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, id)
+if first == 'busy' then return {'processing', 50, 'key'} end
+if first == id or not first then
+  redis.call('ZREM', waiting, member)
+  ${TAKE_RECORD}
+  if position ~= '' then redis.call('HSET', key, 'position', position) end
+  hold(key, order_key, owner, lease, retention, now)
+  return {'claimed', attempts, newest or ''}
+end
+redis.call('HSET', key, 'state', 'queued', 'fingerprint', fingerprint, 'position', position, 'waiting', member)
+redis.call('HDEL', key, 'leaseUntil', 'holdsKey')
+redis.call('PEXPIRE', key, int(retention))
+return run_waiter(waiting, order_key, rec_prefix, first, first_pos, first_member, newest, owner, lease, retention, now)
+`;
+
+/**
+ * KEYS: the order key's hash, its waiting list. ARGV: owner, leaseMs, retentionMs, record key prefix.
+ * Hand the key, if free, to the first waiter of its list, claimed for `owner`: the worker that just
+ * finished a notification of the key runs the next one at once. Returns {} when there is none (or the
+ * key is held, or the head is still being handed to the queue), else as ORDERED_CLAIM with id and position.
+ */
+export const ORDERED_NEXT = `${PRELUDE}${BEFORE}${WAITING}
+local order_key, waiting = KEYS[1], KEYS[2]
+local owner, lease, retention, rec_prefix = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local now = now_ms()
+local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil')
+if order[2] and tonumber(order[3]) and tonumber(order[3]) > now then return {} end
+local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, nil)
+if not first or first == 'busy' then return {} end
+return run_waiter(waiting, order_key, rec_prefix, first, first_pos, first_member, order[1], owner, lease, retention, now)
 `;
 
 /**
@@ -88,27 +223,27 @@ return 1
 /** ARGV: owner, answerJson, retentionMs. Moves the key's position forward to the record's, never back. */
 export const ORDERED_COMPLETE = `${PRELUDE}${BEFORE}${OWNED_IN(["processing"])}${COMPLETE_RECORD}
 local position = redis.call('HGET', KEYS[1], 'position')
-if position then
+if position and position ~= '' then
   local newest = redis.call('HGET', KEYS[2], 'position')
   if not newest or before(newest, position) then redis.call('HSET', KEYS[2], 'position', position) end
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
 end
-${LET_GO}
+${LEAVE_LIST}${LET_GO}
 return 1
 `;
 
 /** ARGV: owner, error, retentionMs. The position stays: a failed notification did not happen. */
-export const ORDERED_FAIL = `${PRELUDE}${OWNED_IN(["processing"])}${FAIL_RECORD}${LET_GO}
+export const ORDERED_FAIL = `${PRELUDE}${OWNED_IN(["processing"])}${FAIL_RECORD}${LEAVE_LIST}${LET_GO}
 return 1
 `;
 
-/** ARGV: owner, retentionMs. The worker that takes the record over claims the key again. */
+/** ARGV: owner, retentionMs. The record stays in its key's waiting list, if it is in one, for a worker. */
 export const ORDERED_MARK_QUEUED = `${PRELUDE}${OWNED_IN(["processing"])}${MARK_QUEUED_RECORD}${LET_GO}
 return 1
 `;
 
 /** ARGV: owner. */
-export const ORDERED_RELEASE = `${OWNED_IN(["processing", "queued"])}${LET_GO}
+export const ORDERED_RELEASE = `${PRELUDE}${OWNED_IN(["processing", "queued"])}${LEAVE_LIST}${LET_GO}
 redis.call('DEL', KEYS[1])
 return 1
 `;
@@ -116,6 +251,7 @@ return 1
 /** Registered with `defineCommand` and two keys each. */
 export const ORDERED_COMMANDS = {
   mwIdemOrderedClaim: ORDERED_CLAIM,
+  mwIdemOrderedNext: ORDERED_NEXT,
   mwIdemOrderedExtend: ORDERED_EXTEND,
   mwIdemOrderedComplete: ORDERED_COMPLETE,
   mwIdemOrderedFail: ORDERED_FAIL,
@@ -130,7 +266,17 @@ export type OrderedCommandName = keyof typeof ORDERED_COMMANDS;
  * tag, so Redis Cluster puts a subscription's records and its position in one slot; braces and `%` in
  * the order key are escaped so the tag cannot end early or differ between the two.
  */
-export function orderedKeys(prefix: string, orderKey: string, id: string): { record: string; order: string } {
+export function orderedKeys(
+  prefix: string,
+  orderKey: string,
+  id: string,
+): { record: string; order: string; waiting: string; recordPrefix: string } {
   const tag = `{${orderKey.replace(/[{}%]/g, (c) => encodeURIComponent(c))}}`;
-  return { record: `${prefix}${tag}:n:${id}`, order: `${prefix}${tag}:order` };
+  const recordPrefix = `${prefix}${tag}:n:`;
+  return {
+    record: recordPrefix + id,
+    order: `${prefix}${tag}:order`,
+    waiting: `${prefix}${tag}:waiting`,
+    recordPrefix,
+  };
 }

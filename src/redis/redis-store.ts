@@ -1,5 +1,6 @@
 import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS, refOf } from "../idempotency/store.js";
 import type {
+  ClaimedOrStale,
   ClaimHandle,
   ClaimRequest,
   ClaimResult,
@@ -50,6 +51,7 @@ export interface RedisStore extends IdempotencyStore {
   markQueued(claim: ClaimHandle): Promise<boolean>;
   release(claim: ClaimHandle): Promise<boolean>;
   get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
+  takeNext(order: { key: string }, owner: string, leaseMs?: number): Promise<ClaimedOrStale | undefined>;
   /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -57,7 +59,27 @@ export interface RedisStore extends IdempotencyStore {
 
 export const DEFAULT_REDIS_PREFIX = "mw:idem:";
 
-type ScriptReply = [string, (string | number)?, string?];
+type ScriptReply = [string, (string | number)?, string?, string?, string?];
+
+/**
+ * A claimed or stale reply as a handle: on the record asked for, or (when the reply names one) on the
+ * first waiter of the key's list that the script claimed instead.
+ */
+function claimedOf(reply: ScriptReply, asked: ClaimHandle): ClaimedOrStale {
+  const [status, attempt, position, otherId, otherPosition] = reply;
+  const handle: ClaimHandle =
+    otherId === undefined
+      ? asked
+      : {
+          id: otherId,
+          owner: asked.owner,
+          order: { key: asked.order!.key, ...(otherPosition ? { position: otherPosition } : {}) },
+        };
+  if (status === "stale") return { status, ...handle, attempt: Number(attempt), newestPosition: String(position) };
+  return position
+    ? { status: "claimed", ...handle, attempt: Number(attempt), previousPosition: position }
+    : { status: "claimed", ...handle, attempt: Number(attempt) };
+}
 
 /** The scripts of `scripts.ts` and `ordered-scripts.ts`, as `defineCommand` adds them to the client (keys, then ARGV). */
 type IdempotencyCommands = {
@@ -82,7 +104,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   );
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
   for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
-    connection.client.defineCommand(name, { lua, numberOfKeys: 2 });
+    connection.client.defineCommand(name, { lua, numberOfKeys: name === "mwIdemOrderedNext" ? 2 : 3 });
 
   const key = (id: string) => prefix + id;
   /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
@@ -103,7 +125,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   };
   const orderedCommand = (name: CommandName, orderKey: string, id: string): [OrderedCommandName, string[]] => {
     const keys = orderedKeys(prefix, orderKey, id);
-    return [`mwIdemOrdered${name.slice("mwIdem".length)}` as OrderedCommandName, [keys.record, keys.order]];
+    return [
+      `mwIdemOrdered${name.slice("mwIdem".length)}` as OrderedCommandName,
+      [keys.record, keys.order, keys.waiting],
+    ];
   };
   const changed = async (name: CommandName, claim: ClaimHandle, args: Array<string | number>) =>
     (await script(name, claim.id, claim.order?.key, [claim.owner, ...args])) === 1;
@@ -122,21 +147,23 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     prefix,
     leaseMs,
 
-    async claim({ id, fingerprint, owner, leaseMs: requested, takeQueued, order }: ClaimRequest): Promise<ClaimResult> {
-      const lease = requested ?? leaseMs;
-      const args = [fingerprint, owner, lease, takeQueued ? "1" : "0", retentionMs];
-      if (order) args.push(order.position ?? "");
-      const [status, value, position] = (await script("mwIdemClaim", id, order?.key, args, () =>
+    async claim(request: ClaimRequest): Promise<ClaimResult> {
+      const { id, fingerprint, owner, takeQueued, order, handoffFrom = "" } = request;
+      const lease = request.leaseMs ?? leaseMs;
+      const args: Array<string | number> = [fingerprint, owner, lease, takeQueued ? "1" : "0", retentionMs];
+      if (order) {
+        const mode = request.forQueue ? "queue" : takeQueued ? "worker" : "direct";
+        const { recordPrefix } = orderedKeys(prefix, order.key, id);
+        args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix);
+      } else args.push(handoffFrom);
+      const reply = (await script("mwIdemClaim", id, order?.key, args, () =>
         abandon(id, owner, order?.key),
       )) as ScriptReply;
-      const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
+      const [status, value, position] = reply;
       switch (status) {
         case "claimed":
-          return position
-            ? { status, ...handle, attempt: Number(value), previousPosition: position }
-            : { status, ...handle, attempt: Number(value) };
         case "stale":
-          return { status, ...handle, attempt: Number(value), newestPosition: String(position) };
+          return claimedOf(reply, { id, owner, ...(order ? { order } : {}) });
         case "processing":
           return position === "key"
             ? { status, retryAfterMs: Number(value), key: true }
@@ -161,6 +188,23 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const { id, key: orderKey } = refOf(record);
       const at = orderKey === undefined ? key(id) : orderedKeys(prefix, orderKey, id).record;
       return recordOf(await connection.run("get", (client) => client.hgetall(at)));
+    },
+
+    async takeNext(order, owner, lease = leaseMs) {
+      const keys = orderedKeys(prefix, order.key, "");
+      const reply = (await connection.run("take next", (client) =>
+        (client as unknown as IdempotencyCommands).mwIdemOrderedNext(
+          keys.order,
+          keys.waiting,
+          owner,
+          lease,
+          retentionMs,
+          keys.recordPrefix,
+        ),
+      )) as ScriptReply | [];
+      return reply.length === 0
+        ? undefined
+        : claimedOf(reply as ScriptReply, { id: "", owner, order: { key: order.key } });
     },
 
     async ping() {

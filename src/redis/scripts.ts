@@ -34,14 +34,15 @@ if ${states.map((state) => `current[1] ~= '${state}'`).join(" and ")} then retur
 
 /**
  * The checks of a claim on the record itself, answering when it cannot be taken. ARGV: fingerprint,
- * owner, leaseMs, takeQueued ('1' or '0'), retentionMs.
+ * owner, leaseMs, takeQueued ('1' or '0'), retentionMs; the script defines `handoff` before them
+ * (the owner token of a receiver whose processing claim a worker may take over, or '').
  */
 const CLAIM_CHECKS = `
 local key = KEYS[1]
 local fingerprint, owner, lease = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local take_queued, retention = ARGV[4] == '1', tonumber(ARGV[5])
 local now = now_ms()
-local record = redis.call('HMGET', key, 'state', 'fingerprint', 'leaseUntil', 'answer', 'attempts')
+local record = redis.call('HMGET', key, 'state', 'fingerprint', 'leaseUntil', 'answer', 'attempts', 'owner')
 local state = record[1]
 -- Whether the record can be taken over is decided first; the payload is compared only against a
 -- completed record, the one case where a different payload under the id is a sender's error.
@@ -49,7 +50,8 @@ if state == 'completed' then
   if record[2] ~= fingerprint then return {'conflict'} end
   return {'completed', record[4]}
 end
-if state == 'processing' then
+if state == 'processing' and not (take_queued and handoff ~= '' and record[6] == handoff) then
+  -- A worker may take over the claim of the receiver that queued its job (before it marked it queued).
   local lease_until = tonumber(record[3])
   if lease_until and lease_until > now then return {'processing', lease_until - now} end
 end
@@ -73,11 +75,13 @@ redis.call('PEXPIRE', key, int(math.max(retention, lease)))
 `;
 
 /**
- * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs.
+ * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, handoff (owner token or '').
  * A different fingerprint is a conflict only against a completed record.
  * Returns {'claimed', attempt} | {'processing', retryAfterMs} | {'queued'} | {'completed', answerJson} | {'conflict'}.
  */
-export const CLAIM = `${PRELUDE}${CLAIM_CHECKS}${TAKE_RECORD}
+export const CLAIM = `${PRELUDE}
+local handoff = ARGV[6] or ''
+${CLAIM_CHECKS}${TAKE_RECORD}
 return {'claimed', attempts}
 `;
 

@@ -7,6 +7,8 @@ interface EventRow {
   handler: string;
   /** The CLI's short name (`send renew`). */
   shortName: string;
+  /** The simulator's scenario command (`cancel alice`); `send` and scenario files accept it too. */
+  verb: string;
   /** The resource's own `event_type` and status in a typical notification (the interface does not publish the pairing). */
   resourceEventType: string;
   status: string;
@@ -25,6 +27,7 @@ export const SUBSCRIPTION_EVENTS = {
   SUBSCRIPTION_CREATED: {
     handler: "onCreated",
     shortName: "created",
+    verb: "create",
     resourceEventType: "SUBSCRIPTION",
     status: "ACTIVE",
     phase: "1",
@@ -34,6 +37,7 @@ export const SUBSCRIPTION_EVENTS = {
   SUBSCRIPTION_RENEW: {
     handler: "onRenew",
     shortName: "renew",
+    verb: "renew",
     resourceEventType: "RENEWAL",
     status: "ACTIVE",
     phase: "2",
@@ -43,6 +47,7 @@ export const SUBSCRIPTION_EVENTS = {
   SUBSCRIPTION_CANCELLED: {
     handler: "onCancel",
     shortName: "cancelled",
+    verb: "cancel",
     resourceEventType: "UNSUBSCRIPTION",
     status: "CANCELLED",
     phase: "2",
@@ -52,6 +57,7 @@ export const SUBSCRIPTION_EVENTS = {
   SUBSCRIPTION_SUSPENDED: {
     handler: "onSuspend",
     shortName: "suspended",
+    verb: "suspend",
     resourceEventType: "SUSPENDED",
     status: "SUSPENDED",
     phase: "2",
@@ -61,6 +67,7 @@ export const SUBSCRIPTION_EVENTS = {
   SUBSCRIPTION_RESUMED: {
     handler: "onResume",
     shortName: "resumed",
+    verb: "resume",
     resourceEventType: "RESUMED",
     status: "ACTIVE",
     phase: "2",

@@ -68,6 +68,7 @@ export function createPlatformSimulator(options: PlatformSimulatorOptions = {}):
     chaos: options.chaos ?? {},
     sign,
     random,
+    onAttempt: options.onAttempt,
   });
   let baseUrl = "";
 

@@ -2,6 +2,7 @@ import { signStandardWebhook } from "../verify/sign.js";
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
 import type { DeliveryAttempt, DeliveryKind, DeliveryRecord } from "./delivery-log.js";
 import type { Random } from "./random.js";
+import { readAnswer } from "../testing/read-answer.js";
 import { reserialize } from "./reserialize.js";
 
 export interface ChaosOptions {
@@ -31,7 +32,22 @@ export interface DelivererOptions {
   chaos: ChaosOptions;
   sign: DeliverySigner | undefined;
   random: Random;
+  /** Called after every attempt with the delivery, the attempt and what comes next. */
+  onAttempt?: AttemptListener | undefined;
 }
+
+/**
+ * What follows an attempt: `delivered` (answered processed), `retry` (attempts remain) or `exhausted`
+ * (the schedule is used up).
+ */
+export type AttemptOutcome = "delivered" | "retry" | "exhausted";
+
+/** `delivery.attempts` includes `attempt`, the last one. Called synchronously: do not keep `delivery`. */
+export type AttemptListener = (
+  delivery: Readonly<DeliveryRecord>,
+  attempt: DeliveryAttempt,
+  outcome: AttemptOutcome,
+) => void;
 
 /** Standard Webhooks headers with the notification id as `webhook-id`, which stays the same across retries. */
 export function standardWebhooksDeliverySigner(secret: StandardWebhooksSecret): DeliverySigner {
@@ -85,14 +101,9 @@ export function createDeliverer(options: DelivererOptions) {
     const at = new Date().toISOString();
     const started = performance.now();
     try {
-      const response = await fetch(url, {
-        method: "POST",
-        headers,
-        body,
-        redirect: "manual",
-        signal: AbortSignal.timeout(options.attemptTimeoutMs),
-      });
-      const text = await response.text();
+      const signal = AbortSignal.timeout(options.attemptTimeoutMs);
+      const response = await fetch(url, { method: "POST", headers, body, redirect: "manual", signal });
+      const text = await readAnswer(response);
       const answer = answerOf(text);
       const processed = response.ok && answer?.processed === true;
       return {
@@ -118,6 +129,8 @@ export function createDeliverer(options: DelivererOptions) {
       if (record.firstSent === 0) record.firstSent = ++firstSentCounter;
       const result = await attempt(record.url, body, record.id).finally(release);
       record.attempts.push(result);
+      const outcome = result.processed ? "delivered" : index + 1 < options.retrySchedule.length ? "retry" : "exhausted";
+      options.onAttempt?.(record, result, outcome);
       if (result.processed) {
         record.delivered = true;
         break;

@@ -1,5 +1,5 @@
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
-import type { ChaosOptions, DeliverySigner } from "./deliverer.js";
+import type { AttemptListener, ChaosOptions, DeliverySigner } from "./deliverer.js";
 
 /**
  * The platform's retry schedule is not published. This default follows the published schedule of
@@ -31,17 +31,31 @@ export interface PlatformSimulatorOptions {
   seed?: number;
   /** Interface the API listens on. Default 127.0.0.1. */
   host?: string;
+  /** Called after every delivery attempt, e.g. to show progress. */
+  onAttempt?: AttemptListener;
 }
+
+/** The longest delay a Node timer keeps; a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function checkOptions(options: PlatformSimulatorOptions): void {
   const schedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
   if (schedule.length === 0 || schedule.some((ms) => !(ms >= 0)))
     throw new RangeError("retrySchedule must list one or more delays >= 0");
-  if (options.timeScale !== undefined && !(options.timeScale >= 0)) throw new RangeError("timeScale must be >= 0");
-  if (options.attemptTimeoutMs !== undefined && !(options.attemptTimeoutMs > 0))
-    throw new RangeError("attemptTimeoutMs must be > 0");
+  const scale = options.timeScale ?? 1;
+  if (!(scale >= 0 && Number.isFinite(scale))) throw new RangeError("timeScale must be a finite number >= 0");
+  const timeout = options.attemptTimeoutMs;
+  if (timeout !== undefined && !(timeout > 0 && timeout <= MAX_TIMER_MS))
+    throw new RangeError(`attemptTimeoutMs must be from 1 to ${MAX_TIMER_MS} ms, got ${timeout}`);
   for (const rate of [options.chaos?.duplicateRate, options.chaos?.reorderRate]) {
     if (rate !== undefined && !(rate >= 0 && rate <= 1)) throw new RangeError("chaos rates must be between 0 and 1");
   }
+  // Every wait is a delay times the scale; past the timer limit Node would fire it after 1 ms.
+  const delays = [...schedule, options.chaos?.reorderWindowMs ?? 0, options.chaos?.delayMs ?? 0];
+  const longest = Math.max(...delays.map((ms) => (ms >= 0 ? ms : Number.NaN))) * scale;
+  if (!(longest <= MAX_TIMER_MS))
+    throw new RangeError(
+      `the longest scaled delay (${longest} ms) is beyond ${MAX_TIMER_MS} ms, the most a timer can wait: lower timeScale or the delays`,
+    );
   if (options.webhookUrl !== undefined) new URL(options.webhookUrl);
 }

@@ -1,3 +1,5 @@
+import { eventNamesList, eventTypeNamed } from "../schema/event-names.js";
+import { subscriptionEventRows, type SubscriptionEventType } from "../schema/event-types.js";
 import type { PlatformSimulator } from "./create-platform-simulator.js";
 import type { SimulatedSubscription } from "./subscriptions.js";
 
@@ -11,14 +13,29 @@ export const SCENARIO_COMMANDS = `Scenario commands (one per line; # starts a co
   sleep <ms>                    wait (not scaled)
   log                           the attempt log as a table
   pending                       deliveries not processed: exhausted and pending
-<name> is the name given at create, or the subscription id.`;
+<name> is the name given at create, or the subscription id. An event may be named by any of its
+names, in any case (cancel, cancelled, onCancel, SUBSCRIPTION_CANCELLED):
+${eventNamesList()}`;
 
 /** A scenario line that cannot be run: unknown command, unknown subscription, bad argument. */
 export class ScenarioError extends Error {
   override readonly name = "ScenarioError";
 }
 
-const LIFECYCLE = new Set(["renew", "suspend", "resume", "cancel"]);
+type LifecycleCall = (
+  sub: SimulatedSubscription,
+  reason: string | undefined,
+) => Promise<{ id: string; event_type: string }>;
+
+const LIFECYCLE: Readonly<Partial<Record<SubscriptionEventType, LifecycleCall>>> = {
+  SUBSCRIPTION_RENEW: (sub) => sub.renew(),
+  SUBSCRIPTION_SUSPENDED: (sub, reason) => sub.suspend(reason),
+  SUBSCRIPTION_RESUMED: (sub) => sub.resume(),
+  SUBSCRIPTION_CANCELLED: (sub, reason) => sub.cancel(reason),
+};
+
+const OTHER_COMMANDS = ["settle", "sleep", "log", "pending"];
+const EVENT_VERBS = subscriptionEventRows().map(([, row]) => row.verb);
 
 /**
  * Runs scenario lines against a simulator, one at a time, each answering a line of text; names given
@@ -35,9 +52,11 @@ export function scenarioRunner(sim: PlatformSimulator) {
 
   return async function run(line: string): Promise<string> {
     const words = line.replace(/#.*/, "").trim().split(/\s+/).filter(Boolean);
-    const [command, name, ...rest] = words;
-    if (command === undefined) return "";
-    if (command === "create") {
+    const [word, name, ...rest] = words;
+    if (word === undefined) return "";
+    const command = word.toLowerCase();
+    const event = eventTypeNamed(command);
+    if (event === "SUBSCRIPTION_CREATED") {
       if (name === undefined) throw new ScenarioError("create needs a name");
       if (named.has(name)) throw new ScenarioError(`"${name}" exists already`);
       const fields = Object.fromEntries(rest.map((word) => word.split("=", 2) as [string, string]));
@@ -49,18 +68,11 @@ export function scenarioRunner(sim: PlatformSimulator) {
       named.set(name, sub);
       return `created ${name} ${sub.id}\n`;
     }
-    if (LIFECYCLE.has(command)) {
+    const lifecycle = event && LIFECYCLE[event];
+    if (lifecycle) {
       const sub = subscription(name);
-      const reason = rest.length > 0 ? rest.join(" ") : undefined;
-      const sent =
-        command === "renew"
-          ? await sub.renew()
-          : command === "suspend"
-            ? await sub.suspend(reason)
-            : command === "resume"
-              ? await sub.resume()
-              : await sub.cancel(reason);
-      return `${command} ${name} ${sub.id} ${sent.id} ${sent.event_type}\n`;
+      const sent = await lifecycle(sub, rest.length > 0 ? rest.join(" ") : undefined);
+      return `${word} ${name} ${sub.id} ${sent.id} ${sent.event_type}\n`;
     }
     switch (command) {
       case "settle": {
@@ -81,7 +93,10 @@ export function scenarioRunner(sim: PlatformSimulator) {
       case "pending":
         return sim.undeliveredTable();
       default:
-        throw new ScenarioError(`unknown command "${command}"`);
+        throw new ScenarioError(
+          `unknown command "${word}": the commands are ${[...EVENT_VERBS, ...OTHER_COMMANDS].join(", ")} ` +
+            "(an event may also be named as its handler or event_type: onCancel, SUBSCRIPTION_CANCELLED)",
+        );
     }
   };
 }

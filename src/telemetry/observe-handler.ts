@@ -1,6 +1,6 @@
 import type { Context } from "@opentelemetry/api";
 import { HandlerTimeoutError, LeaseLostError } from "../dispatch/run-handler.js";
-import { ATTR, eventTypeLabel } from "./attributes.js";
+import { ATTR, eventTypeLabel, idAttribute } from "./attributes.js";
 import type { Telemetry } from "./telemetry.js";
 
 /** What a handler span says about the notification it ran for. */
@@ -31,7 +31,7 @@ export async function observeHandler<T>(
     {
       kind: api.SpanKind.INTERNAL,
       attributes: {
-        [ATTR.notificationId]: fields.notificationId,
+        [ATTR.notificationId]: idAttribute(fields.notificationId),
         [ATTR.eventType]: fields.eventType,
         [ATTR.attempt]: fields.attempt,
         [ATTR.source]: fields.source,

@@ -1,3 +1,4 @@
+import { createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
 import { jsonSyntaxError, lineAndColumn } from "./json-syntax-error.js";
@@ -46,38 +47,101 @@ export async function readSource(source: ReplaySource): Promise<SourceEntry[]> {
   return items as SourceEntry[];
 }
 
+/**
+ * A `.jsonl` line longer than this is reported rather than read: a notification is a few KB and a
+ * receiver takes 256 KB by default, while a corrupt file may hold one line of gigabytes.
+ */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * A `.json` file is parsed whole, which takes several times its size in memory; past this size it is
+ * reported rather than read. `.jsonl` files are read a line at a time, so have no such limit.
+ */
+export const MAX_JSON_FILE_BYTES = 64 * 1024 * 1024;
+
 /** Every entry of `source`, with the parts that are not JSON reported in place rather than thrown. */
 export async function readSourceItems(source: ReplaySource): Promise<SourceItem[]> {
-  if (typeof source !== "string") return source.map((value, index) => entryOf(value, `[${index}]`));
-  const info = await stat(source);
-  if (!info.isDirectory()) return readFileItems(source);
-  const names = (await readdir(source)).filter((name) => isSourceFile(name)).sort();
   const items: SourceItem[] = [];
-  for (const name of names) items.push(...(await readFileItems(join(source, name))));
+  for await (const item of sourceItems(source)) items.push(item);
   return items;
+}
+
+/**
+ * `readSourceItems` one item at a time, for a caller that need not keep them all (validate): a
+ * `.jsonl` file is read line by line, so its size does not matter, only each line's.
+ */
+export async function* sourceItems(source: ReplaySource): AsyncGenerator<SourceItem> {
+  if (typeof source !== "string") {
+    for (const [index, value] of source.entries()) yield entryOf(value, `[${index}]`);
+    return;
+  }
+  const info = await stat(source);
+  if (!info.isDirectory()) {
+    yield* fileItems(source, info.size);
+    return;
+  }
+  const names = (await readdir(source)).filter((name) => isSourceFile(name)).sort();
+  for (const name of names) {
+    const path = join(source, name);
+    yield* fileItems(path, (await stat(path)).size);
+  }
 }
 
 const isSourceFile = (name: string) => name.endsWith(".json") || name.endsWith(".jsonl");
 
-async function readFileItems(path: string): Promise<SourceItem[]> {
-  const text = await readFile(path, "utf8");
-  return extname(path) === ".jsonl" ? jsonLinesItems(path, text) : jsonFileItems(path, text);
+async function* fileItems(path: string, size: number): AsyncGenerator<SourceItem> {
+  if (extname(path) === ".jsonl") {
+    yield* jsonLinesItems(path);
+    return;
+  }
+  if (size > MAX_JSON_FILE_BYTES) {
+    yield {
+      origin: `${path}:1`,
+      error: `not read: ${megabytes(size)}, more than the ${megabytes(MAX_JSON_FILE_BYTES)} a .json file may have; split it, or write it as .jsonl (one notification per line)`,
+    };
+    return;
+  }
+  yield* jsonFileItems(path, await readFile(path, "utf8"));
 }
 
-function jsonLinesItems(path: string, text: string): SourceItem[] {
-  const items: SourceItem[] = [];
-  const lines = text.split("\n");
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (line === "") continue;
-    const origin = `${path}:${i + 1}`;
+const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+
+/** One item per non-blank line, reading the file in chunks; a line past `MAX_LINE_BYTES` is skipped, not held. */
+async function* jsonLinesItems(path: string): AsyncGenerator<SourceItem> {
+  let parts: Buffer[] = [];
+  let lineBytes = 0;
+  let lineNumber = 1;
+  function* lineDone(): Generator<SourceItem> {
+    const origin = `${path}:${lineNumber++}`;
+    const bytes = lineBytes;
+    const kept = parts;
+    parts = [];
+    lineBytes = 0;
+    if (bytes > MAX_LINE_BYTES) {
+      yield { origin, error: `not read: the line is ${megabytes(bytes)}, more than ${megabytes(MAX_LINE_BYTES)}` };
+      return;
+    }
+    const line = Buffer.concat(kept).toString("utf8").trim();
+    if (line === "") return;
     try {
-      items.push(entryOf(JSON.parse(line), origin));
+      yield entryOf(JSON.parse(line), origin);
     } catch {
-      items.push({ origin, error: invalidJson(line).error });
+      yield { origin, error: invalidJson(line).error };
     }
   }
-  return items;
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let end = chunk.indexOf(10); ; end = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, end < 0 ? chunk.length : end);
+      lineBytes += piece.length;
+      if (lineBytes <= MAX_LINE_BYTES) parts.push(piece);
+      else parts = []; // too long: only its length is kept, for the report
+      if (end < 0) break;
+      yield* lineDone();
+      start = end + 1;
+    }
+  }
+  if (lineBytes > 0) yield* lineDone();
 }
 
 function jsonFileItems(path: string, text: string): SourceItem[] {

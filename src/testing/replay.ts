@@ -4,6 +4,7 @@ import { pino } from "pino";
 import type { Answer } from "../answer/answer.js";
 import { createReceiver, type Receiver } from "../receiver/create-receiver.js";
 import type { ReceiverOptions } from "../receiver/options.js";
+import { readAnswer } from "./read-answer.js";
 import { readSource, type ReplaySource, type SourceEntry } from "./read-source.js";
 
 /** Headers to add for a body, e.g. a signature: see `hmacSigner` and `standardWebhooksSigner`. */
@@ -166,7 +167,8 @@ function httpSender(url: string, timeoutMs: number): Send {
         redirect: "manual",
         signal: AbortSignal.timeout(timeoutMs),
       });
-      text = await response.text();
+      // An endpoint that streams gigabytes back must not take the replaying process's memory with it.
+      text = await readAnswer(response);
     } catch (err) {
       return { status: 0, error: describeFailure(err) };
     }

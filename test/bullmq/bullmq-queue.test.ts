@@ -9,7 +9,7 @@ import {
   type NotificationWorker,
 } from "merchant-webhooks/bullmq";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
 import { json, notification } from "../helpers/notifications.js";
 import { closedPort, eventually, REDIS_URL, removeKeys, startRedisServer, uniquePrefix } from "./fixtures/redis.js";
 
@@ -120,9 +120,13 @@ describe("bullmqQueue", () => {
     expect(handled.map((h) => h.id)).toEqual([body.id]);
   });
 
-  it("lets a worker that takes the job before the receiver marks it queued wait, without using an attempt", async () => {
-    // The receiver adds the job, then marks the record queued; slow that second step down.
-    const slowStore: IdempotencyStore = {
+  it("runs a job taken before the receiver marks it queued at once, and one whose receiver died between the two steps", async () => {
+    // The receiver adds the job, then marks the record queued: hold that second step back for good,
+    // as a receiver that died after adding the job would.
+    let resume!: () => void;
+    const stuck = new Promise<void>((resolve) => (resume = resolve));
+    const marks: string[] = [];
+    const stalledStore: IdempotencyStore = {
       claim: (request) => store.claim(request),
       extend: (claim, leaseMs) => store.extend(claim, leaseMs),
       complete: (claim, result) => store.complete(claim, result),
@@ -130,36 +134,75 @@ describe("bullmqQueue", () => {
       release: (claim) => store.release(claim),
       get: (record) => store.get(record),
       markQueued: async (claim) => {
-        await new Promise((resolve) => setTimeout(resolve, 300));
-        marked = Date.now();
-        return store.markQueued(claim);
+        await stuck;
+        const marked = await store.markQueued(claim);
+        marks.push(String(marked));
+        return marked;
       },
     };
-    let marked = 0;
     const queue = queueNamed("early", { jobOptions: { attempts: 1 } });
-    const receiver = createReceiver({ logger: silentLogger(), idempotency: slowStore, queue });
-    const ran: number[] = [];
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: stalledStore, queue });
+    const ran: string[] = [];
+    const { logger, lines } = captureLogger();
     const worker = createWorker({
       connection: REDIS_URL,
       name: "early",
       prefix,
       idempotency: store,
-      logger: silentLogger(),
-      onRenew: async () => void ran.push(Date.now()),
+      logger,
+      onRenew: async (n) => void ran.push(n.id),
     });
     closing.push(worker);
     await worker.waitUntilReady();
     const body = notification();
 
+    const answered = receiver.handle(post(body));
+    // The worker takes the receiver's claim over: it neither waits for the mark nor puts the job back.
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
+    expect(ran).toEqual([body.id]);
+    expect(lines().filter((line) => line.outcome === "postponed")).toEqual([]);
+    expect(await queue.queue.getJobCounts("failed", "delayed", "waiting")).toEqual({
+      failed: 0,
+      delayed: 0,
+      waiting: 0,
+    });
+    // A redelivery meets the outcome; the receiver's late mark changes nothing.
+    expect(
+      answer(await createReceiver({ logger: silentLogger(), idempotency: store, queue }).handle(post(body))),
+    ).toMatchObject({
+      status: 200,
+      message: "already processed",
+    });
+    resume();
+    expect(answer(await answered)).toMatchObject({ status: 200, message: "accepted for processing" });
+    expect(marks).toEqual(["false"]);
+    expect(ran).toHaveLength(1);
+  });
+
+  it("queues again a notification whose record says queued but whose job is gone, and runs it once", async () => {
+    const queue = queueNamed("lost");
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const body = notification();
     expect(answer(await receiver.handle(post(body)))).toMatchObject({
       status: 200,
       message: "accepted for processing",
     });
+    // While the job is there, a redelivery is told it is already accepted.
+    const again = await receiver.handle(post(body));
+    expect(answer(again)).toMatchObject({ status: 200 });
+    expect(await queue.queue.getJobCounts("waiting")).toEqual({ waiting: 1 });
+    // The job is lost (a failover that dropped the last write, a removal by hand): the record still says queued.
+    await queue.queue.remove(jobIdFor(body.id));
+    expect(await store.get(body.id)).toMatchObject({ state: "queued" });
+    expect(answer(await receiver.handle(post(body)))).toMatchObject({
+      status: 200,
+      message: "accepted for processing",
+    });
+    expect(await queue.queue.getJobState(jobIdFor(body.id))).toBe("waiting");
+    const handled: Array<{ id: string; headers: Record<string, string> }> = [];
+    await workerOn("lost", handled).waitUntilReady();
     await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
-    // One run, after the hand-over, and the job's single attempt was not spent on waiting.
-    expect(ran).toHaveLength(1);
-    expect(ran[0]).toBeGreaterThanOrEqual(marked);
-    expect(await queue.queue.getJobCounts("failed")).toEqual({ failed: 0 });
+    expect(handled.map((h) => h.id)).toEqual([body.id]);
   });
 
   it("keeps credentials and signatures out of Redis, and hands the other headers to the handler", async () => {

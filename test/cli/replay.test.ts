@@ -98,14 +98,31 @@ describe("merchant-webhooks replay against a running server", () => {
     expect(run.stderr).toContain("no answer: ECONNREFUSED");
   });
 
-  it("exits 1 without sending when the source has a line that is not JSON", async () => {
+  it("reports an unreadable line with its file and line, sends the rest, and exits 1 at the end", async () => {
     const file = join(dir, "broken.jsonl");
-    writeFileSync(file, `${JSON.stringify(notifications[0])}\nnot json\n`);
-    const before = onRenew.mock.calls.length;
+    const before = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "cli-broken-1" });
+    const after = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "cli-broken-2" });
+    writeFileSync(file, `${JSON.stringify(before)}\nnot json\n${JSON.stringify(after)}\n`);
     const run = await runCli(["replay", file, "--url", webhook.url, "--secret", SECRET]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`${file}:2: invalid JSON`);
-    expect(onRenew.mock.calls.length).toBe(before);
+    expect(run.stderr).toContain(`${file}:2: not sent: invalid JSON: unexpected 'n', expected a value (column 1)\n`);
+    expect(run.stderr).toContain("1 unreadable entry was not sent\n");
+    expect(run.stdout).toMatch(/^processed\s+2$/m);
+    expect(run.stdout).toMatch(/^unreadable\s+1$/m);
+    const received = onRenew.mock.calls.map(([n]) => n.id);
+    expect(received).toContain(before.id);
+    expect(received).toContain(after.id);
+  });
+
+  it("prints the control characters of a notification id escaped, never raw", async () => {
+    const file = join(dir, "escape.json");
+    const id = "WH-\x1b]0;owned\x07\x1b[2J\r\u202eX\x9b31m";
+    writeFileSync(file, JSON.stringify(buildNotification("SUBSCRIPTION_RENEW", { id })));
+    const run = await runCli(["replay", file, "--url", webhook.url, "--secret", "another-secret"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`${file}:1 WH-\\x1b]0;owned\\x07\\x1b[2J\\r\\u202eX\\x9b31m: 401`);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for raw control characters
+    expect(run.stderr + run.stdout).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]/);
   });
 
   describe("listing what was not processed", () => {

@@ -41,7 +41,11 @@ export interface RunningWebhook {
 export async function startWebhook(options: SubscriptionWebhookOptions): Promise<RunningWebhook> {
   const app = express();
   app.post("/hook", subscriptionWebhook({ logger: silentLogger(), ...options }));
-  const server: Server = createServer(app);
+  return serveOnLoopback(createServer(app));
+}
+
+/** `server` listening on an ephemeral loopback port, with its URL at /hook. */
+export async function serveOnLoopback(server: Server): Promise<RunningWebhook> {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const { port } = server.address() as AddressInfo;
   return {

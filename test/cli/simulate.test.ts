@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPaymentClient } from "merchant-webhooks/client";
 import { freePort } from "../redis/fixtures/redis.js";
 import { recordingWebhook } from "../simulator/recording-webhook.js";
+import { scriptedEndpoint } from "../simulator/scripted-endpoint.js";
 import { runCli, type RunningWebhook } from "./run-cli.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -39,6 +40,7 @@ function startSimulate(args: readonly string[]) {
     exited,
     output: () => ({ stdout, stderr }),
     kill: () => child.kill("SIGKILL"),
+    interrupt: () => child.kill("SIGINT"),
   };
 }
 
@@ -120,6 +122,45 @@ describe("merchant-webhooks simulate as a real process", () => {
     expect(run.stdout).toMatch(/created bob SUB-\d+/);
     expect(run.stdout).toContain("undelivered: 2 exhausted, 0 pending");
     expect(run.stdout).toContain("SUBSCRIPTION_RENEW");
+  });
+
+  it("the first Ctrl-C stops and prints the summary", async () => {
+    const endpoint = await scriptedEndpoint([{ status: 503, body: { processed: false, message: "busy" } }]);
+    const sim = startSimulate(["--webhook-url", endpoint.url]);
+    try {
+      await sim.waitFor(/listening /);
+      sim.send("create c");
+      await sim.waitFor(/SUBSCRIPTION_CREATED attempt 1: 503 busy: will retry\n/);
+      sim.interrupt();
+      expect(await sim.exited).toBe(1);
+      const { stdout } = sim.output();
+      expect(stdout).toContain("stopping (Ctrl-C again to exit at once)\n");
+      expect(stdout).toMatch(/\nsent (\d+) {2}acknowledged 0 {2}retried \1 {2}failed 0\n/);
+      expect(stdout).toContain("undelivered: 0 exhausted, 1 pending\n");
+    } finally {
+      sim.kill();
+      await endpoint.close();
+    }
+  });
+
+  it("a second Ctrl-C exits at once, while the first waits on an attempt to a receiver that hangs", async () => {
+    const endpoint = await scriptedEndpoint(["hang"]);
+    const sim = startSimulate(["--webhook-url", endpoint.url, "--attempt-timeout", "600000"]);
+    try {
+      await sim.waitFor(/listening /);
+      sim.send("create d");
+      await sim.waitFor(/created d SUB-/);
+      for (let i = 0; i < 1_500 && endpoint.received.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(endpoint.received).toHaveLength(1);
+      sim.interrupt();
+      await sim.waitFor(/stopping \(Ctrl-C again to exit at once\)\n/);
+      sim.interrupt();
+      expect(await sim.exited).toBe(130);
+      expect(sim.output().stderr).toContain("exiting at once: deliveries not finished are lost\n");
+    } finally {
+      sim.kill();
+      await endpoint.close();
+    }
   });
 
   it("refuses bad options with exit status 2 and the usage", async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { ClaimResult, IdempotencyStore } from "../../src/idempotency/store.js";
+import type { ClaimHandle, ClaimResult, IdempotencyStore } from "../../src/idempotency/store.js";
 import type { AdvanceTime, MakeStore } from "./store-contract.js";
 
 const LEASE = 150;
@@ -279,6 +279,115 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       expect(await store.release({ id: "n-3", owner: "r3", order: { key: "sub-1" } })).toBe(true);
       expect(await store.get({ id: "n-3", order: { key: "sub-1" } })).toBeUndefined();
       expect(await claim(store, "n-4", "r4", T2)).toMatchObject({ status: "claimed" });
+    });
+
+    const queueClaim = (store: IdempotencyStore, id: string, owner: string, position?: string) =>
+      store.claim({
+        id,
+        fingerprint: `f-${id}`,
+        owner,
+        leaseMs: LEASE,
+        forQueue: true,
+        order: position === undefined ? { key: "sub-1" } : { key: "sub-1", position },
+      });
+    const workerClaim = (store: IdempotencyStore, id: string, owner: string, position: string, handoffFrom?: string) =>
+      store.claim({
+        id,
+        fingerprint: `f-${id}`,
+        owner,
+        leaseMs: LEASE,
+        takeQueued: true,
+        order: { key: "sub-1", position },
+        ...(handoffFrom ? { handoffFrom } : {}),
+      });
+    const queued = async (store: IdempotencyStore, id: string, owner: string, position: string) => {
+      const claimed = await queueClaim(store, id, owner, position);
+      expect(claimed).toMatchObject({ status: "claimed", id });
+      expect(await store.markQueued(claimed as ClaimHandle)).toBe(true);
+    };
+
+    it("accepts notifications for a queue without waiting for the key, and runs them in position order", async () => {
+      const store = await open();
+      expect(store.takeNext).toBeTypeOf("function");
+      await run(store, "n-0", "o0", T1);
+      // The key is held; a claim for the queue does not wait for it.
+      await claim(store, "n-held", "o-held", T1_HALF);
+      await queued(store, "n-3", "r3", T2);
+      await queued(store, "n-1", "r1", T1_HALF);
+      await queued(store, "n-2", "r2", T1_LATER_FRACTION);
+      expect(await store.complete({ id: "n-held", owner: "o-held", order: { key: "sub-1" } }, answer)).toBe(true);
+      // The worker of n-3's job is handed the oldest waiting notification first.
+      const first = await workerClaim(store, "n-3", "w1", T2);
+      expect(first).toEqual({
+        status: "claimed",
+        id: "n-1",
+        owner: "w1",
+        order: { key: "sub-1", position: T1_HALF },
+        attempt: 2,
+        previousPosition: T1_HALF,
+      });
+      expect(await store.get({ id: "n-3", order: { key: "sub-1" } })).toMatchObject({ state: "queued" });
+      // Another worker meets the key held.
+      expect(await workerClaim(store, "n-2", "w2", T1_LATER_FRACTION)).toMatchObject({
+        status: "processing",
+        key: true,
+      });
+      expect(await store.complete(first as ClaimHandle, answer)).toBe(true);
+      const second = await store.takeNext!({ key: "sub-1" }, "w1b", LEASE);
+      expect(second).toMatchObject({ status: "claimed", id: "n-2", previousPosition: T1_HALF });
+      expect(await store.complete(second!, answer)).toBe(true);
+      const third = await store.takeNext!({ key: "sub-1" }, "w1c", LEASE);
+      expect(third).toMatchObject({ status: "claimed", id: "n-3", previousPosition: T1_LATER_FRACTION });
+      expect(await store.takeNext!({ key: "sub-1" }, "w1d", LEASE)).toBeUndefined();
+      expect(await store.complete(third!, answer)).toBe(true);
+      expect(await store.takeNext!({ key: "sub-1" }, "w1e", LEASE)).toBeUndefined();
+      expect(await workerClaim(store, "n-3", "w3", T2)).toEqual({ status: "completed", answer });
+    });
+
+    it("judges stale only a notification that arrives after a newer one completed", async () => {
+      const store = await open();
+      await queued(store, "n-2", "r2", T2);
+      await queued(store, "n-1", "r1", T1);
+      const first = await workerClaim(store, "n-2", "w1", T2);
+      expect(first).toMatchObject({ status: "claimed", id: "n-1" });
+      await store.complete(first as ClaimHandle, answer);
+      const next = await store.takeNext!({ key: "sub-1" }, "w2", LEASE);
+      expect(next).toMatchObject({ status: "claimed", id: "n-2" });
+      await store.complete(next!, answer);
+      expect(await queueClaim(store, "n-late", "r3", T1_HALF)).toMatchObject({ status: "stale", newestPosition: T2 });
+    });
+
+    it("lets a worker take over the receiver's claim its job names, before the receiver marks it queued", async () => {
+      const store = await open();
+      const receiver = await queueClaim(store, "n-1", "r1", T1);
+      expect(receiver).toMatchObject({ status: "claimed" });
+      expect(await workerClaim(store, "n-1", "w1", T1, "someone-else")).toMatchObject({ status: "processing" });
+      const worker = await workerClaim(store, "n-1", "w1", T1, "r1");
+      expect(worker).toMatchObject({ status: "claimed", id: "n-1", owner: "w1" });
+      // The receiver's late step changes nothing.
+      expect(await store.markQueued(receiver as ClaimHandle)).toBe(false);
+      expect(await store.complete(worker as ClaimHandle, answer)).toBe(true);
+      expect(await store.get({ id: "n-1", order: { key: "sub-1" } })).toMatchObject({
+        state: "completed",
+        owner: "w1",
+      });
+    });
+
+    it("waits for an older notification still being handed to the queue, and drops one whose receiver died", async () => {
+      const store = await open();
+      await queueClaim(store, "n-1", "r1", T1); // not yet marked queued
+      await queued(store, "n-2", "r2", T2);
+      expect(await workerClaim(store, "n-2", "w1", T2)).toMatchObject({ status: "processing", key: true });
+      await advance(LEASE + 20); // r1 died: its claim lapses
+      expect(await workerClaim(store, "n-2", "w1", T2)).toMatchObject({ status: "claimed", id: "n-2" });
+    });
+
+    it("takes a released claim out of the waiting list", async () => {
+      const store = await open();
+      const refused = await queueClaim(store, "n-1", "r1", T1);
+      expect(await store.release(refused as ClaimHandle)).toBe(true);
+      await queued(store, "n-2", "r2", T2);
+      expect(await workerClaim(store, "n-2", "w1", T2)).toMatchObject({ status: "claimed", id: "n-2" });
     });
 
     it("keeps the id checks first: a completed id is a duplicate or a conflict whatever its position", async () => {

@@ -187,6 +187,26 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       expect(await claim(store, "r3")).toEqual({ status: "completed", answer });
     });
 
+    it("lets a worker take over the receiver's claim its job names, before the receiver marks it queued", async () => {
+      const store = await open();
+      await claim(store, "r");
+      const worker = await store.claim({
+        id: "n-1",
+        fingerprint: "f",
+        owner: "w",
+        leaseMs: LEASE,
+        takeQueued: true,
+        handoffFrom: "r",
+      });
+      expect(worker).toEqual({ status: "claimed", id: "n-1", owner: "w", attempt: 2 });
+      expect(await store.markQueued({ id: "n-1", owner: "r" })).toBe(false);
+      // Only a worker, and only for the token its job names.
+      expect(
+        await store.claim({ id: "n-1", fingerprint: "f", owner: "x", leaseMs: LEASE, handoffFrom: "w" }),
+      ).toMatchObject({ status: "processing" });
+      expect(await store.complete({ id: "n-1", owner: "w" }, answer)).toBe(true);
+    });
+
     it("releases a processing or queued claim for its owner, so a redelivery starts afresh", async () => {
       const store = await open();
       await claim(store, "o1");

@@ -39,7 +39,7 @@ describe("redisStore keys of notifications claimed in order", () => {
     expect(keys.record).toBe(`${prefix}{M-1:SUB-9}:n:evt-1`);
     expect(hashTagOf(keys.record)).toBe(hashTagOf(keys.order));
     expect(await redis.hget(keys.record, "state")).toBe("completed");
-    expect(await redis.hgetall(keys.order)).toEqual({ position: "2026-03-01T02:00:00.25" });
+    expect(await redis.hgetall(keys.order)).toMatchObject({ position: "2026-03-01T02:00:00.25" });
     // Kept as long as the records: the retention of the last change.
     expect(await redis.pttl(keys.order)).toBeGreaterThan(6 * 24 * 3600 * 1000);
   });

@@ -1,5 +1,17 @@
-import { redrive } from "../../bullmq/redrive.js";
-import { EXIT_NOT_PROCESSED, EXIT_OK, EXIT_USAGE, parseCommand, processIo, UsageError, type CliIo } from "../args.js";
+import { hashTagOf } from "../../bullmq/cluster-prefix.js";
+import { QueueNotFoundError, redrive } from "../../bullmq/redrive.js";
+import { closeClient } from "../../redis/clients.js";
+import {
+  EXIT_NOT_PROCESSED,
+  EXIT_OK,
+  parseCommand,
+  processIo,
+  reportUsageError,
+  UsageError,
+  type CliIo,
+} from "../args.js";
+import { printable } from "../printable.js";
+import { connectTarget, describeTarget, type RedisTarget, redisTarget } from "../redis-target.js";
 
 export const REDRIVE_USAGE = `Usage: merchant-webhooks redrive --queue <name> [options]
 
@@ -8,27 +20,35 @@ queue) back to waiting, so the workers run them again. Run it once the cause of 
 
 Options:
   -q, --queue <name>     queue name, as given to bullmqQueue and createWorker (required)
-  -r, --redis <url>      Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379)
-  -p, --prefix <prefix>  BullMQ key prefix, as given to bullmqQueue (default: bull)
+  -r, --redis <url>      Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379); for a Redis
+                         Cluster, repeat it or separate URLs with commas, one per startup node
+      --cluster          the URL is a node of a Redis Cluster (implied by several URLs)
+  -p, --prefix <prefix>  BullMQ key prefix, as given to bullmqQueue (default: bull); on a cluster it
+                         needs a hash tag, such as {mw}
       --id <id>          redrive this notification id only; repeat for several (default: all failed)
       --dry-run          list what would be redriven, move nothing
   -h, --help             show this help
 
-Exit status: 0 when everything asked for was redriven, 1 when a requested id was not in the failed
-set or Redis could not be reached, 2 on a usage error.
+Exit status: 0 when everything asked for was redriven, 1 when the queue does not exist (the queues
+found are listed), a requested id was not in the failed set, or Redis could not be reached, 2 on a
+usage error.
 
 Examples:
   merchant-webhooks redrive --queue subscription-notifications --dry-run
   merchant-webhooks redrive --queue subscription-notifications --id WH-1234 --id WH-5678
+  merchant-webhooks redrive --queue subscription-notifications --prefix "{mw}" \\
+    --redis redis://10.0.0.1:7000,redis://10.0.0.2:7000,redis://10.0.0.3:7000
 `;
 
 /** `merchant-webhooks redrive ...`; `argv` is what follows the command name. Resolves to the exit code. */
 export async function runRedrive(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   let values;
+  let target: RedisTarget;
   try {
     const parsed = parseCommand(argv, {
       queue: { type: "string", short: "q" },
-      redis: { type: "string", short: "r" },
+      redis: { type: "string", short: "r", multiple: true },
+      cluster: { type: "boolean" },
       prefix: { type: "string", short: "p" },
       id: { type: "string", multiple: true },
       "dry-run": { type: "boolean" },
@@ -40,27 +60,50 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
     }
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument: ${parsed.positionals[0]}`);
     if (!values.queue) throw new UsageError("--queue is required");
+    if (values.queue.includes(":")) throw new UsageError(`--queue cannot contain ":", got ${values.queue}`);
+    target = redisTarget(values.redis, values.cluster === true);
+    // BullMQ's scripts touch several keys of a queue at once: on a cluster they must share a slot.
+    if (target.cluster && hashTagOf(`${values.prefix ?? "bull"}:${values.queue}:`) === undefined)
+      throw new UsageError(
+        `on a Redis Cluster a queue's keys need a hash tag in --prefix, the one given to bullmqQueue, such as --prefix "{mw}"`,
+      );
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${REDRIVE_USAGE}`);
-    return EXIT_USAGE;
+    return reportUsageError(io, err, REDRIVE_USAGE);
   }
 
   const dryRun = values["dry-run"] === true;
+  const queue = printable(values.queue);
+  const client = connectTarget(target);
+  client.on("error", () => {}); // failures reach the calls below, and are reported once there
   try {
     const result = await redrive({
-      connection: values.redis ?? process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+      connection: client,
       name: values.queue,
       ...(values.prefix ? { prefix: values.prefix } : {}),
       ...(values.id ? { ids: values.id } : {}),
       dryRun,
+      requireQueue: true,
     });
-    for (const id of result.redriven) io.out(`${dryRun ? "would redrive" : "redriven"}: ${id}\n`);
-    for (const id of result.notFailed) io.err(`not in the failed set: ${id}\n`);
-    io.out(`${result.redriven.length} ${dryRun ? "would be redriven" : "redriven"} from queue ${values.queue}\n`);
+    for (const id of result.redriven) io.out(`${dryRun ? "would redrive" : "redriven"}: ${printable(id)}\n`);
+    for (const id of result.notFailed) io.err(`not in the failed set: ${printable(id)}\n`);
+    io.out(`${result.redriven.length} ${dryRun ? "would be redriven" : "redriven"} from queue ${queue}\n`);
     return result.notFailed.length > 0 ? EXIT_NOT_PROCESSED : EXIT_OK;
   } catch (err) {
-    io.err(`redrive failed: ${(err as Error).message}\n`);
+    if (err instanceof QueueNotFoundError) io.err(notFoundText(err, describeTarget(target)));
+    else io.err(`redrive failed on ${describeTarget(target)}: ${printable((err as Error).message)}\n`);
     return EXIT_NOT_PROCESSED;
+  } finally {
+    await closeClient(client);
   }
+}
+
+/** The queue asked for is not there: say so, and list what is, with the --prefix each needs. */
+function notFoundText(err: QueueNotFoundError, where: string): string {
+  const asked = `no queue ${printable(err.queue.name)} with prefix ${printable(err.queue.prefix)} on ${where}`;
+  if (err.found.length === 0) return `${asked}, and no other BullMQ queue either\n`;
+  const list = err.found.map(
+    (q) => `  ${printable(q.name)}${q.prefix === "bull" ? "" : `  --prefix ${printable(q.prefix)}`}`,
+  );
+  return `${asked}. Queues found:\n${list.join("\n")}\n`;
 }

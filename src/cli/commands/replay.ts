@@ -1,20 +1,22 @@
 import { replayEntries, type ReplayResult } from "../../testing/replay.js";
-import { readSourceItems, isSourceProblem, type SourceEntry } from "../../testing/read-source.js";
+import { stat } from "node:fs/promises";
+import { isSourceProblem, sourceItems, type SourceEntry, type SourceProblem } from "../../testing/read-source.js";
 import {
   EXIT_NOT_PROCESSED,
   EXIT_OK,
-  EXIT_USAGE,
   parseCommand,
   positiveInteger,
   processIo,
   SENDING_OPTIONS,
   SENDING_USAGE,
   sendingSetup,
+  reportUsageError,
   UsageError,
   type CliIo,
 } from "../args.js";
+import { printable } from "../printable.js";
 import { progressBar } from "../progress.js";
-import { formatSummaryTable, isProcessed, summarize } from "../summary-table.js";
+import { formatSummaryTable, isProcessed, type ReplaySummary, summarize } from "../summary-table.js";
 
 export const REPLAY_USAGE = `Usage: merchant-webhooks replay <file|dir> --url <url> [options]
 
@@ -30,6 +32,8 @@ ${SENDING_USAGE}
                                  that is not a terminal, such as a file or CI log, always gets all)
   -h, --help                     show this help
 
+A line or file that cannot be read is reported with its file and line, and the rest is still sent.
+
 Exit status: 0 when every notification was answered processed, 1 when some were rejected, got no
 answer, or could not be read, 2 on a usage error.
 
@@ -41,7 +45,7 @@ Example:
 const MAX_LISTED_ON_TERMINAL = 20;
 
 export async function runReplay(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
-  let entries: SourceEntry[];
+  let source: string;
   let setup;
   let concurrency;
   let listAll;
@@ -59,45 +63,69 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
     setup = sendingSetup(values);
     concurrency = values.concurrency === undefined ? 1 : positiveInteger(values.concurrency, "--concurrency");
     listAll = values.all === true || io.errTty !== true;
-    const items = await readSourceItems(positionals[0]!).catch((err: NodeJS.ErrnoException) => {
-      throw new UsageError(err.code === "ENOENT" ? `no such file or directory: ${positionals[0]}` : err.message);
+    source = positionals[0]!;
+    const path = source;
+    await stat(path).catch((err: NodeJS.ErrnoException) => {
+      throw new UsageError(err.code === "ENOENT" ? `no such file or directory: ${path}` : err.message);
     });
-    const problems = items.filter(isSourceProblem);
-    if (problems.length > 0) {
-      for (const problem of problems) io.err(`${problem.origin}: ${problem.error}\n`);
-      io.err(`nothing sent: ${problems.length} unreadable ${problems.length === 1 ? "entry" : "entries"}\n`);
-      return EXIT_NOT_PROCESSED;
-    }
-    entries = items as SourceEntry[];
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${REPLAY_USAGE}`);
-    return EXIT_USAGE;
+    return reportUsageError(io, err, REPLAY_USAGE);
   }
 
-  const progress = progressBar(io, entries.length);
-  const results = await replayEntries(setup.url, entries, {
-    concurrency,
-    headers: setup.headers,
-    timeoutMs: setup.timeoutMs,
-    ...(setup.sign ? { sign: setup.sign } : {}),
-    onResult: (_result, done) => progress.update(done),
-  });
+  // The source is read twice, a batch at a time, rather than held whole: once to count (for the
+  // progress bar), then to send. A recording of millions of lines takes the memory of one batch.
+  let total = 0;
+  for await (const item of sourceItems(source)) if (!isSourceProblem(item)) total++;
+  const progress = progressBar(io, total);
+  const summary: ReplaySummary = { sent: 0, processed: 0, rejected: new Map(), failed: 0 };
+  const notProcessed: ReplayResult[] = [];
+  const problems: SourceProblem[] = [];
+  let batch: SourceEntry[] = [];
+  const send = async () => {
+    const before = summary.sent;
+    const results = await replayEntries(setup.url, batch, {
+      concurrency,
+      headers: setup.headers,
+      timeoutMs: setup.timeoutMs,
+      ...(setup.sign ? { sign: setup.sign } : {}),
+      onResult: (_result, done) => progress.update(Math.min(total, before + done)),
+    });
+    batch = [];
+    addTo(summary, summarize(results));
+    for (const result of results) if (!isProcessed(result)) notProcessed.push(result);
+  };
+  for await (const item of sourceItems(source)) {
+    if (isSourceProblem(item)) problems.push(item);
+    else if (batch.push(item) >= BATCH) await send();
+  }
+  if (batch.length > 0) await send();
   progress.finish();
 
-  const summary = summarize(results);
-  io.out(formatSummaryTable(summary));
-  const notProcessed = results.filter((result) => !isProcessed(result));
+  io.out(formatSummaryTable({ ...summary, unreadable: problems.length }));
   const listed = listAll ? notProcessed : notProcessed.slice(0, MAX_LISTED_ON_TERMINAL);
   for (const result of listed) io.err(`${describe(result)}\n`);
   const more = notProcessed.length - listed.length;
   if (more > 0) io.err(`... and ${more} more not processed (--all lists every one)\n`);
-  return notProcessed.length === 0 ? EXIT_OK : EXIT_NOT_PROCESSED;
+  for (const problem of problems) io.err(`${printable(problem.origin)}: not sent: ${printable(problem.error)}\n`);
+  if (problems.length > 0)
+    io.err(`${problems.length} unreadable ${problems.length === 1 ? "entry was" : "entries were"} not sent\n`);
+  return notProcessed.length === 0 && problems.length === 0 ? EXIT_OK : EXIT_NOT_PROCESSED;
+}
+
+/** Notifications sent per call of replayEntries: what the command holds in memory at once. */
+const BATCH = 1_000;
+
+function addTo(total: ReplaySummary, part: ReplaySummary): void {
+  total.sent += part.sent;
+  total.processed += part.processed;
+  total.failed += part.failed;
+  for (const [status, count] of part.rejected) total.rejected.set(status, (total.rejected.get(status) ?? 0) + count);
 }
 
 /** `recordings/x.jsonl:3 WH-123: 401 signature verification failed` */
 function describe(result: ReplayResult): string {
   const what = `${result.origin} ${result.id ?? "(no id)"}`;
-  if (result.status === 0) return `${what}: no answer: ${result.error ?? "unknown error"}`;
-  return `${what}: ${result.status} ${result.answer?.message ?? "(not a webhook answer)"}`;
+  if (result.status === 0) return printable(`${what}: no answer: ${result.error ?? "unknown error"}`);
+  return printable(`${what}: ${result.status} ${result.answer?.message ?? "(not a webhook answer)"}`);
 }

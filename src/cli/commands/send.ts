@@ -1,28 +1,29 @@
-import { EVENT_TYPES } from "../../schema/index.js";
-import { subscriptionEventRows } from "../../schema/event-types.js";
+import { eventNamesList, eventTypeNamed } from "../../schema/event-names.js";
 import { buildNotification } from "../../testing/build-notification.js";
 import { replayEntries } from "../../testing/replay.js";
 import {
   EXIT_NOT_PROCESSED,
   EXIT_OK,
-  EXIT_USAGE,
   parseCommand,
   processIo,
   SENDING_OPTIONS,
   SENDING_USAGE,
   sendingSetup,
+  reportUsageError,
   UsageError,
 } from "../args.js";
 import type { CliIo } from "../args.js";
+import { printable } from "../printable.js";
 import { setPath } from "../set-path.js";
 import { isProcessed } from "../summary-table.js";
 
 export const SEND_USAGE = `Usage: merchant-webhooks send <event> --url <url> [options]
 
 Build one valid notification of <event> (as buildNotification does, with a fresh id) and send it.
-<event> is an event_type (${EVENT_TYPES.join(", ")}), a short name
-(created, renew, cancelled, suspended, resumed, unknown), or any other upper-case event_type, which
-a receiver hands to onUnknown.
+<event> is an event_type or one of its names, in any case:
+${eventNamesList()}
+  UNKNOWN                  unknown, onUnknown
+or any other upper-case event_type, which a receiver hands to onUnknown.
 
 Options:
 ${SENDING_USAGE}
@@ -40,17 +41,14 @@ Examples:
     --set resource.subscriber.email=a@b.co --set resource.unsubscription_event.reason="too expensive"
 `;
 
-const SHORT_NAMES: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(subscriptionEventRows().map(([eventType, row]) => [row.shortName, eventType])),
-  unknown: "UNKNOWN",
-};
-
+/** `cancel`, `cancelled`, `onCancel`, `subscription_cancelled`... (see eventTypeNamed); `unknown`; or any upper-case type. */
 function eventTypeOf(name: string): string {
-  const short = SHORT_NAMES[name.toLowerCase()];
-  if (short) return short;
+  const known = eventTypeNamed(name);
+  if (known) return known;
+  if (/^(on)?unknown$/i.test(name)) return "UNKNOWN";
   if (/^[A-Z][A-Z0-9_]*$/.test(name)) return name;
   throw new UsageError(
-    `unknown event "${name}": use an event_type such as SUBSCRIPTION_RENEW, or a short name such as renew`,
+    `unknown event "${name}": use one of these names (any case), or an upper-case event_type for onUnknown:\n${eventNamesList()}`,
   );
 }
 
@@ -83,8 +81,7 @@ export async function runSend(argv: readonly string[], io: CliIo = processIo()):
     setup = sendingSetup(values);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${SEND_USAGE}`);
-    return EXIT_USAGE;
+    return reportUsageError(io, err, SEND_USAGE);
   }
 
   const [result] = await replayEntries(setup.url, [{ notification, origin: "send" }], {
@@ -94,11 +91,11 @@ export async function runSend(argv: readonly string[], io: CliIo = processIo()):
   });
   const id = String(notification.id);
   if (!result || result.status === 0) {
-    io.err(`${id}: no answer: ${result?.error ?? "unknown error"}\n`);
+    io.err(`${printable(`${id}: no answer: ${result?.error ?? "unknown error"}`)}\n`);
     return EXIT_NOT_PROCESSED;
   }
   const answer = result.answer ? JSON.stringify(result.answer) : "(not a webhook answer)";
-  const line = `${id} ${String(notification.event_type)}: ${result.status} ${answer}\n`;
+  const line = `${printable(`${id} ${String(notification.event_type)}: ${result.status} ${answer}`)}\n`;
   if (!isProcessed(result)) {
     io.err(line);
     return EXIT_NOT_PROCESSED;

@@ -1,7 +1,17 @@
 import { subscriptionNotificationSchema } from "../../schema/index.js";
 import { issueText } from "../../receiver/validation-message.js";
-import { isSourceProblem, readSourceItems, type SourceItem } from "../../testing/read-source.js";
-import { EXIT_NOT_PROCESSED, EXIT_OK, EXIT_USAGE, parseCommand, processIo, UsageError, type CliIo } from "../args.js";
+import { stat } from "node:fs/promises";
+import { isSourceProblem, sourceItems } from "../../testing/read-source.js";
+import { printable } from "../printable.js";
+import {
+  EXIT_NOT_PROCESSED,
+  EXIT_OK,
+  parseCommand,
+  processIo,
+  reportUsageError,
+  UsageError,
+  type CliIo,
+} from "../args.js";
 
 export const VALIDATE_USAGE = `Usage: merchant-webhooks validate <file|dir>...
 
@@ -18,7 +28,7 @@ error or a path that cannot be read.
 `;
 
 export async function runValidate(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
-  const items: SourceItem[] = [];
+  let paths: string[];
   try {
     const { values, positionals } = parseCommand(argv, {});
     if (values.help) {
@@ -26,35 +36,46 @@ export async function runValidate(argv: readonly string[], io: CliIo = processIo
       return EXIT_OK;
     }
     if (positionals.length === 0) throw new UsageError("give at least one file or directory to validate");
-    for (const path of positionals) {
-      items.push(
-        ...(await readSourceItems(path).catch((err: NodeJS.ErrnoException) => {
-          throw new UsageError(
-            err.code === "ENOENT" ? `no such file or directory: ${path}` : `${path}: ${err.message}`,
-          );
-        })),
-      );
-    }
+    paths = positionals;
+    for (const path of paths)
+      await stat(path).catch((err: NodeJS.ErrnoException) => {
+        throw unreadable(path, err);
+      });
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
-    io.err(`${err.message}\n\n${VALIDATE_USAGE}`);
-    return EXIT_USAGE;
+    return reportUsageError(io, err, VALIDATE_USAGE);
   }
 
+  // Each notification is checked as it is read and then let go: a recording of millions of lines
+  // takes the memory of one line.
+  let checked = 0;
   let invalid = 0;
-  for (const item of items) {
-    if (isSourceProblem(item)) {
-      invalid++;
-      io.out(`${item.origin} ${item.error}\n`);
-      continue;
+  try {
+    for (const path of paths) {
+      for await (const item of sourceItems(path)) {
+        checked++;
+        if (isSourceProblem(item)) {
+          invalid++;
+          io.out(`${printable(`${item.origin} ${item.error}`)}\n`);
+          continue;
+        }
+        const result = subscriptionNotificationSchema.safeParse(item.notification);
+        if (result.success) continue;
+        invalid++;
+        // The same wording as the receiver's 400 answer, so a file and a rejected delivery read alike.
+        for (const issue of result.error.issues) io.out(`${printable(`${item.origin} ${issueText(issue)}`)}\n`);
+      }
     }
-    const result = subscriptionNotificationSchema.safeParse(item.notification);
-    if (result.success) continue;
-    invalid++;
-    // The same wording as the receiver's 400 answer, so a file and a rejected delivery read alike.
-    for (const issue of result.error.issues) io.out(`${item.origin} ${issueText(issue)}\n`);
+  } catch (err) {
+    if (!(err instanceof Error && "code" in err)) throw err;
+    const failure = err as NodeJS.ErrnoException;
+    return reportUsageError(io, unreadable(failure.path ?? "a file", failure), VALIDATE_USAGE);
   }
-  const noun = items.length === 1 ? "notification" : "notifications";
-  io.out(`${items.length} ${noun} checked, ${invalid} invalid\n`);
+  const noun = checked === 1 ? "notification" : "notifications";
+  io.out(`${checked} ${noun} checked, ${invalid} invalid\n`);
   return invalid === 0 ? EXIT_OK : EXIT_NOT_PROCESSED;
+}
+
+function unreadable(path: string, err: NodeJS.ErrnoException): UsageError {
+  return new UsageError(err.code === "ENOENT" ? `no such file or directory: ${path}` : `${path}: ${err.message}`);
 }
