@@ -5,22 +5,25 @@ import { autocannonTemplate } from "./notification-body.js";
 
 /**
  * HTTP side by side in one run: each server in its own process (one core for the server, one for
- * autocannon), the same ~2.2 KB renewal with a unique id per request. Per framework: the bare route
- * (parse JSON, answer), the hand-written route doing the library's work (`servers/hand-written.ts`) and
- * the library's adapter, each on the memory store and on Redis.
+ * autocannon), the same ~2.2 KB renewal with a unique id per request. Per framework (Fastify, Express,
+ * Node's http): the bare route (parse JSON, answer), the hand-written route doing the library's work
+ * (`servers/hand-written.ts`) and the library's adapter, each on the memory store and on Redis. After
+ * the rounds, each target runs once more at 80% of its median saturating rate, for its p99 latency
+ * below saturation.
  *
  * The machine is shared, so wall-clock throughput is noisy: the targets of a framework take turns,
  * round after round, and every ratio is taken between targets of the same round. Beside req/s, each
  * server reports its own CPU time, so the CPU per request over the measured window is known; it
  * depends much less on what else the machine is doing.
  *
- *   BENCH_SECONDS (6), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50)
+ *   BENCH_SECONDS (6), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50); BENCH_QUICK=1: 1 round of 3 s, for iterating
  *   BENCH_ONLY=<regexp>       only the targets whose name matches
  *   BENCH_BASELINE=<dist dir> also run each library target on that build (`bench/build-baseline.ts`)
  */
-const DURATION = Number(process.env.BENCH_SECONDS ?? 6);
+const QUICK = process.env.BENCH_QUICK === "1";
+export const DURATION = Number(process.env.BENCH_SECONDS ?? (QUICK ? 3 : 6));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (QUICK ? 1 : 5));
 
 export interface Sample {
   requests_per_second: number;
@@ -28,6 +31,9 @@ export interface Sample {
   p99_ms: number;
   /** Server CPU (user + system) over the measured window, divided by the requests it received. */
   cpu_us_per_request: number;
+  /** Of which user time (JavaScript, GC, serialising) and system time (the kernel: sockets, writes). */
+  cpu_user_us: number;
+  cpu_system_us: number;
   non_2xx: number;
   errors: number;
 }
@@ -36,6 +42,9 @@ export interface HttpRow extends Sample {
   name: string;
   /** Lowest and highest req/s over the rounds (the row shows the median round). */
   rps_range: [number, number];
+  /** p99 latency (ms) with the load held at 80% of the median req/s, and the rate that was held. */
+  p99_at_80pct_ms?: number;
+  rate_at_80pct?: number;
 }
 
 export interface RatioRow {
@@ -59,11 +68,17 @@ interface Target {
   env?: Record<string, string>;
 }
 
+interface Usage {
+  user_us: number;
+  system_us: number;
+  requests: number;
+}
+
 interface Server {
   child: ChildProcess;
   port: number;
   /** The server's CPU time (µs) and request count so far. */
-  usage(): Promise<{ cpu_us: number; requests: number }>;
+  usage(): Promise<Usage>;
 }
 
 async function start(server: string, env: Record<string, string> = {}): Promise<Server> {
@@ -97,13 +112,14 @@ async function start(server: string, env: Record<string, string> = {}): Promise<
     port,
     async usage() {
       child.stdin!.write("\n");
-      return JSON.parse(await nextLine()) as { cpu_us: number; requests: number };
+      return JSON.parse(await nextLine()) as Usage;
     },
   };
 }
 
-const load = (port: number, connections: number, duration: number) =>
+const load = (port: number, connections: number, duration: number, overallRate?: number) =>
   autocannon({
+    ...(overallRate ? { overallRate } : {}),
     url: `http://127.0.0.1:${port}/hook`,
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -113,6 +129,17 @@ const load = (port: number, connections: number, duration: number) =>
     duration,
   });
 
+/** p99 latency with the load held at `rate` requests/s (autocannon's `overallRate`). */
+async function p99At({ server, env }: Target, rate: number): Promise<number> {
+  const running = await start(server, env);
+  try {
+    await load(running.port, 10, 2);
+    return (await load(running.port, CONNECTIONS, DURATION, rate)).latency.p99;
+  } finally {
+    running.child.kill("SIGTERM");
+  }
+}
+
 export async function measure({ server, env }: Target): Promise<Sample> {
   const running = await start(server, env);
   try {
@@ -120,11 +147,16 @@ export async function measure({ server, env }: Target): Promise<Sample> {
     const before = await running.usage();
     const result = await load(running.port, CONNECTIONS, DURATION);
     const after = await running.usage();
+    const requests = Math.max(1, after.requests - before.requests);
+    const user = (after.user_us - before.user_us) / requests;
+    const system = (after.system_us - before.system_us) / requests;
     return {
       requests_per_second: Math.round(result.requests.average),
       p50_ms: result.latency.p50,
       p99_ms: result.latency.p99,
-      cpu_us_per_request: Math.round((after.cpu_us - before.cpu_us) / Math.max(1, after.requests - before.requests)),
+      cpu_us_per_request: Math.round(user + system),
+      cpu_user_us: Math.round(user),
+      cpu_system_us: Math.round(system),
       non_2xx: result.non2xx,
       errors: result.errors,
     };
@@ -159,6 +191,8 @@ function row(name: string, samples: Sample[]): HttpRow {
     name,
     ...middle,
     cpu_us_per_request: median(samples.map((sample) => sample.cpu_us_per_request)),
+    cpu_user_us: median(samples.map((sample) => sample.cpu_user_us)),
+    cpu_system_us: median(samples.map((sample) => sample.cpu_system_us)),
     rps_range: range(rps),
   };
 }
@@ -179,7 +213,7 @@ const REDIS = { BENCH_STORE: "redis" };
 
 /** The targets of one framework, and which ratios the issue's goals name. */
 function framework(
-  label: "fastify" | "express",
+  label: "fastify" | "express" | "node",
   server: string,
   adapter: string,
 ): { targets: Target[]; ratios: [string, string][] } {
@@ -210,11 +244,21 @@ export async function httpBenchmark(): Promise<HttpBenchmark> {
   for (const { targets, ratios: pairs } of [
     framework("fastify", "fastify-adapter", "plugin"),
     framework("express", "express-adapter", "adapter"),
+    framework("node", "node-adapter", "handler"),
   ]) {
     const chosen = targets.filter(({ name }) => !only || only.test(name));
     if (chosen.length === 0) continue;
     const samples = await rounds(chosen);
-    for (const { name } of chosen) rows.push(row(name, samples.get(name)!));
+    for (const target of chosen) {
+      const measured = row(target.name, samples.get(target.name)!);
+      // Not for a baseline build: its p99 compares with nothing in the table.
+      if (process.env.BENCH_P99 !== "0" && !target.name.endsWith(" baseline")) {
+        measured.rate_at_80pct = Math.max(1, Math.round(measured.requests_per_second * 0.8));
+        console.error(`  p99 at 80%: ${target.name}`);
+        measured.p99_at_80pct_ms = await p99At(target, measured.rate_at_80pct);
+      }
+      rows.push(measured);
+    }
     for (const [library, reference] of pairs) {
       if (samples.has(library) && samples.has(reference))
         ratios.push(ratio(`${library} ÷ ${reference}`, samples.get(library)!, samples.get(reference)!));

@@ -3,10 +3,18 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { promisify } from "node:util";
 import type { HttpBenchmark } from "./http.js";
+import { performanceTable, writeTable } from "./readme-table.js";
 
 /**
  * `npm run bench`: every benchmark in its own process, one after another (the machine has few cores
- * and they must not compete), then one table, also written to bench/results/latest.json.
+ * and they must not compete), then one table, also written to bench/results/latest.json, and the
+ * performance table between the `bench:start`/`bench:end` markers of docs/performance.md or README.md.
+ * The core, the HTTP routes and the in-flight heap are measured in the same run, so their figures are
+ * taken at the same machine load.
+ *
+ *   BENCH_QUICK=1 (npm run bench:quick): the core, one short HTTP round and the heap only, written to
+ *                 bench/results/quick.json; the README is left alone.
+ *   BENCH_SKIP=queue,cluster,...: leave out those of the other benchmarks (file names without .ts).
  */
 const run = promisify(execFile);
 const here = (path: string) => new URL(path, import.meta.url).pathname;
@@ -29,84 +37,75 @@ async function bench(script: string, env: Record<string, string> = {}, nodeFlags
   throw new Error(`${script} printed no JSON result`);
 }
 
+const QUICK = process.env.BENCH_QUICK === "1";
+const skipped = new Set((process.env.BENCH_SKIP ?? "").split(",").filter(Boolean));
+const wanted = (name: string) => !QUICK && !skipped.has(name) && existsSync(here(`./${name}.ts`));
+
 const machine = {
   cpu: os.cpus()[0]?.model ?? "unknown",
   cores: os.cpus().length,
   memory_gb: Math.round(os.totalmem() / 2 ** 30),
   node: process.version,
   date: new Date().toISOString(),
+  load_before: os.loadavg(),
+  load_after: [] as number[],
 };
 console.error(`benchmarking on ${machine.cpu}, ${machine.cores} cores, Node ${machine.node}`);
 
 const results: Record<string, unknown> = { machine };
 console.error("core throughput ...");
-results.core = await bench("./core-throughput.ts");
-console.error("core step by step ...");
-results.steps = await bench("./steps.ts");
+results.core = await bench("./core-throughput.ts", QUICK ? { CORE_BATCH: "3000", CORE_ROUNDS: "3" } : {});
 console.error("HTTP side by side ...");
 results.http = await bench("./http.ts");
-if (existsSync(here("./queue.ts"))) {
+console.error("heap per 1,000 notifications in flight ...");
+results.heap = await bench("./in-flight-heap.ts", QUICK ? { IN_FLIGHT_ROUNDS: "2" } : {}, ["--expose-gc"]);
+machine.load_after = os.loadavg();
+if (wanted("steps")) {
+  console.error("core step by step ...");
+  results.steps = await bench("./steps.ts");
+}
+if (wanted("queue")) {
   console.error("queue path ...");
   results.queue = await bench("./queue.ts");
 }
-if (existsSync(here("./redis-latency.ts"))) {
+if (wanted("redis-latency")) {
   console.error("redis latency ...");
   results.redis_latency = await bench("./redis-latency.ts");
 }
-if (existsSync(here("./ordering-latency.ts"))) {
+if (wanted("ordering-latency")) {
   console.error("latency ordering adds with redis ...");
   results.ordering_latency = await bench("./ordering-latency.ts");
 }
-if (existsSync(here("./cluster-throughput.ts"))) {
+if (wanted("cluster-throughput")) {
   console.error("redisStore on a 3-master cluster against one Redis ...");
   results.cluster = await bench("./cluster-throughput.ts");
 }
-if (existsSync(here("./faults.ts"))) {
+if (wanted("faults")) {
   console.error("fault suite at scale ...");
   results.faults = await bench("./faults.ts");
 }
-console.error("OpenTelemetry cost per notification ...");
-results.telemetry = await bench("./telemetry-cost.ts");
-console.error("memory after 1,000,000 notifications ...");
-results.memory = await bench("./memory.ts", {}, ["--expose-gc"]);
+if (wanted("telemetry-cost")) {
+  console.error("OpenTelemetry cost per notification ...");
+  results.telemetry = await bench("./telemetry-cost.ts");
+}
+if (wanted("memory")) {
+  console.error("memory after 1,000,000 notifications ...");
+  results.memory = await bench("./memory.ts", {}, ["--expose-gc"]);
+}
 
 mkdirSync(here("./results"), { recursive: true });
-writeFileSync(here("./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
-
-const http = results.http as HttpBenchmark;
-const core = results.core as {
-  us_per_notification: number;
-  per_second: number;
-  core_to_json_parse: number;
-  json_parse_us: number;
-};
-const ratio = (name: string) => http.ratios.find((row) => row.ratio === name);
-const shown = (name: string) => {
-  const row = ratio(name);
-  return row
-    ? `req/s ${row.throughput} (${row.throughput_range.join("–")}), CPU ${row.cpu} (${row.cpu_range.join("–")})`
-    : "not measured";
-};
-console.table(http.rows);
-console.table(results.steps as object[]);
-console.table({
-  "fastify plugin (memory) ÷ hand-written (goal ≥ 1.0)": shown(
-    "fastify plugin (memory) ÷ fastify hand-written (memory)",
-  ),
-  "fastify plugin (redis) ÷ hand-written (goal ≥ 1.0)": shown("fastify plugin (redis) ÷ fastify hand-written (redis)"),
-  "express adapter (memory) ÷ hand-written (goal ≥ 1.0)": shown(
-    "express adapter (memory) ÷ express hand-written (memory)",
-  ),
-  "express adapter (redis) ÷ hand-written": shown("express adapter (redis) ÷ express hand-written (redis)"),
-  "fastify plugin (memory) ÷ bare fastify (goal ≥ 0.6)": shown("fastify plugin (memory) ÷ fastify bare"),
-  "express adapter (memory) ÷ bare express": shown("express adapter (memory) ÷ express bare"),
-  "core per notification ÷ JSON.parse (goal ≤ 3)": `${core.core_to_json_parse} (${core.us_per_notification} µs ÷ ${core.json_parse_us} µs)`,
-  "core notifications/s (one core, CPU time)": core.per_second,
-  "memory store RSS after 1M (MB)": (results.memory as any).samples.at(-1).rss_mb,
-  "memory store heap after 1M (MB)": (results.memory as any).samples.at(-1).heap_mb,
-  "redisStore on 3-master cluster / one Redis (throughput)": (results.cluster as any)
-    ?.throughput_ratio_cluster_to_single,
-  "p99 the cluster adds, one at a time (ms)": (results.cluster as any)?.p99_added_by_cluster_ms.one_at_a_time,
-  "latency ordering adds with redisStore, median / p99 (ms)": `${(results.ordering_latency as any)?.added_by_ordering.median_ms} / ${(results.ordering_latency as any)?.added_by_ordering.p99_ms}`,
-  "µs per notification, no OpenTelemetry SDK → traces + metrics": `${(results.telemetry as any).us_per_notification_without_sdk} → ${(results.telemetry as any).us_per_notification_with_traces_and_metrics}`,
+writeFileSync(here(QUICK ? "./results/quick.json" : "./results/latest.json"), `${JSON.stringify(results, null, 2)}\n`);
+const { ROUNDS, DURATION } = await import("./http.js");
+const table = performanceTable({
+  machine,
+  rounds: ROUNDS,
+  seconds: DURATION,
+  core: results.core as any,
+  http: results.http as HttpBenchmark,
+  heap: results.heap as any,
 });
+console.log(table);
+if (!QUICK) {
+  const written = writeTable(table, [here("../docs/performance.md"), here("../README.md")]);
+  console.error(written ? `performance table written to ${written}` : "no bench:start/bench:end markers found");
+}

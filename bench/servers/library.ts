@@ -4,6 +4,7 @@ interface Entries {
   express: typeof import("merchant-webhooks/express");
   fastify: typeof import("merchant-webhooks/fastify");
   redis: typeof import("merchant-webhooks/redis");
+  node: typeof import("merchant-webhooks/node");
 }
 
 /**

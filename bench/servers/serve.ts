@@ -5,8 +5,8 @@ import type { FastifyInstance } from "fastify";
 
 /**
  * Listen on an ephemeral port and tell the parent which, on stdout. After that, each line the parent
- * writes on stdin is answered with this process's CPU time so far (user + system, µs, every thread:
- * the log writes and GC helpers count) and the requests received so far, so the parent can take the
+ * writes on stdin is answered with this process's CPU time so far (user and system apart, µs, every
+ * thread: the log writes and GC helpers count), its heap and the requests received so far, so the parent can take the
  * server's CPU per request over exactly the measured window.
  */
 export function serve(app: { listen: (port: number, cb: () => void) => Server }): void {
@@ -24,6 +24,6 @@ function announce(server: Server): void {
   console.log(JSON.stringify({ port: (server.address() as AddressInfo).port }));
   createInterface({ input: process.stdin }).on("line", () => {
     const { user, system } = process.cpuUsage();
-    console.log(JSON.stringify({ cpu_us: user + system, requests }));
+    console.log(JSON.stringify({ user_us: user, system_us: system, requests }));
   });
 }

@@ -1,13 +1,12 @@
 import { retryAfter } from "../answer/answer.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { ownerTokens, runClaimed, type ClaimedOutcome } from "../dispatch/run-claimed.js";
+import { ownerTokens, runClaimed, type ClaimedOutcome, type ClaimedRun } from "../dispatch/run-claimed.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { UNOBSERVED, type ReceiveObservation } from "../telemetry/observe-receive.js";
 import type { Background } from "./background.js";
-import { fingerprintOf } from "./fingerprint.js";
 import type { ResolvedOptions } from "./resolve-options.js";
 import { verdict, type LogFields, type Verdict } from "./verdict.js";
 import { claimedOrder, SUBSCRIPTION_BUSY } from "../ordering/claimed-order.js";
@@ -30,7 +29,8 @@ export function claimAndDispatch(
   work: Background,
   logQueued: (verdict: Verdict, started: number) => void,
 ): (accepted: Accepted, observation?: ReceiveObservation) => Promise<Verdict> {
-  const { options, store, leaseMs, slots, unavailableRetry, ordering } = resolved;
+  const { options, store, leaseMs, slots, unavailableRetry, ordering, fingerprint: fingerprintOf } = resolved;
+  const { timeoutMs, ctxLogger } = resolved;
   const nextOwner = ownerTokens();
   const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
 
@@ -92,20 +92,21 @@ export function claimAndDispatch(
     const claimed = claimedOrder(order.order, claim, ordering?.onStale);
 
     const receivedAt = Date.now();
-    const run = () =>
-      runClaimed(
-        {
-          ...resolved,
-          handlers: options,
-          notification,
-          claim,
-          attempt: claim.attempt,
-          headers,
-          receivedAt,
-          order: claimed,
-        },
-        { retryCompletion, observeHandler: observation.handler },
-      );
+    // Named fields, not a spread of the resolved options: a spread copied all of them per request.
+    const claimedRun: ClaimedRun = {
+      store,
+      handlers: options,
+      notification,
+      claim,
+      attempt: claim.attempt,
+      headers,
+      receivedAt,
+      timeoutMs,
+      leaseMs,
+      ctxLogger,
+      order: claimed,
+    };
+    const run = () => runClaimed(claimedRun, { retryCompletion, observeHandler: observation.handler });
     const outcomeVerdict = (result: ClaimedOutcome) =>
       verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
     // A notification found stale at claim is settled here and now: there is nothing to queue.

@@ -71,6 +71,8 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     verifyTimeoutMs: resolved.verifyTimeoutMs,
     explainSignatureFailures: options.explainSignatureFailures === true,
     unavailableHeaders: resolved.unavailableRetry,
+    // A recording reads the body after the handler ran: it gets zod's copy as the notification.
+    fastAccept: !options.record,
   };
   loadOtelApi();
   const unwatchStore = watchStore(resolved.store, logger);

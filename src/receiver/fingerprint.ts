@@ -2,7 +2,7 @@ import { canonicalJson } from "./canonical-json.js";
 import type * as NodeCrypto from "node:crypto";
 
 /**
- * Node's hashing is synchronous and about ten times cheaper than a Web Crypto digest, which waits for
+ * Node's HMAC is synchronous and about ten times cheaper than a Web Crypto signature, which waits for
  * a thread-pool round trip. `getBuiltinModule` reaches it without an import, so the core still loads
  * on Workers and other runtimes without `node:` modules, where Web Crypto is used instead.
  */
@@ -10,27 +10,62 @@ const nodeCrypto = (
   globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
 ).process?.getBuiltinModule?.("node:crypto") as typeof NodeCrypto | undefined;
 
+/** The key of the payload fingerprint's HMAC: a string is used as its UTF-8 bytes. */
+export type FingerprintKey = string | Uint8Array;
+
 /**
- * SHA-256, hex, of the payload's canonical JSON (keys sorted): the fingerprint is of the JSON value,
- * never of the bytes, because a sender may re-serialise a retry with other spacing, key order or
- * escapes, and it is still the same notification.
+ * The key used when `fingerprintKey` is not given. It is public, so it keeps the fingerprint stable
+ * (every receiver and worker of every version computes the same one, across restarts) but hides
+ * nothing: set `fingerprintKey` to a secret shared by all receivers of one store to make the stored
+ * fingerprint a keyed hash of the card data it covers.
  */
-export function fingerprintOf(value: unknown): string | Promise<string> {
-  const text = canonicalJson(value);
+export const DEFAULT_FINGERPRINT_KEY = "merchant-webhooks payload fingerprint v1";
+
+/** Shorter keys are refused: a keyed hash with a guessable key is an unkeyed one. */
+export const MIN_FINGERPRINT_KEY_BYTES = 16;
+
+const utf8 = new TextEncoder();
+
+/**
+ * HMAC-SHA-256, hex, keyed with `key`, of the payload's canonical JSON (keys sorted): the fingerprint
+ * is of the JSON value, never of the bytes, because a sender may re-serialise a retry with other
+ * spacing, key order or escapes, and it is still the same notification. It is keyed because the
+ * payload holds card data, and the fingerprint is kept beside the record (PCI DSS asks for keyed
+ * hashes of card data); the same key must be used by every process sharing a store, or a
+ * redelivery meets 422.
+ */
+export function payloadFingerprinter(
+  key: FingerprintKey = DEFAULT_FINGERPRINT_KEY,
+): (value: unknown) => string | Promise<string> {
+  const bytes = typeof key === "string" ? utf8.encode(key) : key;
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength < MIN_FINGERPRINT_KEY_BYTES)
+    throw new TypeError(`fingerprintKey must be at least ${MIN_FINGERPRINT_KEY_BYTES} bytes`);
   if (nodeCrypto) {
-    // The one-shot `hash` (Node 20.12+) skips the Hash object; older versions take the long way.
-    return nodeCrypto.hash
-      ? nodeCrypto.hash("sha256", text, "hex")
-      : nodeCrypto.createHash("sha256").update(text).digest("hex");
+    // A KeyObject made once: each HMAC then skips importing the key.
+    const secret = nodeCrypto.createSecretKey(bytes);
+    return (value) => nodeCrypto.createHmac("sha256", secret).update(canonicalJson(value)).digest("hex");
   }
-  return webFingerprint(text);
+  let imported: Promise<CryptoKey> | undefined;
+  return async (value) => {
+    imported ??= crypto.subtle.importKey(
+      "raw",
+      bytes as Uint8Array<ArrayBuffer>,
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const text = utf8.encode(canonicalJson(value));
+    return hex(new Uint8Array(await crypto.subtle.sign("HMAC", await imported, text)));
+  };
 }
 
-async function webFingerprint(text: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
-  let hex = "";
-  for (let i = 0; i < digest.length; i++) hex += HEX[digest[i]!];
-  return hex;
+/** The fingerprint under the default key. */
+export const fingerprintOf: (value: unknown) => string | Promise<string> = payloadFingerprinter();
+
+function hex(digest: Uint8Array): string {
+  let out = "";
+  for (let i = 0; i < digest.length; i++) out += HEX[digest[i]!];
+  return out;
 }
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));

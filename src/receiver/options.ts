@@ -9,6 +9,7 @@ import type { FailureStatus } from "../answer/answer.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { OrderingOption } from "../ordering/ordering-options.js";
 import type { z } from "zod";
+import type { FingerprintKey } from "./fingerprint.js";
 
 export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
@@ -83,6 +84,14 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
    * `ordering.onStale` is its deprecated alias.
    */
   onStale?: Handler;
+  /**
+   * Key of the payload fingerprint (an HMAC-SHA-256 of the canonical JSON, kept with each record to
+   * tell a redelivery from another payload under the same id), at least 16 bytes. Default: a fixed,
+   * public key, which keeps fingerprints stable but hides nothing. Set a secret here so that the stored
+   * fingerprint is a keyed hash of the card data it covers; give every receiver sharing a store the same
+   * key, and keep it while records live: a redelivery fingerprinted under another key meets 422.
+   */
+  fingerprintKey?: FingerprintKey;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;

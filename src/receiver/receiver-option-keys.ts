@@ -8,6 +8,7 @@ const NON_HANDLER_KEYS = {
   logger: true,
   verify: true,
   authorizeSender: true,
+  fingerprintKey: true,
   verifyTimeoutMs: true,
   explainSignatureFailures: true,
   queue: true,

@@ -14,6 +14,7 @@ import {
   DEFAULT_HANDLER_TIMEOUT_MS,
   type ReceiverOptions,
 } from "./options.js";
+import { payloadFingerprinter } from "./fingerprint.js";
 
 /** A receiver's options with every default filled in, checked once at start-up. */
 export interface ResolvedOptions {
@@ -33,6 +34,8 @@ export interface ResolvedOptions {
   slots: ReturnType<typeof handlerSlots> | undefined;
   /** `ordering` resolved; undefined when off. */
   ordering: Ordering | undefined;
+  /** The payload fingerprint under `fingerprintKey`. */
+  fingerprint: (body: unknown) => string | Promise<string>;
 }
 
 export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
@@ -55,5 +58,6 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     unavailableRetry: retryAfter((options.retryAfterSeconds ?? 5) * 1000),
     slots: options.backpressure ? handlerSlots(options.backpressure) : undefined,
     ordering: resolveOrdering(options.ordering, options.onStale),
+    fingerprint: payloadFingerprinter(options.fingerprintKey),
   };
 }

@@ -74,7 +74,12 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export const notificationIdSchema = nonEmptyString
   .max(MAX_NOTIFICATION_ID_LENGTH)
-  .refine((id) => !LONE_SURROGATE.test(id), "must be well-formed Unicode (no lone surrogates)");
+  .refine((id) => isWellFormedNotificationId(id), "must be well-formed Unicode (no lone surrogates)");
+
+/** The id's refine, also run by the accept path's compiled check (`passesEnvelopeCheck`). */
+export function isWellFormedNotificationId(id: string): boolean {
+  return !LONE_SURROGATE.test(id);
+}
 
 /**
  * The envelope. `id` is the idempotency key and `event_type` selects the handler, so both are
