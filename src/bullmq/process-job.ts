@@ -7,10 +7,10 @@ import { runClaimed } from "../dispatch/run-claimed.js";
 import { validationMessage } from "../receiver/validation-message.js";
 import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
 import type { OrderClaim } from "../idempotency/store.js";
-import { claimedOrder } from "../ordering/claimed-order.js";
+import { claimedOrder } from "../dispatch/claimed-order.js";
 import { notificationIn, type NotificationJobData } from "./job-data.js";
 import { SealError, type SealingKey } from "./seal.js";
-import type { HandlerObserver } from "../telemetry/observe-handler.js";
+import type { HandlerObserver } from "../dispatch/handler-observer.js";
 
 /** A job's data once opened and validated. */
 interface ReadJobData {

@@ -10,7 +10,7 @@ import {
   type OrderClaim,
 } from "./store.js";
 import { memoryOrders } from "./memory-orders.js";
-import { isBefore } from "../ordering/position.js";
+import { isBefore } from "./position.js";
 
 export interface MemoryStoreOptions {
   /** How long a record is kept after its last change. Default 7 days. */

@@ -9,7 +9,7 @@ import type { Background } from "./background.js";
 import { fingerprintOf } from "./fingerprint.js";
 import type { ResolvedOptions } from "./resolve-options.js";
 import { verdict, type LogFields, type Verdict } from "./verdict.js";
-import { claimedOrder, SUBSCRIPTION_BUSY } from "../ordering/claimed-order.js";
+import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { orderOrMisconfigured } from "../ordering/order-of.js";
 
 /** An accepted notification, as intake hands it on. */

@@ -11,4 +11,4 @@ export {
   type RedisStreamRecorder,
   type RedisStreamRecorderOptions,
   type ReadRedisStreamOptions,
-} from "../recording/redis-stream-recorder.js";
+} from "./stream-recorder.js";

@@ -5,8 +5,8 @@ import {
   type ConnectionOption,
   RECORDER_DEFAULTS,
   type RedisConnection,
-} from "../redis/clients.js";
-import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
+} from "./clients.js";
+import type { NotificationRecorder, RecordedNotification } from "../recording/recorder.js";
 
 /**
  * An ioredis client or cluster (left open: its owner closes it), or a URL, ioredis options or cluster
