@@ -12,11 +12,12 @@ process.chdir(root);
 
 // Lowest first. A folder may use the folders before it.
 const ORDER = [
-  "src/schema", // the notification's zod schemas and inferred types: depends on nothing of ours
+  "src/shared", // helpers with no idea of the domain: canonical JSON, time limits, reading a Node body
   "src/lifecycle", // close() options and closeOnSignals
+  "src/logging", // redaction and loggers
+  "src/schema", // the notification's zod schemas, inferred types, and how a failed validation is told
   "src/answer", // the status table and the answer's shape
   "src/verify", // signature checks
-  "src/logging", // redaction and loggers
   "src/idempotency", // the store interface, the memory store, positions the stores compare
   "src/queue", // the queue interface and the in-process queue
   "src/recording", // the recorder interface, the JSONL recorder, redaction for replay

@@ -4,7 +4,7 @@ import type { IdempotencyStore } from "../idempotency/store.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
-import { validationMessage } from "../receiver/validation-message.js";
+import { validationMessage } from "../schema/validation-message.js";
 import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
 import type { OrderClaim } from "../idempotency/store.js";
 import { claimedOrder } from "../dispatch/claimed-order.js";

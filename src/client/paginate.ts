@@ -1,4 +1,4 @@
-import { canonicalJson } from "../receiver/canonical-json.js";
+import { canonicalJson } from "../shared/canonical-json.js";
 import { InvalidRequestError } from "./errors.js";
 import type { ListEndpoint } from "./list-endpoints.js";
 import { listRequestSchema, pageResponseSchema } from "./schemas/pagination.js";

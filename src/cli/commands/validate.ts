@@ -1,5 +1,5 @@
 import { subscriptionNotificationSchema } from "../../schema/index.js";
-import { issueText } from "../../receiver/validation-message.js";
+import { issueText } from "../../schema/validation-message.js";
 import { isSourceProblem, readSourceItems, type SourceItem } from "../../testing/read-source.js";
 import { EXIT_NOT_PROCESSED, EXIT_OK, EXIT_USAGE, parseCommand, processIo, UsageError, type CliIo } from "../args.js";
 
