@@ -17,6 +17,7 @@ import { workerStore } from "./worker-store.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { gaugeFailedSet } from "./failed-set-gauge.js";
 import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { settlesWithin } from "../shared/time-limit.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -162,22 +163,4 @@ function keysFrom(input: CreateWorkerOptions["encryptionKey"]): SealingKey[] {
   const list: readonly EncryptionKey[] =
     typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
   return list.map(sealingKey);
-}
-
-async function settlesWithin(task: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([
-      task.then(
-        () => true,
-        () => true,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

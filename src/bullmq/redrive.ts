@@ -1,6 +1,7 @@
 import { Queue, type Job } from "bullmq";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
+import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/clients.js";
+import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 
@@ -50,7 +51,7 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
   };
   try {
     const connectMs = options.connectTimeoutMs ?? 5_000;
-    await within(
+    await withTimeout(
       queue.waitUntilReady(),
       connectMs,
       () => new Error(`could not connect to Redis within ${connectMs} ms`),

@@ -114,7 +114,7 @@ export function claimAndDispatch(
         );
       try {
         // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
-        await observation.within(() =>
+        await observation.inSpan(() =>
           options.queue!.enqueue({
             id,
             fingerprint,
