@@ -1,7 +1,7 @@
 import { Queue, type JobsOptions, type QueueOptions } from "bullmq";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/clients.js";
+import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";

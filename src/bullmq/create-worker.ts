@@ -8,7 +8,7 @@ import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/ha
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
+import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/connect.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobProcessor } from "./job-processor.js";
 import type { JobOutcome, JobRunner } from "./process-job.js";

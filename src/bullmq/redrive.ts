@@ -1,6 +1,6 @@
 import { Queue, type Job } from "bullmq";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/clients.js";
+import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";

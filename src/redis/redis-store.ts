@@ -7,8 +7,8 @@ import type {
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
-import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection } from "./connection.js";
-import { connectionOf, type ConnectionOption } from "./clients.js";
+import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection } from "./fail-fast-connection.js";
+import { connectionOf, type ConnectionOption } from "./connect.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
 

@@ -5,7 +5,7 @@ import {
   type ConnectionOption,
   RECORDER_DEFAULTS,
   type RedisConnection,
-} from "./clients.js";
+} from "./connect.js";
 import type { NotificationRecorder, RecordedNotification } from "../recording/recorder.js";
 
 /**

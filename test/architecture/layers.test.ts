@@ -40,7 +40,7 @@ describe("the layers", () => {
     ["src/dispatch/run-claimed.ts", "../telemetry/observe-handler.js", "src/telemetry/observe-handler.ts"],
     ["src/dispatch/run-handler.ts", "../ordering/ordering-options.js", "src/ordering/ordering-options.ts"],
     ["src/idempotency/memory-store.ts", "../ordering/ordering-options.js", "src/ordering/ordering-options.ts"],
-    ["src/recording/recorder.ts", "../redis/clients.js", "src/redis/clients.ts"],
+    ["src/recording/recorder.ts", "../redis/connect.js", "src/redis/connect.ts"],
   ])("fails on a planted backward import: %s -> %s", (file, specifier, resolved) => {
     const dir = copyOfTree();
     appendFileSync(join(dir, file), `\nexport type * from "${specifier}";\n`);

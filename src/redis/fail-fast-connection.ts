@@ -1,7 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { StoreUnavailableError } from "../idempotency/store.js";
 import { CallTimeoutError, callDeadlines } from "./call-deadlines.js";
-import { closeClient, connect, type RedisConnection } from "./clients.js";
+import { closeClient, connect, type RedisConnection } from "./connect.js";
 
 export type RedisClient = Redis | Cluster;
 
