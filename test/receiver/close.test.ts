@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { createReceiver, memoryStore, StoreUnavailableError, type IdempotencyStore } from "merchant-webhooks";
 import { closeOnSignals } from "merchant-webhooks/bullmq";
-import { captureLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { captureLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
 
