@@ -117,7 +117,7 @@ const steps: Array<Step & { inCore?: boolean }> = [
       const ids = texts(count).map((_, i) => `claim-${next}-${i}`);
       return (i) => {
         memory.claim({ id: ids[i]!, fingerprint: "f", owner: "o", leaseMs: 30_000 });
-        memory.complete(ids[i]!, "o", answer);
+        memory.complete({ id: ids[i]!, owner: "o" }, answer);
       };
     },
   },
@@ -128,7 +128,7 @@ const steps: Array<Step & { inCore?: boolean }> = [
       const ids = texts(count).map((_, i) => `claim-${next}-${i}`);
       return async (i) => {
         await redis.claim({ id: ids[i]!, fingerprint: "f", owner: "o", leaseMs: 30_000 });
-        await redis.complete(ids[i]!, "o", answer);
+        await redis.complete({ id: ids[i]!, owner: "o" }, answer);
       };
     },
   },

@@ -18,18 +18,35 @@ import { afterAll, describe, expect, it } from "vitest";
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
-/** Each ```ts block of the README with the line its code starts on. */
-function tsBlocks(markdown: string): { line: number; code: string }[] {
-  const blocks: { line: number; code: string }[] = [];
-  const lines = markdown.split("\n");
+interface Block {
+  /** The Markdown file, relative to the repository. */
+  file: string;
+  /** The line its code starts on. */
+  line: number;
+  code: string;
+}
+
+/** Each ```ts block of a Markdown file with the line its code starts on. */
+function tsBlocks(file: string): Block[] {
+  const blocks: Block[] = [];
+  const lines = readFileSync(join(ROOT, file), "utf8").split("\n");
   for (let i = 0; i < lines.length; i++) {
     if (lines[i] !== "```ts") continue;
     const end = lines.indexOf("```", i + 1);
-    blocks.push({ line: i + 2, code: lines.slice(i + 1, end).join("\n") });
+    blocks.push({ file, line: i + 2, code: lines.slice(i + 1, end).join("\n") });
     i = end;
   }
   return blocks;
 }
+
+/** The README and every page of docs/. */
+const DOCUMENTS = [
+  "README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .sort()
+    .map((name) => `docs/${name}`),
+];
 
 // What the snippets call that is the merchant's own code, declared rather than written.
 const STUBS = `declare function extendAccess(subscriptionId: string, signal?: AbortSignal): Promise<void>;
@@ -45,7 +62,7 @@ export declare const handlers: SubscriptionHandlers;
  * A project beside the repository whose `merchant-webhooks` is this package as built (`dist`, through
  * package.json `exports`), with the repository's other packages for the frameworks the snippets import.
  */
-function snippetProject(blocks: { code: string }[]): string {
+function snippetProject(blocks: Block[]): string {
   const dir = mkdtempSync(join(tmpdir(), "mw-readme-"));
   mkdirSync(join(dir, "node_modules"));
   for (const name of readdirSync(join(ROOT, "node_modules"))) {
@@ -81,16 +98,18 @@ function snippetProject(blocks: { code: string }[]): string {
   return dir;
 }
 
-describe("README.md", () => {
+describe("README.md and docs/", () => {
   const dirs: string[] = [];
   afterAll(() => {
     for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  it("has ts code blocks that all compile, strictly, against the built package", async () => {
+  it("have ts code blocks that all compile, strictly, against the built package", async () => {
     expect(existsSync(join(ROOT, "dist", "index.d.ts")), "run `npm run build` first (npm test does)").toBe(true);
-    const blocks = tsBlocks(readFileSync(join(ROOT, "README.md"), "utf8"));
-    expect(blocks.length).toBeGreaterThan(15);
+    const blocks = DOCUMENTS.flatMap(tsBlocks);
+    expect(blocks.length).toBeGreaterThan(30);
+    // Every page with code is in the check (a page whose blocks were all skipped would prove nothing).
+    expect(new Set(blocks.map((block) => block.file)).size).toBeGreaterThan(8);
     const dir = snippetProject(blocks);
     dirs.push(dir);
     const { stdout } = await run(
@@ -98,15 +117,15 @@ describe("README.md", () => {
       [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", dir],
       { cwd: dir },
     ).catch((err: { stdout: string }) => err);
-    // Point each error at the README line it comes from.
+    // Point each error at the Markdown line it comes from.
     const errors = stdout
       .split("\n")
       .filter((line) => line.trim() !== "")
       .map((line) =>
-        line.replace(
-          /^snippets\/snippet-(\d+)\.ts\((\d+),(\d+)\)/,
-          (_all, block, row) => `README.md:${blocks[Number(block)]!.line + Number(row) - 1}`,
-        ),
+        line.replace(/^snippets\/snippet-(\d+)\.ts\((\d+),(\d+)\)/, (_all, index, row) => {
+          const block = blocks[Number(index)]!;
+          return `${block.file}:${block.line + Number(row) - 1}`;
+        }),
       );
     expect(errors).toEqual([]);
   }, 180_000);

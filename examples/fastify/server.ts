@@ -17,7 +17,7 @@ await app.register(subscriptionWebhook, {
   healthPath: "/healthz",
   logger,
   // With a signing secret set, unsigned or tampered deliveries are refused with 401. The platform has not
-  // published its scheme; Standard Webhooks stands in here (see the README for hmacVerifier).
+  // published its scheme; Standard Webhooks stands in here (see docs/security.md for hmacVerifier).
   verify: process.env.WEBHOOK_SECRET ? standardWebhooksVerifier(process.env.WEBHOOK_SECRET) : undefined,
   onRenew: async (notification, ctx) => {
     const subscription = notification.resource.id ?? "unknown";

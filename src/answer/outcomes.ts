@@ -14,6 +14,7 @@ export const OUTCOMES = {
   },
   invalid: { status: 400, processed: false, message: "invalid notification" },
   unauthorized: { status: 401, processed: false, message: "signature verification failed" },
+  forbidden: { status: 403, processed: false, message: "this sender may not send this notification" },
   method_not_allowed: { status: 405, processed: false, message: "method not allowed; use POST" },
   body_timeout: { status: 408, processed: false, message: "body not received in time" },
   in_progress: { status: 409, processed: false, message: "notification is being processed; retry later" },

@@ -4,7 +4,7 @@ import { transformPayload, type PayloadPolicy } from "../logging/transform-paylo
 import type { QueuedNotification } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import type { OrderClaim } from "../idempotency/store.js";
-import { open, seal, type SealedPayload, type SealingKey } from "./seal.js";
+import { open, seal, SealError, type SealedPayload, type SealingKey } from "./seal.js";
 
 /**
  * What a queued notification carries to the worker, as it sits in Redis (and, for a failed job, stays
@@ -56,6 +56,28 @@ const MASKED: PayloadPolicy = {
   cardNumber: (value) => maskCardNumber(String(value)),
 };
 
+/**
+ * The associated data of a sealed job: every field beside the seal, in a fixed order, so whoever can
+ * write to Redis can neither move a sealed payload to another job nor change its ordering position,
+ * fingerprint, headers or trace context.
+ */
+function jobContext(data: Partial<NotificationJobData>): string {
+  const { id, event_type, headers, receivedAt, fingerprint, order, trace } = data;
+  return JSON.stringify([
+    "merchant-webhooks job v2",
+    id,
+    event_type,
+    sortedEntries(headers),
+    receivedAt,
+    fingerprint,
+    order ? [order.key, order.position ?? null] : null,
+    sortedEntries(trace),
+  ]);
+}
+
+const sortedEntries = (record: Record<string, string> | undefined) =>
+  record && typeof record === "object" ? Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : null;
+
 export function jobDataFor(item: QueuedNotification, key?: SealingKey): NotificationJobData {
   const { notification } = item;
   const common = {
@@ -70,14 +92,21 @@ export function jobDataFor(item: QueuedNotification, key?: SealingKey): Notifica
   };
   if (!key) return { ...common, notification: transformPayload(notification, MASKED) as SubscriptionNotification };
   const text = JSON.stringify(transformPayload(notification, WITHOUT_VERIFICATION));
-  return { ...common, sealed: seal(text, key, notification.id) };
+  return { ...common, sealed: seal(text, key, jobContext(common)) };
 }
 
 /**
  * The notification a job carries, still to be validated: opened with the worker's keys when sealed.
- * Throws `SealError` when it cannot be opened.
+ * Throws `SealError` when it cannot be opened, and, when the worker has keys, when it is not sealed:
+ * a worker given keys runs only what a queue holding the key added, never a job written around it.
  */
 export function notificationIn(data: Partial<NotificationJobData> | undefined, keys: readonly SealingKey[]): unknown {
-  // The id is the seal's context: a payload opens only under the id it was sealed for.
-  return data?.sealed ? JSON.parse(open(data.sealed, keys, String(data.id))) : data?.notification;
+  if (!data?.sealed) {
+    if (keys.length > 0)
+      throw new SealError("job data is not sealed, and this worker has an encryptionKey: refused, the handler not run");
+    return data?.notification;
+  }
+  // Sealed before v2, only the id was bound; such jobs drain after an upgrade.
+  const context = data.sealed.v === 1 ? String(data.id) : jobContext(data);
+  return JSON.parse(open(data.sealed, keys, context));
 }

@@ -5,7 +5,7 @@ import type { RedactOptions } from "../logging/redact.js";
 import { HandlerTimeoutError } from "../dispatch/run-handler.js";
 import { otelApiLoading } from "../telemetry/load-api.js";
 import { observeJob } from "../telemetry/observe-job.js";
-import type { NotificationJobData } from "./job-data.js";
+import { notificationIn, type NotificationJobData } from "./job-data.js";
 import { InvalidJobDataError, processJob, type JobOutcome, type JobRunner } from "./process-job.js";
 
 /** Stands for "the worker stopped waiting" in the race between a job and the shutdown signal. */
@@ -60,7 +60,7 @@ export function jobProcessor(
         throw thrown;
       }
       // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
-      const err = redactErrorInPlace(thrown, redact);
+      const err = redactErrorInPlace(thrown, redact, notificationOf(job, runner));
       const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const failed =
         err instanceof InvalidJobDataError
@@ -99,5 +99,14 @@ async function untilAborted<T>(task: Promise<T>, signal: AbortSignal): Promise<T
     return await Promise.race([task, stopped]);
   } finally {
     signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** The job's notification, for redacting its values out of an error; undefined when it cannot be read. */
+function notificationOf(job: Job<NotificationJobData>, runner: JobRunner): unknown {
+  try {
+    return notificationIn(job.data, runner.keys);
+  } catch {
+    return undefined;
   }
 }

@@ -101,7 +101,7 @@ export async function processJob(
   // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
   const attempt = Math.max(1, claim.attempt - 1);
   const { outcome } = await runClaimed(
-    { ...runner, notification, owner, attempt, headers, receivedAt, order: claimedOrder(order, claim, runner.onStale) },
+    { ...runner, notification, claim, attempt, headers, receivedAt, order: claimedOrder(order, claim, runner.onStale) },
     {
       stop: runner.shutdown,
       // Someone else holds the record now; whether it completes there decides what this job does next.

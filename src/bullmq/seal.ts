@@ -5,7 +5,11 @@ export type EncryptionKey = Uint8Array | string;
 
 /** A job payload sealed with AES-256-GCM. Every field is base64 except the key id. */
 export interface SealedPayload {
-  v: 1;
+  /**
+   * 2: the associated data is every other field of the job data (see `jobContext`), so none of them can
+   * be changed; 1 (sealed before): the notification id only.
+   */
+  v: 1 | 2;
   /** Which key sealed it, so workers holding several keys (during a rotation) pick the right one. */
   kid: string;
   iv: string;
@@ -33,14 +37,17 @@ export function sealingKey(input: EncryptionKey): SealingKey {
   return { id, key };
 }
 
-/** Seal `text`, bound to `context` (the notification id) so a payload cannot be moved to another job. */
+/**
+ * Seal `text`, bound to `context` (the job's other fields) so neither the payload can be moved to
+ * another job nor the fields beside it changed.
+ */
 export function seal(text: string, key: SealingKey, context: string): SealedPayload {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv("aes-256-gcm", key.key, iv);
   cipher.setAAD(Buffer.from(context, "utf8"));
   const data = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
   return {
-    v: 1,
+    v: 2,
     kid: key.id,
     iv: iv.toString("base64"),
     tag: cipher.getAuthTag().toString("base64"),
@@ -58,6 +65,8 @@ export function open(sealed: SealedPayload, keys: readonly SealingKey[], context
     decipher.setAuthTag(Buffer.from(sealed.tag, "base64"));
     return Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]).toString("utf8");
   } catch {
-    throw new SealError("job data failed its integrity check: altered, or sealed for another notification");
+    throw new SealError(
+      "job data failed its integrity check: the payload or a field beside it (id, order, fingerprint, headers) was altered",
+    );
   }
 }

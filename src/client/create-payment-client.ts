@@ -23,10 +23,34 @@ export interface PaymentClientOptions {
   sign?: RequestSigner;
   /** A fetch implementation; default the global one. */
   fetch?: typeof fetch;
-  /** Time limit of one attempt. Default 30 s. */
+  /** Time limit of one attempt, in ms: an integer from 1 to 2^31-1. Default 30 s. */
   timeoutMs?: number;
+  /**
+   * Largest answer body read, in bytes. Default 10 MiB (10,485,760). A larger answer fails the call
+   * with `code: "RESPONSE_TOO_LARGE"` as soon as the limit is passed, and is not retried.
+   */
+  maxResponseBytes?: number;
   /** Retries of queries and lists. */
   retry?: RetryPolicy;
+}
+
+/** 10 MiB: far above any documented answer, far below what would hurt a process. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+
+/** Node's timers hold at most 2^31-1 ms; a larger delay fires after 1 ms. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A whole, positive number within `max`, or the default when not given; anything else is an error now, not a quiet misbehaviour later. */
+function checkedLimit(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > max)
+    throw new RangeError(`createPaymentClient: ${name} must be a whole number from 1 to ${max}, got ${String(value)}`);
+  return value;
 }
 
 export type OrderLookup = { id: string; reference_id?: undefined } | { reference_id: string; id?: undefined };
@@ -35,7 +59,7 @@ export type OrderLookup = { id: string; reference_id?: undefined } | { reference
 export type ListOptions<F> = Omit<PaginateOptions, "filters" | "key"> & { filters?: F };
 
 export interface PaymentClient {
-  /** CreateOrder. Never retried once the request may have reached the platform (see README). */
+  /** CreateOrder. Never retried once the request may have reached the platform (see docs/client-and-simulator.md). */
   createOrder(request: CreateOrderRequest): Promise<Order>;
   /** QueryOrder by the platform's order id or the merchant's reference id. */
   queryOrder(lookup: OrderLookup, options?: { merchant_id?: string }): Promise<QueriedOrder>;
@@ -68,7 +92,8 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
     baseUrl: options.baseUrl,
     sign: options.sign,
     fetch: options.fetch ?? globalThis.fetch,
-    timeoutMs: options.timeoutMs ?? 30_000,
+    timeoutMs: checkedLimit("timeoutMs", options.timeoutMs, 30_000, MAX_TIMER_MS),
+    maxResponseBytes: checkedLimit("maxResponseBytes", options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES),
     retry: resolveRetryPolicy(options.retry),
   });
   const withMerchant = <T extends { merchant_id?: string | undefined }>(request: T): T =>

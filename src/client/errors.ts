@@ -2,6 +2,8 @@ import type { z } from "zod";
 import { pathOf } from "../schema/validation-message.js";
 import type { StatusDetail } from "../schema/index.js";
 
+export type PaymentApiErrorCode = "REDIRECT_REFUSED" | "RESPONSE_TOO_LARGE";
+
 /**
  * A call the platform did not answer with success: a non-2xx answer, no answer at all (`status` 0:
  * network error or time-out), or an answer whose body is not the documented response.
@@ -14,15 +16,27 @@ export class PaymentApiError extends Error {
   readonly statusDetail: StatusDetail | undefined;
   /** The platform's request id header, when the answer carried one: quote it to the platform's support. */
   readonly requestId: string | undefined;
+  /**
+   * Why the client refused an answer it got: `REDIRECT_REFUSED` (a 3xx; redirects are never followed)
+   * or `RESPONSE_TOO_LARGE` (over `maxResponseBytes`). Undefined otherwise. Neither is retried.
+   */
+  readonly code: PaymentApiErrorCode | undefined;
 
   constructor(
     message: string,
-    init: { status: number; statusDetail?: StatusDetail | undefined; requestId?: string | undefined; cause?: unknown },
+    init: {
+      status: number;
+      statusDetail?: StatusDetail | undefined;
+      requestId?: string | undefined;
+      code?: PaymentApiErrorCode | undefined;
+      cause?: unknown;
+    },
   ) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
     this.status = init.status;
     this.statusDetail = init.statusDetail;
     this.requestId = init.requestId;
+    this.code = init.code;
   }
 }
 

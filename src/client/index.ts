@@ -5,11 +5,12 @@ export {
   type PaymentClientOptions,
   type OrderLookup,
   type ListOptions,
+  DEFAULT_MAX_RESPONSE_BYTES,
 } from "./create-payment-client.js";
-export { PaymentApiError, InvalidRequestError } from "./errors.js";
+export { PaymentApiError, InvalidRequestError, type PaymentApiErrorCode } from "./errors.js";
 export type { RetryPolicy } from "./retry-policy.js";
 export type { RequestSigner, SignableRequest } from "./transport.js";
 export { FUND_SPLIT_DETAILS, MERCHANT_QUOTES, profitSharingDetails, type ListEndpoint } from "./list-endpoints.js";
-export type { ListRecord, Page, PaginateOptions } from "./paginate.js";
+export { DEFAULT_MAX_PAGES, type ListRecord, type Page, type PaginateOptions } from "./paginate.js";
 export * from "./schemas/index.js";
 export type * from "./types.js";

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { statusDetailSchema } from "../schema/shared.js";
 import { pathOf } from "../schema/validation-message.js";
 import { PaymentApiError } from "./errors.js";
+import { readCappedBody, ResponseTooLargeError } from "./read-capped-body.js";
 import { certainlyNotSent, retryDelay, type ResolvedRetryPolicy } from "./retry-policy.js";
 
 /** What the `sign` hook sees of a request about to be sent. */
@@ -24,6 +25,8 @@ export interface TransportOptions {
   sign?: RequestSigner | undefined;
   fetch: typeof fetch;
   timeoutMs: number;
+  /** Largest answer body read, in bytes. */
+  maxResponseBytes: number;
   retry: ResolvedRetryPolicy;
 }
 
@@ -54,14 +57,37 @@ export function createTransport(options: TransportOptions): Transport {
     const url = `${base}${path}`;
     const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
     if (options.sign) Object.assign(headers, await options.sign({ method: "POST", url, path, body }));
+    // A redirect would send the body and the signature headers again, to wherever the answer points:
+    // it is refused, never followed.
     const response = await options.fetch(url, {
       method: "POST",
       headers,
       body,
+      redirect: "manual",
       signal: AbortSignal.timeout(options.timeoutMs),
     });
-    const text = await response.text();
     const requestId = REQUEST_ID_HEADERS.map((name) => response.headers.get(name)).find((value) => value) ?? undefined;
+    if (
+      response.redirected ||
+      (response.status >= 300 && response.status < 400) ||
+      response.type === "opaqueredirect"
+    ) {
+      await response.body?.cancel().catch(() => {});
+      throw new PaymentApiError(
+        `${path}: the server answered with a redirect (HTTP ${response.status}); redirects are refused, so the request and its signature go nowhere else`,
+        { status: response.status, requestId, code: "REDIRECT_REFUSED" },
+      );
+    }
+    const text = await readCappedBody(response, options.maxResponseBytes).catch((err: unknown) => {
+      if (err instanceof ResponseTooLargeError)
+        throw new PaymentApiError(`${path}: ${err.message}`, {
+          status: response.status,
+          requestId,
+          code: "RESPONSE_TOO_LARGE",
+          cause: err,
+        });
+      throw err;
+    });
     return { status: response.status, text, requestId };
   }
 
@@ -73,6 +99,8 @@ export function createTransport(options: TransportOptions): Transport {
       try {
         answer = await attempt(path, body);
       } catch (err) {
+        // Refused answers (a redirect, a body too large) would only be refused again.
+        if (err instanceof PaymentApiError) throw err;
         if (!last && (idempotent || certainlyNotSent(err))) {
           await sleep(retryDelay(options.retry, attemptNumber));
           continue;

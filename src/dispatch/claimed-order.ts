@@ -3,8 +3,6 @@ import type { ClaimResult, OrderClaim } from "../idempotency/store.js";
 
 /** What the run of a notification claimed in order needs beside the claim itself. */
 export interface ClaimedOrder {
-  /** Its order key: every later store call on the record names it. */
-  key: string;
   /** The store found it older than the key's newest completion: `onStale` runs instead of its handler. */
   stale: boolean;
   /** The key's newest completed position (sortable form): before this one, or after it when stale. */
@@ -22,6 +20,6 @@ export function claimedOrder(
 ): ClaimedOrder | undefined {
   if (!order) return undefined;
   return claim.status === "stale"
-    ? { key: order.key, stale: true, newest: claim.newestPosition, onStale }
-    : { key: order.key, stale: false, newest: claim.previousPosition, onStale };
+    ? { stale: true, newest: claim.newestPosition, onStale }
+    : { stale: false, newest: claim.previousPosition, onStale };
 }

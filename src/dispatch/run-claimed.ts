@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { OUTCOMES } from "../answer/outcomes.js";
-import type { IdempotencyStore } from "../idempotency/store.js";
+import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { handlerContext } from "./handler-context.js";
 import {
@@ -19,8 +19,8 @@ export interface ClaimedRun {
   store: IdempotencyStore;
   handlers: SubscriptionHandlers & HandlerHooks;
   notification: SubscriptionNotification;
-  /** The claim's owner token: complete, fail and extend succeed only while it holds the record. */
-  owner: string;
+  /** The claim: complete, fail and extend succeed only while its owner token holds the record. */
+  claim: ClaimHandle;
   attempt: number;
   headers: Readonly<Record<string, string>>;
   receivedAt: number;
@@ -55,9 +55,8 @@ export type ClaimedOutcome =
 
 /** Run the handler for a claimed notification, then record its outcome under the claim's owner. */
 export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<ClaimedOutcome> {
-  const { store, notification, owner, order } = run;
+  const { store, notification, claim, order } = run;
   const id = notification.id;
-  const orderKey = order?.key;
   // A stale notification never reaches its event's handler (nor onAny): `onStale` (if any) runs in its place.
   const handler = order?.stale ? order.onStale : handlerThenOnAny(run.handlers, notification.event_type);
   if (handler) {
@@ -80,7 +79,7 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
         {
           timeoutMs: run.timeoutMs,
           leaseMs: run.leaseMs,
-          extendLease: async () => store.extend(id, owner, run.leaseMs, orderKey),
+          extendLease: async () => store.extend(claim, run.leaseMs),
         },
       );
     try {
@@ -94,7 +93,7 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
       if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();
       const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
       // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
-      await Promise.resolve(store.fail(id, owner, failed, orderKey)).catch(() => {});
+      await Promise.resolve(store.fail(claim, failed)).catch(() => {});
       if (ctx) await reportFailure(run, err, ctx);
       if (hooks.failed) hooks.failed(err);
       return { outcome: failed, err };
@@ -103,10 +102,10 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
   const outcome = order?.stale ? "stale" : handler ? "processed" : "unhandled";
   const answer = { processed: true, message: OUTCOMES[outcome].message };
   try {
-    await store.complete(id, owner, answer, orderKey);
+    await store.complete(claim, answer);
   } catch {
-    // While the lease lives a redelivery meets 409; an outage longer than the lease leaves a window (see README).
-    await hooks.retryCompletion(async () => store.complete(id, owner, answer, orderKey));
+    // While the lease lives a redelivery meets 409; an outage longer than the lease leaves a window (see docs/stores.md).
+    await hooks.retryCompletion(async () => store.complete(claim, answer));
   }
   return { outcome };
 }

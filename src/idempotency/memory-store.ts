@@ -3,6 +3,8 @@ import {
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_SECONDS,
   StoreUnavailableError,
+  refOf,
+  type ClaimHandle,
   type ClaimRequest,
   type ClaimResult,
   type IdempotencyRecord,
@@ -22,7 +24,8 @@ export interface MemoryStoreOptions {
   maxEntries?: number;
   /**
    * Most bytes the records may take (ids, fingerprints, owners and answers, counted at two bytes a
-   * character, plus a fixed overhead per record). Default 64 MiB.
+   * character, plus a fixed overhead per record). Default 64 MiB. With `ordering`, the subscriptions'
+   * positions are held to the same figure, counted apart (`orderBytes`), and to `maxEntries`.
    */
   maxBytes?: number;
   /** Clock in epoch ms; tests move it to expire leases. */
@@ -52,15 +55,18 @@ const ENTRY_OVERHEAD_BYTES = 200;
  * redelivery run the handler a second time. It goes back to the tail instead; when nothing but live
  * claims is left to drop, the new claim is refused as unavailable (503: the sender keeps it).
  */
-export function memoryStore(
-  options: MemoryStoreOptions = {},
-): IdempotencyStore & { readonly size: number; readonly bytes: number } {
+export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & {
+  readonly size: number;
+  readonly bytes: number;
+  readonly orderKeys: number;
+  readonly orderBytes: number;
+} {
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
-  const orders = memoryOrders({ retentionMs, maxEntries, now });
+  const orders = memoryOrders({ retentionMs, maxEntries, maxBytes, now });
   let totalBytes = 0;
 
   const full = () => records.size > maxEntries || totalBytes > maxBytes;
@@ -116,7 +122,7 @@ export function memoryStore(
   }
 
   /** Apply `change` only when `owner` still holds the record in one of `states`. */
-  function ownedUpdate(id: string, owner: string, states: readonly string[], change: (entry: Entry) => void): boolean {
+  function ownedUpdate({ id, owner }: ClaimHandle, states: readonly string[], change: (entry: Entry) => void): boolean {
     const entry = live(id);
     if (!entry || entry.owner !== owner || !states.includes(entry.state)) return false;
     change(entry);
@@ -138,6 +144,14 @@ export function memoryStore(
     },
     get bytes() {
       return totalBytes;
+    },
+    /** Order keys kept for `ordering` (a subscription's position and the claim holding it). */
+    get orderKeys() {
+      return orders.size;
+    },
+    /** Estimated bytes the order keys hold: bounded by `maxBytes` too, counted apart from the records'. */
+    get orderBytes() {
+      return orders.bytes;
     },
 
     claim({ id, fingerprint, owner, leaseMs, takeQueued, order }: ClaimRequest): ClaimResult {
@@ -185,26 +199,28 @@ export function memoryStore(
         if (entry) put(id, entry);
         throw new StoreUnavailableError("memory store is full of claims in progress");
       }
-      if (stale) return { status: "stale", attempt: attempts, newestPosition: newestPosition! };
+      const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
+      if (stale) return { status: "stale", ...handle, attempt: attempts, newestPosition: newestPosition! };
       if (order) orders.hold(order.key, owner, at + leaseMs);
       return newestPosition === undefined
-        ? { status: "claimed", attempt: attempts }
-        : { status: "claimed", attempt: attempts, previousPosition: newestPosition };
+        ? { status: "claimed", ...handle, attempt: attempts }
+        : { status: "claimed", ...handle, attempt: attempts, previousPosition: newestPosition };
     },
 
-    extend(id, owner, leaseMs = DEFAULT_LEASE_MS) {
+    extend(claim, leaseMs = DEFAULT_LEASE_MS) {
+      const { id, owner } = claim;
       // An ordered claim's key is part of the claim: lost to another notification, the claim is lost.
       const order = live(id)?.order;
       const key = order?.holdsKey ? order.key : undefined;
       if (key !== undefined && orders.heldFor(key, owner) !== undefined) return false;
-      return ownedUpdate(id, owner, ["processing"], (entry) => {
+      return ownedUpdate(claim, ["processing"], (entry) => {
         entry.leaseUntil = now() + leaseMs;
         if (key !== undefined) orders.hold(key, owner, entry.leaseUntil);
       });
     },
 
-    complete(id, owner, answer: Answer) {
-      return ownedUpdate(id, owner, ["processing"], (entry) => {
+    complete(claim, answer: Answer) {
+      return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "completed";
         entry.answer = answer;
         delete entry.leaseUntil;
@@ -214,8 +230,8 @@ export function memoryStore(
       });
     },
 
-    fail(id, owner, error) {
-      return ownedUpdate(id, owner, ["processing"], (entry) => {
+    fail(claim, error) {
+      return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "failed";
         entry.error = error;
         delete entry.leaseUntil;
@@ -223,15 +239,15 @@ export function memoryStore(
       });
     },
 
-    markQueued(id, owner) {
-      return ownedUpdate(id, owner, ["processing"], (entry) => {
+    markQueued(claim) {
+      return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "queued";
         delete entry.leaseUntil;
         letGoOfKey(entry);
       });
     },
 
-    release(id, owner) {
+    release({ id, owner }) {
       const entry = live(id);
       if (!entry || entry.owner !== owner || (entry.state !== "processing" && entry.state !== "queued")) return false;
       letGoOfKey(entry);
@@ -239,8 +255,8 @@ export function memoryStore(
       return true;
     },
 
-    get(id) {
-      const entry = live(id);
+    get(ref) {
+      const entry = live(refOf(ref).id);
       if (!entry) return undefined;
       const { expiresAt: _expiresAt, bytes: _bytes, order: _order, ...record } = entry;
       return record;

@@ -45,18 +45,32 @@ export interface OrderClaim {
   position?: string;
 }
 
+/**
+ * A claim the caller owns: the record's id, the caller's owner token and, when it was claimed in
+ * order, its order key and position. Every later call on the record (complete, fail, extend,
+ * markQueued, release) takes the handle whole, so nothing that names the record can be left out.
+ */
+export interface ClaimHandle {
+  id: string;
+  owner: string;
+  order?: OrderClaim;
+}
+
+/** Names a record for `get`: its id, and the order key it was claimed under, if any. */
+export type RecordRef = string | { id: string; order?: { key: string } | undefined };
+
 export type ClaimResult =
   /**
    * The caller owns the record now and must run the handler, then complete or fail it. With `order`:
    * it holds its key too, and `previousPosition` is the key's newest completed position, if any.
    */
-  | { status: "claimed"; attempt: number; previousPosition?: string }
+  | (ClaimHandle & { status: "claimed"; attempt: number; previousPosition?: string })
   /**
    * With `order`: the position is older than `newestPosition`, the key's newest completed one. The
    * caller owns the record (not the key) and must not run the event's handler; it completes the record
    * (or fails it, to be retried) like a claimed one.
    */
-  | { status: "stale"; attempt: number; newestPosition: string }
+  | (ClaimHandle & { status: "stale"; attempt: number; newestPosition: string })
   /** Another owner holds a live lease: on this id, or (`key: true`) on another notification of its key. */
   | { status: "processing"; retryAfterMs: number; key?: true }
   /** Accepted into a durable queue earlier; a worker will run it. */
@@ -75,23 +89,24 @@ export type ClaimResult =
  * sender keeps the notification. It must never report `claimed` without having recorded the claim.
  *
  * A record claimed with `order` is named by its id and its order key together: every later call on it
- * passes the same `orderKey` (a store may keep such records apart from unordered ones, as Redis does to
- * put a key's records in one hash slot). Releasing the record in any way (complete, fail, markQueued,
- * release) releases the key; `complete` also moves the key's position forward, never back.
+ * takes the claim's handle, which carries both (a store may keep such records apart from unordered
+ * ones, as Redis does to put a key's records in one hash slot). Releasing the record in any way
+ * (complete, fail, markQueued, release) releases the key; `complete` also moves the key's position
+ * forward, never back.
  */
 export interface IdempotencyStore {
   /** The lease this store was configured with; receivers and workers use it unless given their own. */
   readonly leaseMs?: number;
   claim(request: ClaimRequest): Awaitable<ClaimResult>;
   /** Push the lease forward while a long handler runs; false when the claim (or its key) was lost. */
-  extend(id: string, owner: string, leaseMs: number, orderKey?: string): Awaitable<boolean>;
-  complete(id: string, owner: string, answer: StoredAnswer, orderKey?: string): Awaitable<boolean>;
-  fail(id: string, owner: string, error: string, orderKey?: string): Awaitable<boolean>;
+  extend(claim: ClaimHandle, leaseMs?: number): Awaitable<boolean>;
+  complete(claim: ClaimHandle, answer: StoredAnswer): Awaitable<boolean>;
+  fail(claim: ClaimHandle, error: string): Awaitable<boolean>;
   /** Hand a claimed record over to a queue; the owner token is kept for `release`. */
-  markQueued(id: string, owner: string, orderKey?: string): Awaitable<boolean>;
+  markQueued(claim: ClaimHandle): Awaitable<boolean>;
   /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */
-  release(id: string, owner: string, orderKey?: string): Awaitable<boolean>;
-  get(id: string, orderKey?: string): Awaitable<IdempotencyRecord | undefined>;
+  release(claim: ClaimHandle): Awaitable<boolean>;
+  get(record: RecordRef): Awaitable<IdempotencyRecord | undefined>;
   /** Resolves when the backend answers; throws (or rejects) when it cannot be reached. Used by `receiver.health()`. */
   ping?(): Awaitable<void>;
   close?(): Awaitable<void>;
@@ -106,4 +121,9 @@ export class StoreUnavailableError extends Error {
 }
 
 export const DEFAULT_LEASE_MS = 30_000;
+
+/** The id and order key (if any) a `RecordRef` names. */
+export function refOf(record: RecordRef): { id: string; key: string | undefined } {
+  return typeof record === "string" ? { id: record, key: undefined } : { id: record.id, key: record.order?.key };
+}
 export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 60 * 60;

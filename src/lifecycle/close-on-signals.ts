@@ -1,9 +1,13 @@
+import type { Logger } from "pino";
+import { defaultLogger } from "../logging/logger.js";
 import type { CloseOptions } from "./close-options.js";
 
 /** Anything with a `close`, such as a worker from `createWorker`, a receiver or a queue. */
 export interface Closable {
   /** Given `{ timeoutMs }`; a `false` result means it did not finish cleanly in time. */
   close(options?: CloseOptions): Promise<unknown>;
+  /** Work still running, when the target can tell (a receiver can): logged while it drains. */
+  inFlight?(): number;
 }
 
 export interface CloseOnSignalsOptions {
@@ -16,6 +20,8 @@ export interface CloseOnSignalsOptions {
   signals?: readonly NodeJS.Signals[];
   /** Called with the exit code once closed. Default `process.exit`. */
   exit?: (code: number) => void;
+  /** Where the shutdown is logged (signal received, draining, closed). Default the library's pino logger. */
+  logger?: Pick<Logger, "info" | "warn">;
 }
 
 /**
@@ -30,12 +36,23 @@ export function closeOnSignals(
   const list = Array.isArray(targets) ? (targets as readonly Closable[]) : [targets as Closable];
   const signals = options.signals ?? ["SIGTERM", "SIGINT"];
   const exit = options.exit ?? ((code: number) => process.exit(code));
+  const logger = options.logger ?? defaultLogger();
+  const timeoutMs = options.timeoutMs ?? 20_000;
   let closing = false;
 
-  const onSignal = () => {
-    if (closing) return exit(1);
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (closing) {
+      logger.warn({ signal }, "second signal received: exiting now without waiting for the close");
+      return exit(1);
+    }
     closing = true;
-    void closeAll(list, options.timeoutMs ?? 20_000).then((clean) => exit(clean ? 0 : 1));
+    logger.info({ signal, targets: list.length, timeout_ms: timeoutMs }, "signal received: closing");
+    void closeAll(list, timeoutMs, logger).then((clean) => {
+      if (clean) logger.info({ signal }, "closed: exiting");
+      else
+        logger.warn({ signal, timeout_ms: timeoutMs }, "closed with work unfinished or a close that failed: exiting 1");
+      exit(clean ? 0 : 1);
+    });
   };
   for (const signal of signals) process.on(signal, onSignal);
   return () => {
@@ -43,12 +60,20 @@ export function closeOnSignals(
   };
 }
 
-async function closeAll(targets: readonly Closable[], timeoutMs: number): Promise<boolean> {
+async function closeAll(
+  targets: readonly Closable[],
+  timeoutMs: number,
+  logger: Pick<Logger, "info" | "warn">,
+): Promise<boolean> {
   let clean = true;
-  for (const target of targets) {
+  for (const [index, target] of targets.entries()) {
+    const inFlight = target.inFlight?.();
+    if (inFlight !== undefined) logger.info({ target: index, in_flight: inFlight }, `draining ${inFlight} in flight`);
     try {
-      if ((await target.close({ timeoutMs })) === false) clean = false;
-    } catch {
+      // Work still in flight after the close ran out of time was abandoned: not a clean close.
+      if ((await target.close({ timeoutMs })) === false || (target.inFlight?.() ?? 0) > 0) clean = false;
+    } catch (err) {
+      logger.warn({ target: index, err }, "close failed");
       clean = false;
     }
   }

@@ -9,7 +9,7 @@ const DIGIT_RUN = /(?<![0-9])[0-9](?:[ ._-]{0,2}[0-9]){12,}/g;
 const GROUP = /[0-9]+/g;
 
 const MIN_PAN = 13;
-const MAX_PAN = 19;
+export const MAX_PAN = 19;
 
 /** Luhn check over `digits[start, end)`. */
 function passesLuhn(digits: string, start: number, end: number): boolean {
@@ -32,51 +32,71 @@ export function isCardNumber(digits: string): boolean {
 }
 
 /**
- * The card numbers inside one digit run, as [start, end) offsets into the run. A card number is 13 to
- * 19 digits passing the Luhn check that starts and ends at a group boundary, so a number written next
- * to an expiry (`4111 1111 1111 1111 09/29`) or after a short reference (`ref 55 5555…`) is found. A
- * group too long to be one card number on its own is searched at every offset: something is glued on.
+ * The card numbers inside one digit run, as [start, end) offsets into the run. First, cards made of
+ * whole groups, longest first (`4111 1111 1111 1111 09/29` keeps its expiry, `ref 55 5555…` its
+ * reference). Then, among the groups left, any 13 to 19 consecutive digits passing the Luhn check, even
+ * where they start or end inside a group (`ref 125555 5555 5555 4444`, a card glued to other digits):
+ * the groups such a window touches go whole. A card number is a card number wherever it sits.
  */
 function cardSpans(run: string): Array<[number, number]> {
   const groups: Array<{ at: number; digits: string }> = [];
   for (const m of run.matchAll(GROUP)) groups.push({ at: m.index, digits: m[0] });
-  const spans: Array<[number, number]> = [];
+  const masked = new Array<boolean>(groups.length).fill(false);
   let g = 0;
   while (g < groups.length) {
-    const aligned = groupAlignedCard(groups, g);
-    if (aligned) {
-      spans.push(aligned.span);
-      g = aligned.next;
-      continue;
-    }
-    if (groups[g]!.digits.length > MAX_PAN && hasCardInside(groups[g]!.digits))
-      spans.push([groups[g]!.at, groups[g]!.at + groups[g]!.digits.length]);
-    g++;
+    const next = groupAlignedCard(groups, g);
+    if (next === undefined) g++;
+    else for (; g < next; g++) masked[g] = true;
+  }
+  maskWindows(groups, masked);
+  const spans: Array<[number, number]> = [];
+  for (let i = 0; i < groups.length; i++) {
+    if (!masked[i]) continue;
+    const start = groups[i]!.at;
+    while (i + 1 < groups.length && masked[i + 1]) i++;
+    spans.push([start, groups[i]!.at + groups[i]!.digits.length]);
   }
   return spans;
 }
 
-/** The longest card number made of whole groups starting at group `first`. */
-function groupAlignedCard(groups: ReadonlyArray<{ at: number; digits: string }>, first: number) {
+/** The group after the longest card number made of whole groups starting at group `first`, if any. */
+function groupAlignedCard(groups: ReadonlyArray<{ digits: string }>, first: number): number | undefined {
   let digits = "";
-  let best: { span: [number, number]; next: number } | undefined;
+  let next: number | undefined;
   for (let g = first; g < groups.length; g++) {
     digits += groups[g]!.digits;
     if (digits.length > MAX_PAN) break;
-    if (isCardNumber(digits))
-      best = { span: [groups[first]!.at, groups[g]!.at + groups[g]!.digits.length], next: g + 1 };
+    if (isCardNumber(digits)) next = g + 1;
   }
-  return best;
+  return next;
 }
 
-/** Whether any card-number-long window of a long group passes; then the whole group goes. */
-function hasCardInside(digits: string): boolean {
-  for (let start = 0; start + MIN_PAN <= digits.length; start++) {
-    for (let len = MIN_PAN; len <= MAX_PAN && start + len <= digits.length; len++) {
-      if (passesLuhn(digits, start, start + len)) return true;
+/**
+ * Marks the groups under every card-long window of digits that passes the Luhn check, over the groups
+ * not masked yet. At most 7 windows start at each digit, so the scan stays linear.
+ */
+function maskWindows(groups: ReadonlyArray<{ digits: string }>, masked: boolean[]): void {
+  let g = 0;
+  while (g < groups.length) {
+    if (masked[g]) {
+      g++;
+      continue;
     }
+    let end = g;
+    let digits = "";
+    const groupOf: number[] = [];
+    for (; end < groups.length && !masked[end]; end++) {
+      digits += groups[end]!.digits;
+      for (let i = 0; i < groups[end]!.digits.length; i++) groupOf.push(end);
+    }
+    for (let start = 0; start + MIN_PAN <= digits.length; start++) {
+      for (let len = MIN_PAN; len <= MAX_PAN && start + len <= digits.length; len++) {
+        if (!passesLuhn(digits, start, start + len)) continue;
+        for (let k = groupOf[start]!; k <= groupOf[start + len - 1]!; k++) masked[k] = true;
+      }
+    }
+    g = end;
   }
-  return false;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Handler } from "../dispatch/handlers.js";
 import type { OrderClaim } from "../idempotency/store.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { sortablePosition } from "../idempotency/position.js";
+import { isBefore, sortablePosition, type SortablePosition } from "../idempotency/position.js";
 
 export interface OrderingOptions {
   /**
@@ -16,12 +16,22 @@ export interface OrderingOptions {
    */
   position?: (notification: SubscriptionNotification) => string | Date | undefined;
   /**
+   * How far ahead of this process's clock a position may be, in milliseconds. Default one day. A
+   * position further ahead (a sender's wrong clock, `9999-12-31T23:59:59Z`) is not taken: the
+   * notification waits its turn and runs its handler, but is never stale and does not move its key's
+   * position, so it cannot make the key's real notifications stale. `Infinity` turns the check off.
+   */
+  maxFutureSkewMs?: number;
+  /**
    * Gets stale notifications instead of their event's handler.
    * @deprecated Give `onStale` beside the other handlers (the receiver's and the worker's option), not
    * inside `ordering`; this one still works when that one is not given.
    */
   onStale?: Handler;
 }
+
+/** One day: wider than any honest clock error, far narrower than a record's lifetime. */
+export const DEFAULT_MAX_FUTURE_SKEW_MS = 86_400_000;
 
 /** The `ordering` option: `true` for the defaults, or the parts to change. */
 export type OrderingOption = boolean | OrderingOptions;
@@ -32,6 +42,16 @@ export interface Ordering {
   orderOf(notification: SubscriptionNotification): OrderClaim | undefined;
   onStale: Handler | undefined;
 }
+
+/** Whether `position` lies more than `maxSkew` ms after this process's clock. */
+export function isTooFarAhead(position: SortablePosition, maxSkew: number): boolean {
+  if (maxSkew === Number.POSITIVE_INFINITY) return false;
+  const limit = sortablePosition(new Date(Math.min(Date.now() + maxSkew, MAX_DATE_MS)));
+  return limit !== undefined && isBefore(limit, position);
+}
+
+/** The last millisecond `Date` can hold: a skew beyond it means no limit in practice. */
+const MAX_DATE_MS = 8.64e15;
 
 /** `merchant_id` and `id` joined so that no two pairs meet (`:` and `%` inside them are escaped). */
 // Events validated by an `eventSchema` need not carry a subscription resource: they are then unordered.
@@ -67,6 +87,9 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       "onStale is given twice, at the top level and in ordering: keep the top-level onStale (ordering.onStale is its deprecated alias)",
     );
   }
+  const maxSkew = parts.maxFutureSkewMs ?? DEFAULT_MAX_FUTURE_SKEW_MS;
+  if (typeof maxSkew !== "number" || Number.isNaN(maxSkew) || maxSkew < 0)
+    throw new TypeError("ordering.maxFutureSkewMs must be a number of milliseconds, 0 or more (Infinity: no limit)");
   const keyOf = parts.key ?? subscriptionKey;
   const positionOf = parts.position ?? updateOrCreateTime;
   return {
@@ -75,7 +98,7 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       if (key === undefined) return undefined;
       const at = positionOf(notification);
       const position = at === undefined ? undefined : sortablePosition(at);
-      return position === undefined ? { key } : { key, position };
+      return position === undefined || isTooFarAhead(position, maxSkew) ? { key } : { key, position };
     },
     onStale: onStale ?? parts.onStale,
   };

@@ -1,12 +1,10 @@
-import type { IdempotencyStore } from "../idempotency/store.js";
+import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
 
 export interface HeldClaim {
   store: IdempotencyStore;
-  id: string;
-  owner: string;
+  /** The receiver's claim (with `ordering`, its key too, held while the notification waits). */
+  claim: ClaimHandle;
   leaseMs: number;
-  /** With `ordering`: the claim's key, held while the notification waits. */
-  orderKey?: string | undefined;
 }
 
 /**
@@ -22,7 +20,7 @@ export function holdClaimWhileQueued(
   run: () => Promise<void>,
   onLost: () => void,
 ): () => Promise<void> {
-  const renew = () => Promise.resolve(claim.store.extend(claim.id, claim.owner, claim.leaseMs, claim.orderKey));
+  const renew = () => Promise.resolve(claim.store.extend(claim.claim, claim.leaseMs));
   const heartbeat = setInterval(
     () => {
       renew().then(

@@ -9,11 +9,14 @@ export interface Background {
    * by name: a completion left unwritten means a redelivery may run its handler again.
    */
   settle(timeoutMs: number): Promise<boolean>;
+  /** How many tracked pieces are still running. */
+  size(): number;
 }
 
 export function background(logger: Logger): Background {
   const pending = new Map<Promise<unknown>, string>();
   return {
+    size: () => pending.size,
     track(what, task) {
       pending.set(task, what);
       task.finally(() => pending.delete(task)).catch(() => {});

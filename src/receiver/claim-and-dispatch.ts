@@ -81,7 +81,6 @@ export function claimAndDispatch(
     }
     fields.attempt = claim.attempt;
     const claimed = claimedOrder(order.order, claim, ordering?.onStale);
-    const orderKey = claimed?.key;
 
     const receivedAt = Date.now();
     const run = () =>
@@ -90,7 +89,7 @@ export function claimAndDispatch(
           ...resolved,
           handlers: options,
           notification,
-          owner,
+          claim,
           attempt: claim.attempt,
           headers,
           receivedAt,
@@ -127,12 +126,12 @@ export function claimAndDispatch(
             // queue holds the claim while the notification waits, and runs it only if still owned.
             run: options.queue!.durable
               ? runQueued
-              : holdClaimWhileQueued({ store, id, owner, leaseMs, orderKey }, runQueued, lostWhileQueued),
+              : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
           }),
         );
-        if (options.queue.durable) await store.markQueued(id, owner, orderKey);
+        if (options.queue.durable) await store.markQueued(claim);
       } catch (err) {
-        await Promise.resolve(store.release(id, owner, orderKey)).catch(() => {});
+        await Promise.resolve(store.release(claim)).catch(() => {});
         return queueRefused(err, fields, unavailableRetry);
       }
       return verdict("queued", fields);

@@ -30,6 +30,8 @@ export interface Receiver {
    * the same limit. A bare number still works as the limit (deprecated: pass `{ timeoutMs }`).
    */
   close(options?: CloseLimit): Promise<void>;
+  /** Background work still running after its answer (completion records being retried, recordings). */
+  inFlight(): number;
   /** Pings the store and the queue within a short time-out; `ok: false` means notifications would get 503. */
   health(options?: HealthOptions): Promise<ReceiverHealth>;
 }
@@ -69,7 +71,12 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     const loading = otelApiLoading();
     if (loading) await loading;
     const observation = observeReceive(request.headers);
-    const taken = await intake(request, { bodyLimit, verify: options.verify, schema: options.eventSchema });
+    const taken = await intake(request, {
+      bodyLimit,
+      verify: options.verify,
+      authorizeSender: options.authorizeSender,
+      schema: options.eventSchema,
+    });
     const response = answer(
       taken.accepted ? await dispatch(taken, observation) : verdictOf(taken.refusal),
       started,
@@ -99,6 +106,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     internalError: (err) => answer(internalErrorVerdict(err), performance.now()),
     bodyLimit,
     bodyTimeoutMs,
+    inFlight: () => work.size(),
     health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions),
     async close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);

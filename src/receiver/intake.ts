@@ -29,10 +29,18 @@ export interface ReceiverRequest {
   parsedBody?: unknown;
 }
 
+/** Whether the sender a delivery's signature was checked for may send this notification. */
+export type SenderCheck = (
+  notification: SubscriptionNotification,
+  headers: Readonly<Record<string, string>>,
+) => boolean | Promise<boolean>;
+
 /** What intake needs to know of the receiver's options. */
 export interface IntakeRules {
   bodyLimit: number;
   verify?: VerifyHook | undefined;
+  /** `ReceiverOptions.authorizeSender`. */
+  authorizeSender?: SenderCheck | undefined;
   /** `ReceiverOptions.eventSchema`: another event's schema in place of the notification's. */
   schema?: z.ZodType<{ id: string }> | undefined;
 }
@@ -80,7 +88,7 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
 
   let body: Record<string, unknown>;
   if (bytes) {
-    if (rules.verify && !(await passesVerify(rules.verify, bytes, headers))) {
+    if (rules.verify && !(await passesCheck(() => rules.verify!(bytes, headers)))) {
       return { accepted: false, headers, refusal: verdict("unauthorized") };
     }
     const parsed = parseJsonObject(bytes);
@@ -123,13 +131,17 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       refusal: verdict("invalid", { notification_id: id, reason: message }, { message }),
     };
   }
+  if (rules.authorizeSender && !(await passesCheck(() => rules.authorizeSender!(result.data, headers)))) {
+    const id = shownText(result.data.id, MAX_NOTIFICATION_ID_LENGTH);
+    return { accepted: false, headers, body, refusal: verdict("forbidden", { notification_id: id }) };
+  }
   return { accepted: true, headers, body, notification: result.data };
 }
 
-/** A verify hook that throws is a failed check, not a crash. */
-async function passesVerify(verify: VerifyHook, bytes: Uint8Array, headers: Record<string, string>): Promise<boolean> {
+/** A verify hook or sender check that throws is a failed check, not a crash. */
+async function passesCheck(check: () => boolean | Promise<boolean>): Promise<boolean> {
   try {
-    return (await verify(bytes, headers)) === true;
+    return (await check()) === true;
   } catch {
     return false;
   }

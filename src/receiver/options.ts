@@ -4,6 +4,7 @@ import type { RedactOptions } from "../logging/redact.js";
 import type { NotificationRecorder } from "../recording/recorder.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
+import type { SenderCheck } from "./intake.js";
 import type { FailureStatus } from "../answer/answer.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { OrderingOption } from "../ordering/ordering-options.js";
@@ -16,6 +17,14 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   logger?: Logger;
   /** Signature check on the raw bytes; see `hmacVerifier` and `standardWebhooksVerifier`. */
   verify?: VerifyHook;
+  /**
+   * With several senders (per-tenant secrets), ties the verified sender to the notification: called
+   * after the signature and the schema, before the id is claimed, with the notification and the request
+   * headers. Return false (or throw) when the sender the signature was checked for may not send it,
+   * e.g. `headers["x-tenant"] !== notification.resource.merchant_id`: the answer is 403, processed false,
+   * and nothing is claimed, so one tenant cannot run another's handlers or spoil its ids and ordering.
+   */
+  authorizeSender?: SenderCheck;
   /** Acknowledge after enqueueing, and run handlers from the queue. */
   queue?: NotificationQueue;
   /** Largest body accepted, in bytes. Default 256 KiB (a notification is a few KB). */

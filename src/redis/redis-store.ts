@@ -1,9 +1,11 @@
-import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS, refOf } from "../idempotency/store.js";
 import type {
+  ClaimHandle,
   ClaimRequest,
   ClaimResult,
   IdempotencyRecord,
   IdempotencyStore,
+  RecordRef,
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
@@ -42,12 +44,12 @@ export interface RedisStore extends IdempotencyStore {
   readonly prefix: string;
   readonly leaseMs: number;
   claim(request: ClaimRequest): Promise<ClaimResult>;
-  extend(id: string, owner: string, leaseMs?: number, orderKey?: string): Promise<boolean>;
-  complete(id: string, owner: string, answer: StoredAnswer, orderKey?: string): Promise<boolean>;
-  fail(id: string, owner: string, error: string, orderKey?: string): Promise<boolean>;
-  markQueued(id: string, owner: string, orderKey?: string): Promise<boolean>;
-  release(id: string, owner: string, orderKey?: string): Promise<boolean>;
-  get(id: string, orderKey?: string): Promise<IdempotencyRecord | undefined>;
+  extend(claim: ClaimHandle, leaseMs?: number): Promise<boolean>;
+  complete(claim: ClaimHandle, answer: StoredAnswer): Promise<boolean>;
+  fail(claim: ClaimHandle, error: string): Promise<boolean>;
+  markQueued(claim: ClaimHandle): Promise<boolean>;
+  release(claim: ClaimHandle): Promise<boolean>;
+  get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
   /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -103,8 +105,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     const keys = orderedKeys(prefix, orderKey, id);
     return [`mwIdemOrdered${name.slice("mwIdem".length)}` as OrderedCommandName, [keys.record, keys.order]];
   };
-  const changed = async (name: CommandName, id: string, orderKey: string | undefined, args: Array<string | number>) =>
-    (await script(name, id, orderKey, args)) === 1;
+  const changed = async (name: CommandName, claim: ClaimHandle, args: Array<string | number>) =>
+    (await script(name, claim.id, claim.order?.key, [claim.owner, ...args])) === 1;
 
   /**
    * A claim whose answer never arrived may still apply when the command reaches Redis, leaving a
@@ -127,13 +129,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const [status, value, position] = (await script("mwIdemClaim", id, order?.key, args, () =>
         abandon(id, owner, order?.key),
       )) as ScriptReply;
+      const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
       switch (status) {
         case "claimed":
           return position
-            ? { status, attempt: Number(value), previousPosition: position }
-            : { status, attempt: Number(value) };
+            ? { status, ...handle, attempt: Number(value), previousPosition: position }
+            : { status, ...handle, attempt: Number(value) };
         case "stale":
-          return { status, attempt: Number(value), newestPosition: String(position) };
+          return { status, ...handle, attempt: Number(value), newestPosition: String(position) };
         case "processing":
           return position === "key"
             ? { status, retryAfterMs: Number(value), key: true }
@@ -148,15 +151,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       }
     },
 
-    extend: (id, owner, lease = leaseMs, orderKey) =>
-      changed("mwIdemExtend", id, orderKey, [owner, lease, retentionMs]),
-    complete: (id, owner, answer, orderKey) =>
-      changed("mwIdemComplete", id, orderKey, [owner, JSON.stringify(answer), retentionMs]),
-    fail: (id, owner, error, orderKey) => changed("mwIdemFail", id, orderKey, [owner, error, retentionMs]),
-    markQueued: (id, owner, orderKey) => changed("mwIdemMarkQueued", id, orderKey, [owner, retentionMs]),
-    release: (id, owner, orderKey) => changed("mwIdemRelease", id, orderKey, [owner]),
+    extend: (claim, lease = leaseMs) => changed("mwIdemExtend", claim, [lease, retentionMs]),
+    complete: (claim, answer) => changed("mwIdemComplete", claim, [JSON.stringify(answer), retentionMs]),
+    fail: (claim, error) => changed("mwIdemFail", claim, [error, retentionMs]),
+    markQueued: (claim) => changed("mwIdemMarkQueued", claim, [retentionMs]),
+    release: (claim) => changed("mwIdemRelease", claim, []),
 
-    async get(id, orderKey) {
+    async get(record) {
+      const { id, key: orderKey } = refOf(record);
       const at = orderKey === undefined ? key(id) : orderedKeys(prefix, orderKey, id).record;
       return recordOf(await connection.run("get", (client) => client.hgetall(at)));
     },

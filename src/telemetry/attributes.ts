@@ -1,4 +1,8 @@
+import { shownId } from "../logging/transform-payload.js";
 import { eventTypeOf } from "../schema/index.js";
+
+/** Ids go on spans as they are, unless one is a card number: an id is no excuse to export a PAN. */
+export const idAttribute = shownId;
 
 /**
  * Attribute names on spans and metrics. Only these are ever set: identifiers the platform assigns and

@@ -1,7 +1,7 @@
 import type { Context } from "@opentelemetry/api";
 import type { HandlerFields, HandlerObserver } from "../dispatch/handler-observer.js";
 import { HandlerTimeoutError, LeaseLostError } from "../dispatch/run-handler.js";
-import { ATTR, eventTypeLabel } from "./attributes.js";
+import { ATTR, eventTypeLabel, idAttribute } from "./attributes.js";
 import type { Telemetry } from "./telemetry.js";
 
 export type { HandlerFields, HandlerObserver };
@@ -23,7 +23,7 @@ export async function observeHandler<T>(
     {
       kind: api.SpanKind.INTERNAL,
       attributes: {
-        [ATTR.notificationId]: fields.notificationId,
+        [ATTR.notificationId]: idAttribute(fields.notificationId),
         [ATTR.eventType]: fields.eventType,
         [ATTR.attempt]: fields.attempt,
         [ATTR.source]: fields.source,

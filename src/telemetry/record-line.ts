@@ -1,6 +1,6 @@
 import type { Span } from "@opentelemetry/api";
 import type { ObservedLine } from "./answer-line.js";
-import { ATTR, eventTypeLabel } from "./attributes.js";
+import { ATTR, eventTypeLabel, idAttribute } from "./attributes.js";
 import type { Metrics, Telemetry } from "./telemetry.js";
 
 /**
@@ -29,9 +29,9 @@ export function countNotification(metrics: Metrics, line: ObservedLine, source: 
 function spanAttributes(line: ObservedLine): Record<string, string | number> {
   const attributes: Record<string, string | number> = { [ATTR.outcome]: line.outcome };
   if (line.status !== undefined) attributes[ATTR.status] = line.status;
-  if (line.notification_id !== undefined) attributes[ATTR.notificationId] = line.notification_id;
+  if (line.notification_id !== undefined) attributes[ATTR.notificationId] = idAttribute(line.notification_id);
   if (line.event_type !== undefined) attributes[ATTR.eventType] = line.event_type;
   if (line.attempt !== undefined) attributes[ATTR.attempt] = line.attempt;
-  if (line.subscription_id !== undefined) attributes[ATTR.subscriptionId] = line.subscription_id;
+  if (line.subscription_id !== undefined) attributes[ATTR.subscriptionId] = idAttribute(line.subscription_id);
   return attributes;
 }

@@ -131,15 +131,15 @@ describe("bullmqQueue", () => {
     // The receiver adds the job, then marks the record queued; slow that second step down.
     const slowStore: IdempotencyStore = {
       claim: (request) => store.claim(request),
-      extend: (id, owner, leaseMs) => store.extend(id, owner, leaseMs),
-      complete: (id, owner, result) => store.complete(id, owner, result),
-      fail: (id, owner, error) => store.fail(id, owner, error),
-      release: (id, owner) => store.release(id, owner),
-      get: (id) => store.get(id),
-      markQueued: async (id, owner) => {
+      extend: (claim, leaseMs) => store.extend(claim, leaseMs),
+      complete: (claim, result) => store.complete(claim, result),
+      fail: (claim, error) => store.fail(claim, error),
+      release: (claim) => store.release(claim),
+      get: (record) => store.get(record),
+      markQueued: async (claim) => {
         await new Promise((resolve) => setTimeout(resolve, 300));
         marked = Date.now();
-        return store.markQueued(id, owner);
+        return store.markQueued(claim);
       },
     };
     let marked = 0;

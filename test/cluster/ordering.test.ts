@@ -30,7 +30,12 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
         expect(
           await store.claim({ id: `evt-${n}`, fingerprint: "f", owner, leaseMs: 30_000, order: { key, position } }),
         ).toMatchObject({ status: "claimed" });
-        expect(await store.complete(`evt-${n}`, owner, { processed: true, message: "processed" }, key)).toBe(true);
+        expect(
+          await store.complete(
+            { id: `evt-${n}`, owner: owner, order: { key: key } },
+            { processed: true, message: "processed" },
+          ),
+        ).toBe(true);
       }
     }
     const slotOf = (key: string) => client.cluster("KEYSLOT", key) as Promise<number>;

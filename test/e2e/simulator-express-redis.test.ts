@@ -84,9 +84,11 @@ async function runEndToEnd({ ordering }: { ordering: boolean }) {
     const store = redisStore({ redis: REDIS_URL, prefix });
     // With ordering, a record lives under its subscription's key (merchant id : subscription id).
     const orderKeyOf = (delivery: DeliveryRecord) =>
-      ordering ? `${MERCHANT_ID}:${encodeURIComponent(delivery.subscription_id ?? "")}` : undefined;
+      ordering ? { key: `${MERCHANT_ID}:${encodeURIComponent(delivery.subscription_id ?? "")}` } : undefined;
     const firstDeliveries = [...new Map(deliveries.map((delivery) => [delivery.id, delivery])).values()];
-    const records = await Promise.all(firstDeliveries.map((delivery) => store.get(delivery.id, orderKeyOf(delivery))));
+    const records = await Promise.all(
+      firstDeliveries.map((delivery) => store.get({ id: delivery.id, order: orderKeyOf(delivery) })),
+    );
     await store.close();
     return { deliveries, handlerRuns, records, elapsedMs, undelivered: sim.undelivered() };
   } finally {

@@ -9,6 +9,8 @@ describe("memoryStore", () => {
     const store = memoryStore({ now: () => now });
     expect(store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 })).toEqual({
       status: "claimed",
+      id: "a",
+      owner: "o1",
       attempt: 1,
     });
     expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({
@@ -18,12 +20,14 @@ describe("memoryStore", () => {
     now += 101;
     expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({
       status: "claimed",
+      id: "a",
+      owner: "o2",
       attempt: 2,
     });
-    expect(store.complete("a", "o1", answer)).toBe(false);
-    expect(store.extend("a", "o1", 100)).toBe(false);
-    expect(store.fail("a", "o1", "late")).toBe(false);
-    expect(store.complete("a", "o2", answer)).toBe(true);
+    expect(store.complete({ id: "a", owner: "o1" }, answer)).toBe(false);
+    expect(store.extend({ id: "a", owner: "o1" }, 100)).toBe(false);
+    expect(store.fail({ id: "a", owner: "o1" }, "late")).toBe(false);
+    expect(store.complete({ id: "a", owner: "o2" }, answer)).toBe(true);
     expect(store.get("a")).toMatchObject({ state: "completed", owner: "o2", attempts: 2, answer });
   });
 
@@ -32,7 +36,7 @@ describe("memoryStore", () => {
     const store = memoryStore({ now: () => now });
     store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
     now = 90;
-    expect(store.extend("a", "o1", 100)).toBe(true);
+    expect(store.extend({ id: "a", owner: "o1" }, 100)).toBe(true);
     now = 150;
     expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toMatchObject({
       status: "processing",
@@ -42,7 +46,7 @@ describe("memoryStore", () => {
   it("answers a completed id with its stored answer, and a different payload as a conflict", () => {
     const store = memoryStore();
     store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
-    store.complete("a", "o1", answer);
+    store.complete({ id: "a", owner: "o1" }, answer);
     expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({
       status: "completed",
       answer,
@@ -53,10 +57,12 @@ describe("memoryStore", () => {
   it("lets a failed record be claimed again and counts attempts", () => {
     const store = memoryStore();
     store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
-    store.fail("a", "o1", "handler_failed");
+    store.fail({ id: "a", owner: "o1" }, "handler_failed");
     expect(store.get("a")).toMatchObject({ state: "failed", error: "handler_failed", attempts: 1 });
     expect(store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 })).toEqual({
       status: "claimed",
+      id: "a",
+      owner: "o2",
       attempt: 2,
     });
   });
@@ -64,10 +70,12 @@ describe("memoryStore", () => {
   it("keeps queued records for workers: receivers see them as accepted, workers take them over", () => {
     const store = memoryStore();
     store.claim({ id: "a", fingerprint: "f", owner: "r", leaseMs: 100 });
-    expect(store.markQueued("a", "r")).toBe(true);
+    expect(store.markQueued({ id: "a", owner: "r" })).toBe(true);
     expect(store.claim({ id: "a", fingerprint: "f", owner: "r2", leaseMs: 100 })).toEqual({ status: "queued" });
     expect(store.claim({ id: "a", fingerprint: "f", owner: "w", leaseMs: 100, takeQueued: true })).toEqual({
       status: "claimed",
+      id: "a",
+      owner: "w",
       attempt: 2,
     });
   });
@@ -76,11 +84,13 @@ describe("memoryStore", () => {
     let now = 0;
     const store = memoryStore({ now: () => now, retentionSeconds: 10 });
     store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
-    store.complete("a", "o1", answer);
+    store.complete({ id: "a", owner: "o1" }, answer);
     now = 10_001;
     expect(store.get("a")).toBeUndefined();
     expect(store.claim({ id: "a", fingerprint: "g", owner: "o2", leaseMs: 100 })).toEqual({
       status: "claimed",
+      id: "a",
+      owner: "o2",
       attempt: 1,
     });
   });
@@ -89,7 +99,7 @@ describe("memoryStore", () => {
     const store = memoryStore({ maxEntries: 1_000 });
     for (let i = 0; i < 10_000; i++) {
       store.claim({ id: `n${i}`, fingerprint: "f", owner: "o", leaseMs: 100 });
-      store.complete(`n${i}`, "o", answer);
+      store.complete({ id: `n${i}`, owner: "o" }, answer);
     }
     expect(store.size).toBe(1_000);
     expect(store.get("n0")).toBeUndefined();
@@ -99,8 +109,8 @@ describe("memoryStore", () => {
   it("releases a claim so a redelivery starts afresh", () => {
     const store = memoryStore();
     store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
-    expect(store.release("a", "other")).toBe(false);
-    expect(store.release("a", "o1")).toBe(true);
+    expect(store.release({ id: "a", owner: "other" })).toBe(false);
+    expect(store.release({ id: "a", owner: "o1" })).toBe(true);
     expect(store.get("a")).toBeUndefined();
   });
 
@@ -108,26 +118,28 @@ describe("memoryStore", () => {
     const store = memoryStore({ maxEntries: 100 });
     expect(store.claim({ id: "slow", fingerprint: "f", owner: "o1", leaseMs: 60_000 })).toEqual({
       status: "claimed",
+      id: "slow",
+      owner: "o1",
       attempt: 1,
     });
     for (let i = 0; i < 1_000; i++) {
       store.claim({ id: `n${i}`, fingerprint: "f", owner: "o", leaseMs: 100 });
-      store.complete(`n${i}`, "o", answer);
+      store.complete({ id: `n${i}`, owner: "o" }, answer);
     }
     expect(store.size).toBe(100);
     expect(store.claim({ id: "slow", fingerprint: "f", owner: "o2", leaseMs: 60_000 })).toMatchObject({
       status: "processing",
     });
-    expect(store.complete("slow", "o1", answer)).toBe(true);
+    expect(store.complete({ id: "slow", owner: "o1" }, answer)).toBe(true);
   });
 
   it("keeps queued records through eviction too", () => {
     const store = memoryStore({ maxEntries: 10 });
     store.claim({ id: "q", fingerprint: "f", owner: "r", leaseMs: 100 });
-    store.markQueued("q", "r");
+    store.markQueued({ id: "q", owner: "r" });
     for (let i = 0; i < 100; i++) {
       store.claim({ id: `n${i}`, fingerprint: "f", owner: "o", leaseMs: 100 });
-      store.complete(`n${i}`, "o", answer);
+      store.complete({ id: `n${i}`, owner: "o" }, answer);
     }
     expect(store.get("q")).toMatchObject({ state: "queued" });
   });
@@ -141,7 +153,7 @@ describe("memoryStore", () => {
     );
     expect(store.get("d")).toBeUndefined();
     for (const id of ["a", "b", "c"]) expect(store.get(id)).toMatchObject({ state: "processing", owner: id });
-    store.complete("a", "a", answer);
+    store.complete({ id: "a", owner: "a" }, answer);
     expect(store.claim({ id: "d", fingerprint: "f", owner: "d", leaseMs: 60_000 })).toMatchObject({
       status: "claimed",
     });
@@ -153,7 +165,7 @@ describe("memoryStore", () => {
     const longId = (i: number) => `${i}-${"x".repeat(10_000)}`;
     for (let i = 0; i < 500; i++) {
       store.claim({ id: longId(i), fingerprint: "f", owner: "o", leaseMs: 100 });
-      store.complete(longId(i), "o", answer);
+      store.complete({ id: longId(i), owner: "o" }, answer);
     }
     expect(store.bytes).toBeLessThanOrEqual(1_000_000);
     expect(store.size).toBeLessThan(50);
@@ -165,7 +177,7 @@ describe("memoryStore", () => {
     const id = "y".repeat(100_000);
     for (let i = 0; i < 400; i++) {
       store.claim({ id: `${i}${id}`, fingerprint: "f", owner: "o", leaseMs: 100 });
-      store.complete(`${i}${id}`, "o", answer);
+      store.complete({ id: `${i}${id}`, owner: "o" }, answer);
     }
     expect(store.bytes).toBeLessThanOrEqual(64 * 1024 * 1024);
     expect(store.size).toBeLessThan(400);
@@ -186,7 +198,7 @@ describe("memoryStore order keys", () => {
         leaseMs: 100,
         order: order(key, "2026-03-01T03:00:00"),
       });
-      store.complete(`n-${i}`, `o${i}`, answer, key);
+      store.complete({ id: `n-${i}`, owner: `o${i}`, order: { key: key } }, answer);
     }
     // The newest key still knows its position; the first one was dropped, so an older notification runs.
     expect(
@@ -210,6 +222,9 @@ describe("memoryStore order keys", () => {
       }),
     ).toEqual({
       status: "claimed",
+      id: "late-0",
+      owner: "y",
+      order: order("sub-0", "2026-03-01T02:00:00"),
       attempt: 1,
     });
   });
@@ -231,7 +246,7 @@ describe("memoryStore order keys", () => {
         leaseMs: 100,
         order: order(`sub-${i}`, "2026-03-01T02:00:00"),
       });
-      store.complete(`n-${i}`, `o${i}`, answer, `sub-${i}`);
+      store.complete({ id: `n-${i}`, owner: `o${i}`, order: { key: `sub-${i}` } }, answer);
     }
     expect(
       store.claim({

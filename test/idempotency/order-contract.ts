@@ -53,36 +53,81 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
     ): Promise<ClaimResult> => {
       const result = await claim(store, id, owner, position, key);
       if (result.status === "claimed" || result.status === "stale")
-        expect(await store.complete(id, owner, answer, key)).toBe(true);
+        expect(await store.complete({ id: id, owner: owner, order: { key: key } }, answer)).toBe(true);
       return result;
     };
 
     it("claims the first notification of a key with no previous position, the next with the last completed one", async () => {
       const store = await open();
-      expect(await claim(store, "n-1", "o1", T1)).toEqual({ status: "claimed", attempt: 1 });
-      expect(await store.get("n-1", "sub-1")).toMatchObject({ state: "processing", owner: "o1" });
-      expect(await store.complete("n-1", "o1", answer, "sub-1")).toBe(true);
-      expect(await claim(store, "n-2", "o2", T2)).toEqual({ status: "claimed", attempt: 1, previousPosition: T1 });
+      expect(await claim(store, "n-1", "o1", T1)).toEqual({
+        status: "claimed",
+        id: "n-1",
+        owner: "o1",
+        order: { key: "sub-1", position: T1 },
+        attempt: 1,
+      });
+      expect(await store.get({ id: "n-1", order: { key: "sub-1" } })).toMatchObject({
+        state: "processing",
+        owner: "o1",
+      });
+      expect(await store.complete({ id: "n-1", owner: "o1", order: { key: "sub-1" } }, answer)).toBe(true);
+      expect(await claim(store, "n-2", "o2", T2)).toEqual({
+        status: "claimed",
+        id: "n-2",
+        owner: "o2",
+        order: { key: "sub-1", position: T2 },
+        attempt: 1,
+        previousPosition: T1,
+      });
     });
 
     it("answers a notification older than the newest completed one as stale, and records it once", async () => {
       const store = await open();
       await run(store, "cancel", "o1", T2);
-      expect(await claim(store, "renew", "o2", T1)).toEqual({ status: "stale", attempt: 1, newestPosition: T2 });
-      expect(await store.get("renew", "sub-1")).toMatchObject({ state: "processing", owner: "o2" });
-      expect(await store.complete("renew", "o2", { processed: true, message: "stale" }, "sub-1")).toBe(true);
+      expect(await claim(store, "renew", "o2", T1)).toEqual({
+        status: "stale",
+        id: "renew",
+        owner: "o2",
+        order: { key: "sub-1", position: T1 },
+        attempt: 1,
+        newestPosition: T2,
+      });
+      expect(await store.get({ id: "renew", order: { key: "sub-1" } })).toMatchObject({
+        state: "processing",
+        owner: "o2",
+      });
+      expect(
+        await store.complete(
+          { id: "renew", owner: "o2", order: { key: "sub-1" } },
+          { processed: true, message: "stale" },
+        ),
+      ).toBe(true);
       // Completing the stale one does not move the position back.
       expect(await claim(store, "renew", "o3", T1)).toEqual({
         status: "completed",
         answer: { processed: true, message: "stale" },
       });
-      expect(await claim(store, "later", "o4", T2)).toEqual({ status: "claimed", attempt: 1, previousPosition: T2 });
+      expect(await claim(store, "later", "o4", T2)).toEqual({
+        status: "claimed",
+        id: "later",
+        owner: "o4",
+        order: { key: "sub-1", position: T2 },
+        attempt: 1,
+        previousPosition: T2,
+      });
     });
 
     it("does not count an equal position as stale", async () => {
       const store = await open();
       await run(store, "n-1", "o1", T1);
-      expect(await run(store, "n-2", "o2", T1)).toEqual({ status: "claimed", attempt: 1, previousPosition: T1 });
+      expect(await run(store, "n-2", "o2", T1)).toEqual({
+        status: "claimed",
+        id: "n-2",
+        owner: "o2",
+        order: { key: "sub-1", position: T1 },
+        attempt: 1,
+        previousPosition: T1,
+      });
     });
 
     it("orders fractions of a second", async () => {
@@ -105,10 +150,17 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       const waiting = await claim(store, "n-2", "o2", T2);
       expect(waiting).toEqual({ status: "processing", retryAfterMs: expect.any(Number), key: true });
       expect((waiting as { retryAfterMs: number }).retryAfterMs).toBeLessThanOrEqual(LEASE);
-      expect(await store.get("n-2", "sub-1")).toBeUndefined();
+      expect(await store.get({ id: "n-2", order: { key: "sub-1" } })).toBeUndefined();
       expect(await claim(store, "m-1", "p1", T1, "sub-2")).toMatchObject({ status: "claimed" });
-      expect(await store.complete("n-1", "o1", answer, "sub-1")).toBe(true);
-      expect(await claim(store, "n-2", "o2", T2)).toEqual({ status: "claimed", attempt: 1, previousPosition: T1 });
+      expect(await store.complete({ id: "n-1", owner: "o1", order: { key: "sub-1" } }, answer)).toBe(true);
+      expect(await claim(store, "n-2", "o2", T2)).toEqual({
+        status: "claimed",
+        id: "n-2",
+        owner: "o2",
+        order: { key: "sub-1", position: T2 },
+        attempt: 1,
+        previousPosition: T1,
+      });
     });
 
     it("gives exactly one of many concurrent claims on one key", async () => {
@@ -133,10 +185,24 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       const store = await open();
       await run(store, "n-1", "o1", T1);
       await claim(store, "n-2", "o2", T2);
-      expect(await store.fail("n-2", "o2", "handler_failed", "sub-1")).toBe(true);
-      expect(await claim(store, "n-3", "o3", T1_HALF)).toEqual({ status: "claimed", attempt: 1, previousPosition: T1 });
-      expect(await store.fail("n-3", "o3", "handler_failed", "sub-1")).toBe(true);
-      expect(await claim(store, "n-2", "o4", T2)).toEqual({ status: "claimed", attempt: 2, previousPosition: T1 });
+      expect(await store.fail({ id: "n-2", owner: "o2", order: { key: "sub-1" } }, "handler_failed")).toBe(true);
+      expect(await claim(store, "n-3", "o3", T1_HALF)).toEqual({
+        status: "claimed",
+        id: "n-3",
+        owner: "o3",
+        order: { key: "sub-1", position: T1_HALF },
+        attempt: 1,
+        previousPosition: T1,
+      });
+      expect(await store.fail({ id: "n-3", owner: "o3", order: { key: "sub-1" } }, "handler_failed")).toBe(true);
+      expect(await claim(store, "n-2", "o4", T2)).toEqual({
+        status: "claimed",
+        id: "n-2",
+        owner: "o4",
+        order: { key: "sub-1", position: T2 },
+        attempt: 2,
+        previousPosition: T1,
+      });
     });
 
     it("answers a stale notification at once, even while the key is held", async () => {
@@ -145,17 +211,31 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       await claim(store, "n-3", "o2", T2);
       expect(await claim(store, "n-1", "o3", T1)).toMatchObject({ status: "stale", newestPosition: T2 });
       // The stale claim does not hold the key: finishing it leaves the holder in place.
-      expect(await store.complete("n-1", "o3", answer, "sub-1")).toBe(true);
+      expect(await store.complete({ id: "n-1", owner: "o3", order: { key: "sub-1" } }, answer)).toBe(true);
       expect(await claim(store, "n-4", "o4", T2)).toMatchObject({ status: "processing", key: true });
     });
 
     it("serialises notifications without a position, and never counts them stale", async () => {
       const store = await open();
       await run(store, "n-1", "o1", T2);
-      expect(await claim(store, "n-2", "o2")).toEqual({ status: "claimed", attempt: 1, previousPosition: T2 });
+      expect(await claim(store, "n-2", "o2")).toEqual({
+        status: "claimed",
+        id: "n-2",
+        owner: "o2",
+        order: { key: "sub-1" },
+        attempt: 1,
+        previousPosition: T2,
+      });
       expect(await claim(store, "n-3", "o3")).toMatchObject({ status: "processing", key: true });
-      expect(await store.complete("n-2", "o2", answer, "sub-1")).toBe(true);
-      expect(await claim(store, "n-3", "o3", T2)).toEqual({ status: "claimed", attempt: 1, previousPosition: T2 });
+      expect(await store.complete({ id: "n-2", owner: "o2", order: { key: "sub-1" } }, answer)).toBe(true);
+      expect(await claim(store, "n-3", "o3", T2)).toEqual({
+        status: "claimed",
+        id: "n-3",
+        owner: "o3",
+        order: { key: "sub-1", position: T2 },
+        attempt: 1,
+        previousPosition: T2,
+      });
     });
 
     it("frees a key whose holder's lease ran out; the old holder can no longer extend it", async () => {
@@ -163,15 +243,15 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       await claim(store, "n-1", "o1", T1);
       await advance(LEASE + 20);
       expect(await claim(store, "n-2", "o2", T2)).toMatchObject({ status: "claimed" });
-      expect(await store.extend("n-1", "o1", LEASE, "sub-1")).toBe(false);
-      expect(await store.extend("n-2", "o2", LEASE, "sub-1")).toBe(true);
+      expect(await store.extend({ id: "n-1", owner: "o1", order: { key: "sub-1" } }, LEASE)).toBe(false);
+      expect(await store.extend({ id: "n-2", owner: "o2", order: { key: "sub-1" } }, LEASE)).toBe(true);
     });
 
     it("keeps the key held while its holder extends the lease", async () => {
       const store = await open();
       await claim(store, "n-1", "o1", T1);
       await advance(100);
-      expect(await store.extend("n-1", "o1", 400, "sub-1")).toBe(true);
+      expect(await store.extend({ id: "n-1", owner: "o1", order: { key: "sub-1" } }, 400)).toBe(true);
       await advance(100); // past the first lease, within the extended one
       const waiting = await claim(store, "n-2", "o2", T2);
       expect(waiting).toMatchObject({ status: "processing", key: true });
@@ -181,20 +261,23 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
     it("frees the key when a claim is handed to a queue or released; the worker checks the order again", async () => {
       const store = await open();
       await claim(store, "n-1", "r1", T1);
-      expect(await store.markQueued("n-1", "r1", "sub-1")).toBe(true);
+      expect(await store.markQueued({ id: "n-1", owner: "r1", order: { key: "sub-1" } })).toBe(true);
       expect(await claim(store, "n-2", "r2", T2)).toMatchObject({ status: "claimed" });
       // The queued one meets the key held by the newer notification, then finds itself stale.
       expect(await claim(store, "n-1", "w1", T1, "sub-1", true)).toMatchObject({ status: "processing", key: true });
-      expect(await store.complete("n-2", "r2", answer, "sub-1")).toBe(true);
+      expect(await store.complete({ id: "n-2", owner: "r2", order: { key: "sub-1" } }, answer)).toBe(true);
       expect(await claim(store, "n-1", "w1", T1, "sub-1", true)).toEqual({
         status: "stale",
+        id: "n-1",
+        owner: "w1",
+        order: { key: "sub-1", position: T1 },
         attempt: 2,
         newestPosition: T2,
       });
 
       await claim(store, "n-3", "r3", T2);
-      expect(await store.release("n-3", "r3", "sub-1")).toBe(true);
-      expect(await store.get("n-3", "sub-1")).toBeUndefined();
+      expect(await store.release({ id: "n-3", owner: "r3", order: { key: "sub-1" } })).toBe(true);
+      expect(await store.get({ id: "n-3", order: { key: "sub-1" } })).toBeUndefined();
       expect(await claim(store, "n-4", "r4", T2)).toMatchObject({ status: "claimed" });
     });
 
@@ -221,7 +304,10 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       for (const [i, key] of keys.entries())
         expect(await claim(store, `n-${i}`, `o${i}`, T1, key)).toMatchObject({ status: "claimed" });
       for (const [i, key] of keys.entries())
-        expect(await store.get(`n-${i}`, key)).toMatchObject({ state: "processing", owner: `o${i}` });
+        expect(await store.get({ id: `n-${i}`, order: { key: key } })).toMatchObject({
+          state: "processing",
+          owner: `o${i}`,
+        });
     });
   });
 }

@@ -49,7 +49,7 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
     it("claims an unknown id for its first owner and records it as processing", async () => {
       const store = await open();
       expect(await store.get("n-1")).toBeUndefined();
-      expect(await claim(store, "o1")).toEqual({ status: "claimed", attempt: 1 });
+      expect(await claim(store, "o1")).toEqual({ status: "claimed", id: "n-1", owner: "o1", attempt: 1 });
       expect(await store.get("n-1")).toEqual({
         state: "processing",
         fingerprint: "f",
@@ -82,14 +82,14 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       const store = await open();
       await claim(store, "o1");
       await advance(LEASE + 20);
-      expect(await claim(store, "o2")).toEqual({ status: "claimed", attempt: 2 });
-      expect(await store.complete("n-1", "o1", { processed: false, message: "late" })).toBe(false);
-      expect(await store.extend("n-1", "o1", LEASE)).toBe(false);
-      expect(await store.fail("n-1", "o1", "late")).toBe(false);
-      expect(await store.markQueued("n-1", "o1")).toBe(false);
-      expect(await store.release("n-1", "o1")).toBe(false);
+      expect(await claim(store, "o2")).toEqual({ status: "claimed", id: "n-1", owner: "o2", attempt: 2 });
+      expect(await store.complete({ id: "n-1", owner: "o1" }, { processed: false, message: "late" })).toBe(false);
+      expect(await store.extend({ id: "n-1", owner: "o1" }, LEASE)).toBe(false);
+      expect(await store.fail({ id: "n-1", owner: "o1" }, "late")).toBe(false);
+      expect(await store.markQueued({ id: "n-1", owner: "o1" })).toBe(false);
+      expect(await store.release({ id: "n-1", owner: "o1" })).toBe(false);
       expect(await store.get("n-1")).toMatchObject({ state: "processing", owner: "o2", attempts: 2 });
-      expect(await store.complete("n-1", "o2", answer)).toBe(true);
+      expect(await store.complete({ id: "n-1", owner: "o2" }, answer)).toBe(true);
       expect(await store.get("n-1")).toMatchObject({ state: "completed", owner: "o2", attempts: 2, answer });
     });
 
@@ -97,9 +97,9 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       const store = await open();
       await claim(store, "o1");
       await advance(LEASE + 20);
-      expect(await claim(store, "o2", "other")).toEqual({ status: "claimed", attempt: 2 });
+      expect(await claim(store, "o2", "other")).toEqual({ status: "claimed", id: "n-1", owner: "o2", attempt: 2 });
       expect(await store.get("n-1")).toMatchObject({ state: "processing", owner: "o2", fingerprint: "other" });
-      expect(await store.complete("n-1", "o2", answer)).toBe(true);
+      expect(await store.complete({ id: "n-1", owner: "o2" }, answer)).toBe(true);
       expect(await claim(store, "o3", "other")).toEqual({ status: "completed", answer });
       expect(await claim(store, "o3", "f")).toEqual({ status: "conflict" });
     });
@@ -108,8 +108,8 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       const store = await open();
       await claim(store, "o1");
       await advance(100);
-      expect(await store.extend("n-1", "o2", 400)).toBe(false);
-      expect(await store.extend("n-1", "o1", 400)).toBe(true);
+      expect(await store.extend({ id: "n-1", owner: "o2" }, 400)).toBe(false);
+      expect(await store.extend({ id: "n-1", owner: "o1" }, 400)).toBe(true);
       await advance(100); // past the first lease, within the extended one
       const again = await claim(store, "o2");
       expect(again).toMatchObject({ status: "processing" });
@@ -119,7 +119,7 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
     it("answers a completed id with the stored answer, and a different payload as a conflict", async () => {
       const store = await open();
       await claim(store, "o1");
-      expect(await store.complete("n-1", "o1", answer)).toBe(true);
+      expect(await store.complete({ id: "n-1", owner: "o1" }, answer)).toBe(true);
       expect(await claim(store, "o2")).toEqual({ status: "completed", answer });
       expect(await claim(store, "o2", "other")).toEqual({ status: "conflict" });
       const record = await store.get("n-1");
@@ -129,29 +129,29 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
     it("records an outcome once: a completed record takes no second complete, fail, extend or release", async () => {
       const store = await open();
       await claim(store, "o1");
-      await store.complete("n-1", "o1", answer);
-      expect(await store.complete("n-1", "o1", { processed: true, message: "again" })).toBe(false);
-      expect(await store.fail("n-1", "o1", "handler_failed")).toBe(false);
-      expect(await store.extend("n-1", "o1", LEASE)).toBe(false);
-      expect(await store.release("n-1", "o1")).toBe(false);
+      await store.complete({ id: "n-1", owner: "o1" }, answer);
+      expect(await store.complete({ id: "n-1", owner: "o1" }, { processed: true, message: "again" })).toBe(false);
+      expect(await store.fail({ id: "n-1", owner: "o1" }, "handler_failed")).toBe(false);
+      expect(await store.extend({ id: "n-1", owner: "o1" }, LEASE)).toBe(false);
+      expect(await store.release({ id: "n-1", owner: "o1" })).toBe(false);
       expect(await store.get("n-1")).toMatchObject({ state: "completed", answer });
     });
 
     it("changes nothing for an id it does not know", async () => {
       const store = await open();
-      expect(await store.complete("n-1", "o1", answer)).toBe(false);
-      expect(await store.fail("n-1", "o1", "x")).toBe(false);
-      expect(await store.extend("n-1", "o1", LEASE)).toBe(false);
-      expect(await store.markQueued("n-1", "o1")).toBe(false);
-      expect(await store.release("n-1", "o1")).toBe(false);
+      expect(await store.complete({ id: "n-1", owner: "o1" }, answer)).toBe(false);
+      expect(await store.fail({ id: "n-1", owner: "o1" }, "x")).toBe(false);
+      expect(await store.extend({ id: "n-1", owner: "o1" }, LEASE)).toBe(false);
+      expect(await store.markQueued({ id: "n-1", owner: "o1" })).toBe(false);
+      expect(await store.release({ id: "n-1", owner: "o1" })).toBe(false);
       expect(await store.get("n-1")).toBeUndefined();
     });
 
     it("lets a failed record be taken over at once, counting attempts, even with a different payload", async () => {
       const store = await open();
       await claim(store, "o1");
-      expect(await store.fail("n-1", "o2", "handler_failed")).toBe(false);
-      expect(await store.fail("n-1", "o1", "handler_failed")).toBe(true);
+      expect(await store.fail({ id: "n-1", owner: "o2" }, "handler_failed")).toBe(false);
+      expect(await store.fail({ id: "n-1", owner: "o1" }, "handler_failed")).toBe(true);
       expect(await store.get("n-1")).toEqual({
         state: "failed",
         fingerprint: "f",
@@ -159,38 +159,43 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
         attempts: 1,
         error: "handler_failed",
       });
-      expect(await claim(store, "o2", "corrected")).toEqual({ status: "claimed", attempt: 2 });
+      expect(await claim(store, "o2", "corrected")).toEqual({ status: "claimed", id: "n-1", owner: "o2", attempt: 2 });
       const record = await store.get("n-1");
       expect(record).toMatchObject({ state: "processing", fingerprint: "corrected", owner: "o2", attempts: 2 });
       expect(record).not.toHaveProperty("error");
       expect(await claim(store, "o3", "f")).toMatchObject({ status: "processing" });
       await advance(LEASE + 20);
-      expect(await claim(store, "o3", "corrected")).toEqual({ status: "claimed", attempt: 3 });
+      expect(await claim(store, "o3", "corrected")).toEqual({ status: "claimed", id: "n-1", owner: "o3", attempt: 3 });
     });
 
     it("keeps queued records for workers: receivers see them as accepted, workers take them over", async () => {
       const store = await open();
       await claim(store, "r");
-      expect(await store.markQueued("n-1", "someone-else")).toBe(false);
-      expect(await store.markQueued("n-1", "r")).toBe(true);
+      expect(await store.markQueued({ id: "n-1", owner: "someone-else" })).toBe(false);
+      expect(await store.markQueued({ id: "n-1", owner: "r" })).toBe(true);
       await advance(LEASE + 20); // a queued record has no lease to run out
       expect(await claim(store, "r2")).toEqual({ status: "queued" });
       // A different payload under a queued id is not acknowledged: it waits for the queued one's outcome.
       expect(await claim(store, "r2", "other")).toEqual({ status: "processing", retryAfterMs: expect.any(Number) });
-      expect(await claim(store, "w", "f", { takeQueued: true })).toEqual({ status: "claimed", attempt: 2 });
-      expect(await store.complete("n-1", "w", answer)).toBe(true);
+      expect(await claim(store, "w", "f", { takeQueued: true })).toEqual({
+        status: "claimed",
+        id: "n-1",
+        owner: "w",
+        attempt: 2,
+      });
+      expect(await store.complete({ id: "n-1", owner: "w" }, answer)).toBe(true);
       expect(await claim(store, "r3")).toEqual({ status: "completed", answer });
     });
 
     it("releases a processing or queued claim for its owner, so a redelivery starts afresh", async () => {
       const store = await open();
       await claim(store, "o1");
-      expect(await store.release("n-1", "other")).toBe(false);
-      expect(await store.release("n-1", "o1")).toBe(true);
+      expect(await store.release({ id: "n-1", owner: "other" })).toBe(false);
+      expect(await store.release({ id: "n-1", owner: "o1" })).toBe(true);
       expect(await store.get("n-1")).toBeUndefined();
-      expect(await claim(store, "o2", "new")).toEqual({ status: "claimed", attempt: 1 });
-      await store.markQueued("n-1", "o2");
-      expect(await store.release("n-1", "o2")).toBe(true);
+      expect(await claim(store, "o2", "new")).toEqual({ status: "claimed", id: "n-1", owner: "o2", attempt: 1 });
+      await store.markQueued({ id: "n-1", owner: "o2" });
+      expect(await store.release({ id: "n-1", owner: "o2" })).toBe(true);
       expect(await store.get("n-1")).toBeUndefined();
     });
 
@@ -198,12 +203,12 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       const store = await open({ retentionSeconds: 1 });
       await claim(store, "o1");
       await advance(600);
-      await store.complete("n-1", "o1", answer);
+      await store.complete({ id: "n-1", owner: "o1" }, answer);
       await advance(600); // 1.2 s after the claim, 0.6 s after the completion
       expect(await store.get("n-1")).toMatchObject({ state: "completed" });
       await advance(500);
       expect(await store.get("n-1")).toBeUndefined();
-      expect(await claim(store, "o2", "g")).toEqual({ status: "claimed", attempt: 1 });
+      expect(await claim(store, "o2", "g")).toEqual({ status: "claimed", id: "n-1", owner: "o2", attempt: 1 });
     });
 
     it("keeps ids apart whatever characters they hold", async () => {
@@ -212,6 +217,8 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       for (const [i, id] of ids.entries()) {
         expect(await store.claim({ id, fingerprint: `f${i}`, owner: `o${i}`, leaseMs: LEASE })).toEqual({
           status: "claimed",
+          id,
+          owner: `o${i}`,
           attempt: 1,
         });
       }

@@ -71,8 +71,23 @@ describe("redaction", () => {
     expect(body.resource.renewal_event.payment_detail.card_info.cvc).toBe("987"); // input untouched
   });
 
-  it("leaves ids and epoch times alone even when their digits happen to pass the Luhn check", () => {
-    const out = redactNotification({ order_id: PAN, next_execution_time: 4111111111111, amount: 4111111111111111 });
-    expect(out).toEqual({ order_id: PAN, next_execution_time: 4111111111111, amount: REDACTED });
+  it("leaves epoch times alone even when their digits happen to pass the Luhn check, and ids that are no card number", () => {
+    const out = redactNotification({
+      order_id: "4111111111111112",
+      trace_id: "ORD-4111111111111",
+      next_execution_time: 4111111111111,
+      amount: 4111111111111111,
+    });
+    expect(out).toEqual({
+      order_id: "4111111111111112",
+      trace_id: "ORD-4111111111111",
+      next_execution_time: 4111111111111,
+      amount: REDACTED,
+    });
+  });
+
+  it("redacts an id that is a card number: an id is no excuse", () => {
+    const out = redactNotification({ payer_id: PAN, order_id: "4111-1111-1111-1111", id: 4111111111111111 });
+    expect(out).toEqual({ payer_id: REDACTED, order_id: REDACTED, id: REDACTED });
   });
 });

@@ -63,7 +63,7 @@ describe("ordering with a BullMQ queue: the worker checks again before running",
     expect(onRenew).not.toHaveBeenCalled();
     expect(onStale).toHaveBeenCalledTimes(1);
     expect(onStale.mock.calls[0]![1].previousPosition).toBe("2026-03-01T02:00:00Z");
-    const record = await store.get(renewal.id, "M-1:SUB-queued");
+    const record = await store.get({ id: renewal.id, order: { key: "M-1:SUB-queued" } });
     expect(record).toMatchObject({ state: "completed", answer: { processed: true } });
     expect(record!.answer!.message).toMatch(/^stale: /);
     // A redelivery of the renewal is now a duplicate.

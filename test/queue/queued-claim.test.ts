@@ -60,9 +60,9 @@ describe("a notification waiting in inProcessQueue", () => {
     await receiver.handle(post(waiting));
     // Another process takes the record over (as after a lapse it could not see renewed) and completes it.
     const record = (await store.get(waiting.id))!;
-    store.release(waiting.id, record.owner!);
+    store.release({ id: waiting.id, owner: record.owner! });
     store.claim({ id: waiting.id, fingerprint: record.fingerprint, owner: "elsewhere", leaseMs: 60_000 });
-    store.complete(waiting.id, "elsewhere", { processed: true, message: "processed" });
+    store.complete({ id: waiting.id, owner: "elsewhere" }, { processed: true, message: "processed" });
 
     release();
     await queue.close();

@@ -1,24 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { createReceiver, memoryStore, StoreUnavailableError, type IdempotencyStore } from "merchant-webhooks";
+import { createReceiver } from "merchant-webhooks";
 import { closeOnSignals } from "merchant-webhooks/bullmq";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
+import { storeThatCannotComplete } from "../support/store-that-cannot-complete.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
-
-/** A store that claims but never takes a completion: the receiver keeps retrying it in the background. */
-function storeThatCannotComplete(): IdempotencyStore {
-  const store = memoryStore();
-  return {
-    claim: (request) => store.claim(request),
-    extend: (id, owner, leaseMs) => store.extend(id, owner, leaseMs),
-    complete: () => Promise.reject(new StoreUnavailableError("connection refused")),
-    fail: (id, owner, error) => store.fail(id, owner, error),
-    markQueued: (id, owner) => store.markQueued(id, owner),
-    release: (id, owner) => store.release(id, owner),
-    get: (id) => store.get(id),
-  };
-}
 
 async function receiverWithUnfinishedWork() {
   const { logger, lines } = captureLogger();

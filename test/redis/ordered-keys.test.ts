@@ -31,7 +31,10 @@ describe("redisStore keys of notifications claimed in order", () => {
       leaseMs: 30_000,
       order: { key: orderKey, position: "2026-03-01T02:00:00.25" },
     });
-    await store.complete("evt-1", "o1", { processed: true, message: "processed" }, orderKey);
+    await store.complete(
+      { id: "evt-1", owner: "o1", order: { key: orderKey } },
+      { processed: true, message: "processed" },
+    );
     const keys = orderedKeys(prefix, orderKey, "evt-1");
     expect(keys.record).toBe(`${prefix}{M-1:SUB-9}:n:evt-1`);
     expect(hashTagOf(keys.record)).toBe(hashTagOf(keys.order));

@@ -80,10 +80,12 @@ describe("a receiver process killed in the middle of a handler", () => {
     expect(completed.owner).not.toBe(claimed.owner);
 
     // Writes still carrying the dead owner's token, as a paused process or a late command would send.
-    expect(await store.complete(hung.id, claimed.owner!, { processed: false, message: "late" })).toBe(false);
-    expect(await store.fail(hung.id, claimed.owner!, "handler_failed")).toBe(false);
-    expect(await store.extend(hung.id, claimed.owner!, LEASE_MS)).toBe(false);
-    expect(await store.release(hung.id, claimed.owner!)).toBe(false);
+    expect(await store.complete({ id: hung.id, owner: claimed.owner! }, { processed: false, message: "late" })).toBe(
+      false,
+    );
+    expect(await store.fail({ id: hung.id, owner: claimed.owner! }, "handler_failed")).toBe(false);
+    expect(await store.extend({ id: hung.id, owner: claimed.owner! }, LEASE_MS)).toBe(false);
+    expect(await store.release({ id: hung.id, owner: claimed.owner! })).toBe(false);
     expect(await store.get(hung.id)).toEqual(completed);
 
     const duplicate = await deliverPast503(survivor.url, hung);

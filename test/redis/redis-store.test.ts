@@ -58,7 +58,7 @@ describe("redisStore on a shared Redis", () => {
       leaseUntil: expect.stringMatching(/^\d{13}$/),
     });
     await redis.pexpire(key, 5_000); // pretend most of the retention has passed
-    await store.complete("keys", "o1", answer);
+    await store.complete({ id: "keys", owner: "o1" }, answer);
     expect(await redis.hgetall(key)).toEqual({
       state: "completed",
       fingerprint: "f",
@@ -73,7 +73,7 @@ describe("redisStore on a shared Redis", () => {
     const store = open({ retentionSeconds: 1 });
     await store.claim(request("o1", { id: "long-lease", leaseMs: 60_000 }));
     expect(await redis.pttl(`${prefix}long-lease`)).toBeGreaterThan(59_000);
-    await store.complete("long-lease", "o1", answer);
+    await store.complete({ id: "long-lease", owner: "o1" }, answer);
     expect(await redis.pttl(`${prefix}long-lease`)).toBeLessThanOrEqual(1_000);
   });
 
@@ -194,12 +194,17 @@ describe("redisStore when Redis is away", () => {
     // The claim reached Redis after its caller gave up (and answered 503): the next delivery is not
     // kept waiting for the 30 s lease of a claim nobody works on.
     await eventually(async () => (await store.get("late"))?.attempts === 1, 2_000, "the late claim");
-    expect(await store.claim(request("o2", { id: "late" }))).toEqual({ status: "claimed", attempt: 2 });
+    expect(await store.claim(request("o2", { id: "late" }))).toEqual({
+      status: "claimed",
+      id: "late",
+      owner: "o2",
+      attempt: 2,
+    });
   });
 
   it("fails at once while Redis is down, and works again in the same process when it is back", async () => {
     const store = open();
-    expect(await store.claim(request("o1", { id: "before" }))).toEqual({ status: "claimed", attempt: 1 });
+    expect(await store.claim(request("o1", { id: "before" }))).toMatchObject({ status: "claimed", attempt: 1 });
     await server.stop();
     for (let i = 0; i < 5; i++) {
       const down = await timed(() => store.claim(request("o1", { id: `down-${i}` })));
@@ -212,7 +217,7 @@ describe("redisStore when Redis is away", () => {
       5_000,
       "the store to reach Redis again",
     );
-    expect(back).toEqual({ status: "claimed", attempt: 1 });
-    expect(await store.complete("after", "o1", answer)).toBe(true);
+    expect(back).toEqual({ status: "claimed", id: "after", owner: "o1", attempt: 1 });
+    expect(await store.complete({ id: "after", owner: "o1" }, answer)).toBe(true);
   });
 });

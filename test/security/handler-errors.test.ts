@@ -54,7 +54,13 @@ describe("handler errors pass card redaction before they are logged or stored", 
         prefix,
         idempotency: store,
         logger,
-        onRenew: () => Promise.reject(leakyError()),
+        onRenew: (n) => {
+          const err = leakyError();
+          // What a payment library's error often says: the holder's name, as the notification spells it or not.
+          const holder = n.resource.renewal_event!.payment_detail!.card_info!.holder_name!;
+          err.message += ` (holder ${holder}, subscriber ${n.resource.subscriber!.name}, ${holder.toLowerCase()})`;
+          return Promise.reject(err);
+        },
       });
       try {
         await eventually(
@@ -66,6 +72,14 @@ describe("handler errors pass card redaction before they are logged or stored", 
         expect(job.failedReason).toContain("charge declined for card");
         const stored = JSON.stringify([job.failedReason, job.stacktrace]);
         for (const leak of LEAKS) expect(stored).not.toContain(leak);
+        const holder = body.resource.renewal_event.payment_detail.card_info.holder_name;
+        const name = body.resource.subscriber.name;
+        expect(holder.length).toBeGreaterThan(3);
+        expect(job.failedReason).toContain("(holder [REDACTED], subscriber [REDACTED], [REDACTED])");
+        for (const leak of [holder, name, holder.toLowerCase()]) {
+          expect(stored).not.toContain(leak);
+          expect(text()).not.toContain(leak);
+        }
         expect(text()).toContain("notification failed");
         for (const leak of LEAKS) expect(text()).not.toContain(leak);
       } finally {

@@ -12,7 +12,12 @@ const CARD_TEXTS = [
   ["double-space separated", "card 4111  1111  1111  1111", "4111  1111  1111  1111"],
   ["13 digits", "old visa 4222222222222", "4222222222222"],
   ["14 digits", "diners 36227206271667", "36227206271667"],
+  ["glued to a reference", "ref 125555 5555 5555 4444", "5555 5555 4444"],
+  ["dashes after short numbers", "ref 7-55-5555-5555-5555-4444 ok", "5555-5555-5555-4444"],
+  ["glued digits on both sides", "x 93782822463100057 y", "378282246310005"],
 ] as const;
+
+const PAN_AS_ID = "4000056655665556";
 
 const PAN_AS_NUMBER = 4111111111111111;
 const EMAIL = "payer.private@example.org";
@@ -32,6 +37,7 @@ function leakyNotification() {
   body.resource.renewal_event.payment_detail.metadata = {
     ...Object.fromEntries(CARD_TEXTS.map(([name, text]) => [name.replace(/\W/g, "_"), text])),
     stored_number: PAN_AS_NUMBER,
+    payer_id: PAN_AS_ID,
     contact: EMAIL,
     seen_from: IPV4,
     note: `mail ${EMAIL} from ${IPV6} please`,
@@ -46,6 +52,7 @@ const SECRETS = [
   "pwd-7340",
   "ctr-secret-9911",
   String(PAN_AS_NUMBER),
+  PAN_AS_ID,
   EMAIL,
   IPV4,
   IPV6,
@@ -78,6 +85,25 @@ describe("redaction of what a first review missed", () => {
       CardPwd: REDACTED,
       cvc_result: "M",
     });
+  });
+
+  it("finds a card number after any digits, however grouped by single spaces or dashes", () => {
+    const pans = ["4111111111111111", "5555555555554444", "378282246310005", "4222222222222", "6011000990139424"];
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let round = 0; round < 400; round++) {
+      const pan = pans[round % pans.length]!;
+      const sep = [" ", "-"][random(2)]!;
+      let grouped = "";
+      for (let i = 0; i < pan.length; i++) grouped += (i > 0 && random(4) === 0 ? sep : "") + pan[i];
+      const prefix = Array.from({ length: random(4) }, () => String(random(1000))).join(sep);
+      const text = `ref ${prefix}${prefix ? sep : ""}${grouped} end`;
+      const out = redactNotification({ note: text }).note;
+      expect(out.replace(/[^0-9]/g, ""), text).not.toContain(pan);
+    }
   });
 
   it("leaves ordinary numbers, times and versions readable", () => {

@@ -3,7 +3,7 @@ import type { IdempotencyStore } from "../../src/idempotency/store.js";
 /**
  * `store`, calling `completed(id)` after each completion it records (including ones retried in the
  * background), so a test process can journal exactly which notifications it saw through. Every call
- * passes all its arguments on: a record claimed in order is found only with its `orderKey`.
+ * passes all its arguments on.
  */
 export function onCompletion(store: IdempotencyStore, completed: (id: string) => Promise<unknown>): IdempotencyStore {
   return {
@@ -12,7 +12,7 @@ export function onCompletion(store: IdempotencyStore, completed: (id: string) =>
     extend: (...args) => store.extend(...args),
     async complete(...args) {
       const done = await store.complete(...args);
-      if (done) await completed(args[0]);
+      if (done) await completed(args[0].id);
       return done;
     },
     fail: (...args) => store.fail(...args),
