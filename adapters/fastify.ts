@@ -2,7 +2,7 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply } from "fastify";
 import { createReceiver, type EarlyRejection } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import type { ReceiverResponse } from "../src/answer/answer.js";
-import { readNodeBody } from "./http/read-node-body.js";
+import { readNodeBody } from "../src/shared/read-node-body.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 

@@ -3,7 +3,7 @@ import { createReceiver, type Receiver } from "merchant-webhooks";
 import { redisStore, type RedisStore } from "merchant-webhooks/redis";
 import { clusterClient } from "../test/cluster/fixtures/cluster-client.js";
 import { startTestCluster } from "../test/cluster/fixtures/redis-cluster.js";
-import { ownRedisServer } from "../test/redis/fixtures/redis.js";
+import { ownRedisServer } from "../test/support/redis.js";
 import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
 
 /**

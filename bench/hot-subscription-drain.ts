@@ -4,7 +4,7 @@ import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
-import { removeKeys } from "../test/redis/fixtures/redis.js";
+import { removeKeys } from "../test/support/redis.js";
 import { JSON_HEADERS } from "./renewal-body.js";
 
 /**

@@ -4,7 +4,7 @@ import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
 import { JSON_HEADERS } from "./renewal-body.js";
 import { Redis } from "ioredis";
-import { removeKeys } from "../test/redis/fixtures/redis.js";
+import { removeKeys } from "../test/support/redis.js";
 import { latencySummary, ms } from "./latency-stats.js";
 
 /**

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Receiver } from "../../src/receiver/create-receiver.js";
 import type { ReceiverResponse } from "../../src/answer/answer.js";
-import { readNodeBody } from "./read-node-body.js";
+import { readNodeBody } from "../../src/shared/read-node-body.js";
 
 /** Has an earlier middleware left the bytes or a parse of them on `req.body`? */
 function bodyLeftBy(

@@ -1,7 +1,6 @@
 import type { Receiver } from "../../src/receiver/create-receiver.js";
 import type { ReceiverResponse } from "../../src/answer/answer.js";
 import { readWebBody } from "./read-web-body.js";
-import { toWebResponse } from "./web-response.js";
 
 /** Feed a Fetch API `Request` to the core: the body is read once, within the receiver's limits. */
 async function handleWebRequest(receiver: Receiver, request: Request): Promise<ReceiverResponse> {
@@ -24,4 +23,9 @@ export function webHandler(receiver: Receiver): (request: Request) => Promise<Re
       return toWebResponse(receiver.internalError(err));
     }
   };
+}
+
+/** The core's answer as a Fetch API `Response`, byte for byte what the Node adapters write. */
+export function toWebResponse(response: ReceiverResponse): Response {
+  return new Response(response.body, { status: response.status, headers: response.headers });
 }

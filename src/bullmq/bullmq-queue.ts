@@ -1,7 +1,8 @@
 import { Queue, type JobsOptions, type QueueOptions } from "bullmq";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
+import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
+import { withTimeout } from "../shared/time-limit.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 import { sealingKey, type EncryptionKey } from "./seal.js";
@@ -129,9 +130,13 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     durable: true,
     queue,
     enqueue: (item) =>
-      within(add(item), timeoutMs, () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`)),
+      withTimeout(
+        add(item),
+        timeoutMs,
+        () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`),
+      ),
     async has(id) {
-      const state = await within(
+      const state = await withTimeout(
         queue.getJobState(jobIdFor(id)),
         timeoutMs,
         () => new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`),
@@ -141,7 +146,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     },
     async ping() {
       // No offline queue on this connection: a PING while Redis is down is refused at once.
-      await within(
+      await withTimeout(
         handle.client.ping(),
         timeoutMs,
         () => new QueueUnavailableError(`Redis did not answer within ${timeoutMs} ms`),
@@ -151,7 +156,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
       const limit = closeTimeoutOf(closeOptions, DEFAULT_CLOSE_TIMEOUT_MS);
       // Past the limit the connection closes under the adds still waiting: they fail, and their
       // receivers answer 503, so the sender keeps those notifications.
-      await within(queue.close(), limit, () => new Error("queue not closed in time")).catch(() => {});
+      await withTimeout(queue.close(), limit, () => new Error("queue not closed in time")).catch(() => {});
       await closeIfOwned(handle);
     },
   };

@@ -1,4 +1,4 @@
-import { isClusterConnection, type RedisConnection } from "../redis/clients.js";
+import { isClusterConnection, type RedisConnection } from "../redis/connect.js";
 
 /** BullMQ's key prefix when none is given. */
 const BULLMQ_DEFAULT_PREFIX = "bull";

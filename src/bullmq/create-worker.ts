@@ -8,7 +8,7 @@ import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/ha
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/clients.js";
+import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/connect.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobProcessor } from "./job-processor.js";
 import type { JobOutcome, JobRunner } from "./process-job.js";
@@ -20,6 +20,7 @@ import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { settlesWithin } from "../shared/time-limit.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -189,22 +190,4 @@ function keysFrom(input: CreateWorkerOptions["encryptionKey"]): SealingKey[] {
   const list: readonly EncryptionKey[] =
     typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
   return list.map(sealingKey);
-}
-
-async function settlesWithin(task: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), ms);
-  });
-  try {
-    return await Promise.race([
-      task.then(
-        () => true,
-        () => true,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,6 +1,6 @@
 import { Queue } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
-import { within } from "../redis/clients.js";
+import { withTimeout } from "../shared/time-limit.js";
 import { observeFailedSet } from "../telemetry/telemetry.js";
 
 /** Longest a count of the failed set may take at collection time (the worker's connection never gives up). */
@@ -20,7 +20,7 @@ export function gaugeFailedSet(name: string, prefix: string | undefined, client:
         queue = new Queue(name, { connection: client, ...(prefix ? { prefix } : {}) });
         queue.on("error", () => {});
       }
-      return within(queue.getFailedCount(), COUNT_TIMEOUT_MS, () => new Error("failed set not counted in time"));
+      return withTimeout(queue.getFailedCount(), COUNT_TIMEOUT_MS, () => new Error("failed set not counted in time"));
     },
   });
   return async () => {

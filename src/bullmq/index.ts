@@ -24,5 +24,5 @@ export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "../li
 export type { CloseOptions } from "../lifecycle/close-options.js";
 export { jobIdFor } from "./job-id.js";
 export type { NotificationJobData } from "./job-data.js";
-export type { RedisConnection } from "../redis/clients.js";
+export type { RedisConnection } from "../redis/connect.js";
 export { type EncryptionKey, type SealedPayload } from "./seal.js";

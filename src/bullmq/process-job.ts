@@ -4,15 +4,15 @@ import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
-import { validationMessage } from "../receiver/validation-message.js";
+import { validationMessage } from "../schema/validation-message.js";
 import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
 import type { OrderClaim } from "../idempotency/store.js";
-import { claimedOrder } from "../ordering/claimed-order.js";
+import { claimedOrder } from "../dispatch/claimed-order.js";
 import { notificationIn, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
-import { within } from "../redis/clients.js";
+import { withTimeout } from "../shared/time-limit.js";
 import { SealError, type SealingKey } from "./seal.js";
-import type { HandlerObserver } from "../telemetry/observe-handler.js";
+import type { HandlerObserver } from "../dispatch/handler-observer.js";
 
 /** A job's data once opened and validated. */
 interface ReadJobData {
@@ -200,7 +200,7 @@ async function waiterJobData(
   runner: JobRunner,
 ): Promise<(ReadJobData & { job: Job<NotificationJobData> }) | undefined> {
   try {
-    const other = await within(
+    const other = await withTimeout(
       // The job's own queue handle (protected in BullMQ's types) reaches its sibling jobs.
       Job.fromId<NotificationJobData>((job as unknown as { queue: MinimalQueue }).queue, jobIdFor(id)),
       WORKER_CALL_TIMEOUT_MS,
@@ -216,7 +216,7 @@ async function waiterJobData(
 /** A job whose notification ran here has nothing left to do: remove it unless its own worker has it. */
 async function removeDone(job: Job | undefined): Promise<void> {
   if (!job) return;
-  await within(job.remove(), WORKER_CALL_TIMEOUT_MS, () => new Error("job removal timed out")).catch(() => {});
+  await withTimeout(job.remove(), WORKER_CALL_TIMEOUT_MS, () => new Error("job removal timed out")).catch(() => {});
 }
 
 function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
@@ -261,7 +261,7 @@ function recheckDelay(job: Job): number {
  * deadline the job is left active; its lock lapses and BullMQ's stalled-job check puts it back.
  */
 async function postpone(job: Job, token: string | undefined, delayMs: number): Promise<never> {
-  await within(
+  await withTimeout(
     job.moveToDelayed(Date.now() + Math.max(1, delayMs), token),
     WORKER_CALL_TIMEOUT_MS,
     () => new Postponed(),

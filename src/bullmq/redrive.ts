@@ -1,7 +1,8 @@
 import { Queue, type Job } from "bullmq";
 import { Cluster, type Redis } from "ioredis";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { closeIfOwned, producerConnection, within, type RedisConnection } from "../redis/clients.js";
+import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
+import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 
@@ -99,7 +100,7 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
   };
   try {
     const connectMs = options.connectTimeoutMs ?? 5_000;
-    await within(
+    await withTimeout(
       queue.waitUntilReady(),
       connectMs,
       () => new Error(`could not connect to Redis within ${connectMs} ms`),

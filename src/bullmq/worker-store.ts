@@ -1,5 +1,5 @@
 import type { IdempotencyStore } from "../idempotency/store.js";
-import type { RedisConnection } from "../redis/clients.js";
+import type { RedisConnection } from "../redis/connect.js";
 import { redisStore } from "../redis/index.js";
 
 export interface WorkerStore {

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { pathOf } from "../receiver/validation-message.js";
+import { pathOf } from "../schema/validation-message.js";
 import type { StatusDetail } from "../schema/index.js";
 
 export type PaymentApiErrorCode = "REDIRECT_REFUSED" | "RESPONSE_TOO_LARGE";

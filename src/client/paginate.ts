@@ -1,4 +1,4 @@
-import { canonicalJson } from "../receiver/canonical-json.js";
+import { canonicalJson } from "../shared/canonical-json.js";
 import { createHash } from "node:crypto";
 import { InvalidRequestError, PaymentApiError } from "./errors.js";
 import type { ListEndpoint } from "./list-endpoints.js";

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { statusDetailSchema } from "../schema/shared.js";
-import { pathOf } from "../receiver/validation-message.js";
+import { pathOf } from "../schema/validation-message.js";
 import { PaymentApiError } from "./errors.js";
 import { readCappedBody, ResponseTooLargeError } from "./read-capped-body.js";
 import { certainlyNotSent, retryDelay, type ResolvedRetryPolicy } from "./retry-policy.js";

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import { eventObjectOf, type AnyEventObject, type SubscriptionNotification } from "../schema/index.js";
 import { SUBSCRIPTION_EVENTS } from "../schema/event-types.js";
 import type { HandlerContext } from "./handlers.js";
-import { positionToRfc3339 } from "../ordering/position.js";
+import { positionToRfc3339 } from "../idempotency/position.js";
 
 export interface HandlerContextInput {
   notification: SubscriptionNotification;

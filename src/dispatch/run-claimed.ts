@@ -11,8 +11,8 @@ import {
   type SubscriptionHandlers,
 } from "./handlers.js";
 import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
-import type { ClaimedOrder } from "../ordering/claimed-order.js";
-import type { HandlerObserver } from "../telemetry/observe-handler.js";
+import type { ClaimedOrder } from "./claimed-order.js";
+import type { HandlerObserver } from "./handler-observer.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
 export interface ClaimedRun {

@@ -1,4 +1,4 @@
-import { isBefore } from "../ordering/position.js";
+import { isBefore } from "./position.js";
 
 /** One order key's state in the memory store. */
 interface OrderEntry {

@@ -14,7 +14,7 @@ import {
   type OrderClaim,
 } from "./store.js";
 import { memoryOrders } from "./memory-orders.js";
-import { isBefore } from "../ordering/position.js";
+import { isBefore } from "./position.js";
 
 const MEMORY_STORE_KEYS = {
   retentionSeconds: true,

@@ -1,7 +1,7 @@
 import type { Handler } from "../dispatch/handlers.js";
 import type { OrderClaim } from "../idempotency/store.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { isBefore, sortablePosition, type SortablePosition } from "./position.js";
+import { isBefore, sortablePosition, type SortablePosition } from "../idempotency/position.js";
 
 export interface OrderingOptions {
   /**

@@ -1,5 +1,6 @@
 import PQueue from "p-queue";
 import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { settlesWithin } from "../shared/time-limit.js";
 import type { NotificationQueue, QueuedNotification } from "./queue.js";
 import { QueueFullError } from "./queue-full-error.js";
 
@@ -56,9 +57,7 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
     async close(closeOptions) {
       closing = true;
       const limit = closeTimeoutOf(closeOptions, options.drainTimeoutMs ?? 30_000);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([queue.onIdle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, limit)))]);
-      clearTimeout(timer);
+      await settlesWithin(queue.onIdle(), limit);
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { settlesWithin } from "../shared/time-limit.js";
 
 /** Work a receiver keeps doing after it answered: completion records being retried, recordings. */
 export interface Background {
@@ -21,12 +22,7 @@ export function background(logger: Logger): Background {
       task.finally(() => pending.delete(task)).catch(() => {});
     },
     async settle(timeoutMs) {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, timeoutMs);
-      });
-      await Promise.race([Promise.allSettled([...pending.keys()]), late]);
-      clearTimeout(timer);
+      await settlesWithin(Promise.allSettled([...pending.keys()]), timeoutMs);
       if (pending.size === 0) return true;
       logger.warn(
         { abandoned: [...pending.values()], timeout_ms: timeoutMs },

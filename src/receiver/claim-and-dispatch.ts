@@ -9,7 +9,7 @@ import { UNOBSERVED, type ReceiveObservation } from "../telemetry/observe-receiv
 import type { Background } from "./background.js";
 import type { ResolvedOptions } from "./resolve-options.js";
 import { verdict, type LogFields, type Verdict } from "./verdict.js";
-import { claimedOrder, SUBSCRIPTION_BUSY } from "../ordering/claimed-order.js";
+import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { orderOrMisconfigured } from "../ordering/order-of.js";
 
 /** An accepted notification, as intake hands it on. */
@@ -123,7 +123,7 @@ export function claimAndDispatch(
         );
       try {
         // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
-        await observation.within(() =>
+        await observation.inSpan(() =>
           options.queue!.enqueue({
             id,
             fingerprint,

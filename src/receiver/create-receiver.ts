@@ -3,7 +3,7 @@ import { recordingOf } from "../recording/recorder.js";
 import { answerAndLog } from "./answer-and-log.js";
 import { background } from "./background.js";
 import { claimAndDispatch } from "./claim-and-dispatch.js";
-import { earlyVerdict, internalErrorVerdict } from "./early-answers.js";
+import { earlyVerdict, internalErrorVerdict } from "./early-verdicts.js";
 import { intake, type EarlyRejection, type Intake, type ReceiverRequest } from "./intake.js";
 import type { ReceiverOptions } from "./options.js";
 import { resolveOptions } from "./resolve-options.js";

@@ -1,4 +1,4 @@
-import { canonicalJson } from "./canonical-json.js";
+import { canonicalJson } from "../shared/canonical-json.js";
 import type * as NodeCrypto from "node:crypto";
 
 /**

@@ -1,5 +1,6 @@
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { NotificationQueue } from "../queue/queue.js";
+import { withTimeout } from "../shared/time-limit.js";
 
 /** `up` answered the ping; `down` failed it or missed the time-out; `unknown` has no ping; `none` is not configured. */
 export type HealthState = "up" | "down" | "unknown" | "none";
@@ -61,20 +62,11 @@ function downSince(store: IdempotencyStore, state: HealthState): number | undefi
   return connection?.state === "down" ? Math.min(connection.since, seen) : seen;
 }
 
+/** `up` when `ping` resolves within `timeoutMs`; `down` when it rejects, throws or is late. */
 async function stateOf(ping: () => unknown, timeoutMs: number): Promise<"up" | "down"> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<"down">((resolve) => {
-    timer = setTimeout(() => resolve("down"), timeoutMs);
-  });
-  try {
-    const answered = Promise.resolve()
-      .then(ping)
-      .then(
-        () => "up" as const,
-        () => "down" as const,
-      );
-    return await Promise.race([answered, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const answered = Promise.resolve().then(ping);
+  return withTimeout(answered, timeoutMs, () => new Error("ping late")).then(
+    () => "up" as const,
+    () => "down" as const,
+  );
 }

@@ -12,7 +12,7 @@ import { contentTypeProblem } from "./content-type.js";
 import { normalizeHeaders, type HeaderSource } from "./headers.js";
 import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
 import { parseJsonObject } from "./parse-json.js";
-import { validationMessage } from "./validation-message.js";
+import { validationMessage } from "../schema/validation-message.js";
 import { verdict, type Verdict } from "./verdict.js";
 
 /** Longest piece of a sender's header text put in a log line. */

@@ -2,7 +2,7 @@ import type { Answer } from "../answer/answer.js";
 import { OUTCOMES, type Outcome } from "../answer/outcomes.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
-import { earlyVerdict } from "./early-answers.js";
+import { earlyVerdict } from "./early-verdicts.js";
 import type { HeaderSource } from "./headers.js";
 import { intake } from "./intake.js";
 import { DEFAULT_BODY_LIMIT } from "./options.js";

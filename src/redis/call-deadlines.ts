@@ -62,7 +62,7 @@ export function callDeadlines(): <T>(task: Promise<T>, deadline: number) => Prom
   }
 
   /** Rejects if `task` has not settled by `deadline` (a `performance.now()` time); the task keeps running, its late outcome ignored. */
-  return function within<T>(task: Promise<T>, deadline: number): Promise<T> {
+  return function beforeDeadline<T>(task: Promise<T>, deadline: number): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = {
         deadline,

@@ -1,7 +1,7 @@
 // merchant-webhooks/redis: the idempotency store shared by receivers and workers through one Redis.
 export { redisStore, DEFAULT_REDIS_PREFIX, type RedisStore, type RedisStoreOptions } from "./redis-store.js";
-export { failFastRedisOptions, DEFAULT_STORE_TIMEOUT_MS, type RedisClient } from "./connection.js";
-export type { RedisConnection } from "./clients.js";
+export { failFastRedisOptions, DEFAULT_STORE_TIMEOUT_MS, type RedisClient } from "./fail-fast-connection.js";
+export type { RedisConnection } from "./connect.js";
 export { StoreUnavailableError } from "../idempotency/store.js";
 export {
   redisStreamRecorder,
@@ -11,4 +11,4 @@ export {
   type RedisStreamRecorder,
   type RedisStreamRecorderOptions,
   type ReadRedisStreamOptions,
-} from "../recording/redis-stream-recorder.js";
+} from "./stream-recorder.js";

@@ -10,8 +10,8 @@ import type {
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
-import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection } from "./connection.js";
-import { connectionOf, type ConnectionOption } from "./clients.js";
+import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection } from "./fail-fast-connection.js";
+import { connectionOf, type ConnectionOption } from "./connect.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";

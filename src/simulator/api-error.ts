@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { pathOf } from "../receiver/validation-message.js";
+import { pathOf } from "../schema/validation-message.js";
 
 /**
  * A refusal the simulator answers with `{ status_detail: { name, message, details } }`. The platform's

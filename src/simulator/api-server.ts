@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { readNodeBody } from "../../adapters/http/read-node-body.js";
+import { readNodeBody } from "../shared/read-node-body.js";
 import { SimulatorApiError } from "./api-error.js";
 import { nearest } from "../lifecycle/option-keys.js";
 

@@ -1,18 +1,10 @@
 import type { Context } from "@opentelemetry/api";
+import type { HandlerFields, HandlerObserver } from "../dispatch/handler-observer.js";
 import { HandlerTimeoutError, LeaseLostError } from "../dispatch/run-handler.js";
 import { ATTR, eventTypeLabel, idAttribute } from "./attributes.js";
 import type { Telemetry } from "./telemetry.js";
 
-/** What a handler span says about the notification it ran for. */
-export interface HandlerFields {
-  notificationId: string;
-  eventType: string;
-  attempt: number;
-  source: "receiver" | "worker";
-}
-
-/** Runs a handler (`run`) observed as `observeHandler` does, the source and parent already chosen. */
-export type HandlerObserver = <T>(fields: Omit<HandlerFields, "source">, run: () => Promise<T>) => Promise<T>;
+export type { HandlerFields, HandlerObserver };
 
 /**
  * Run a handler inside a `webhook.handler` span, child of `parent`, and record its duration. The span

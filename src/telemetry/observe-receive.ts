@@ -9,7 +9,7 @@ import { currentTelemetry, type Telemetry } from "./telemetry.js";
 /** One request's telemetry, from its arrival to its answer. */
 export interface ReceiveObservation {
   /** Run `task` with the notification's span active (an enqueue, so a BullMQ producer span joins the trace). */
-  within<T>(task: () => T): T;
+  inSpan<T>(task: () => T): T;
   /** Run the handler in a child span and record its duration. */
   handler: HandlerObserver;
   /** The trace context to put in a queued job (W3C `traceparent`, `tracestate`), or undefined. */
@@ -20,7 +20,7 @@ export interface ReceiveObservation {
 
 /** With nothing registered: every method passes straight through, and nothing is allocated per request. */
 export const UNOBSERVED: ReceiveObservation = {
-  within: (task) => task(),
+  inSpan: (task) => task(),
   handler: (_fields, run) => run(),
   carrier: () => undefined,
   end: () => {},
@@ -48,7 +48,7 @@ function startObservation(telemetry: Telemetry, headers: HeaderSource): ReceiveO
   const context: Context = span ? api.trace.setSpan(parent, span) : parent;
 
   return {
-    within: (task) => api.context.with(context, task),
+    inSpan: (task) => api.context.with(context, task),
     handler: (fields, run) => observeHandler(telemetry, context, { ...fields, source: "receiver" }, run),
     carrier() {
       if (!span) return undefined;

@@ -7,8 +7,8 @@ import {
   subscriptionWebhook,
   type BodyParserErrorHandlerOptions,
 } from "merchant-webhooks/express";
-import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { captureLogger, silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 
 const HOOK = "/webhooks/subscriptions";
 

@@ -3,8 +3,8 @@ import express4 from "express4";
 import request from "supertest";
 import { describe, expect, it, vi } from "vitest";
 import { subscriptionWebhook } from "merchant-webhooks/express";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 
 const SECRET_HEADER = "x-test-signature";
 const verify = (raw: Uint8Array, headers: Readonly<Record<string, string>>) =>

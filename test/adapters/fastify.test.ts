@@ -1,8 +1,8 @@
 import Fastify from "fastify";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { subscriptionWebhook } from "merchant-webhooks/fastify";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 
 const apps: ReturnType<typeof Fastify>[] = [];
 afterEach(async () => {

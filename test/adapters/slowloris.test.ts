@@ -7,7 +7,7 @@ import { subscriptionWebhook as expressWebhook } from "merchant-webhooks/express
 import { subscriptionWebhook as fastifyWebhook } from "merchant-webhooks/fastify";
 import { subscriptionWebhook as nodeWebhook } from "merchant-webhooks/node";
 import type { ReceiverOptions } from "merchant-webhooks";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 import { listen } from "../conformance/clients.js";
 
 const closers: Array<() => Promise<unknown>> = [];

@@ -1,13 +1,59 @@
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
+import { appendFileSync, cpSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
-const script = fileURLToPath(new URL("../../.ci/check-layers.mjs", import.meta.url));
+const root = fileURLToPath(new URL("../..", import.meta.url));
+const script = join(root, ".ci/check-layers.mjs");
 
-/** ARCHITECTURE.md's layers, held: no import runs up a layer or outside them, and there is no cycle. */
+/** The check's output and exit code on the tree at `dir`. */
+function check(dir: string) {
+  const run = spawnSync(process.execPath, [script, dir], { encoding: "utf8" });
+  return { code: run.status, output: run.stdout + run.stderr };
+}
+
+/** A copy of src/ and adapters/ to plant imports in. */
+function copyOfTree(): string {
+  const dir = mkdtempSync(join(tmpdir(), "mw-layers-"));
+  copies.push(dir);
+  cpSync(join(root, "src"), join(dir, "src"), { recursive: true });
+  cpSync(join(root, "adapters"), join(dir, "adapters"), { recursive: true });
+  return dir;
+}
+const copies: string[] = [];
+afterAll(() => {
+  for (const dir of copies) rmSync(dir, { recursive: true, force: true });
+});
+
+/** ARCHITECTURE.md's layers, held: every import runs to an earlier folder, none outside, and no cycle. */
 describe("the layers", () => {
-  it("has no import from a lower layer to a higher one, and no import cycle", () => {
-    const output = execFileSync(process.execPath, [script], { encoding: "utf8" });
+  it("has no backward import between folders, nothing outside the order, and no import cycle", () => {
+    const { code, output } = check(root);
     expect(output).toMatch(/checked \d+ files: 0 findings/);
+    expect(code).toBe(0);
+  });
+
+  it.each([
+    // The four pairs that ran both ways before each folder had its own place, planted again.
+    ["src/dispatch/run-claimed.ts", "../telemetry/observe-handler.js", "src/telemetry/observe-handler.ts"],
+    ["src/dispatch/run-handler.ts", "../ordering/ordering-options.js", "src/ordering/ordering-options.ts"],
+    ["src/idempotency/memory-store.ts", "../ordering/ordering-options.js", "src/ordering/ordering-options.ts"],
+    ["src/recording/recorder.ts", "../redis/connect.js", "src/redis/connect.ts"],
+  ])("fails on a planted backward import: %s -> %s", (file, specifier, resolved) => {
+    const dir = copyOfTree();
+    appendFileSync(join(dir, file), `\nexport type * from "${specifier}";\n`);
+    const { code, output } = check(dir);
+    expect(code).toBe(1);
+    expect(output).toContain(`backward: ${file} (${file.split("/").slice(0, 2).join("/")}) -> ${resolved}`);
+  });
+
+  it("fails on a file in a folder the order does not place", () => {
+    const dir = copyOfTree();
+    cpSync(join(dir, "src/answer"), join(dir, "src/extras"), { recursive: true });
+    const { code, output } = check(dir);
+    expect(code).toBe(1);
+    expect(output).toContain("outside the order: src/extras/");
   });
 });

@@ -4,7 +4,7 @@ import express from "express";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 import { generateBadBodies, type BadBody } from "./generate-bad-bodies.js";
 
 const BODY_LIMIT = 64 * 1024;

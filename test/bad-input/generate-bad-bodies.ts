@@ -1,4 +1,4 @@
-import { notification } from "../helpers/notifications.js";
+import { notification } from "../support/notifications.js";
 import { seededRandom } from "../../src/simulator/random.js";
 
 /** One malformed delivery: the bytes, the content-type sent, and which family it belongs to. */

@@ -9,9 +9,16 @@ import {
   type NotificationWorker,
 } from "merchant-webhooks/bullmq";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
-import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { closedPort, eventually, REDIS_URL, removeKeys, startRedisServer, uniquePrefix } from "./fixtures/redis.js";
+import { captureLogger, silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import {
+  freePort as closedPort,
+  eventually,
+  REDIS_URL,
+  removeKeys,
+  startRedisServer,
+  uniquePrefix,
+} from "../support/redis.js";
 
 const post = (body: Record<string, unknown>, headers: Record<string, string> = {}) => ({
   method: "POST",

@@ -4,9 +4,9 @@ import { createReceiver, type IdempotencyStore } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor, redrive } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { runRedrive } from "../../src/cli/commands/redrive.js";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "./fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const ATTEMPTS = 3;
 const BACKOFF_MS = 100;

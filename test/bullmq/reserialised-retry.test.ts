@@ -3,9 +3,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, type IdempotencyStore } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "./fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const BACKOFF_MS = 1_500;
 const post = (text: string) => ({

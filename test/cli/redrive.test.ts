@@ -2,7 +2,7 @@ import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runRedrive } from "../../src/cli/commands/redrive.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../bullmq/fixtures/redis.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { captureIo } from "./capture-io.js";
 import { runCli } from "./run-cli.js";
 

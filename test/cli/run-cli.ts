@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import express from "express";
 import { subscriptionWebhook, type SubscriptionWebhookOptions } from "merchant-webhooks/express";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 

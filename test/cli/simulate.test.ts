@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPaymentClient } from "merchant-webhooks/client";
-import { freePort } from "../redis/fixtures/redis.js";
+import { freePort } from "../support/redis.js";
 import { recordingWebhook } from "../simulator/recording-webhook.js";
 import { scriptedEndpoint } from "../simulator/scripted-endpoint.js";
 import { runCli, type RunningWebhook } from "./run-cli.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPaymentClient, PaymentApiError, type PaymentClient } from "merchant-webhooks/client";
 import type { PlatformSimulator } from "merchant-webhooks/simulator";
-import { freePort } from "../redis/fixtures/redis.js";
+import { freePort } from "../support/redis.js";
 import { orderRequest, simulatorAndClient } from "./fixtures.js";
 
 describe("retries: queries retry, creates and refunds never repeat a request that may have arrived", () => {

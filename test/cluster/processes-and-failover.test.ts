@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
-import { sleep } from "../redis/fixtures/redis.js";
+import { sleep } from "../support/redis.js";
 import { startSender } from "../faults/retrying-sender.js";
 import { clusterForFile, shuffled } from "./fixtures/cluster-suite.js";
 import {

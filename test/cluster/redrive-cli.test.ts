@@ -1,7 +1,7 @@
 import { Queue, Worker } from "bullmq";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run-cli.js";
-import { eventually } from "../redis/fixtures/redis.js";
+import { eventually } from "../support/redis.js";
 import { clusterForFile } from "./fixtures/cluster-suite.js";
 
 const cluster = await clusterForFile("test/cluster/redrive-cli.test.ts");

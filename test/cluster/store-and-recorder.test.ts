@@ -4,8 +4,8 @@ import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { readRedisStream, redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
 import { buildNotification, replay } from "merchant-webhooks/testing";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { eventually } from "../redis/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { eventually } from "../support/redis.js";
 import { clusterForFile, shuffled } from "./fixtures/cluster-suite.js";
 
 const cluster = await clusterForFile("test/cluster/store-and-recorder.test.ts");

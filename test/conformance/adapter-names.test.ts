@@ -8,8 +8,8 @@ import * as lambda from "merchant-webhooks/lambda";
 import * as next from "merchant-webhooks/next";
 import * as node from "merchant-webhooks/node";
 import { listen } from "./clients.js";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 
 // Every adapter subpath answers to `subscriptionWebhook`; the names used before 0.1.0 stay as aliases
 // of the very same function, so code written against them keeps working.

@@ -10,8 +10,8 @@ import {
   type VerifyHook,
 } from "merchant-webhooks";
 import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
-import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { captureLogger, silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 import type { Received, Send } from "./clients.js";
 
 /** An adapter under test, mounted with `options` at one webhook URL. */

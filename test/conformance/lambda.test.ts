@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { subscriptionWebhook } from "merchant-webhooks/lambda";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 import { lambdaClient, type LambdaEventFormat } from "./clients.js";
 import { runConformance } from "./conformance-suite.js";
 

@@ -5,8 +5,8 @@ import * as nextEntry from "merchant-webhooks/next";
 import { pagesSubscriptionWebhook } from "merchant-webhooks/next";
 import { httpClient, listen } from "./clients.js";
 import { runConformance } from "./conformance-suite.js";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 
 /** What a Pages Router webhook route writes as a literal, as the README shows. */
 const config = { api: { bodyParser: false } };

@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 
 let simulator: PlatformSimulator | undefined;
 afterEach(async () => {

@@ -9,8 +9,8 @@ import {
   type VerifyHook,
 } from "merchant-webhooks";
 import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
-import { captureLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { captureLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 
 const SECRET = "diagnostics-secret-0123456789";
 const OLD_SECRET = "diagnostics-old-secret-0123456789";

@@ -9,7 +9,7 @@ import {
 } from "merchant-webhooks";
 import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
 import { sealingKey } from "../../src/bullmq/seal.js";
-import { json, notification } from "../helpers/notifications.js";
+import { json, notification } from "../support/notifications.js";
 
 const JSON_TYPE = { "content-type": "application/json" };
 const HMAC_SECRET = "confusion-test-secret-0123456789";

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { createReceiver, type HandlerContext } from "merchant-webhooks";
 import { buildNotification } from "merchant-webhooks/testing";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json } from "../support/notifications.js";
 
 const post = (body: unknown) => ({
   method: "POST",

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { createReceiver, HandlerTimeoutError, inProcessQueue, type ReceiverOptions } from "merchant-webhooks";
-import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { captureLogger, silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 
 const post = (body: unknown) => ({
   method: "POST",

@@ -7,7 +7,7 @@ import {
   type PlatformSimulator,
   type SimulatedSubscription,
 } from "merchant-webhooks/simulator";
-import { freePort, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../redis/fixtures/redis.js";
+import { freePort, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
 import { startExample, type ExampleProcess } from "./example-process.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";

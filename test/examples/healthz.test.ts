@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, freePort, ownRedisServer, uniquePrefix, type OwnRedisServer } from "../redis/fixtures/redis.js";
+import { eventually, freePort, ownRedisServer, uniquePrefix, type OwnRedisServer } from "../support/redis.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 

@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, freePort } from "../redis/fixtures/redis.js";
-import { notification } from "../helpers/notifications.js";
+import { eventually, freePort } from "../support/redis.js";
+import { notification } from "../support/notifications.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 

@@ -13,8 +13,8 @@ import { Redis } from "ioredis";
 import { pino } from "pino";
 import { createReceiver } from "../../src/receiver/create-receiver.js";
 import { redisStore } from "../../src/redis/index.js";
-import { onCompletion } from "../helpers/on-completion.js";
-import { serveReceiver } from "../helpers/serve-receiver.js";
+import { onCompletion } from "../support/on-completion.js";
+import { serveReceiver } from "../support/serve-receiver.js";
 
 const env = (name: string) => {
   const value = process.env[name];

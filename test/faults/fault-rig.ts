@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import type { ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
 import { persistentRedis, type PersistentRedis } from "./persistent-redis.js";
 import { spawnFaultReceiver, type FaultReceiverEnv } from "./spawn-fault-receiver.js";

@@ -1,5 +1,5 @@
 import { buildNotification } from "../../src/testing/index.js";
-import { sleep } from "../redis/fixtures/redis.js";
+import { sleep } from "../support/redis.js";
 import type { FaultRig } from "./fault-rig.js";
 import { injectFaults, type FaultTiming, type InjectedFaults } from "./inject-faults.js";
 import { judgeEffects, readJournal, type EffectVerdict } from "./journal.js";

@@ -1,4 +1,4 @@
-import { sleep } from "../redis/fixtures/redis.js";
+import { sleep } from "../support/redis.js";
 import type { FaultRig } from "./fault-rig.js";
 
 export interface FaultTiming {

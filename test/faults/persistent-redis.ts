@@ -3,7 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { freePort, sleep } from "../redis/fixtures/redis.js";
+import { freePort, sleep } from "../support/redis.js";
 
 /**
  * A redis-server of the test's own that keeps its data across a restart.

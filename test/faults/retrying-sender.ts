@@ -1,6 +1,6 @@
 import { deliver, type Delivery } from "../redis/fixtures/deliver.js";
-import { reserialise } from "../helpers/reserialise.js";
-import { sleep } from "../redis/fixtures/redis.js";
+import { reserialise } from "../support/reserialise.js";
+import { sleep } from "../support/redis.js";
 
 /**
  * How an attempt ended: the HTTP status; no answer (connection refused or reset, body cut off); or no

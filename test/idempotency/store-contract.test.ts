@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll } from "vitest";
 import { memoryStore } from "merchant-webhooks";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { storeContract } from "./store-contract.js";
 import { orderContract } from "./order-contract.js";
 

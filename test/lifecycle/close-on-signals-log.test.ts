@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { closeOnSignals, createReceiver } from "merchant-webhooks";
-import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { storeThatCannotComplete } from "../helpers/store-that-cannot-complete.js";
+import { captureLogger, silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { storeThatCannotComplete } from "../support/store-that-cannot-complete.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
 

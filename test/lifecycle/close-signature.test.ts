@@ -2,9 +2,9 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, inProcessQueue, memoryStore, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 // One signature for every close: `close({ timeoutMs })`. The receiver and the worker also still take
 // the bare number they took before 0.1.0.

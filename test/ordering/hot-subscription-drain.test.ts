@@ -5,8 +5,8 @@ import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-web
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "../../src/testing/build-notification.js";
 import type { SubscriptionNotification } from "../../src/schema/index.js";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "./fixtures/recorded-calls.js";
 
 const COUNT = 1_000;

@@ -3,8 +3,8 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver, inProcessQueue } from "merchant-webhooks";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const post = (notification: unknown) => ({
   method: "POST",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isBefore, positionToRfc3339, sortablePosition } from "../../src/ordering/position.js";
+import { isBefore, positionToRfc3339, sortablePosition } from "../../src/idempotency/position.js";
 
 const at = (value: string | Date) => {
   const position = sortablePosition(value);

@@ -9,8 +9,8 @@ import {
 } from "merchant-webhooks";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
-import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { captureLogger, silentLogger } from "../support/capture-logger.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 type EventType = "SUBSCRIPTION_RENEW" | "SUBSCRIPTION_CANCELLED";
 

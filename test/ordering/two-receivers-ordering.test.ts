@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import type { ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
 import { expectEachSubscriptionInOrder } from "./fixtures/recorded-calls.js";
 import { sendShuffled, spawnOrderedReceivers } from "./fixtures/send-shuffled.js";

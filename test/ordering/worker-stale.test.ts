@@ -4,8 +4,8 @@ import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const post = (notification: unknown) => ({
   method: "POST",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createReceiver, inProcessQueue, memoryStore } from "merchant-webhooks";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 
 const post = (body: Record<string, unknown>) => ({
   method: "POST",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
 import { EVENT_TYPES } from "../../src/schema/enums.js";
-import { canonicalJson, canonicalJsonByReplacer } from "../../src/receiver/canonical-json.js";
+import { canonicalJson, canonicalJsonByReplacer } from "../../src/shared/canonical-json.js";
 import { parseJsonObject } from "../../src/receiver/parse-json.js";
 import { generateBadBodies } from "../bad-input/generate-bad-bodies.js";
 

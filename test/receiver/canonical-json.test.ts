@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../../src/receiver/canonical-json.js";
+import { canonicalJson } from "../../src/shared/canonical-json.js";
 import { fingerprintOf } from "../../src/receiver/fingerprint.js";
 
 describe("canonicalJson", () => {

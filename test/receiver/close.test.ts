@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { closeOnSignals } from "merchant-webhooks/bullmq";
-import { captureLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { storeThatCannotComplete } from "../helpers/store-that-cannot-complete.js";
+import { captureLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { storeThatCannotComplete } from "../support/store-that-cannot-complete.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
 

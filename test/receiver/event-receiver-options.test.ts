@@ -10,7 +10,7 @@ import {
 import { subscriptionWebhook } from "merchant-webhooks/fetch";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
 import { orderRequest } from "../client/fixtures.js";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 import { startWebhook } from "../cli/run-cli.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";

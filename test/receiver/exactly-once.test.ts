@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
 

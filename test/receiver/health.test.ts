@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createReceiver, inProcessQueue, memoryStore, type IdempotencyStore } from "merchant-webhooks";
 import { bullmqQueue } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import { ownRedisServer, uniquePrefix, type OwnRedisServer } from "../redis/fixtures/redis.js";
+import { ownRedisServer, uniquePrefix, type OwnRedisServer } from "../support/redis.js";
 
 const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

@@ -3,12 +3,12 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore, type IdempotencyStore } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
-import { canonicalJson } from "../../src/receiver/canonical-json.js";
+import { canonicalJson } from "../../src/shared/canonical-json.js";
 import { DEFAULT_FINGERPRINT_KEY } from "../../src/receiver/fingerprint.js";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
-import { reserialise } from "../helpers/reserialise.js";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
+import { reserialise } from "../support/reserialise.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const post = (text: string) => ({
   method: "POST",

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { NotificationError, parseNotification, hmacVerifier, type SubscriptionNotification } from "merchant-webhooks";
 import { signHmac } from "merchant-webhooks/testing";
-import { json, notification } from "../helpers/notifications.js";
+import { json, notification } from "../support/notifications.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };
 const HMAC = { secret: "parse-notification-secret", header: "x-signature" };

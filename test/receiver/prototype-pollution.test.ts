@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { parseJsonObject } from "../../src/receiver/parse-json.js";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 

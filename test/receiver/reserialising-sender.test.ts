@@ -2,10 +2,10 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore, type IdempotencyStore } from "merchant-webhooks";
 import { redisStore, type RedisStore } from "merchant-webhooks/redis";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
-import { reserialise } from "../helpers/reserialise.js";
-import { REDIS_URL, removeKeys, sleep, uniquePrefix } from "../redis/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
+import { reserialise } from "../support/reserialise.js";
+import { REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const post = (text: string) => ({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createReceiver, memoryStore, type IdempotencyStore, type ReceiverOptions } from "merchant-webhooks";
 import { createWorker } from "merchant-webhooks/bullmq";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 
 const start = (options: Partial<ReceiverOptions> & Record<string, unknown>) => () =>
   createReceiver({ logger: silentLogger(), ...options });

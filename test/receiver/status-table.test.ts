@@ -6,8 +6,8 @@ import {
   type IdempotencyStore,
   type ReceiverOptions,
 } from "merchant-webhooks";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 
 const JSON_TYPE = { "content-type": "application/json" };
 

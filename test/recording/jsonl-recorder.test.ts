@@ -8,7 +8,7 @@ import { subscriptionWebhook } from "merchant-webhooks/express";
 import { buildNotification, replay, signHmac } from "merchant-webhooks/testing";
 import { hmacVerifier } from "../../src/verify/index.js";
 import { jsonlRecorder } from "merchant-webhooks";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 
 const SECRET = "whsec-recording-test";
 const CVC = "837";

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { buildNotification, replay } from "merchant-webhooks/testing";
 import { readRedisStream, redisStreamRecorder } from "merchant-webhooks/redis";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const redis = new Redis(REDIS_URL);

@@ -5,32 +5,34 @@ const never = () => new Promise<never>(() => {});
 
 describe("callDeadlines: one timer for every call of a connection", () => {
   it("passes on the task's value or error when it settles in time", async () => {
-    const within = callDeadlines();
-    await expect(within(Promise.resolve("OK"), performance.now() + 1_000)).resolves.toBe("OK");
-    await expect(within(Promise.reject(new Error("NOSCRIPT")), performance.now() + 1_000)).rejects.toThrow("NOSCRIPT");
+    const beforeDeadline = callDeadlines();
+    await expect(beforeDeadline(Promise.resolve("OK"), performance.now() + 1_000)).resolves.toBe("OK");
+    await expect(beforeDeadline(Promise.reject(new Error("NOSCRIPT")), performance.now() + 1_000)).rejects.toThrow(
+      "NOSCRIPT",
+    );
   });
 
   it("rejects with CallTimeoutError a task that has not settled by its deadline, and ignores its late answer", async () => {
-    const within = callDeadlines();
+    const beforeDeadline = callDeadlines();
     let answer!: (value: string) => void;
-    const late = within(new Promise<string>((resolve) => (answer = resolve)), performance.now() + 10);
+    const late = beforeDeadline(new Promise<string>((resolve) => (answer = resolve)), performance.now() + 10);
     await expect(late).rejects.toBeInstanceOf(CallTimeoutError);
     answer("too late");
     await expect(late).rejects.toBeInstanceOf(CallTimeoutError);
   });
 
   it("expires a call made later with an earlier deadline without waiting for the calls ahead of it", async () => {
-    const within = callDeadlines();
+    const beforeDeadline = callDeadlines();
     let first!: (value: string) => void;
-    const slow = within(new Promise<string>((resolve) => (first = resolve)), performance.now() + 60_000);
-    await expect(within(never(), performance.now() + 10)).rejects.toBeInstanceOf(CallTimeoutError);
+    const slow = beforeDeadline(new Promise<string>((resolve) => (first = resolve)), performance.now() + 60_000);
+    await expect(beforeDeadline(never(), performance.now() + 10)).rejects.toBeInstanceOf(CallTimeoutError);
     first("answered");
     await expect(slow).resolves.toBe("answered");
   });
 
   it("expires every call still waiting when their deadlines pass, each once", async () => {
-    const within = callDeadlines();
-    const calls = Array.from({ length: 5 }, (_, i) => within(never(), performance.now() + 5 + i));
+    const beforeDeadline = callDeadlines();
+    const calls = Array.from({ length: 5 }, (_, i) => beforeDeadline(never(), performance.now() + 5 + i));
     const outcomes = await Promise.allSettled(calls);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill("rejected"));
   });

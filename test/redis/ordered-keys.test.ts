@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { redisStore } from "merchant-webhooks/redis";
 import { orderedKeys } from "../../src/redis/ordered-scripts.js";
-import { REDIS_URL, removeKeys, uniquePrefix } from "./fixtures/redis.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 /** The part of a key Redis Cluster hashes: the first `{...}` with something inside, else the whole key. */
 function hashTagOf(key: string): string {

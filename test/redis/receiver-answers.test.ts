@@ -2,8 +2,8 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
 import { redisStore, type RedisStore } from "merchant-webhooks/redis";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 import {
   eventually,
   ownRedisServer,
@@ -11,7 +11,7 @@ import {
   removeKeys,
   uniquePrefix,
   type OwnRedisServer,
-} from "./fixtures/redis.js";
+} from "../support/redis.js";
 
 const post = (body: Record<string, unknown>) => ({
   method: "POST",

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { notification } from "../helpers/notifications.js";
+import { notification } from "../support/notifications.js";
 import { deliver, deliverPast503, type Delivery } from "./fixtures/deliver.js";
 import {
   eventually,
@@ -10,7 +10,7 @@ import {
   sleep,
   uniquePrefix,
   type OwnRedisServer,
-} from "./fixtures/redis.js";
+} from "../support/redis.js";
 import { spawnReceiver, type ReceiverProcess } from "./fixtures/spawn-receiver.js";
 
 /** The most a sender may wait for an answer while the store's Redis is away (the store's own limit is 500 ms). */

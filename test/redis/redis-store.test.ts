@@ -9,7 +9,7 @@ import {
   removeKeys,
   uniquePrefix,
   type OwnRedisServer,
-} from "./fixtures/redis.js";
+} from "../support/redis.js";
 
 const answer = { processed: true, message: "processed" };
 const request = (owner: string, extra: { id?: string; leaseMs?: number } = {}) => ({

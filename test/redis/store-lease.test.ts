@@ -2,9 +2,9 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { REDIS_URL, removeKeys, uniquePrefix } from "./fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const prefix = uniquePrefix("lease");
 const admin = new Redis(REDIS_URL);

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { notification } from "../helpers/notifications.js";
+import { notification } from "../support/notifications.js";
 import { deliverPast503, deliverUntilSettled, type Delivery } from "./fixtures/deliver.js";
-import { REDIS_URL, removeKeys, uniquePrefix } from "./fixtures/redis.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { spawnReceiver, type ReceiverProcess } from "./fixtures/spawn-receiver.js";
 
 const NOTIFICATIONS = 200;

@@ -6,7 +6,7 @@ import { passesEnvelopeCheck } from "../../src/schema/envelope-check.js";
 import { parseJsonObject } from "../../src/receiver/parse-json.js";
 import { seededRandom, type Random } from "../../src/simulator/random.js";
 import { generateBadBodies } from "../bad-input/generate-bad-bodies.js";
-import { notification } from "../helpers/notifications.js";
+import { notification } from "../support/notifications.js";
 import { RULES, setAt } from "./rule-cases.js";
 
 /**

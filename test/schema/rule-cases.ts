@@ -1,5 +1,5 @@
 /** The interface's field rules as cases, shared by the schema tests and the compiled check's differential test. */
-import { notification } from "../helpers/notifications.js";
+import { notification } from "../support/notifications.js";
 
 export type Path = (string | number)[];
 

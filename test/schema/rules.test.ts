@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { eventObjectOf, subscriptionNotificationSchema } from "merchant-webhooks";
-import { notification } from "../helpers/notifications.js";
+import { notification } from "../support/notifications.js";
 import { DETAIL, RENEW, RULES, setAt, type Path } from "./rule-cases.js";
 
 function check(path: Path, value: unknown) {

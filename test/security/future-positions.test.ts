@@ -4,8 +4,8 @@ import { createReceiver, memoryStore, type IdempotencyStore } from "merchant-web
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
 import { resolveOrdering } from "../../src/ordering/ordering-options.js";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../redis/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const FAR_FUTURE = "9999-12-31T23:59:59Z";
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
-import { captureLogger, silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { eventually, REDIS_URL } from "../bullmq/fixtures/redis.js";
+import { captureLogger, silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { eventually, REDIS_URL } from "../support/redis.js";
 import { suitePrefix } from "./suite-prefix.js";
 
 const PAN = "4111 1111 1111 1111";

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { createReceiver, type RecordedNotification } from "merchant-webhooks";
 import { bullmqQueue, jobIdFor } from "merchant-webhooks/bullmq";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { REDIS_URL } from "../bullmq/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { REDIS_URL } from "../support/redis.js";
 import { suitePrefix } from "./suite-prefix.js";
 
 /** Credential-like headers a deny-list let through, each with a value that must not be kept. */

@@ -3,9 +3,9 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore, REDACTED, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor, type BullmqNotificationQueue } from "merchant-webhooks/bullmq";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { eventually, REDIS_URL } from "../bullmq/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { eventually, REDIS_URL } from "../support/redis.js";
 import { suitePrefix } from "./suite-prefix.js";
 
 const PAN = "4111111111111111";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
 import { buildNotification } from "merchant-webhooks/testing";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 
 const MAX_BYTES = 1024 * 1024;
 

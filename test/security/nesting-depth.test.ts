@@ -4,8 +4,8 @@ import { describe, expect, it, vi } from "vitest";
 import { createReceiver, MAX_BODY_DEPTH, type RecordedNotification } from "merchant-webhooks";
 import { redactForRecording, buildNotification } from "merchant-webhooks/testing";
 import { subscriptionWebhook } from "merchant-webhooks/express";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 
 /** A chain of `levels` objects, `{ "x": { "x": … } }`, as JSON text. */
 const nestedText = (levels: number, leaf = '"end"') => '{"x":'.repeat(levels) + leaf + "}".repeat(levels);

@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import { createReceiver, subscriptionNotificationSchema } from "merchant-webhooks";
 import { MAX_NOTIFICATION_ID_LENGTH } from "merchant-webhooks/schema";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { notification } from "../helpers/notifications.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { notification } from "../support/notifications.js";
 
 /** The body as a sender writes it, `\u` escapes included: JSON.stringify would keep them too. */
 function bodyWithId(id: string): Uint8Array {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createReceiver, redactNotification, REDACTED, type RecordedNotification } from "merchant-webhooks";
-import { captureLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { captureLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 
 /** Card data in the shapes a first review of the redaction let through. */
 const CARD_TEXTS = [

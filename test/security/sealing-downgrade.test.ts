@@ -4,8 +4,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor, type BullmqNotificationQueue } from "merchant-webhooks/bullmq";
 import { buildNotification } from "merchant-webhooks/testing";
-import { silentLogger } from "../helpers/capture-logger.js";
-import { eventually, REDIS_URL } from "../bullmq/fixtures/redis.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { eventually, REDIS_URL } from "../support/redis.js";
 import { suitePrefix } from "./suite-prefix.js";
 
 const prefix = suitePrefix("sealing");

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createReceiver, hmacVerifier, inProcessQueue, memoryStore } from "merchant-webhooks";
 import { signHmac } from "merchant-webhooks/testing";
-import { captureLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { captureLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 import { installOtel, type InstalledOtel } from "../telemetry/fixtures/otel.js";
 
 const SECRET = "span-test-secret-0123456789abcdef0123456789";

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { afterAll } from "vitest";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../bullmq/fixtures/redis.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 /** A key prefix for the calling suite's queues, whose keys are removed after the suite. */
 export function suitePrefix(label: string): string {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { createReceiver, memoryStore, hmacVerifier, type ReceiverOptions } from "merchant-webhooks";
 import { buildNotification, signHmac } from "merchant-webhooks/testing";
-import { captureLogger } from "../helpers/capture-logger.js";
+import { captureLogger } from "../support/capture-logger.js";
 
 /** Two tenants, each with its own secret and its own merchant. */
 const SECRETS: Record<string, string> = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
-import { captureLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { captureLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 
 const PAN = "4111 1111 1111 1111";
 const LONG_KEY = `k${"x".repeat(20_000)}`;

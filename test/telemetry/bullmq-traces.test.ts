@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import { captureLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../bullmq/fixtures/redis.js";
+import { captureLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { installOtel, type InstalledOtel } from "./fixtures/otel.js";
 
 const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";

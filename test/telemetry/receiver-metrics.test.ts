@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
-import { captureLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { captureLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 import { installOtel, type InstalledOtel } from "./fixtures/otel.js";
 
 describe("metrics of the in-request path", () => {

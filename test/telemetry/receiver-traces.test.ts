@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
-import { captureLogger } from "../helpers/capture-logger.js";
-import { json, notification } from "../helpers/notifications.js";
+import { captureLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
 import { installOtel, type InstalledOtel } from "./fixtures/otel.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";

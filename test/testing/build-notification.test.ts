@@ -22,7 +22,7 @@ import {
   buildPurchaseUnit,
   buildSubscriber,
 } from "merchant-webhooks/testing";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 
 const PAIRING = {
   SUBSCRIPTION_CREATED: {

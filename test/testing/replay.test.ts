@@ -9,7 +9,7 @@ import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { buildNotification, hmacSigner, replay, SourceError, standardWebhooksSigner } from "merchant-webhooks/testing";
 import { hmacVerifier, standardWebhooksVerifier } from "../../src/verify/index.js";
-import { silentLogger } from "../helpers/capture-logger.js";
+import { silentLogger } from "../support/capture-logger.js";
 
 const renewal = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "replay-1" });
 const cancel = buildNotification("SUBSCRIPTION_CANCELLED", undefined, { seed: "replay-2" });

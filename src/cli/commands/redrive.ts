@@ -1,6 +1,6 @@
 import { hashTagOf } from "../../bullmq/cluster-prefix.js";
 import { QueueNotFoundError, redrive } from "../../bullmq/redrive.js";
-import { closeClient } from "../../redis/clients.js";
+import { closeClient } from "../../redis/connect.js";
 import {
   EXIT_NOT_PROCESSED,
   EXIT_OK,

@@ -1,5 +1,5 @@
 import { subscriptionNotificationSchema } from "../../schema/index.js";
-import { issueText } from "../../receiver/validation-message.js";
+import { issueText } from "../../schema/validation-message.js";
 import { stat } from "node:fs/promises";
 import { isSourceProblem, sourceItems } from "../../testing/read-source.js";
 import { printable } from "../printable.js";

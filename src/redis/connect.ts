@@ -126,16 +126,3 @@ export async function closeClient(client: Redis | Cluster): Promise<void> {
   if (client.status === "ready") await client.quit().catch(() => client.disconnect());
   else client.disconnect();
 }
-
-/** Rejects with `error()` if `task` has not settled within `ms`; the task itself keeps running. */
-export async function within<T>(task: Promise<T>, ms: number, error: () => Error): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(error()), Math.max(0, ms));
-  });
-  try {
-    return await Promise.race([task, limit]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

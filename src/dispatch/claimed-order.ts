@@ -1,4 +1,4 @@
-import type { Handler } from "../dispatch/handlers.js";
+import type { Handler } from "./handlers.js";
 import type { ClaimResult, OrderClaim } from "../idempotency/store.js";
 
 /** What the run of a notification claimed in order needs beside the claim itself. */

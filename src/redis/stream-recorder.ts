@@ -5,10 +5,10 @@ import {
   type ConnectionOption,
   RECORDER_DEFAULTS,
   type RedisConnection,
-} from "../redis/clients.js";
-import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
+} from "./connect.js";
+import type { NotificationRecorder, RecordedNotification } from "../recording/recorder.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
-import { checkRedisConnection } from "../redis/check-connection.js";
+import { checkRedisConnection } from "./check-connection.js";
 
 /** `connection`, and `redis`, its deprecated alias, beside each function's own settings. */
 type Connected<T> = T & { connection?: unknown; redis?: unknown };

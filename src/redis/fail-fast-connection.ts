@@ -1,7 +1,7 @@
 import type { Cluster, Redis, RedisOptions } from "ioredis";
 import { StoreUnavailableError } from "../idempotency/store.js";
 import { CallTimeoutError, callDeadlines } from "./call-deadlines.js";
-import { closeClient, connect, type RedisConnection } from "./clients.js";
+import { closeClient, connect, type RedisConnection } from "./connect.js";
 
 export type RedisClient = Redis | Cluster;
 
@@ -58,7 +58,7 @@ export function failFastConnection(
   timeoutMs = DEFAULT_STORE_TIMEOUT_MS,
 ): FailFastConnection {
   const { client, owned } = connect(connection, { defaults: failFastRedisOptions(timeoutMs) });
-  const within = callDeadlines();
+  const beforeDeadline = callDeadlines();
 
   // Known down from a close until the next ready: calls then fail at once instead of waiting.
   let down = false;
@@ -118,7 +118,7 @@ export function failFastConnection(
       throw unavailable(what, err);
     }
     try {
-      return await within(command(client), deadline);
+      return await beforeDeadline(command(client), deadline);
     } catch (err) {
       afterFailure?.();
       throw unavailable(what, err);
