@@ -51,7 +51,12 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     const store = redisStore({ redis: client, prefix: "health-test:" });
     const queue = bullmqQueue({ connection: client, name: "health-test", prefix: "{mw}" });
     const receiver = createReceiver({ idempotency: store, queue, logger: silentLogger() });
-    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "up" });
+    expect(await receiver.health()).toEqual({
+      ok: true,
+      store: "up",
+      queue: "up",
+      storeAddress: expect.stringMatching(/^cluster 127\.0\.0\.1:\d+/),
+    });
     await receiver.close();
   });
 
@@ -63,7 +68,12 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     const record = redisStreamRecorder({ connection: nodes, stream });
     const onRenew = vi.fn();
     const receiver = createReceiver({ idempotency: store, record, logger: silentLogger(), onRenew });
-    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "none" });
+    expect(await receiver.health()).toEqual({
+      ok: true,
+      store: "up",
+      queue: "none",
+      storeAddress: expect.stringMatching(/^cluster 127\.0\.0\.1:\d+/),
+    });
     const notification = renewals(1)[0]!;
     expect(await statusPast503(receiver, notification)).toBe(200);
     await receiver.close(); // closes the recorder, which made its own connection

@@ -45,13 +45,23 @@ describe("examples/queue-worker receiver GET /healthz", () => {
   it("answers 200 with the store and the queue up", async () => {
     const response = await check();
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ ok: true, store: "up", queue: "up" });
+    expect(await response.json()).toEqual({
+      ok: true,
+      store: "up",
+      queue: "up",
+      storeAddress: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+    });
   });
 
   it("answers 503 within one second once Redis is stopped", async () => {
     await redis.stop();
     const response = await check();
     expect(response.status).toBe(503);
-    expect(await response.json()).toEqual({ ok: false, store: "down", queue: "down" });
+    expect(await response.json()).toMatchObject({
+      ok: false,
+      store: "down",
+      queue: "down",
+      storeAddress: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+    });
   });
 });
