@@ -1,0 +1,52 @@
+import type { ClaimRequest, ClaimResult, IdempotencyStore, StoredAnswer } from "./store.js";
+
+declare global {
+  namespace MerchantWebhooks {
+    /**
+     * Filled by a store entry point that runs handlers in a database transaction: importing
+     * `merchant-webhooks/postgres` adds `transaction: pg.PoolClient`, so `ctx.transaction` is typed.
+     */
+    interface TransactionTypes {}
+  }
+}
+
+/** What `ctx.transaction` holds: the augmenting store's client type, or `undefined` without one. */
+export type TransactionHandle = MerchantWebhooks.TransactionTypes extends { transaction: infer T } ? T : undefined;
+
+/**
+ * A claim made inside an open database transaction. For `claimed` and `stale` results the caller
+ * runs the handler with `transaction`, then calls exactly one of `commit` or `rollback`; for every
+ * other result the transaction is already over and both do nothing.
+ */
+export interface TransactionalClaim {
+  readonly result: ClaimResult;
+  /** The open transaction the handler's writes go into (`ctx.transaction`). */
+  readonly transaction: unknown;
+  /** Record the completion with `answer` in the same transaction, then commit it; throws if the commit fails. */
+  commit(answer: StoredAnswer): Promise<void>;
+  /** Roll back everything the handler wrote, then record the failed attempt outside that transaction. */
+  rollback(error: string): Promise<void>;
+  /**
+   * Commit the claim as it is, to be run later under its lease with the plain store methods (a
+   * notification handed to a queue).
+   */
+  detach(): Promise<void>;
+}
+
+/**
+ * A store whose record can commit in the same transaction as the handler's effects. The dispatch
+ * code knows only this shape; the store decides what a transaction is.
+ */
+export interface TransactionalStore extends IdempotencyStore {
+  claimInTransaction(request: ClaimRequest): Promise<TransactionalClaim>;
+  /** `takeNext` in a transaction for the waiter's handler; undefined when none can run now. */
+  takeNextInTransaction?(
+    order: { key: string },
+    owner: string,
+    leaseMs: number,
+  ): Promise<TransactionalClaim | undefined>;
+}
+
+export function claimsInTransaction(store: IdempotencyStore): store is TransactionalStore {
+  return typeof (store as Partial<TransactionalStore>).claimInTransaction === "function";
+}

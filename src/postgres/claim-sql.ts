@@ -1,0 +1,199 @@
+import type {
+  ClaimedOrStale,
+  ClaimHandle,
+  ClaimRequest,
+  ClaimResult,
+  IdempotencyRecord,
+  RecordState,
+  StoredAnswer,
+} from "../idempotency/store.js";
+import { isBefore } from "../idempotency/position.js";
+import type { QualifiedNames } from "./names.js";
+import { LOCK_NOT_AVAILABLE, sqlState, type Query } from "./sessions.js";
+import { firstWaiter, runWaiter, waitingStatements } from "./waiting-list.js";
+
+/** A record row as the claim reads it; times are epoch ms on the database's clock. */
+export interface RecordRow {
+  state: RecordState;
+  fingerprint: string;
+  owner: string | null;
+  attempts: number;
+  answer: StoredAnswer | null;
+  error: string | null;
+  lease_ms: number | null;
+  now_ms: number;
+}
+
+/** The statements one inbox's claims run, with its table names and retention filled in. */
+export function claimStatements(names: QualifiedNames, retentionSeconds: number) {
+  const { records, positions } = names;
+  // A record past retention counts as absent everywhere, as if it had been purged already.
+  const live = `updated_at > clock_timestamp() - ${retentionSeconds}::float8 * interval '1 second'`;
+  const columns = `state, fingerprint, owner, attempts, answer, error,
+    (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
+    (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`;
+  return {
+    lockId: "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked",
+    read: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live}`,
+    readForUpdate: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live} FOR UPDATE`,
+    // Taking the key's row lock (an upsert locks the row as FOR UPDATE does) and reading it in one statement.
+    lockKey: `INSERT INTO ${positions} AS p (order_key) VALUES ($1)
+      ON CONFLICT (order_key) DO UPDATE SET order_key = p.order_key
+      RETURNING position, owner,
+        (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
+        (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`,
+    upsert: `INSERT INTO ${records} AS r
+        (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, answer, error, waiting)
+      VALUES ($1, $2, $3, $4, $5, 'processing', $6, clock_timestamp() + $7::float8 * interval '1 millisecond', $8, NULL, NULL, $9)
+      ON CONFLICT (id) DO UPDATE SET order_key = EXCLUDED.order_key, position = EXCLUDED.position,
+        holds_key = EXCLUDED.holds_key, waiting = EXCLUDED.waiting, fingerprint = EXCLUDED.fingerprint, state = 'processing',
+        owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, attempts = EXCLUDED.attempts,
+        answer = NULL, error = NULL, updated_at = clock_timestamp()`,
+    holdKey: `UPDATE ${positions} SET owner = $2, lease_until = clock_timestamp() + $3::float8 * interval '1 millisecond',
+      updated_at = clock_timestamp() WHERE order_key = $1`,
+    get: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live}`,
+    lockPrefix: names.lockPrefix,
+    waiting: waitingStatements(names, retentionSeconds),
+  };
+}
+
+export type ClaimStatements = ReturnType<typeof claimStatements>;
+
+/** How long a claim waits on a key's row lock before answering that the key is busy. */
+export const KEY_LOCK_WAIT_MS = 200;
+
+/**
+ * The lock-wait limit a claim's transaction needs: only an ordered claim waits on a row another
+ * transaction may hold for a handler's whole run (its key's). An unordered claim reads its record's
+ * row for update only once it holds the id's advisory lock, so nobody holds that row for long.
+ */
+export const lockWaitFor = (request: ClaimRequest) => (request.order ? KEY_LOCK_WAIT_MS : undefined);
+
+/**
+ * Claim inside an open transaction on `query`. The id's advisory lock is tried, never waited for:
+ * held, it means another delivery of the id is running in its own transaction (or deciding right
+ * now), and the answer is the committed record's, or `processing`. Taken, the record is read afresh
+ * (after the lock, so no earlier commit is missed) and decided as every store decides it.
+ */
+export async function claimIn(query: Query, sql: ClaimStatements, request: ClaimRequest): Promise<ClaimResult> {
+  const { id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue } = request;
+  const [lock] = await query<{ locked: boolean }>(sql.lockId, [sql.lockPrefix + id]);
+  const [row] = await query<RecordRow>(lock!.locked ? sql.readForUpdate : sql.read, [id]);
+  if (row?.state === "completed")
+    return row.fingerprint === fingerprint ? { status: "completed", answer: row.answer! } : { status: "conflict" };
+  if (!lock!.locked) {
+    if (row?.state === "queued" && !takeQueued && row.fingerprint === fingerprint) return { status: "queued" };
+    return { status: "processing", retryAfterMs: leaseLeft(row) ?? leaseMs };
+  }
+  const handedOver = takeQueued && handoffFrom !== undefined && row?.owner === handoffFrom;
+  const left = leaseLeft(row);
+  if (row?.state === "processing" && left !== undefined && !handedOver)
+    return { status: "processing", retryAfterMs: left };
+  if (row?.state === "queued" && !takeQueued)
+    return row.fingerprint === fingerprint ? { status: "queued" } : { status: "processing", retryAfterMs: leaseMs };
+
+  let newestPosition: string | undefined;
+  let stale = false;
+  if (order) {
+    let key;
+    try {
+      [key] = await query<KeyRow>(sql.lockKey, [order.key]);
+    } catch (err) {
+      if (sqlState(err) !== LOCK_NOT_AVAILABLE) throw err;
+      // Another transaction holds the key's row: a notification of the key is running right now.
+      return { status: "processing", retryAfterMs: Math.min(leaseMs, 1000), key: true };
+    }
+    newestPosition = key!.position ?? undefined;
+    stale = order.position !== undefined && newestPosition !== undefined && isBefore(order.position, newestPosition);
+    const heldFor = heldForOther(key!, owner);
+    if (!stale && !forQueue && heldFor > 0) return { status: "processing", retryAfterMs: heldFor, key: true };
+    if (takeQueued && !stale && !forQueue) {
+      // A worker: the key's waiting list runs first to last, its own record at its place in it.
+      const first = await firstWaiter(query, sql.waiting, order.key, { id, position: order.position });
+      if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
+      if (first !== "own") {
+        const waiting = [id, order.key, order.position ?? null, fingerprint, row?.owner ?? owner, row?.attempts ?? 0];
+        await query(sql.waiting.waitQueued, waiting);
+        const run = await runWaiter(query, sql.waiting, first!.id, order.key, owner, leaseMs, newestPosition);
+        return run === "busy" ? { status: "processing", retryAfterMs: 50, key: true } : run;
+      }
+    }
+  }
+  // Handed to a durable queue, an ordered claim joins its key's waiting list instead of taking the key.
+  const holdsKey = order !== undefined && !stale && !forQueue;
+  const waiting = order !== undefined && !stale && forQueue === true;
+  const attempt = (row?.attempts ?? 0) + 1;
+  await query(sql.upsert, [
+    id,
+    order?.key ?? null,
+    order?.position ?? null,
+    holdsKey,
+    fingerprint,
+    owner,
+    leaseMs,
+    attempt,
+    waiting,
+  ]);
+  if (holdsKey) await query(sql.holdKey, [order.key, owner, leaseMs]);
+  const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
+  if (stale) return { status: "stale", ...handle, attempt, newestPosition: newestPosition! };
+  return newestPosition === undefined
+    ? { status: "claimed", ...handle, attempt }
+    : { status: "claimed", ...handle, attempt, previousPosition: newestPosition };
+}
+
+/**
+ * With the key free, claim the first of its waiting list for `owner`, holding the key. Undefined when
+ * none waits, the key is held, or the first is still being handed to the queue.
+ */
+export async function takeNextIn(
+  query: Query,
+  sql: ClaimStatements,
+  key: string,
+  owner: string,
+  leaseMs: number,
+): Promise<ClaimedOrStale | undefined> {
+  let held;
+  try {
+    [held] = await query<KeyRow>(sql.lockKey, [key]);
+  } catch (err) {
+    if (sqlState(err) === LOCK_NOT_AVAILABLE) return undefined;
+    throw err;
+  }
+  if (heldForOther(held!, owner) > 0) return undefined;
+  const first = await firstWaiter(query, sql.waiting, key);
+  if (first === undefined || first === "busy" || first === "own") return undefined;
+  const run = await runWaiter(query, sql.waiting, first.id, key, owner, leaseMs, held!.position ?? undefined);
+  return run === "busy" ? undefined : run;
+}
+
+interface KeyRow {
+  position: string | null;
+  owner: string | null;
+  lease_ms: number | null;
+  now_ms: number;
+}
+
+/** Lease time left of another claim holding the key; 0 when the key is free for `owner`. */
+function heldForOther(key: KeyRow, owner: string): number {
+  return key.owner !== null && key.owner !== owner && key.lease_ms !== null
+    ? Math.max(0, key.lease_ms - key.now_ms)
+    : 0;
+}
+
+/** Time left on a processing record's lease; undefined when it has none or it lapsed. */
+function leaseLeft(row: RecordRow | undefined): number | undefined {
+  if (row?.state !== "processing" || row.lease_ms === null) return undefined;
+  const left = row.lease_ms - row.now_ms;
+  return left > 0 ? Math.ceil(left) : undefined;
+}
+
+/** A row as `get` answers it: only the fields the record's state has. */
+export function recordOf(row: RecordRow): IdempotencyRecord {
+  const record: IdempotencyRecord = { state: row.state, fingerprint: row.fingerprint, attempts: row.attempts };
+  if (row.owner !== null) record.owner = row.owner;
+  if (row.state === "processing" && row.lease_ms !== null) record.leaseUntil = Math.round(row.lease_ms);
+  if (row.answer !== null) record.answer = row.answer;
+  if (row.error !== null) record.error = row.error;
+  return record;
+}

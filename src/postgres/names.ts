@@ -1,0 +1,49 @@
+/** Plain SQL identifiers only: a name that needs quoting to be read is more likely a mistake than a wish. */
+const IDENTIFIER = /^[a-z_][a-z0-9_]{0,49}$/;
+
+export const DEFAULT_SCHEMA = "public";
+export const DEFAULT_TABLE = "merchant_webhooks_inbox";
+
+export interface TableNames {
+  /** PostgreSQL schema the tables live in. Default `public`. */
+  schema?: string;
+  /** The records table; the positions table is this name with `_positions`. Default `merchant_webhooks_inbox`. */
+  table?: string;
+}
+
+/** The quoted, schema-qualified names the SQL uses, checked once at construction. */
+export interface QualifiedNames {
+  schema: string;
+  table: string;
+  records: string;
+  positions: string;
+  /** Index names, unqualified (PostgreSQL puts an index in its table's schema). */
+  updatedIndex: string;
+  waitingIndex: string;
+  positionsUpdatedIndex: string;
+  /** Prefix of the advisory lock keys, so two inbox tables never share a lock. */
+  lockPrefix: string;
+}
+
+export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE }: TableNames = {}): QualifiedNames {
+  for (const [what, name] of [
+    ["schema", schema],
+    ["table", table],
+  ] as const) {
+    if (typeof name !== "string" || !IDENTIFIER.test(name))
+      throw new TypeError(
+        `postgresStore: ${what} ${JSON.stringify(name)} is not a plain identifier (lower-case letters, digits and _, starting with a letter or _, at most 50 characters)`,
+      );
+  }
+  const quote = (name: string) => `"${name}"`;
+  return {
+    schema,
+    table,
+    records: `${quote(schema)}.${quote(table)}`,
+    positions: `${quote(schema)}.${quote(`${table}_positions`)}`,
+    updatedIndex: quote(`${table}_updated_at`),
+    waitingIndex: quote(`${table}_waiting`),
+    positionsUpdatedIndex: quote(`${table}_positions_updated_at`),
+    lockPrefix: `${schema}.${table}:`,
+  };
+}

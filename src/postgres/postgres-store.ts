@@ -1,0 +1,116 @@
+import type { Pool } from "pg";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import {
+  DEFAULT_LEASE_MS,
+  DEFAULT_RETENTION_SECONDS,
+  refOf,
+  type ClaimHandle,
+  type ClaimRequest,
+} from "../idempotency/store.js";
+import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
+import {
+  claimIn,
+  claimStatements,
+  KEY_LOCK_WAIT_MS,
+  lockWaitFor,
+  recordOf,
+  takeNextIn,
+  type RecordRow,
+} from "./claim-sql.js";
+import { qualifiedNames, type TableNames } from "./names.js";
+import { sessions } from "./sessions.js";
+import { poolConnection } from "./connection-state.js";
+import { settleStatements } from "./settle-sql.js";
+import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
+
+export const DEFAULT_POSTGRES_TIMEOUT_MS = 5_000;
+
+export interface PostgresStoreOptions extends TableNames {
+  /** A node-postgres pool; the store checks clients out of it and never ends it (close it yourself). */
+  connection: Pool;
+  /** Lease of a claim made outside a handler's transaction (queued notifications). Default 30 s. */
+  leaseMs?: number;
+  /** How long a record is kept after its last change before it counts as gone (see `purge`). Default 7 days. */
+  retentionSeconds?: number;
+  /** Limit on a connection check-out and on each statement; past it the store is unavailable (503). Default 5 s. */
+  timeoutMs?: number;
+}
+
+const POSTGRES_STORE_KEYS = {
+  connection: true,
+  schema: true,
+  table: true,
+  leaseMs: true,
+  retentionSeconds: true,
+  timeoutMs: true,
+} as const satisfies KnownKeys<PostgresStoreOptions>;
+
+export type PostgresStore = TransactionalStore & {
+  readonly leaseMs: number;
+  takeNext: NonNullable<TransactionalStore["takeNext"]>;
+};
+
+/**
+ * The idempotency store on PostgreSQL: a transactional inbox. A receiver running a handler with it
+ * claims the notification in a transaction, hands the handler that transaction (`ctx.transaction`),
+ * and commits the completed record with the handler's writes, so the effect and the record are
+ * stored together or not at all. Queued notifications use the plain store methods, one short
+ * statement each. The tables come from `migrate()`; the store never creates them.
+ */
+export function postgresStore(options: PostgresStoreOptions): PostgresStore {
+  rejectUnknownKeys("postgresStore", options, Object.keys(POSTGRES_STORE_KEYS));
+  const pool = options?.connection;
+  if (!pool || typeof (pool as Partial<Pool>).connect !== "function")
+    throw new TypeError("postgresStore: `connection` must be a pg.Pool (new pg.Pool({ connectionString }))");
+  const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
+  const retentionSeconds = positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS);
+  const timeoutMs = positive("timeoutMs", options.timeoutMs ?? DEFAULT_POSTGRES_TIMEOUT_MS);
+  const names = qualifiedNames(options);
+  const claims = claimStatements(names, retentionSeconds);
+  const settles = settleStatements(names, retentionSeconds);
+  const connection = poolConnection(pool, () => ping());
+  const db = sessions(pool, names, timeoutMs, connection);
+  const inbox = { db, claims, settles };
+  // Also proves the table is there: a store that would fail every claim is not healthy.
+  const ping = () => db.withClient(async (query) => void (await query(`SELECT 1 FROM ${names.records} LIMIT 0`)));
+
+  const settle = async (statement: string, { id, owner }: ClaimHandle, extra: unknown[] = []) =>
+    db.withClient(async (query) => (await query<{ n: number }>(statement, [id, owner, ...extra]))[0]!.n > 0);
+
+  return {
+    leaseMs,
+    claim: (request: ClaimRequest) =>
+      db.inTransaction(lockWaitFor(request), (query) => claimIn(query, claims, request)),
+    extend: (claim, ms = leaseMs) => settle(settles.extend, claim, [ms]),
+    complete: (claim, answer) => settle(settles.complete, claim, [JSON.stringify(answer)]),
+    fail: (claim, error) => settle(settles.fail, claim, [error]),
+    markQueued: (claim) => settle(settles.markQueued, claim),
+    release: (claim) => settle(settles.release, claim),
+    takeNext: (order, owner, ms) =>
+      db.inTransaction(KEY_LOCK_WAIT_MS, (query) => takeNextIn(query, claims, order.key, owner, ms)),
+    get: (ref) =>
+      db.withClient(async (query) => {
+        const [row] = await query<RecordRow>(claims.get, [refOf(ref).id]);
+        return row && recordOf(row);
+      }),
+    claimInTransaction: (request: ClaimRequest): Promise<TransactionalClaim> => transactionalClaim(inbox, request),
+    takeNextInTransaction: (order, owner, ms) => transactionalTakeNext(inbox, order.key, owner, ms),
+    ping,
+    connection: {
+      address: connection.address,
+      state: connection.state,
+      watch: connection.watch,
+      settled: connection.settled,
+    },
+    // The pool is the caller's: other code may share it, so it is theirs to end.
+    close() {},
+  };
+}
+
+function positive(name: string, value: number): number {
+  if (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(
+      `postgresStore: ${name} must be a positive number of ${name === "retentionSeconds" ? "seconds" : "milliseconds"}`,
+    );
+  return value;
+}

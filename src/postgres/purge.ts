@@ -1,0 +1,32 @@
+import type { Pool } from "pg";
+import { DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
+import { qualifiedNames, type TableNames } from "./names.js";
+
+export interface PurgeOptions extends TableNames {
+  /** Delete settled records (completed, failed) last changed longer ago than this. Default 7 days, the store's retention. */
+  olderThanSeconds?: number;
+}
+
+/**
+ * Delete settled records past retention, and positions nobody holds that have not moved since. The
+ * store already treats such rows as gone; this gives the space back. Run it from a scheduled job
+ * (cron, pg_cron); the `updated_at` indexes keep it cheap. Returns how many rows were deleted.
+ */
+export async function purge(
+  pool: Pick<Pool, "query">,
+  options: PurgeOptions = {},
+): Promise<{ records: number; positions: number }> {
+  const names = qualifiedNames(options);
+  const seconds = options.olderThanSeconds ?? DEFAULT_RETENTION_SECONDS;
+  if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0)
+    throw new TypeError("purge: olderThanSeconds must be a number of seconds, 0 or more");
+  const before = "clock_timestamp() - $1::float8 * interval '1 second'";
+  const records = await pool.query(
+    `DELETE FROM ${names.records} WHERE state IN ('completed', 'failed') AND updated_at < ${before}`,
+    [seconds],
+  );
+  const positions = await pool.query(`DELETE FROM ${names.positions} WHERE owner IS NULL AND updated_at < ${before}`, [
+    seconds,
+  ]);
+  return { records: records.rowCount ?? 0, positions: positions.rowCount ?? 0 };
+}

@@ -1,0 +1,51 @@
+import { existsSync, readFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate, postgresSchemaSql, postgresStore, purge } from "merchant-webhooks/postgres";
+import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+
+const schema = uniqueSchema("purge");
+const pool = testPool();
+const store = postgresStore({ connection: pool, schema });
+const answer = { processed: true, message: "processed" };
+
+beforeAll(async () => {
+  await freshSchema(pool, schema);
+});
+afterAll(async () => {
+  await dropSchema(pool, schema);
+  await pool.end();
+});
+
+describe("the inbox tables", () => {
+  it("migrates again without harm, keeping the records", async () => {
+    await store.claim({ id: "kept", fingerprint: "f", owner: "o", leaseMs: 1000 });
+    await Promise.all([migrate(pool, { schema }), migrate(pool, { schema })]);
+    expect(await store.get("kept")).toMatchObject({ state: "processing" });
+  });
+
+  it("ships the SQL migrate() runs as merchant-webhooks/postgres/schema.sql in the build", () => {
+    const file = new URL("../../dist/postgres/schema.sql", import.meta.url);
+    expect(existsSync(file), "run `npm run build` first").toBe(true);
+    expect(readFileSync(file, "utf8")).toContain(postgresSchemaSql());
+    expect(postgresSchemaSql({ schema: "billing", table: "inbox" })).toContain(
+      'CREATE TABLE IF NOT EXISTS "billing"."inbox"',
+    );
+  });
+});
+
+describe("purge", () => {
+  it("deletes settled records past retention and keeps recent ones and claims in progress", async () => {
+    for (const id of ["old-done", "old-failed", "new-done", "old-running"])
+      await store.claim({ id, fingerprint: "f", owner: `o-${id}`, leaseMs: 60_000 });
+    await store.complete({ id: "old-done", owner: "o-old-done" }, answer);
+    await store.fail({ id: "old-failed", owner: "o-old-failed" }, "handler_failed");
+    await store.complete({ id: "new-done", owner: "o-new-done" }, answer);
+    await pool.query(
+      `UPDATE "${schema}".merchant_webhooks_inbox SET updated_at = now() - interval '2 days' WHERE id LIKE 'old-%'`,
+    );
+    const purged = await purge(pool, { schema, olderThanSeconds: 24 * 60 * 60 });
+    expect(purged.records).toBe(2);
+    const left = await pool.query(`SELECT id FROM "${schema}".merchant_webhooks_inbox WHERE id <> 'kept' ORDER BY id`);
+    expect(left.rows.map((row) => row.id)).toEqual(["new-done", "old-running"]);
+  });
+});
