@@ -1,4 +1,6 @@
+import { mkdirSync, writeFileSync } from "node:fs";
 import { defineConfig } from "tsup";
+import { postgresSchemaSql } from "./src/postgres/schema-sql.js";
 
 // One entry per public subpath (see package.json "exports"); the CLI is ESM-only with a shebang.
 export default defineConfig([
@@ -12,6 +14,7 @@ export default defineConfig([
       fetch: "adapters/fetch.ts",
       schema: "src/schema/index.ts",
       redis: "src/redis/index.ts",
+      postgres: "src/postgres/index.ts",
       bullmq: "src/bullmq/index.ts",
       testing: "src/testing/index.ts",
       client: "src/client/index.ts",
@@ -25,6 +28,14 @@ export default defineConfig([
     target: "node20",
     splitting: true,
     treeshake: true,
+    // The inbox tables as a plain SQL file too (`merchant-webhooks/postgres/schema.sql`), for migration tools.
+    async onSuccess() {
+      mkdirSync("dist/postgres", { recursive: true });
+      writeFileSync(
+        "dist/postgres/schema.sql",
+        `-- merchant-webhooks: the PostgreSQL inbox tables (what migrate() runs)\n${postgresSchemaSql()}`,
+      );
+    },
   },
   {
     entry: { cli: "src/cli/main.ts" },

@@ -5,12 +5,13 @@ import base from "./vitest.config.js";
 
 /**
  * `npm run test:unit`: the tests that need no server (no Redis, no PostgreSQL) and no build, in well
- * under a minute. A test file needs a server when it reads REDIS_URL or DATABASE_URL or uses the Redis
- * fixtures; those are left out by what they contain, so a new server test is left out without a list
- * to keep. The slow packaging and framework-build tests are left out by name.
+ * under a minute. A test file needs a server when it names REDIS_URL or DATABASE_URL (read directly or
+ * from test/support) or uses the Redis fixtures; those are left out by what they contain, so a new
+ * server test is left out without a list to keep. The slow packaging and framework-build tests are
+ * left out by name.
  */
 const NEEDS_A_SERVER =
-  /process\.env\.(REDIS_URL|DATABASE_URL)|fixtures\/redis|cluster\/fixtures|from "ioredis"|from "pg"/;
+  /\b(REDIS_URL|DATABASE_URL)\b|fixtures\/redis|cluster\/fixtures|support\/postgres|from "ioredis"|from "pg"/;
 const SLOW = [
   "test/package.test.ts",
   "test/consumer-project.test.ts",

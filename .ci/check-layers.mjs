@@ -22,6 +22,7 @@ const ORDER = [
   "src/queue", // the queue interface and the in-process queue
   "src/recording", // the recorder interface, the JSONL recorder, redaction for replay
   "src/redis", // the Redis store and stream recorder, and every Redis connection
+  "src/postgres", // the PostgreSQL store: the inbox tables, claims in the handler's transaction
   "src/dispatch", // running a claimed notification's handler
   "src/ordering", // the `ordering` option
   "src/telemetry", // OpenTelemetry spans and metrics around dispatch and the receiver

@@ -72,9 +72,17 @@ if (wanted("redis-latency")) {
   console.error("redis latency ...");
   results.redis_latency = await bench("./redis-latency.ts");
 }
+if (wanted("store-latency")) {
+  console.error("memory, redis and postgres stores per notification ...");
+  results.store_latency = await bench("./store-latency.ts");
+}
 if (wanted("ordering-latency")) {
   console.error("latency ordering adds with redis ...");
   results.ordering_latency = await bench("./ordering-latency.ts");
+}
+if (wanted("hot-subscription-drain")) {
+  console.error("one hot subscription's backlog through the queue, ordered and not ...");
+  results.hot_subscription_drain = await bench("./hot-subscription-drain.ts");
 }
 if (wanted("cluster-throughput")) {
   console.error("redisStore on a 3-master cluster against one Redis ...");

@@ -7,9 +7,9 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, unknown> };
 const api = readFileSync(join(ROOT, "docs", "api.md"), "utf8");
 
-/** The package's import specifiers, from package.json `exports` (`.` → `merchant-webhooks`). */
+/** The package's module specifiers, from package.json `exports` (`.` → `merchant-webhooks`); data files have no exports. */
 const specifiers = Object.keys(manifest.exports)
-  .filter((subpath) => subpath !== "./package.json")
+  .filter((subpath) => subpath !== "./package.json" && !subpath.endsWith(".sql"))
   .map((subpath) => (subpath === "." ? "merchant-webhooks" : `merchant-webhooks/${subpath.slice(2)}`));
 
 /** A table row naming one export; the columns may be padded to line up. */

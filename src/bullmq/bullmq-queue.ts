@@ -5,6 +5,7 @@ import { closeIfOwned, producerConnection, type RedisConnection } from "../redis
 import { withTimeout } from "../shared/time-limit.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
+import { queueLedger, type QueueLedger } from "./queue-ledger.js";
 import { sealingKey, type EncryptionKey } from "./seal.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
@@ -70,6 +71,8 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   readonly durable: true;
   /** The BullMQ queue underneath, for counts, metrics and dashboards. */
   readonly queue: Queue<NotificationJobData>;
+  /** A copy of each queued job's data, kept apart from the queue until done (see `sweepQueued`). */
+  readonly ledger: QueueLedger;
   enqueue(item: QueuedNotification): Promise<void>;
   has(id: string): Promise<boolean>;
   /** A PING on the queue's connection within `timeoutMs`; rejects while Redis is down. */
@@ -103,6 +106,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     defaultJobOptions: { ...DEFAULT_JOB_OPTIONS, ...options.jobOptions },
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
+  const ledger = queueLedger(handle.client, options.prefix, options.name);
   // Errors reach the receiver through rejected enqueues; without a listener they would crash the process.
   queue.on("error", () => {});
   let connected = false;
@@ -114,8 +118,10 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     await queue.waitUntilReady();
     connected = true;
     const jobId = jobIdFor(item.id);
-    const data = jobDataFor(item, key);
-    await queue.add(item.notification.event_type, data, { jobId });
+    const part = ledger.partFor(item.id);
+    const data: NotificationJobData = { ...jobDataFor(item, key), ledger: part };
+    // The copy goes beside the job, never after it: a job acknowledged without its copy could be lost for good.
+    await Promise.all([ledger.keep(item.id, data, part), queue.add(item.notification.event_type, data, { jobId })]);
     // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;
     // a job left in the failed (or, if kept, completed) set would not, yet the receiver has just
     // claimed the id again: replace that job so the notification runs, with the payload just received.
@@ -129,6 +135,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   return {
     durable: true,
     queue,
+    ledger,
     enqueue: (item) =>
       withTimeout(
         add(item),

@@ -21,6 +21,8 @@ import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
 import { settlesWithin } from "../shared/time-limit.js";
+import { queueLedger } from "./queue-ledger.js";
+import { DEFAULT_SWEEP_EVERY_MS, sweepEvery } from "./sweep-every.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -63,6 +65,12 @@ export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks 
    * A sealed job no key opens fails at once, with the reason, and waits in the failed set for `redrive`.
    */
   encryptionKey?: EncryptionKey | readonly EncryptionKey[];
+  /**
+   * How often this worker looks for notifications accepted into the queue whose job was lost (a
+   * failover that dropped the queue master's last writes, a job removed by hand) and queues them again
+   * from the ledger's copy (`sweepQueued`). Default 30 s; 0 turns it off.
+   */
+  sweepQueuedEveryMs?: number;
   /** Any other BullMQ worker option; the ones above take precedence. */
   workerOptions?: Omit<WorkerOptions, "connection" | "prefix" | "autorun">;
 }
@@ -96,6 +104,7 @@ const WORKER_KEYS = {
   stalledInterval: true,
   maxStalledCount: true,
   encryptionKey: true,
+  sweepQueuedEveryMs: true,
   workerOptions: true,
 } as const satisfies KnownKeys<Omit<CreateWorkerOptions, keyof SubscriptionHandlers | keyof HandlerHooks>>;
 
@@ -119,6 +128,12 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
   const { store, closeStore } = workerStore(options);
+  // Every store of this package can hand a subscription on; a wrapper that drops `takeNext` quietly
+  // turns an ordered backlog's drain into one notification per lease (docs/ordering.md).
+  if (options.idempotency && !options.idempotency.takeNext)
+    logger.warn(
+      "createWorker: the idempotency store has no takeNext: with ordering, a subscription's queued notifications then run one per lease as their jobs come back, not one after another; a store wrapper must pass takeNext through",
+    );
   const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   try {
     checkHandlingOptions(options, store, leaseMs);
@@ -142,9 +157,18 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     nextOwner: (job) => nextOwner(String(job.id)),
     shutdown: shutdown.signal,
     keys: keysFrom(options.encryptionKey),
+    ledger: queueLedger(handle.client, options.prefix, options.name),
   };
 
   loadOtelApi();
+  const stopSweeping = sweepEvery(options.sweepQueuedEveryMs ?? DEFAULT_SWEEP_EVERY_MS, {
+    connection: handle.client,
+    name: options.name,
+    prefix: options.prefix,
+    ledger: runner.ledger!,
+    store,
+    logger,
+  });
   const processor = jobProcessor(runner, logger, options.redact ?? {}, options.name);
 
   const worker = new Worker<NotificationJobData, JobOutcome>(options.name, processor, {
@@ -176,6 +200,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
           shutdown.abort(new Error("worker closing"));
           await settlesWithin(closed, REQUEUE_GRACE_MS);
         }
+        await stopSweeping();
         await stopFailedSetGauge();
         await closeStore();
         await closeIfOwned(handle);

@@ -23,6 +23,8 @@ export {
 export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "../lifecycle/close-on-signals.js";
 export type { CloseOptions } from "../lifecycle/close-options.js";
 export { jobIdFor } from "./job-id.js";
+export { sweepQueued, type SweepQueuedOptions, type SweepResult } from "./sweep-queued.js";
+export type { QueueLedger, LedgerEntry } from "./queue-ledger.js";
 export type { NotificationJobData } from "./job-data.js";
 export type { RedisConnection } from "../redis/connect.js";
 export { type EncryptionKey, type SealedPayload } from "./seal.js";

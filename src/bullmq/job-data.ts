@@ -37,6 +37,8 @@ export interface NotificationJobData {
   handoff?: string;
   /** The receiver's trace context, so the worker's spans join the receiver's trace. */
   trace?: Record<string, string>;
+  /** Which part of the queue's ledger (`queue-ledger.ts`) keeps a copy of this data until it is done. */
+  ledger?: number;
 }
 
 /** Card verification data is never written, sealed or not (PCI DSS forbids keeping it after authorization). */

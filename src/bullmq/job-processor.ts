@@ -6,7 +6,11 @@ import { HandlerTimeoutError } from "../dispatch/run-handler.js";
 import { otelApiLoading } from "../telemetry/load-api.js";
 import { observeJob } from "../telemetry/observe-job.js";
 import { notificationIn, type NotificationJobData } from "./job-data.js";
+import { settlesWithin } from "../shared/time-limit.js";
 import { InvalidJobDataError, processJob, type JobOutcome, type JobRunner } from "./process-job.js";
+
+/** The longest putting a job back on close may take. */
+const REQUEUE_TIMEOUT_MS = 5_000;
 
 /** Stands for "the worker stopped waiting" in the race between a job and the shutdown signal. */
 const STOPPED = Symbol("stopped");
@@ -78,7 +82,8 @@ export function jobProcessor(
       // The handler may still finish in this process; if it does not, its claim lapses and another worker runs it.
       run.catch(() => {});
       line("requeued");
-      await job.moveToDelayed(Date.now(), token);
+      // Bounded like every worker-side call: past it the job's lock lapses and the stalled check puts it back.
+      await settlesWithin(job.moveToDelayed(Date.now(), token), REQUEUE_TIMEOUT_MS);
       throw new DelayedError();
     }
     if (outcome === "conflict")

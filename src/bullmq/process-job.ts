@@ -13,6 +13,8 @@ import { jobIdFor } from "./job-id.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { SealError, type SealingKey } from "./seal.js";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
+import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
+import type { QueueLedger } from "./queue-ledger.js";
 
 /** A job's data once opened and validated. */
 interface ReadJobData {
@@ -23,6 +25,8 @@ interface ReadJobData {
   order?: OrderClaim;
   handoff?: string;
   job?: Job<NotificationJobData>;
+  /** The ledger part holding its copy, when known. */
+  ledger?: number;
 }
 
 /** Job data that cannot be opened or is not a notification: it goes straight to the failed set. */
@@ -46,6 +50,8 @@ export interface JobRunner {
   shutdown: AbortSignal;
   /** Keys that open sealed job data. */
   keys: readonly SealingKey[];
+  /** The queue's ledger of job copies: dropped once a notification is done, read when a waiter's job is gone. */
+  ledger?: QueueLedger | undefined;
 }
 
 /** Thrown after a job was put back to wait without using one of its attempts. */
@@ -85,9 +91,10 @@ export async function processJob(
   const owner = runner.nextOwner(job);
 
   let claim;
+  let transaction: TransactionalClaim | undefined;
   try {
     // In order, the claim checks the position again: something newer may have completed since the receiver's check.
-    claim = await runner.store.claim({
+    const request = {
       id,
       fingerprint,
       owner,
@@ -95,14 +102,21 @@ export async function processJob(
       takeQueued: true,
       ...(order ? { order } : {}),
       ...(handoff ? { handoffFrom: handoff } : {}),
-    });
+    };
+    // A store that claims in a transaction runs the job's handler in it, as a receiver does.
+    if (claimsInTransaction(runner.store)) {
+      transaction = await runner.store.claimInTransaction(request);
+      claim = transaction.result;
+    } else claim = await runner.store.claim(request);
   } catch {
     return postpone(job, token, STORE_RETRY_MS);
   }
   switch (claim.status) {
     case "completed":
+      await forgetCopy(runner, id, own.ledger);
       return "duplicate";
     case "conflict":
+      await forgetCopy(runner, id, own.ledger);
       return "conflict";
     case "processing":
       // Another worker runs this id, or holds the subscription: that one runs this notification in
@@ -121,16 +135,28 @@ export async function processJob(
   let outcome: JobOutcome | undefined;
   let ownFailure: unknown;
   let current: ClaimedOrStale | undefined = claim;
+  // The transaction the current claim was made in, with a store that claims in one.
+  let currentTransaction = transaction;
+  // Tidying after a waiter (its job removed, its ledger copy dropped) overlaps the next waiter's run:
+  // both are safe to lose (a leftover job finds its record completed, a leftover copy is swept), and
+  // waiting for them would put two more round trips between each notification of a hot subscription.
+  const tidying: Promise<void>[] = [];
   while (current) {
     const isOwn = current.id === id;
     const data = isOwn ? own : await waiterJobData(job, current.id, runner);
+    const inTransaction = currentTransaction?.result === current ? currentTransaction : undefined;
     if (data) {
-      const result = await runOne(current, data, runner, isOwn ? observeHandler : undefined);
+      const result = await runOne(current, data, runner, isOwn ? observeHandler : undefined, inTransaction);
       if (isOwn) {
         if ("failure" in result) ownFailure = result.failure;
         else if (result.outcome === "lease_lost") return postpone(job, token, recheckDelay(job));
         else outcome = result.outcome;
-      } else if (!("failure" in result) && result.outcome !== "lease_lost") await removeDone(data.job);
+      } else if (!("failure" in result) && result.outcome !== "lease_lost") {
+        tidying.push(removeDone(data.job), forgetCopy(runner, current.id, data.ledger));
+      }
+    } else if (inTransaction) {
+      // As below, the failure recorded once the transaction that claimed it is rolled back.
+      await inTransaction.rollback("job_missing");
     } else {
       // Its job is gone (or unreadable): nothing to run it from. Failed, it no longer holds up the
       // subscription, and a redelivery by the sender runs it afresh.
@@ -138,16 +164,35 @@ export async function processJob(
     }
     const key: string | undefined = current.order?.key;
     current = undefined;
-    if (key !== undefined && !runner.shutdown.aborted && runner.store.takeNext) {
-      current = await Promise.resolve(runner.store.takeNext({ key }, runner.nextOwner(job), runner.leaseMs)).catch(
-        () => undefined,
-      );
+    if (key !== undefined && !runner.shutdown.aborted) {
+      ({ current, currentTransaction } = await takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs));
     }
   }
+  await Promise.all(tidying);
   if (ownFailure !== undefined) throw ownFailure;
   // Its notification still waits its turn in the list: the job stays as the safety net for it.
   if (outcome === undefined) return postpone(job, token, runner.leaseMs);
+  await forgetCopy(runner, id, own.ledger);
   return outcome;
+}
+
+/** The next waiter of `key` for `owner`, in a transaction when the store claims in one. */
+async function takeNext(
+  store: IdempotencyStore,
+  key: string,
+  owner: string,
+  leaseMs: number,
+): Promise<{ current?: ClaimedOrStale; currentTransaction?: TransactionalClaim }> {
+  try {
+    if (claimsInTransaction(store) && store.takeNextInTransaction) {
+      const taken = await store.takeNextInTransaction({ key }, owner, leaseMs);
+      return taken ? { current: taken.result as ClaimedOrStale, currentTransaction: taken } : {};
+    }
+    const next = store.takeNext ? await store.takeNext({ key }, owner, leaseMs) : undefined;
+    return next ? { current: next } : {};
+  } catch {
+    return {};
+  }
 }
 
 /** What one run of a claimed notification came to, as `processJob` needs it. */
@@ -160,6 +205,7 @@ async function runOne(
   data: ReadJobData,
   runner: JobRunner,
   observeHandler: HandlerObserver | undefined,
+  transaction: TransactionalClaim | undefined,
 ): Promise<RunResult> {
   // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
   const attempt = Math.max(1, claim.attempt - 1);
@@ -173,6 +219,7 @@ async function runOne(
         headers: data.headers,
         receivedAt: data.receivedAt,
         order: claimedOrder(claim.order, claim, runner.onStale),
+        transaction,
       },
       {
         stop: runner.shutdown,
@@ -198,7 +245,7 @@ async function waiterJobData(
   job: Job<NotificationJobData>,
   id: string,
   runner: JobRunner,
-): Promise<(ReadJobData & { job: Job<NotificationJobData> }) | undefined> {
+): Promise<ReadJobData | undefined> {
   try {
     const other = await withTimeout(
       // The job's own queue handle (protected in BullMQ's types) reaches its sibling jobs.
@@ -206,11 +253,29 @@ async function waiterJobData(
       WORKER_CALL_TIMEOUT_MS,
       () => new Error("job lookup timed out"),
     );
-    if (!other) return undefined;
-    return { ...readJobData(other, runner.keys), job: other };
+    if (other) return { ...readJobData(other, runner.keys), job: other };
+    // The job is gone (a failover lost it, or it was removed): run the notification from the ledger's copy.
+    const copy = runner.ledger
+      ? await withTimeout(runner.ledger.find(id), WORKER_CALL_TIMEOUT_MS, () => new Error("ledger lookup timed out"))
+      : undefined;
+    if (!copy?.data) return undefined;
+    return {
+      ...readJobData({ data: copy.data, timestamp: copy.since } as Job<NotificationJobData>, runner.keys),
+      ledger: copy.part,
+    };
   } catch {
     return undefined;
   }
+}
+
+/** The notification is done: its ledger copy is no longer needed (a sweep drops one this misses). */
+async function forgetCopy(runner: JobRunner, id: string, part: number | undefined): Promise<void> {
+  if (!runner.ledger) return;
+  await withTimeout(
+    runner.ledger.forget(id, part),
+    WORKER_CALL_TIMEOUT_MS,
+    () => new Error("ledger write timed out"),
+  ).catch(() => {});
 }
 
 /** A job whose notification ran here has nothing left to do: remove it unless its own worker has it. */
@@ -242,6 +307,7 @@ function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[])
   return {
     ...(order ? { order } : {}),
     ...(typeof data!.handoff === "string" ? { handoff: data!.handoff } : {}),
+    ...(typeof data!.ledger === "number" ? { ledger: data!.ledger } : {}),
     notification: parsed.data,
     headers: data!.headers ?? {},
     receivedAt: typeof data!.receivedAt === "number" ? data!.receivedAt : job.timestamp,

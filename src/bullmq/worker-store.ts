@@ -1,6 +1,8 @@
-import type { IdempotencyStore } from "../idempotency/store.js";
+import { StoreUnavailableError, type IdempotencyStore } from "../idempotency/store.js";
 import type { RedisConnection } from "../redis/connect.js";
 import { redisStore } from "../redis/index.js";
+import { withTimeout } from "../shared/time-limit.js";
+import { claimsInTransaction, type TransactionalStore } from "../idempotency/transaction.js";
 
 export interface WorkerStore {
   store: IdempotencyStore;
@@ -8,11 +10,62 @@ export interface WorkerStore {
   closeStore: () => Promise<void>;
 }
 
-/** The worker's store: the one given, else the one its receivers share on the same Redis. */
+/** The longest a worker waits for any store call before treating the store as unreachable. */
+export const WORKER_STORE_CALL_TIMEOUT_MS = 5_000;
+
+/**
+ * The worker's store: the one given, else the one its receivers share on the same Redis; either way
+ * with a deadline on every call (`storeWithDeadlines`).
+ */
 export function workerStore(options: { idempotency?: IdempotencyStore; connection: RedisConnection }): WorkerStore {
-  return options.idempotency
+  const { store, closeStore } = options.idempotency
     ? { store: options.idempotency, closeStore: async () => {} }
     : sharedStore(options.connection);
+  return { store: storeWithDeadlines(store, WORKER_STORE_CALL_TIMEOUT_MS), closeStore };
+}
+
+/**
+ * `store` with every call bounded by `timeoutMs`: past it the call rejects with
+ * `StoreUnavailableError`, which the worker answers as it does an unreachable store (the job is
+ * postponed, a completion is retried, a failure is left to the lease). A store given to the worker may
+ * sit on a connection that queues commands while its Redis fails over; without a bound, a call that
+ * never settles would keep a job slot taken for good. A late answer is ignored: every write names its
+ * claim's owner token, so one that lands late can only do what the lease would have done anyway.
+ */
+export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): IdempotencyStore {
+  // A store that claims in a transaction keeps that power. Its transactional calls are passed through
+  // unbounded here: a claim abandoned by a deadline would leave its transaction open on a checked-out
+  // connection, so such a store bounds its own statements (postgresStore's `timeoutMs`).
+  const transactional: Partial<TransactionalStore> = claimsInTransaction(store)
+    ? {
+        claimInTransaction: (request) => store.claimInTransaction(request),
+        ...(store.takeNextInTransaction ? { takeNextInTransaction: store.takeNextInTransaction.bind(store) } : {}),
+      }
+    : {};
+  const bounded =
+    <A extends unknown[], R>(what: string, call: (...args: A) => R | Promise<R>) =>
+    (...args: A): Promise<R> =>
+      withTimeout(
+        Promise.resolve().then(() => call(...args)),
+        timeoutMs,
+        () => new StoreUnavailableError(`idempotency store: ${what} did not answer within ${timeoutMs} ms`),
+      );
+  const takeNext = store.takeNext?.bind(store);
+  return {
+    ...(store.leaseMs !== undefined ? { leaseMs: store.leaseMs } : {}),
+    claim: bounded("claim", (request) => store.claim(request)),
+    extend: bounded("extend", (claim, leaseMs) => store.extend(claim, leaseMs)),
+    complete: bounded("complete", (claim, answer) => store.complete(claim, answer)),
+    fail: bounded("fail", (claim, error) => store.fail(claim, error)),
+    markQueued: bounded("markQueued", (claim) => store.markQueued(claim)),
+    release: bounded("release", (claim) => store.release(claim)),
+    get: bounded("get", (record) => store.get(record)),
+    ...(takeNext ? { takeNext: bounded("takeNext", takeNext) } : {}),
+    ...(store.ping ? { ping: bounded("ping", () => store.ping!()) } : {}),
+    ...(store.close ? { close: () => store.close!() } : {}),
+    ...(store.connection ? { connection: store.connection } : {}),
+    ...transactional,
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import { eventObjectOf, type AnyEventObject, type SubscriptionNotification } fro
 import { SUBSCRIPTION_EVENTS } from "../schema/event-types.js";
 import type { HandlerContext } from "./handlers.js";
 import { positionToRfc3339 } from "../idempotency/position.js";
+import type { TransactionHandle } from "../idempotency/transaction.js";
 
 export interface HandlerContextInput {
   notification: SubscriptionNotification;
@@ -15,6 +16,8 @@ export interface HandlerContextInput {
   baseLogger: Logger;
   /** With `ordering`, in the sortable form the store keeps. */
   previousPosition?: string | undefined;
+  /** The open transaction of a store that claims in one (`ctx.transaction`). */
+  transaction?: unknown;
 }
 
 /**
@@ -40,6 +43,8 @@ class NotificationContext implements HandlerContext {
   readonly headers: Readonly<Record<string, string>>;
   // An own property only when there is a previous position: `declare` keeps the class from adding it.
   declare readonly previousPosition?: string;
+  // Likewise an own property only inside a store's transaction.
+  declare readonly transaction: TransactionHandle;
   readonly #notification: SubscriptionNotification;
   readonly #receivedAtMs: number;
   readonly #makeSignal: () => AbortSignal;
@@ -56,7 +61,9 @@ class NotificationContext implements HandlerContext {
     signal,
     baseLogger,
     previousPosition,
+    transaction,
   }: HandlerContextInput) {
+    if (transaction !== undefined) (this as { transaction?: unknown }).transaction = transaction;
     if (previousPosition !== undefined)
       (this as { previousPosition?: string }).previousPosition = positionToRfc3339(previousPosition);
     this.#notification = notification;

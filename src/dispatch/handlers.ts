@@ -5,6 +5,7 @@ import type {
   SubscriptionNotification,
   SubscriptionResource,
 } from "../schema/index.js";
+import type { TransactionHandle } from "../idempotency/transaction.js";
 import { subscriptionEventRows, type SUBSCRIPTION_EVENTS, type SubscriptionEventType } from "../schema/event-types.js";
 
 /** What every handler gets beside the notification. */
@@ -41,6 +42,13 @@ export interface HandlerContext<
    * subscription; undefined for the first.
    */
   readonly previousPosition?: string;
+  /**
+   * With `postgresStore` (merchant-webhooks/postgres): the pg client of the open transaction the
+   * notification's record commits in. Write the handler's effects through it and they commit with
+   * the record, or roll back with it. Typed `pg.PoolClient` once `merchant-webhooks/postgres` is
+   * imported anywhere in the program; undefined with other stores and with the in-process queue.
+   */
+  readonly transaction: TransactionHandle;
 }
 
 /** The notification type a handler for `E` receives. */

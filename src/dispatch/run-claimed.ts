@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { OUTCOMES } from "../answer/outcomes.js";
 import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
+import type { TransactionalClaim } from "../idempotency/transaction.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { handlerContext } from "./handler-context.js";
 import {
@@ -30,6 +31,11 @@ export interface ClaimedRun {
   ctxLogger: Logger;
   /** With `ordering`: the claim's key, and whether the store found the notification stale. */
   order?: ClaimedOrder | undefined;
+  /**
+   * Claimed inside a database transaction (see `TransactionalStore`): the handler writes into it, and
+   * the outcome is its commit or rollback instead of the store's complete or fail.
+   */
+  transaction?: TransactionalClaim | undefined;
 }
 
 /** Where the receiver and the worker part ways. */
@@ -55,7 +61,7 @@ export type ClaimedOutcome =
 
 /** Run the handler for a claimed notification, then record its outcome under the claim's owner. */
 export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<ClaimedOutcome> {
-  const { store, notification, claim, order } = run;
+  const { store, notification, claim, order, transaction } = run;
   const id = notification.id;
   // A stale notification never reaches its event's handler (nor onAny): `onStale` (if any) runs in its place.
   const handler = order?.stale ? order.onStale : handlerThenOnAny(run.handlers, notification.event_type);
@@ -75,11 +81,13 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
             signal: stop ? () => AbortSignal.any([signal(), stop]) : signal,
             baseLogger: run.ctxLogger,
             previousPosition: order?.newest,
+            transaction: transaction?.transaction,
           })),
         {
           timeoutMs: run.timeoutMs,
           leaseMs: run.leaseMs,
-          extendLease: async () => store.extend(claim, run.leaseMs),
+          // A transaction's claim has no lease to lose: it lasts as long as the connection does.
+          extendLease: transaction ? async () => true : async () => store.extend(claim, run.leaseMs),
         },
       );
     try {
@@ -93,7 +101,8 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
       if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();
       const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
       // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
-      await Promise.resolve(store.fail(claim, failed)).catch(() => {});
+      if (transaction) await transaction.rollback(failed);
+      else await Promise.resolve(store.fail(claim, failed)).catch(() => {});
       if (ctx) await reportFailure(run, err, ctx);
       if (hooks.failed) hooks.failed(err);
       return { outcome: failed, err };
@@ -101,6 +110,16 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
   }
   const outcome = order?.stale ? "stale" : handler ? "processed" : "unhandled";
   const answer = { processed: true, message: OUTCOMES[outcome].message };
+  if (transaction) {
+    try {
+      await transaction.commit(answer);
+    } catch (err) {
+      // Nothing committed: neither the effects nor the record. The sender's retry (or the job's) runs it again.
+      if (hooks.failed) hooks.failed(err);
+      return { outcome: "handler_failed", err };
+    }
+    return { outcome };
+  }
   try {
     await store.complete(claim, answer);
   } catch {

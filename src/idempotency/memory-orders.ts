@@ -7,6 +7,8 @@ interface OrderEntry {
   /** The claim holding the key, and until when (epoch ms). */
   owner?: string;
   leaseUntil?: number;
+  /** The id of the notification a worker holds the key for (not a receiver's in-process run). */
+  holder?: string;
   /** When the holder took the key, and how long the last hold took (for the expected wait). */
   heldSince?: number;
   lastHeldMs?: number;
@@ -93,13 +95,29 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       return left > 0 ? left : undefined;
     },
 
-    /** Hold the key for `owner` until `leaseUntil` (taking it, or pushing the lease forward). */
-    hold(key: string, owner: string, leaseUntil: number): void {
+    /**
+     * Hold the key for `owner` until `leaseUntil` (taking it, or pushing the lease forward); a worker
+     * names the notification it holds it for (`holder`), to be put back in line should it die.
+     */
+    hold(key: string, owner: string, leaseUntil: number, holder?: string): void {
       const entry = live(key) ?? { expiresAt: 0, bytes: 0 };
-      if (entry.owner !== owner) entry.heldSince = now();
+      if (entry.owner !== owner) {
+        entry.heldSince = now();
+        if (holder === undefined) delete entry.holder;
+      }
+      if (holder !== undefined) entry.holder = holder;
       entry.owner = owner;
       entry.leaseUntil = leaseUntil;
       write(key, entry);
+    },
+
+    /** The notification a worker held the key for, and under which owner, once that hold has lapsed (forgotten then). */
+    lapsedHolder(key: string): { id: string; owner: string } | undefined {
+      const entry = live(key);
+      if (entry?.holder === undefined || entry.owner === undefined || entry.leaseUntil! > now()) return undefined;
+      const lapsed = { id: entry.holder, owner: entry.owner };
+      delete entry.holder;
+      return lapsed;
     },
 
     /** Let go of the key if `owner` holds it, keeping how long it was held. */
@@ -110,6 +128,7 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       delete entry.owner;
       delete entry.leaseUntil;
       delete entry.heldSince;
+      delete entry.holder;
       write(key, entry);
     },
 

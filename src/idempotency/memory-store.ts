@@ -190,10 +190,30 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     put(id, claimed);
     const handle: ClaimHandle = { id, owner, order: position !== undefined ? { key, position } : { key } };
     if (stale) return { status: "stale", ...handle, attempt: claimed.attempts, newestPosition: newest! };
-    orders.hold(key, owner, at + leaseMs);
+    orders.hold(key, owner, at + leaseMs, id);
     return newest === undefined
       ? { status: "claimed", ...handle, attempt: claimed.attempts }
       : { status: "claimed", ...handle, attempt: claimed.attempts, previousPosition: newest };
+  }
+
+  /**
+   * A worker that held the key and died (or lost its lease) left its notification run halfway: it goes
+   * back into the key's waiting list at its position, so it runs before any newer one, not after as stale.
+   */
+  function returnLapsedHolder(key: string, ownId: string | undefined, at: number): void {
+    const lapsed = orders.lapsedHolder(key);
+    if (!lapsed || lapsed.id === ownId) return;
+    const entry = live(lapsed.id);
+    if (
+      entry?.state !== "processing" ||
+      !entry.order?.holdsKey ||
+      entry.owner !== lapsed.owner ||
+      entry.leaseUntil! > at
+    )
+      return;
+    const { leaseUntil: _leaseUntil, ...rest } = entry;
+    put(lapsed.id, { ...rest, state: "queued", waiting: true, order: { ...entry.order, holdsKey: false } });
+    orders.wait(key, lapsed.id, entry.order.position);
   }
 
   return {
@@ -248,6 +268,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       }
       if (order && takeQueued && !stale && !forQueue) {
         // A worker: its own record waits in the key's list, and the list's first waiter runs.
+        returnLapsedHolder(order.key, id, at);
         orders.wait(order.key, id, order.position);
         const first = firstWaiter(order.key, id, at);
         if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
@@ -290,7 +311,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       }
       const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
       if (stale) return { status: "stale", ...handle, attempt: attempts, newestPosition: newestPosition! };
-      if (order && !forQueue) orders.hold(order.key, owner, at + leaseMs);
+      if (order && !forQueue) orders.hold(order.key, owner, at + leaseMs, takeQueued ? id : undefined);
       return newestPosition === undefined
         ? { status: "claimed", ...handle, attempt: attempts }
         : { status: "claimed", ...handle, attempt: attempts, previousPosition: newestPosition };
@@ -347,6 +368,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     takeNext(order, owner, leaseMs) {
       const at = now();
       if (orders.heldFor(order.key, owner) !== undefined) return undefined;
+      returnLapsedHolder(order.key, undefined, at);
       const first = firstWaiter(order.key, undefined, at);
       return first === undefined || first === "busy" ? undefined : runWaiter(first, order.key, owner, leaseMs, at);
     },

@@ -11,6 +11,7 @@ import type { ResolvedOptions } from "./resolve-options.js";
 import { verdict, type LogFields, type Verdict } from "./verdict.js";
 import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { orderOrMisconfigured } from "../ordering/order-of.js";
+import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
@@ -53,12 +54,23 @@ export function claimAndDispatch(
     const fingerprint = await fingerprintOf(body);
     const owner = nextOwner();
     let claim;
+    let transaction: TransactionalClaim | undefined;
     try {
       // Handed to a durable queue, an ordered notification joins its subscription's waiting list
       // instead of waiting for the subscription: accepted at once, run in position order by workers.
       const forQueue = options.queue?.durable ? { forQueue: true } : {};
       const request = { id, fingerprint, owner, leaseMs, ...order, ...forQueue };
-      claim = await store.claim(request);
+      // With a store that claims in a transaction, the handler run here writes into that transaction.
+      if (claimsInTransaction(store)) {
+        transaction = await store.claimInTransaction(request);
+        claim = transaction.result;
+        // Handed to a queue, it runs later under its lease: the claim commits now. A stale one is
+        // settled here and now, so it keeps its transaction.
+        if (options.queue && claim.status === "claimed") {
+          await transaction.detach();
+          transaction = undefined;
+        }
+      } else claim = await store.claim(request);
       // "Already queued" must never hide a job that no longer exists (lost in a failover, removed by
       // hand): the record is taken over and the notification queued again.
       if (claim.status === "queued" && (await jobMissing(options.queue, id)))
@@ -105,6 +117,7 @@ export function claimAndDispatch(
       leaseMs,
       ctxLogger,
       order: claimed,
+      transaction,
     };
     const run = () => runClaimed(claimedRun, { retryCompletion, observeHandler: observation.handler });
     const outcomeVerdict = (result: ClaimedOutcome) =>

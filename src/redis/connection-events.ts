@@ -1,5 +1,6 @@
 import { Cluster, type Redis } from "ioredis";
-import type { ConnectionLogger, StoreConnection, StoreConnectionState } from "../idempotency/store.js";
+import { connectionTracker } from "../idempotency/connection-tracker.js";
+import type { StoreConnection } from "../idempotency/store.js";
 
 /**
  * Turn an ioredis client's events into a connection state and log lines with its address. ioredis
@@ -7,40 +8,25 @@ import type { ConnectionLogger, StoreConnection, StoreConnectionState } from "..
  * once, when the connection goes down, and again only when it comes back, with how long it was away.
  */
 export function connectionEvents(client: Redis | Cluster, what: string): StoreConnection {
-  const address = addressOf(client);
-  let current: StoreConnectionState = { state: client.status === "ready" ? "up" : "connecting", since: Date.now() };
-  const watchers = new Set<ConnectionLogger>();
-  const settledWaiters: Array<(state: "up" | "down" | "closed") => void> = [];
-
-  const log = (level: "info" | "warn", fields: object, message: string) => {
-    for (const logger of watchers) logger[level]({ store: what, address, ...fields }, message);
-  };
-  const enter = (state: StoreConnectionState["state"], error?: string) => {
-    const previous = current;
-    current = { state, since: Date.now(), ...(error === undefined ? {} : { error }) };
-    if (state !== "connecting") for (const resolve of settledWaiters.splice(0)) resolve(state);
-    return previous;
-  };
+  const tracker = connectionTracker(what, addressOf(client), client.status === "ready" ? "up" : "connecting");
 
   client.on("connect", () => {
-    if (current.state === "connecting") log("info", {}, "redis connected");
+    if (tracker.current().state === "connecting") tracker.log("info", {}, "redis connected");
   });
-  client.on("ready", () => {
-    if (current.state === "up") return;
-    const previous = enter("up");
-    if (previous.state === "down") {
-      const downMs = Date.now() - previous.since;
-      log("info", { down_ms: downMs }, `redis ready again after ${Math.round(downMs / 100) / 10} s unreachable`);
-    } else log("info", {}, "redis ready");
-  });
+  client.on("ready", () => tracker.up("redis"));
   const down = (err?: unknown, node?: string) => {
     const message = err instanceof Error ? err.message : undefined;
+    const current = tracker.current();
     if (current.state === "down" || current.state === "closed") {
       if (message && !current.error) current.error = message;
       return;
     }
-    enter("down", message);
-    log("warn", { ...(node ? { node } : {}), ...(message ? { err: message } : {}) }, "redis unreachable; reconnecting");
+    tracker.enter("down", message);
+    tracker.log(
+      "warn",
+      { ...(node ? { node } : {}), ...(message ? { err: message } : {}) },
+      "redis unreachable; reconnecting",
+    );
   };
   client.on("error", (err: unknown) => down(err));
   client.on("close", () => down());
@@ -49,23 +35,12 @@ export function connectionEvents(client: Redis | Cluster, what: string): StoreCo
     client.on("node error", (err: unknown, node: string) => down(err, node));
   }
   client.on("end", () => {
-    if (current.state === "closed") return;
-    enter("closed");
-    log("info", {}, "redis connection ended");
+    if (tracker.current().state === "closed") return;
+    tracker.enter("closed");
+    tracker.log("info", {}, "redis connection ended");
   });
 
-  return {
-    address,
-    state: () => ({ ...current }),
-    watch(logger) {
-      watchers.add(logger);
-      return () => watchers.delete(logger);
-    },
-    settled() {
-      if (current.state !== "connecting") return Promise.resolve(current.state);
-      return new Promise((resolve) => settledWaiters.push(resolve));
-    },
-  };
+  return tracker.connection();
 }
 
 /** host:port (or the socket path), or the cluster's start-up nodes; never the password. */

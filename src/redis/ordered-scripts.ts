@@ -46,7 +46,7 @@ if redis.call('HGET', KEYS[1], 'holdsKey') == '1' then
   local order = redis.call('HMGET', KEYS[2], 'owner', 'heldSince')
   if order[1] == ARGV[1] then
     if order[2] then redis.call('HSET', KEYS[2], 'lastHeldMs', int(now_ms() - tonumber(order[2]))) end
-    redis.call('HDEL', KEYS[2], 'owner', 'leaseUntil', 'heldSince')
+    redis.call('HDEL', KEYS[2], 'owner', 'leaseUntil', 'heldSince', 'holder')
   end
 end
 `;
@@ -95,17 +95,34 @@ local function take_waiter(waiting, rec_key, member, owner, lease, retention, no
   redis.call('PEXPIRE', rec_key, int(math.max(retention, lease)))
   return attempts
 end
-local function hold(rec_key, order_key, owner, lease, retention, now)
+local function hold(rec_key, order_key, owner, lease, retention, now, holder)
   redis.call('HSET', rec_key, 'holdsKey', '1')
   redis.call('HSET', order_key, 'owner', owner, 'leaseUntil', int(now + lease), 'heldSince', int(now))
+  if holder then redis.call('HSET', order_key, 'holder', holder) else redis.call('HDEL', order_key, 'holder') end
   redis.call('PEXPIRE', order_key, int(math.max(retention, lease)))
+end
+-- A worker that held the key and died (or lost its lease) leaves its notification run halfway: it goes
+-- back into the waiting list at its position, so it runs before any newer one, not after as stale.
+local function return_lapsed_holder(order_key, waiting, rec_prefix, now, own_id)
+  local h = redis.call('HMGET', order_key, 'holder', 'owner', 'leaseUntil')
+  if not h[1] or (tonumber(h[3]) and tonumber(h[3]) > now) then return end
+  redis.call('HDEL', order_key, 'holder')
+  if h[1] == own_id then return end
+  local rec_key = rec_prefix .. h[1]
+  local r = redis.call('HMGET', rec_key, 'state', 'owner', 'leaseUntil', 'position', 'holdsKey')
+  if r[1] == 'processing' and r[5] == '1' and r[2] == h[2] and (tonumber(r[3]) or 0) <= now then
+    local member = (r[4] or '') .. '\\n' .. h[1]
+    redis.call('HSET', rec_key, 'state', 'queued', 'waiting', member)
+    redis.call('HDEL', rec_key, 'leaseUntil', 'holdsKey')
+    redis.call('ZADD', waiting, 0, member)
+  end
 end
 -- Claim the waiter found for owner: stale when older than the key's newest completed position.
 local function run_waiter(waiting, order_key, rec_prefix, id, pos, member, newest, owner, lease, retention, now)
   local rec_key = rec_prefix .. id
   local attempts = take_waiter(waiting, rec_key, member, owner, lease, retention, now)
   if pos ~= '' and newest and before(pos, newest) then return {'stale', attempts, newest, id, pos} end
-  hold(rec_key, order_key, owner, lease, retention, now)
+  hold(rec_key, order_key, owner, lease, retention, now, id)
   return {'claimed', attempts, newest or '', id, pos}
 end
 `;
@@ -164,6 +181,7 @@ if mode == 'queue' then
   return {'claimed', attempts, newest or ''}
 end
 if held then return {'processing', held_until - now, 'key'} end
+return_lapsed_holder(order_key, waiting, rec_prefix, now, id)
 -- A worker: its own record waits in the list (queued), then the list's first waiter runs.
 if redis.call('HGET', key, 'waiting') ~= member then
   local old_member = redis.call('HGET', key, 'waiting')
@@ -177,7 +195,7 @@ if first == id or not first then
   redis.call('ZREM', waiting, member)
   ${TAKE_RECORD}
   if position ~= '' then redis.call('HSET', key, 'position', position) end
-  hold(key, order_key, owner, lease, retention, now)
+  hold(key, order_key, owner, lease, retention, now, id)
   return {'claimed', attempts, newest or ''}
 end
 redis.call('HSET', key, 'state', 'queued', 'fingerprint', fingerprint, 'position', position, 'waiting', member)
@@ -198,6 +216,7 @@ local owner, lease, retention, rec_prefix = ARGV[1], tonumber(ARGV[2]), tonumber
 local now = now_ms()
 local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil')
 if order[2] and tonumber(order[3]) and tonumber(order[3]) > now then return {} end
+return_lapsed_holder(order_key, waiting, rec_prefix, now, nil)
 local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, nil)
 if not first or first == 'busy' then return {} end
 return run_waiter(waiting, order_key, rec_prefix, first, first_pos, first_member, order[1], owner, lease, retention, now)

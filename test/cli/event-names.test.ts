@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { runSend } from "../../src/cli/commands/send.js";
-import { createPlatformSimulator } from "../../src/simulator/index.js";
-import { runScenario, ScenarioError } from "../../src/simulator/scenario.js";
+import { createPlatformSimulator } from "merchant-webhooks/simulator";
+import { runScenario, ScenarioError } from "merchant-webhooks/simulator";
 import { captureIo } from "./capture-io.js";
 
 async function printedEventType(name: string): Promise<string> {

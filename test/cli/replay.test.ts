@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
 import { runReplay } from "../../src/cli/commands/replay.js";
-import { hmacVerifier } from "../../src/verify/index.js";
+import { hmacVerifier } from "merchant-webhooks";
 import { runCli, startWebhook, type RunningWebhook } from "./run-cli.js";
 
 const SECRET = "whsec-cli-replay";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { subscriptionNotificationSchema } from "merchant-webhooks";
-import { hmacVerifier, standardWebhooksVerifier } from "../../src/verify/index.js";
+import { hmacVerifier, standardWebhooksVerifier } from "merchant-webhooks";
 import { runCli, startWebhook, type RunningWebhook } from "./run-cli.js";
 
 const SECRET = "whsec-cli-send-0123456789";

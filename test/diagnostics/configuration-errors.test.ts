@@ -8,7 +8,7 @@ import { subscriptionWebhook } from "merchant-webhooks/express";
 import { createFetchHandler } from "merchant-webhooks/fetch";
 import { levenshtein, nearest } from "../../src/lifecycle/option-keys.js";
 import { SMALLEST_NOTIFICATION_BYTES } from "../../src/receiver/check-receiver-options.js";
-import { subscriptionNotificationSchema } from "../../src/schema/index.js";
+import { subscriptionNotificationSchema } from "merchant-webhooks/schema";
 
 /** Call an entry point with options the types would refuse, as plain JavaScript would. */
 const loose =

@@ -1,4 +1,4 @@
-import { buildNotification } from "../../src/testing/index.js";
+import { buildNotification } from "merchant-webhooks/testing";
 import { sleep } from "../support/redis.js";
 import type { FaultRig } from "./fault-rig.js";
 import { injectFaults, type FaultTiming, type InjectedFaults } from "./inject-faults.js";

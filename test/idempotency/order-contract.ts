@@ -344,6 +344,30 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       expect(await workerClaim(store, "n-3", "w3", T2)).toEqual({ status: "completed", answer });
     });
 
+    it("puts a worker's notification whose hold lapsed back in line: it runs before a newer one, not after as stale", async () => {
+      const store = await open();
+      await queued(store, "n-1", "r1", T1);
+      await queued(store, "n-2", "r2", T2);
+      // A worker takes n-1 and dies with it: its claim and its hold of the key lapse.
+      expect(await workerClaim(store, "n-1", "w-dead", T1)).toMatchObject({ status: "claimed", id: "n-1" });
+      await advance(LEASE + 50);
+      // The worker of n-2's job is handed n-1 first.
+      const first = await workerClaim(store, "n-2", "w2", T2);
+      expect(first).toMatchObject({ status: "claimed", id: "n-1", owner: "w2" });
+      expect(await store.complete({ id: "n-1", owner: "w-dead", order: { key: "sub-1" } }, answer)).toBe(false);
+      expect(await store.complete(first as ClaimHandle, answer)).toBe(true);
+      expect(await store.takeNext!({ key: "sub-1" }, "w2b", LEASE)).toMatchObject({ status: "claimed", id: "n-2" });
+    });
+
+    it("puts it back in line for takeNext too", async () => {
+      const store = await open();
+      await queued(store, "n-1", "r1", T1);
+      await queued(store, "n-2", "r2", T2);
+      expect(await workerClaim(store, "n-1", "w-dead", T1)).toMatchObject({ status: "claimed", id: "n-1" });
+      await advance(LEASE + 50);
+      expect(await store.takeNext!({ key: "sub-1" }, "w3", LEASE)).toMatchObject({ status: "claimed", id: "n-1" });
+    });
+
     it("judges stale only a notification that arrives after a newer one completed", async () => {
       const store = await open();
       await queued(store, "n-2", "r2", T2);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { IdempotencyStore } from "../../src/idempotency/store.js";
+import type { IdempotencyStore } from "merchant-webhooks";
 
 export interface ContractStoreOptions {
   retentionSeconds?: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
-import { EVENT_TYPES } from "../../src/schema/enums.js";
+import { EVENT_TYPES } from "merchant-webhooks/schema";
 import { canonicalJson, canonicalJsonByReplacer } from "../../src/shared/canonical-json.js";
 import { parseJsonObject } from "../../src/receiver/parse-json.js";
 import { generateBadBodies } from "../bad-input/generate-bad-bodies.js";

@@ -6,7 +6,7 @@ import request from "supertest";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { buildNotification, replay, signHmac } from "merchant-webhooks/testing";
-import { hmacVerifier } from "../../src/verify/index.js";
+import { hmacVerifier } from "merchant-webhooks";
 import { jsonlRecorder } from "merchant-webhooks";
 import { silentLogger } from "../support/capture-logger.js";
 

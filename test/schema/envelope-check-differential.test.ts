@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { subscriptionNotificationSchema } from "merchant-webhooks";
 import { buildNotification } from "merchant-webhooks/testing";
-import { EVENT_TYPES } from "../../src/schema/enums.js";
+import { EVENT_TYPES } from "merchant-webhooks/schema";
 import { passesEnvelopeCheck } from "../../src/schema/envelope-check.js";
 import { parseJsonObject } from "../../src/receiver/parse-json.js";
 import { seededRandom, type Random } from "../../src/simulator/random.js";

@@ -6,7 +6,7 @@ import {
   subscriptionEventSchema,
   suspendedEventSchema,
   unsubscriptionEventSchema,
-} from "../../src/schema/index.js";
+} from "merchant-webhooks/schema";
 import { expectInvalidAt, expectValid, withValue, type Path } from "./support.js";
 
 const RULES: [rule: string, schema: z.ZodType, path: Path, good: unknown, bad: unknown][] = [

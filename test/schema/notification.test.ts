@@ -10,7 +10,7 @@ import {
   type KnownEventType,
   type RenewalEvent,
   type SubscriptionNotification,
-} from "../../src/schema/index.js";
+} from "merchant-webhooks/schema";
 import { expectInvalidAt, expectValid, fixture, withValue, type Path } from "./support.js";
 
 const parse = (body: unknown) => subscriptionNotificationSchema.parse(body);

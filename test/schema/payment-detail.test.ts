@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cardAdditionDataSchema, paymentDetailSchema } from "../../src/schema/index.js";
+import { cardAdditionDataSchema, paymentDetailSchema } from "merchant-webhooks/schema";
 import { expectInvalidAt, expectValid, fixture, withValue, type Path } from "./support.js";
 
 const detail = () => fixture().resource.renewal_event.payment_detail as Record<string, any>;

@@ -11,7 +11,7 @@ import {
   stringMapSchema,
   timestampSchema,
   uriSchema,
-} from "../../src/schema/index.js";
+} from "merchant-webhooks/schema";
 import { expectInvalidAt, expectValid } from "./support.js";
 
 /** The issue codes a value produces at the top level; [] when it passes. */

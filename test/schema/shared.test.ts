@@ -12,7 +12,7 @@ import {
   purchaseUnitSchema,
   statusDetailSchema,
   taxSchema,
-} from "../../src/schema/index.js";
+} from "merchant-webhooks/schema";
 import { expectInvalidAt, expectValid, withValue, type Path } from "./support.js";
 
 type Rule = [rule: string, schema: z.ZodType, path: Path, good: unknown, bad: unknown];

@@ -18,7 +18,8 @@ const SERVERS = [
     url: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
     variable: "DATABASE_URL",
     defaultPort: 5432,
-    start: "docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust -e POSTGRES_DB=test postgres:15",
+    start:
+      "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start (or: docker run -d -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust -e POSTGRES_DB=test postgres:15)",
   },
 ];
 

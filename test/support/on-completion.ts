@@ -1,4 +1,4 @@
-import type { IdempotencyStore } from "../../src/idempotency/store.js";
+import type { IdempotencyStore } from "merchant-webhooks";
 
 /**
  * `store`, calling `completed(id)` after each completion it records (including ones retried in the
@@ -19,5 +19,7 @@ export function onCompletion(store: IdempotencyStore, completed: (id: string) =>
     markQueued: (...args) => store.markQueued(...args),
     release: (...args) => store.release(...args),
     get: (...args) => store.get(...args),
+    // Without it a worker could not hand a subscription's next notification over in order.
+    ...(store.takeNext ? { takeNext: store.takeNext.bind(store) } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import type { Receiver } from "../../src/receiver/create-receiver.js";
+import type { Receiver } from "merchant-webhooks";
 import { nodeListener } from "../../adapters/http/node-listener.js";
 
 /** Serve `receiver` over node:http on an ephemeral port and print "listening <port>" (what `spawnReceiver` waits for). */

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { buildNotification, hmacSigner, replay, SourceError, standardWebhooksSigner } from "merchant-webhooks/testing";
-import { hmacVerifier, standardWebhooksVerifier } from "../../src/verify/index.js";
+import { hmacVerifier, standardWebhooksVerifier } from "merchant-webhooks";
 import { silentLogger } from "../support/capture-logger.js";
 
 const renewal = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "replay-1" });

@@ -1,0 +1,117 @@
+import type { Cluster, Redis } from "ioredis";
+import { keySlot } from "../redis/key-slot.js";
+import { hashTagOf } from "./cluster-prefix.js";
+import type { NotificationJobData } from "./job-data.js";
+
+/** A copy of one job's data, as the ledger keeps it until the notification is done. */
+export interface LedgerEntry {
+  id: string;
+  /** Which of the ledger's parts holds it. */
+  part: number;
+  /** Epoch ms at which it was written. */
+  since: number;
+  /** Undefined when the copy could not be read back (then the entry is only dropped). */
+  data: NotificationJobData | undefined;
+}
+
+/**
+ * A second copy of every queued job's data, kept apart from the queue, so a job the queue lost (a
+ * failover that dropped the master's last writes before its replica had them, a job removed by hand)
+ * can be queued again from it (`sweepQueued`) instead of leaving its record `queued` with nothing to
+ * run. Receivers write the copy beside the job; workers drop it once the notification is done.
+ *
+ * On Redis Cluster, a copy on the queue's own master would be lost with the job. The ledger is split
+ * into `LEDGER_PARTS` parts, each under its own hash tag; a writer puts the copy into a part that the
+ * cluster's slot map places on another master than the queue's (readers look in every part, so a
+ * later change of the map loses nothing). On a single Redis every part is on the one server.
+ */
+export interface QueueLedger {
+  /** The part `keep` would write `id` to now; recorded in the job data so the worker drops the right copy. */
+  partFor(id: string): number;
+  keep(id: string, data: NotificationJobData, part: number): Promise<void>;
+  /** Drop the copy; without `part`, from every part. */
+  forget(id: string, part?: number): Promise<void>;
+  /** The copy of `id`, looked for in every part. */
+  find(id: string): Promise<LedgerEntry | undefined>;
+  /** Up to `limit` copies written before `before` (epoch ms), oldest first in each part. */
+  due(before: number, limit: number): Promise<LedgerEntry[]>;
+}
+
+export const LEDGER_PARTS = 4;
+
+type Client = Redis | Cluster;
+
+const isCluster = (client: Client): client is Cluster => (client as { isCluster?: boolean }).isCluster === true;
+
+export function queueLedger(client: Client, prefix: string | undefined, name: string): QueueLedger {
+  const base = `${prefix ?? "bull"}:${name}:`;
+  const tag = hashTagOf(base);
+  const parts = Array.from({ length: LEDGER_PARTS }, (_, part) => {
+    // With a hash tag, each part gets a tag of its own (its own slot); without, a plain name suffices.
+    const root = tag === undefined ? `${base}ledger-${part}` : base.replace(`{${tag}}`, `{${tag}:ledger-${part}}`);
+    return { jobs: `${root}:jobs`, since: `${root}:since` };
+  });
+  const queueSlot = keySlot(base);
+
+  const masterOf = (slot: number): string | undefined =>
+    isCluster(client) ? (client.slots[slot]?.[0] as string | undefined) : undefined;
+
+  const parse = (text: string | null): NotificationJobData | undefined => {
+    if (text === null) return undefined;
+    try {
+      return JSON.parse(text) as NotificationJobData;
+    } catch {
+      return undefined;
+    }
+  };
+
+  return {
+    partFor(id) {
+      const start = spread(id) % LEDGER_PARTS;
+      const queueMaster = masterOf(queueSlot);
+      if (queueMaster === undefined) return start;
+      for (let step = 0; step < LEDGER_PARTS; step++) {
+        const part = (start + step) % LEDGER_PARTS;
+        const master = masterOf(keySlot(parts[part]!.jobs));
+        if (master !== undefined && master !== queueMaster) return part;
+      }
+      return start;
+    },
+    async keep(id, data, part) {
+      const keys = parts[part]!;
+      await client.multi().hset(keys.jobs, id, JSON.stringify(data)).zadd(keys.since, Date.now(), id).exec();
+    },
+    async forget(id, part) {
+      const chosen = part === undefined ? parts : [parts[part]!];
+      await Promise.all(chosen.map((keys) => client.multi().hdel(keys.jobs, id).zrem(keys.since, id).exec()));
+    },
+    async find(id) {
+      for (const [part, keys] of parts.entries()) {
+        const [text, since] = await Promise.all([client.hget(keys.jobs, id), client.zscore(keys.since, id)]);
+        if (text !== null) return { id, part, since: Number(since ?? 0), data: parse(text) };
+      }
+      return undefined;
+    },
+    async due(before, limit) {
+      const entries: LedgerEntry[] = [];
+      for (const [part, keys] of parts.entries()) {
+        const room = limit - entries.length;
+        if (room <= 0) break;
+        const flat = await client.zrangebyscore(keys.since, "-inf", before, "WITHSCORES", "LIMIT", 0, room);
+        const ids = flat.filter((_, i) => i % 2 === 0);
+        if (ids.length === 0) continue;
+        const texts = await client.hmget(keys.jobs, ...ids);
+        for (const [i, id] of ids.entries())
+          entries.push({ id, part, since: Number(flat[i * 2 + 1]), data: parse(texts[i] ?? null) });
+      }
+      return entries;
+    },
+  };
+}
+
+/** A cheap, stable spread of ids over the parts. */
+function spread(id: string): number {
+  let hash = 0;
+  for (let i = 0; i < id.length; i++) hash = (hash * 31 + id.charCodeAt(i)) >>> 0;
+  return hash;
+}

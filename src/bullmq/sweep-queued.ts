@@ -1,0 +1,98 @@
+import type { Queue } from "bullmq";
+import type { IdempotencyRecord, IdempotencyStore } from "../idempotency/store.js";
+import { withTimeout } from "../shared/time-limit.js";
+import type { NotificationJobData } from "./job-data.js";
+import { jobIdFor } from "./job-id.js";
+import type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
+
+/** What one sweep did. */
+export interface SweepResult {
+  /** Ledger copies looked at. */
+  checked: number;
+  /** Notifications whose job was gone, queued again from their copy. */
+  requeued: number;
+  /** Copies dropped: their notification is done (or failed, in the failed set for `redrive`). */
+  dropped: number;
+}
+
+export interface SweepQueuedOptions {
+  /** The receivers' queue (`bullmqQueue`), with its ledger of job copies. */
+  queue: { readonly queue: Queue<NotificationJobData>; readonly ledger: QueueLedger };
+  /** The store the receivers claim in. */
+  store: IdempotencyStore;
+  /**
+   * Copies younger than this are left alone: their receiver may still be adding the job. Default 10 s;
+   * the receiver's enqueue gives up after 5 s.
+   */
+  olderThanMs?: number;
+  /** The most copies one sweep looks at. Default 1,000. */
+  limit?: number;
+}
+
+export const DEFAULT_SWEEP_MIN_AGE_MS = 10_000;
+const DEFAULT_SWEEP_LIMIT = 1_000;
+/** The longest one Redis call of a sweep may take: a sweep during a failover gives up and tries next time. */
+const SWEEP_CALL_TIMEOUT_MS = 5_000;
+
+/**
+ * Find notifications accepted into the queue whose job no longer exists, and queue them again from
+ * the ledger's copy (see `queue-ledger.ts`), without waiting for the sender to deliver them again (it
+ * has stopped: it was answered 200). Whether a copy is still needed is decided by its record:
+ *
+ * - `queued`, or `processing` with a lapsed lease (its receiver or worker died), and no job in the
+ *   queue: queued again. The store runs it exactly once whoever else queues it meanwhile.
+ * - no record: the claim itself was lost (or its retention ran out); with no job, queued again too.
+ * - `completed` or `failed`: the copy is dropped (a failed job waits in the failed set for `redrive`).
+ * - anything else (a job still there, a live lease): left for the next sweep.
+ */
+export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepResult> {
+  const { ledger, queue } = options.queue;
+  const result: SweepResult = { checked: 0, requeued: 0, dropped: 0 };
+  const before = Date.now() - (options.olderThanMs ?? DEFAULT_SWEEP_MIN_AGE_MS);
+  const entries = await bounded(ledger.due(before, options.limit ?? DEFAULT_SWEEP_LIMIT));
+  for (const entry of entries) {
+    result.checked++;
+    const verdict = await verdictFor(entry, queue, options.store);
+    if (verdict === "drop") {
+      await bounded(ledger.forget(entry.id, entry.part));
+      result.dropped++;
+    } else if (verdict === "requeue") {
+      const data = entry.data!;
+      await bounded(queue.add(data.event_type, data, { jobId: jobIdFor(entry.id) }));
+      result.requeued++;
+    }
+  }
+  return result;
+}
+
+async function verdictFor(
+  entry: LedgerEntry,
+  queue: Queue<NotificationJobData>,
+  store: IdempotencyStore,
+): Promise<"drop" | "requeue" | "keep"> {
+  if (!entry.data) return "drop";
+  const order = entry.data.order;
+  const record: IdempotencyRecord | undefined = await bounded(
+    Promise.resolve(store.get(order ? { id: entry.id, order: { key: order.key } } : entry.id)),
+  );
+  if (record?.state === "completed" || record?.state === "failed") return "drop";
+  const waiting = record === undefined || record.state === "queued" || (record.leaseUntil ?? 0) < Date.now();
+  if (!waiting) return "keep";
+  const jobId = jobIdFor(entry.id);
+  const state = await bounded(queue.getJobState(jobId));
+  if (state === "failed") return "drop";
+  if (state === "unknown") return "requeue";
+  if (state === "completed") {
+    // A kept completed job under this id would make the add a no-op while the record still waits.
+    await bounded(queue.remove(jobId));
+    return "requeue";
+  }
+  return "keep";
+}
+
+const bounded = <T>(task: Promise<T>): Promise<T> =>
+  withTimeout(
+    task,
+    SWEEP_CALL_TIMEOUT_MS,
+    () => new Error(`sweep: Redis did not answer within ${SWEEP_CALL_TIMEOUT_MS} ms`),
+  );

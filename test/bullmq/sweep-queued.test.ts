@@ -1,0 +1,108 @@
+import { Redis } from "ioredis";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import { createReceiver, type Handler } from "merchant-webhooks";
+import { bullmqQueue, createWorker, jobIdFor, sweepQueued } from "merchant-webhooks/bullmq";
+import { redisStore } from "merchant-webhooks/redis";
+import { buildNotification } from "../../src/testing/build-notification.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "../ordering/fixtures/recorded-calls.js";
+import { json, notification } from "../support/notifications.js";
+import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
+
+describe("sweepQueued: a queued notification whose job is gone", () => {
+  const prefix = uniquePrefix("sweep");
+  const redis = new Redis(REDIS_URL);
+  const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}store:` });
+  const closers: Array<() => Promise<unknown>> = [];
+
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+    await store.close();
+    await removeKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  function setUp(name: string, ordering: boolean) {
+    const queue = bullmqQueue({ connection: REDIS_URL, name, prefix });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering });
+    closers.push(() => receiver.close());
+    const deliver = (body: object) =>
+      receiver.handle({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
+    const startWorker = (onRenew: Handler, sweepQueuedEveryMs = 0) => {
+      const worker = createWorker({
+        connection: REDIS_URL,
+        name,
+        prefix,
+        idempotency: store,
+        logger: silentLogger(),
+        sweepQueuedEveryMs,
+        onRenew,
+      });
+      closers.push(() => worker.close({ timeoutMs: 1_000 }));
+      return worker;
+    };
+    return { queue, deliver, startWorker };
+  }
+
+  it("is queued again by a sweep, its handler runs once, and the queue and ledger end empty", async () => {
+    const { queue, deliver, startWorker } = setUp("sweep-plain", false);
+    const body = notification("SUBSCRIPTION_RENEW");
+    expect((await deliver(body)).status).toBe(200);
+    expect(await queue.queue.remove(jobIdFor(body.id))).toBe(1);
+    expect((await store.get(body.id))?.state).toBe("queued");
+    // A redelivery would say "already queued" only while a job exists; the sender has stopped anyway.
+
+    expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 1, requeued: 1, dropped: 0 });
+    const onRenew = vi.fn();
+    startWorker(onRenew);
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the completion");
+    expect(onRenew).toHaveBeenCalledTimes(1);
+    await eventually(async () => (await queue.queue.getJobCountByTypes("waiting", "delayed", "active")) === 0);
+    // The worker dropped the copy once done: the next sweep has nothing to look at.
+    expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 0, requeued: 0, dropped: 0 });
+  });
+
+  it("leaves a notification whose job is still there, and drops a copy left behind by a done one without running it again", async () => {
+    const { queue, deliver, startWorker } = setUp("sweep-kept", false);
+    const body = notification("SUBSCRIPTION_RENEW");
+    expect((await deliver(body)).status).toBe(200);
+    expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 1, requeued: 0, dropped: 0 });
+    expect(await queue.queue.getJobCountByTypes("waiting")).toBe(1);
+
+    const onRenew = vi.fn();
+    startWorker(onRenew);
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the completion");
+    // As if the worker's drop of the copy had been lost (a failover of the ledger's master).
+    const [job] = await queue.ledger.due(Date.now() + 1, 10);
+    expect(job).toBeUndefined();
+    await queue.ledger.keep(body.id, { id: body.id } as never, 0);
+    expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 1, requeued: 0, dropped: 1 });
+    await sleep(200);
+    expect(onRenew).toHaveBeenCalledTimes(1);
+  });
+
+  it("by the worker's own timer, with ordering: each of a subscription's lost jobs runs once, in position order", async () => {
+    const { queue, deliver, startWorker } = setUp("sweep-ordered", true);
+    const run = prefix.replace(/[^A-Za-z0-9-]/g, "");
+    const base = Date.UTC(2026, 2, 1, 0, 0, 0);
+    const bodies = [0, 1, 2].map((i) =>
+      buildNotification("SUBSCRIPTION_RENEW", {
+        id: `WH-${run}-${i}`,
+        resource: { merchant_id: "M-1", id: `SUB-${run}`, update_time: new Date(base + i * 1000).toISOString() },
+      }),
+    );
+    for (const body of bodies) expect((await deliver(body)).status).toBe(200);
+    for (const body of bodies) expect(await queue.queue.remove(jobIdFor(body.id))).toBe(1);
+
+    const handlers = recordingHandlers(redis, `${prefix}effects:`);
+    startWorker(handlers.onRenew, 200);
+    await eventually(
+      async () => (await readCalls(redis, `${prefix}effects:`, `SUB-${run}`)).length === bodies.length,
+      15_000,
+      "every notification run",
+    );
+    const { stale } = await expectEachSubscriptionInOrder(redis, `${prefix}effects:`, bodies);
+    expect(stale).toBe(0);
+    await eventually(async () => (await queue.queue.getJobCountByTypes("waiting", "delayed", "active")) === 0);
+  });
+});
