@@ -8,7 +8,9 @@ import { redisStore } from "merchant-webhooks/redis";
 // Opt-ins, for running it behind the platform simulator: WEBHOOK_REDIS_URL (redisStore, with
 // WEBHOOK_REDIS_PREFIX and WEBHOOK_LEASE_MS), WEBHOOK_SECRET (Standard Webhooks signatures) and
 // WEBHOOK_ORDERING=1 (per-subscription order).
-const logger = pino({ name: "merchant-webhooks-example" });
+// Synchronous writes: a line a handler logged is on stdout before its answer is sent, so a crash
+// (SIGKILL, OOM) cannot drop the evidence that the handler ran. pino's default stdout is buffered.
+const logger = pino({ name: "merchant-webhooks-example" }, pino.destination({ dest: 1, sync: true }));
 const app = express();
 const env = process.env;
 const idempotency = env.WEBHOOK_REDIS_URL
