@@ -64,7 +64,8 @@ describe("order and refund events (provisional shape) go to the webhook_url of t
     const everything =
       endpoint.received.map((request) => request.body).join("\n") +
       JSON.stringify(await client.queryOrder({ id: order.id }));
-    expect(everything).not.toContain("737");
+    // The CVC as a JSON value (string or number); a bare digit search would also hit the server's port.
+    expect(everything).not.toMatch(/"737"|:737[,}\]]/);
     expect(everything).not.toContain("card_pwd");
     expect(everything).not.toContain('"cvc"');
   });
