@@ -145,8 +145,20 @@ export async function processJob(
     const isOwn = current.id === id;
     const data = isOwn ? own : await waiterJobData(job, current.id, runner);
     const inTransaction = currentTransaction?.result === current ? currentTransaction : undefined;
+    const key: string | undefined = current.order?.key;
+    // The next waiter is asked for as soon as this one's completion is sent (see `completionSent`).
+    // Not with a store that claims in a transaction: its take-next runs on another connection, which
+    // would meet the subscription still held until the commit lands.
+    let early: Promise<Taken | undefined> | undefined;
+    const takeEarly =
+      key === undefined || claimsInTransaction(runner.store)
+        ? undefined
+        : () =>
+            (early ??= runner.shutdown.aborted
+              ? undefined
+              : takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs));
     if (data) {
-      const result = await runOne(current, data, runner, isOwn ? observeHandler : undefined, inTransaction);
+      const result = await runOne(current, data, runner, isOwn ? observeHandler : undefined, inTransaction, takeEarly);
       if (isOwn) {
         if ("failure" in result) ownFailure = result.failure;
         else if (result.outcome === "lease_lost") return postpone(job, token, recheckDelay(job));
@@ -162,10 +174,13 @@ export async function processJob(
       // subscription, and a redelivery by the sender runs it afresh.
       await Promise.resolve(runner.store.fail(current, "job_missing")).catch(() => {});
     }
-    const key: string | undefined = current.order?.key;
     current = undefined;
     if (key !== undefined && !runner.shutdown.aborted) {
-      ({ current, currentTransaction } = await takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs));
+      // Taken early, a failed take (the completion's connection broke) is asked again now. One taken
+      // early by a worker shutting down is left: its lease lapses and it goes back in line.
+      let taken: Taken | undefined = early ? await early : undefined;
+      taken ??= await takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs);
+      ({ current, currentTransaction } = taken ?? {});
     }
   }
   await Promise.all(tidying);
@@ -176,13 +191,19 @@ export async function processJob(
   return outcome;
 }
 
-/** The next waiter of `key` for `owner`, in a transaction when the store claims in one. */
+/** What `takeNext` found: the next waiter, if any. */
+type Taken = { current?: ClaimedOrStale; currentTransaction?: TransactionalClaim };
+
+/**
+ * The next waiter of `key` for `owner`, in a transaction when the store claims in one; undefined when
+ * the store could not be asked.
+ */
 async function takeNext(
   store: IdempotencyStore,
   key: string,
   owner: string,
   leaseMs: number,
-): Promise<{ current?: ClaimedOrStale; currentTransaction?: TransactionalClaim }> {
+): Promise<Taken | undefined> {
   try {
     if (claimsInTransaction(store) && store.takeNextInTransaction) {
       const taken = await store.takeNextInTransaction({ key }, owner, leaseMs);
@@ -191,7 +212,7 @@ async function takeNext(
     const next = store.takeNext ? await store.takeNext({ key }, owner, leaseMs) : undefined;
     return next ? { current: next } : {};
   } catch {
-    return {};
+    return undefined;
   }
 }
 
@@ -206,6 +227,7 @@ async function runOne(
   runner: JobRunner,
   observeHandler: HandlerObserver | undefined,
   transaction: TransactionalClaim | undefined,
+  completionSent: (() => void) | undefined,
 ): Promise<RunResult> {
   // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
   const attempt = Math.max(1, claim.attempt - 1);
@@ -232,6 +254,7 @@ async function runOne(
         // again once the lease ran out. Keep trying to record it while the job holds its place.
         retryCompletion: (write) => retryInBackground(write),
         ...(observeHandler ? { observeHandler } : {}),
+        ...(completionSent ? { completionSent } : {}),
       },
     );
     return { outcome: outcome as "processed" | "unhandled" | "stale" };

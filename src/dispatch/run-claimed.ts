@@ -53,6 +53,12 @@ export interface ClaimedHooks {
   retryCompletion: (write: () => Promise<unknown>) => Promise<unknown> | void;
   /** Runs the handler in its span (see `observeHandler`). Default: runs it as it is. */
   observeHandler?: HandlerObserver;
+  /**
+   * Called once the completion has been sent to the store, before its answer. A worker draining a
+   * subscription sends its take-next right behind it: on the same connection the store applies the two
+   * in that order, and the round trips overlap.
+   */
+  completionSent?: () => void;
 }
 
 export type ClaimedOutcome =
@@ -121,7 +127,9 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
     return { outcome };
   }
   try {
-    await store.complete(claim, answer);
+    const completion = store.complete(claim, answer);
+    hooks.completionSent?.();
+    await completion;
   } catch {
     // While the lease lives a redelivery meets 409; an outage longer than the lease leaves a window (see docs/stores.md).
     await hooks.retryCompletion(async () => store.complete(claim, answer));
