@@ -10,7 +10,7 @@ import type {
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
-import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection } from "./fail-fast-connection.js";
+import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./fail-fast-connection.js";
 import { connectionOf, type ConnectionOption } from "./connect.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
@@ -41,6 +41,16 @@ export interface RedisStoreSettings {
   retentionSeconds?: number;
   /** The longest any store call may take before it fails with `StoreUnavailableError`. Default 500 ms. */
   timeoutMs?: number;
+  /**
+   * Act on a write only once this many replicas hold it (Redis `WAIT`, sent in one pipeline with the
+   * write, so on a cluster it goes to the record's own master). Redis replicates asynchronously: a
+   * master that dies just after acknowledging a claim or a completion can take that write with it, and
+   * the replica promoted in its place lets the handler run a second time. With this set, a write the
+   * replicas do not confirm within `timeoutMs` (default 100 ms, below the call's own limit) fails the
+   * call like an unreachable Redis: the receiver answers 503 and the sender keeps the notification; an
+   * unconfirmed claim is let go at once, an unconfirmed completion is written again. Default: not waited for.
+   */
+  waitForReplicas?: { replicas: number; timeoutMs?: number };
 }
 
 /** The store interface, every call asynchronous (a Redis round trip). */
@@ -69,6 +79,7 @@ const REDIS_STORE_KEYS = {
   leaseMs: true,
   retentionSeconds: true,
   timeoutMs: true,
+  waitForReplicas: true,
 } as const satisfies KnownKeys<RedisStoreSettings & { connection: unknown; redis: unknown }>;
 
 type ScriptReply = [string, (string | number)?, string?, string?, string?];
@@ -112,10 +123,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const retentionMs = Math.round(
     positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000,
   );
-  const connection = failFastConnection(
-    connectionOf("redisStore", options),
-    positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS),
-  );
+  const timeoutMs = positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS);
+  const replicated = replicaWait(options.waitForReplicas, timeoutMs);
+  const connection = failFastConnection(connectionOf("redisStore", options), timeoutMs);
   const events = connectionEvents(connection.client, "redisStore");
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
   for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
@@ -132,11 +142,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   ) => {
     const what = name.slice("mwIdem".length).toLowerCase();
     const [command, keys] = orderKey === undefined ? [name, [key(id)]] : orderedCommand(name, orderKey, id);
-    return connection.run(
-      what,
-      (client) => (client as unknown as IdempotencyCommands)[command](...keys, ...args),
-      afterFailure,
-    );
+    return connection.run(what, (client) => replicated(client, command, [...keys, ...args]), afterFailure);
   };
   const orderedCommand = (name: CommandName, orderKey: string, id: string): [OrderedCommandName, string[]] => {
     const keys = orderedKeys(prefix, orderKey, id);
@@ -208,14 +214,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async takeNext(order, owner, lease = leaseMs) {
       const keys = orderedKeys(prefix, order.key, "");
       const reply = (await connection.run("take next", (client) =>
-        (client as unknown as IdempotencyCommands).mwIdemOrderedNext(
+        replicated(client, "mwIdemOrderedNext", [
           keys.order,
           keys.waiting,
           owner,
           lease,
           retentionMs,
           keys.recordPrefix,
-        ),
+        ]),
       )) as ScriptReply | [];
       return reply.length === 0
         ? undefined
@@ -231,6 +237,47 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     close: () => connection.close(),
   };
 }
+
+type ScriptCall = (
+  client: RedisClient,
+  command: CommandName | OrderedCommandName,
+  keysAndArgs: Array<string | number>,
+) => Promise<ScriptReply | 0 | 1>;
+
+/**
+ * How a script is sent: on its own, or (with `waitForReplicas`) in a pipeline with a `WAIT`, whose
+ * count of replicas holding the write must reach the one asked for.
+ */
+function replicaWait(wanted: RedisStoreSettings["waitForReplicas"], callTimeoutMs: number): ScriptCall {
+  if (wanted === undefined)
+    return (client, command, keysAndArgs) => (client as unknown as IdempotencyCommands)[command](...keysAndArgs);
+  const { replicas } = wanted;
+  if (!Number.isInteger(replicas) || replicas < 1)
+    throw new RangeError(`waitForReplicas.replicas must be a whole number of replicas, 1 or more; got ${replicas}`);
+  const waitMs = wanted.timeoutMs ?? Math.min(DEFAULT_REPLICA_WAIT_MS, Math.floor(callTimeoutMs / 2));
+  if (!Number.isInteger(waitMs) || waitMs < 1 || waitMs >= callTimeoutMs)
+    throw new RangeError(
+      `waitForReplicas.timeoutMs must be a whole number of milliseconds from 1 to below the store's timeoutMs (${callTimeoutMs}); got ${waitMs}`,
+    );
+  return async (client, command, keysAndArgs) => {
+    const pipeline = client.pipeline() as unknown as IdempotencyCommands & {
+      wait(replicas: number, timeoutMs: number): unknown;
+      exec(): Promise<Array<[Error | null, unknown]> | null>;
+    };
+    pipeline[command](...keysAndArgs);
+    pipeline.wait(replicas, waitMs);
+    const [written, waited] = (await pipeline.exec()) ?? [];
+    if (!written || !waited) throw new Error("the pipeline was discarded");
+    if (written[0]) throw written[0];
+    if (waited[0]) throw waited[0];
+    const held = Number(waited[1]);
+    if (held < replicas) throw new Error(`written to ${held} of ${replicas} replicas within ${waitMs} ms`);
+    return written[1] as ScriptReply | 0 | 1;
+  };
+}
+
+/** How long a write waits for its replicas unless told: a healthy replica confirms in about a millisecond. */
+const DEFAULT_REPLICA_WAIT_MS = 100;
 
 /** The record a hash holds, shaped as `memoryStore` returns it (absent fields left out). */
 function recordOf(hash: Record<string, string>): IdempotencyRecord | undefined {

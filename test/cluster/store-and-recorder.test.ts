@@ -1,4 +1,4 @@
-import type { Cluster } from "ioredis";
+import { Redis, type Cluster } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
@@ -122,6 +122,47 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     expect(spread.reduce((a, b) => a + b, 0)).toBe(200);
     // Each master holds a share: a hash tag in the prefix would have put all 200 on one.
     for (const count of spread) expect(count).toBeGreaterThan(20);
+  });
+
+  it("redisStore with waitForReplicas: each write's WAIT goes to the master that took the write", async () => {
+    const client = await cluster!.client();
+    const masters = client.nodes("master");
+    // What each master is asked, in order, per client connection.
+    const asked = new Map<number, Array<{ source: string; command: string }>>();
+    const monitors = await Promise.all(
+      masters.map(async (node) => {
+        const port = node.options.port!;
+        asked.set(port, []);
+        const monitor = await new Redis({ port, host: "127.0.0.1" }).monitor();
+        monitor.on("monitor", (_time: string, args: string[], source: string) =>
+          asked.get(port)!.push({ source, command: String(args[0]).toLowerCase() }),
+        );
+        return monitor;
+      }),
+    );
+    const store = redisStore({ connection: client, prefix: "wait-test:", waitForReplicas: { replicas: 1 } });
+    const onRenew = vi.fn();
+    const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
+    const notifications = renewals(30);
+    const statuses = await Promise.all(notifications.map((n) => statusPast503(receiver, n)));
+    await receiver.close();
+    await store.close();
+    await new Promise((resolve) => setTimeout(resolve, 200)); // the monitors' last lines
+    for (const monitor of monitors) monitor.disconnect();
+
+    expect(statuses.every((status) => status === 200)).toBe(true);
+    expect(onRenew).toHaveBeenCalledTimes(30);
+    let waits = 0;
+    for (const [port, commands] of asked) {
+      for (let i = 0; i < commands.length; i++) {
+        if (commands[i]!.command !== "wait") continue;
+        waits++;
+        // The command this connection sent this master just before: the write the WAIT confirms.
+        const before = commands.slice(0, i).findLast((other) => other.source === commands[i]!.source);
+        expect(before?.command, `a WAIT on master ${port} with no write before it`).toMatch(/^evalsha$|^eval$/);
+      }
+    }
+    expect(waits).toBeGreaterThanOrEqual(60); // a claim and a completion each
   });
 
   it("redisStreamRecorder: records on the cluster, and the records replay into fresh handlers", async () => {
