@@ -12,7 +12,9 @@ import { JSON_HEADERS } from "./renewal-body.js";
  * (concurrency 20 each) and a handler that does one Redis write: with `ordering: true`, in position
  * order, next to the same notifications without ordering, in the same run. The backlog is queued
  * first (in position order, as a platform replaying after an outage sends it); the clock runs from
- * the workers' start to the last handler call.
+ * the workers' start to the last handler call. In-process (no queue, the handler run by the receiver),
+ * the same notifications are sent one after another in position order, each waiting for its answer,
+ * with and without ordering.
  *
  *   npx tsx bench/hot-subscription-drain.ts     (REDIS_URL, HOT_DRAIN_NOTIFICATIONS, HOT_DRAIN_ROUNDS)
  */
@@ -75,7 +77,41 @@ async function drain(mode: "ordered" | "unordered", round: number): Promise<{ ra
   return { rate: total / seconds, stale };
 }
 
-const results: Record<string, number[]> = { ordered: [], unordered: [] };
+/** The backlog sent to a receiver that runs the handler itself, one delivery at a time, in position order. */
+async function inProcess(mode: "ordered" | "unordered", round: number): Promise<{ rate: number; stale: number }> {
+  const run = `${prefix}-direct-${mode}-${round}`;
+  const store = redisStore({ redis: url, prefix: `{${run}}idem:` });
+  let stale = 0;
+  const receiver = createReceiver({
+    logger,
+    idempotency: store,
+    ordering: mode === "ordered",
+    onRenew: async (notification) => {
+      await redis.set(`{${run}}effect:${notification.id}`, "1");
+    },
+    onStale: () => {
+      stale++;
+    },
+  });
+  const started = performance.now();
+  for (let i = 0; i < total; i++) {
+    const update_time = new Date(Date.UTC(2026, 2, 1) + i * 1000).toISOString();
+    const body = { ...base, id: `${run}-${i}`, resource: { ...base.resource, id: `SUB-${run}`, update_time } };
+    const response = await receiver.handle({
+      method: "POST",
+      headers: JSON_HEADERS,
+      rawBody: encoder.encode(JSON.stringify(body)),
+    });
+    if (response.status !== 200) throw new Error(`in-process ${mode}: unexpected ${response.status} ${response.body}`);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  await receiver.close();
+  await store.close();
+  await removeKeys(redis, `{${run}}`);
+  return { rate: total / seconds, stale };
+}
+
+const results: Record<string, number[]> = { ordered: [], unordered: [], direct_ordered: [], direct_unordered: [] };
 let staleTotal = 0;
 for (let round = 0; round < rounds; round++) {
   // Taking turns, so drift in the machine's load affects both alike.
@@ -84,6 +120,12 @@ for (let round = 0; round < rounds; round++) {
     results[mode]!.push(rate);
     if (mode === "ordered") staleTotal += stale;
     console.error(`${mode} round ${round + 1}: ${rate.toFixed(1)}/s`);
+  }
+  for (const mode of ["unordered", "ordered"] as const) {
+    const { rate, stale } = await inProcess(mode, round);
+    results[`direct_${mode}`]!.push(rate);
+    if (mode === "ordered") staleTotal += stale;
+    console.error(`in-process ${mode} round ${round + 1}: ${rate.toFixed(1)}/s`);
   }
 }
 redis.disconnect();
@@ -99,6 +141,9 @@ console.log(
       ordered_per_s: Math.round(ordered * 10) / 10,
       unordered_per_s: Math.round(unordered * 10) / 10,
       ratio: Math.round((ordered / unordered) * 100) / 100,
+      in_process_ordered_per_s: Math.round(median(results.direct_ordered!) * 10) / 10,
+      in_process_unordered_per_s: Math.round(median(results.direct_unordered!) * 10) / 10,
+      in_process_ratio: Math.round((median(results.direct_ordered!) / median(results.direct_unordered!)) * 100) / 100,
       ordered_stale: staleTotal,
     },
     null,
