@@ -116,4 +116,7 @@ console.log(table);
 if (!QUICK) {
   const written = writeTable(table, [here("../docs/performance.md"), here("../README.md")]);
   console.error(written ? `performance table written to ${written}` : "no bench:start/bench:end markers found");
+  // Aligned as the formatter aligns Markdown tables, so `npm run lint` passes on the page as written.
+  if (written)
+    await run(process.execPath, [here("../node_modules/@biomejs/biome/bin/biome"), "format", "--write", written]);
 }
