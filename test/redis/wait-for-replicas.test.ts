@@ -1,8 +1,11 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
+import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore, type RedisStore } from "merchant-webhooks/redis";
-import { captureLogger } from "../support/capture-logger.js";
+import { buildNotification } from "merchant-webhooks/testing";
+import { expectEachSubscriptionInOrder, recordingHandlers } from "../ordering/fixtures/recorded-calls.js";
+import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, startRedisServer } from "../support/redis.js";
 
@@ -81,6 +84,48 @@ describe("redisStore with waitForReplicas, on a master and its replica", () => {
     expect(calls).toBe(1);
     await receiver.close();
   });
+
+  it("runs one subscription's queued notifications once each, in position order, through workers whose store waits too", async () => {
+    const store = storeOn({ waitForReplicas: { replicas: 1 } });
+    const queue = bullmqQueue({ connection: master.url, name: "ordered", prefix: "{q}" });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
+    const notifications = Array.from({ length: 30 }, (_, i) =>
+      buildNotification("SUBSCRIPTION_RENEW", {
+        id: `WH-replica-${i}`,
+        resource: {
+          merchant_id: "M-1",
+          id: "SUB-replica",
+          update_time: new Date(Date.UTC(2026, 2, 1, 0, 0, i)).toISOString(),
+        },
+      }),
+    );
+    for (const n of notifications) expect((await receiver.handle(post(n))).status).toBe(200);
+    const workers = [0, 1].map(() =>
+      createWorker({
+        connection: master.url,
+        name: "ordered",
+        prefix: "{q}",
+        idempotency: store,
+        logger: silentLogger(),
+        concurrency: 5,
+        ...recordingHandlers(masterClient, "effects:"),
+      }),
+    );
+    await eventually(
+      async () => (await masterClient.llen("effects:calls:SUB-replica")) === 30,
+      20_000,
+      "all 30 to run",
+    );
+    await Promise.all(workers.map((worker) => worker.close({ timeoutMs: 5_000 })));
+    await receiver.close();
+    const { stale } = await expectEachSubscriptionInOrder(masterClient, "effects:", notifications);
+    expect(stale).toBe(0);
+    // Every record is completed on the replica too.
+    const states = await Promise.all(
+      notifications.map((n) => replicaClient.hget(`idem:{M-1:SUB-replica}:n:${n.id}`, "state")),
+    );
+    expect(states.every((state) => state === "completed")).toBe(true);
+  }, 40_000);
 
   it("answers 503 without running the handler while the replica cannot confirm, then runs it once when it can", async () => {
     let calls = 0;
