@@ -72,30 +72,34 @@ function sortedObject(object: Record<string, unknown>): unknown {
   const proto = Object.getPrototypeOf(object);
   if ((proto !== Object.prototype && proto !== null) || typeof object.toJSON === "function") return NOT_PLAIN;
   const keys = Object.keys(object);
-  let changed = false;
+  let inOrder = true;
   for (let i = 1; i < keys.length; i++) {
     if (keys[i - 1]! > keys[i]!) {
       keys.sort();
-      changed = true;
+      inOrder = false;
       break;
     }
   }
-  const values = new Array<unknown>(keys.length);
-  for (let i = 0; i < keys.length; i++) {
-    const item = object[keys[i]!];
-    const sorted = sortedCopy(item);
-    if (sorted === NOT_PLAIN) return NOT_PLAIN;
-    if (sorted !== item) changed = true;
-    values[i] = sorted;
-  }
-  if (!changed) return object;
-  const copy: Record<string, unknown> = {};
+  // Keys in order: the object itself, unless a member changes, when a copy is started at that member.
+  let copy: Record<string, unknown> | undefined = inOrder ? undefined : {};
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
-    // A `__proto__` key from the payload stays a plain key: assignment would set the prototype.
-    if (key === "__proto__")
-      Object.defineProperty(copy, key, { value: values[i], enumerable: true, writable: true, configurable: true });
-    else copy[key] = values[i];
+    const item = object[key];
+    const sorted = sortedCopy(item);
+    if (sorted === NOT_PLAIN) return NOT_PLAIN;
+    if (copy === undefined) {
+      if (sorted === item) continue;
+      copy = {};
+      for (let j = 0; j < i; j++) setKey(copy, keys[j]!, object[keys[j]!]);
+    }
+    setKey(copy, key, sorted);
   }
-  return copy;
+  return copy ?? object;
+}
+
+/** A `__proto__` key from the payload stays a plain key: assignment would set the prototype. */
+function setKey(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__")
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
