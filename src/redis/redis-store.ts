@@ -17,6 +17,7 @@ import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
 import { connectionEvents } from "./connection-events.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
+import { keySlot } from "./key-slot.js";
 
 /**
  * `connection`: a URL, ioredis options or cluster nodes (the store connects with `failFastRedisOptions`
@@ -245,8 +246,10 @@ type ScriptCall = (
 ) => Promise<ScriptReply | 0 | 1>;
 
 /**
- * How a script is sent: on its own, or (with `waitForReplicas`) in a pipeline with a `WAIT`, whose
- * count of replicas holding the write must reach the one asked for.
+ * How a script is sent: on its own, or (with `waitForReplicas`) in a pipeline ending in a `WAIT`, whose
+ * count of replicas holding the writes must reach the one asked for. `WAIT` holds its connection until
+ * the replicas answer, so one per write would space a store's writes a replica round trip apart: the
+ * writes asked for in the same tick that go to the same node share one pipeline and one `WAIT`.
  */
 function replicaWait(wanted: RedisStoreSettings["waitForReplicas"], callTimeoutMs: number): ScriptCall {
   if (wanted === undefined)
@@ -259,21 +262,69 @@ function replicaWait(wanted: RedisStoreSettings["waitForReplicas"], callTimeoutM
     throw new RangeError(
       `waitForReplicas.timeoutMs must be a whole number of milliseconds from 1 to below the store's timeoutMs (${callTimeoutMs}); got ${waitMs}`,
     );
-  return async (client, command, keysAndArgs) => {
-    const pipeline = client.pipeline() as unknown as IdempotencyCommands & {
+
+  const batches = new Map<string, WaitBatch>();
+  const flush = () => {
+    const due = [...batches.values()];
+    batches.clear();
+    for (const batch of due) void sendBatch(batch, replicas, waitMs);
+  };
+  return (client, command, keysAndArgs) =>
+    new Promise((resolve, reject) => {
+      const group = nodeGroup(client, String(keysAndArgs[0]));
+      let batch = batches.get(group);
+      if (!batch) {
+        if (batches.size === 0) queueMicrotask(flush);
+        batch = { client, calls: [] };
+        batches.set(group, batch);
+      }
+      batch.calls.push({ command, keysAndArgs, resolve, reject });
+    });
+}
+
+interface WaitBatch {
+  client: RedisClient;
+  calls: Array<{
+    command: CommandName | OrderedCommandName;
+    keysAndArgs: Array<string | number>;
+    resolve: (reply: ScriptReply | 0 | 1) => void;
+    reject: (err: unknown) => void;
+  }>;
+}
+
+/** The node a key's write goes to: one group on a single Redis, the slot's master on a cluster. */
+function nodeGroup(client: RedisClient, key: string): string {
+  const slots = (client as { slots?: string[][] }).slots;
+  if (!Array.isArray(slots)) return "";
+  const slot = keySlot(key);
+  return slots[slot]?.[0] ?? `slot ${slot}`;
+}
+
+async function sendBatch(batch: WaitBatch, replicas: number, waitMs: number): Promise<void> {
+  const { calls } = batch;
+  try {
+    const pipeline = batch.client.pipeline() as unknown as IdempotencyCommands & {
       wait(replicas: number, timeoutMs: number): unknown;
       exec(): Promise<Array<[Error | null, unknown]> | null>;
     };
-    pipeline[command](...keysAndArgs);
+    for (const call of calls) pipeline[call.command](...call.keysAndArgs);
     pipeline.wait(replicas, waitMs);
-    const [written, waited] = (await pipeline.exec()) ?? [];
-    if (!written || !waited) throw new Error("the pipeline was discarded");
-    if (written[0]) throw written[0];
+    const results = (await pipeline.exec()) ?? [];
+    const waited = results[calls.length];
+    if (!waited) throw new Error("the pipeline was discarded");
     if (waited[0]) throw waited[0];
     const held = Number(waited[1]);
-    if (held < replicas) throw new Error(`written to ${held} of ${replicas} replicas within ${waitMs} ms`);
-    return written[1] as ScriptReply | 0 | 1;
-  };
+    const shortfall =
+      held < replicas ? new Error(`written to ${held} of ${replicas} replicas within ${waitMs} ms`) : undefined;
+    calls.forEach((call, i) => {
+      const [err, reply] = results[i] ?? [new Error("the pipeline was discarded"), undefined];
+      if (err) call.reject(err);
+      else if (shortfall) call.reject(shortfall);
+      else call.resolve(reply as ScriptReply | 0 | 1);
+    });
+  } catch (err) {
+    for (const call of calls) call.reject(err);
+  }
 }
 
 /** How long a write waits for its replicas unless told: a healthy replica confirms in about a millisecond. */
