@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
 import { pino } from "pino";
-import { createReceiver } from "merchant-webhooks";
+import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
@@ -27,11 +27,8 @@ const redis = new Redis(url);
 const encoder = new TextEncoder();
 const base = buildNotification("SUBSCRIPTION_RENEW");
 
-async function drain(mode: "ordered" | "unordered", round: number): Promise<{ rate: number; stale: number }> {
-  const run = `${prefix}-${mode}-${round}`;
-  const store = redisStore({ redis: url, prefix: `{${run}}idem:` });
-  const queue = bullmqQueue({ connection: url, name: "hot", prefix: `{${run}}` });
-  const receiver = createReceiver({ logger, idempotency: store, queue, ordering: mode === "ordered" });
+/** The run's backlog of one subscription, one delivery after another in position order, each answered 200. */
+async function sendBacklog(receiver: Receiver, run: string, label: string): Promise<void> {
   for (let i = 0; i < total; i++) {
     const update_time = new Date(Date.UTC(2026, 2, 1) + i * 1000).toISOString();
     const body = { ...base, id: `${run}-${i}`, resource: { ...base.resource, id: `SUB-${run}`, update_time } };
@@ -40,8 +37,16 @@ async function drain(mode: "ordered" | "unordered", round: number): Promise<{ ra
       headers: JSON_HEADERS,
       rawBody: encoder.encode(JSON.stringify(body)),
     });
-    if (response.status !== 200) throw new Error(`${mode}: unexpected ${response.status} ${response.body}`);
+    if (response.status !== 200) throw new Error(`${label}: unexpected ${response.status} ${response.body}`);
   }
+}
+
+async function drain(mode: "ordered" | "unordered", round: number): Promise<{ rate: number; stale: number }> {
+  const run = `${prefix}-${mode}-${round}`;
+  const store = redisStore({ redis: url, prefix: `{${run}}idem:` });
+  const queue = bullmqQueue({ connection: url, name: "hot", prefix: `{${run}}` });
+  const receiver = createReceiver({ logger, idempotency: store, queue, ordering: mode === "ordered" });
+  await sendBacklog(receiver, run, mode);
   let handled = 0;
   let stale = 0;
   let done!: () => void;
@@ -94,16 +99,7 @@ async function inProcess(mode: "ordered" | "unordered", round: number): Promise<
     },
   });
   const started = performance.now();
-  for (let i = 0; i < total; i++) {
-    const update_time = new Date(Date.UTC(2026, 2, 1) + i * 1000).toISOString();
-    const body = { ...base, id: `${run}-${i}`, resource: { ...base.resource, id: `SUB-${run}`, update_time } };
-    const response = await receiver.handle({
-      method: "POST",
-      headers: JSON_HEADERS,
-      rawBody: encoder.encode(JSON.stringify(body)),
-    });
-    if (response.status !== 200) throw new Error(`in-process ${mode}: unexpected ${response.status} ${response.body}`);
-  }
+  await sendBacklog(receiver, run, `in-process ${mode}`);
   const seconds = (performance.now() - started) / 1000;
   await receiver.close();
   await store.close();
