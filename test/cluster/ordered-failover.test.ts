@@ -101,12 +101,23 @@ function failoverCase(label: string, subscriptionCount: number, ordering: boolea
       await sleep(LEASE_MS + 2 * STALLED_INTERVAL_MS);
       calls = await allCalls(rig!, subscriptions);
 
-      const runs = new Map<string, number>();
-      for (const call of calls) runs.set(call.id, (runs.get(call.id) ?? 0) + 1);
       const client = await cluster!.client();
       const store = redisStore({ redis: client, prefix: STORE_PREFIX });
       const queue = new Queue("notifications", { connection: client, prefix: QUEUE_PREFIX });
-      const counts = await queue.getJobCounts("waiting", "delayed", "active", "prioritized", "failed");
+      // The queue must end empty within the limit after the promotion. A job whose handler ran but whose
+      // move to completed the failover cut off stays active until its lock lapses and a stalled check
+      // hands it back, when a worker finds its record completed and removes it: wait for that, no longer.
+      const jobCounts = () => queue.getJobCounts("waiting", "delayed", "active", "prioritized", "failed");
+      let counts = await jobCounts();
+      while (Object.values(counts).some((n) => n > 0) && performance.now() < promotedAt + DRAIN_LIMIT_MS) {
+        await sleep(250);
+        counts = await jobCounts();
+      }
+      const queueEmptyAt = performance.now();
+      // Read again: a job handed back must not have run its handler a second time.
+      calls = await allCalls(rig!, subscriptions);
+      const runs = new Map<string, number>();
+      for (const call of calls) runs.set(call.id, (runs.get(call.id) ?? 0) + 1);
       const states: Record<string, number> = {};
       const notDone: string[] = [];
       for (const n of notifications) {
@@ -142,6 +153,7 @@ function failoverCase(label: string, subscriptionCount: number, ordering: boolea
         replica_took_over_ms: Math.round(promotedAt - killAt),
         sender_done_after_promotion_ms: Math.round(senderDoneAt - promotedAt),
         drained_after_promotion_ms: Math.round(drainedAt - promotedAt),
+        queue_empty_after_promotion_ms: Math.round(queueEmptyAt - promotedAt),
         jobs_left: counts,
         records: states,
         not_done: notDone.slice(0, 20),
