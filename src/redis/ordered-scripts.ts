@@ -223,6 +223,27 @@ return run_waiter(waiting, order_key, rec_prefix, first, first_pos, first_member
 `;
 
 /**
+ * KEYS: the order key's hash, its waiting list. ARGV: owner, record key prefix. Undo a hand-over by
+ * ORDERED_NEXT whose answer never arrived: if `owner` holds the key, the notification it was handed
+ * goes back in line at its position and the key is free, at once instead of after a lease. Returns 1
+ * when there was one to undo. A stale hand-over (which holds no key) is left to its lease.
+ */
+export const ORDERED_ABANDON_NEXT = `${PRELUDE}${BEFORE}${WAITING}
+local order_key, waiting, owner, rec_prefix = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+if redis.call('HGET', order_key, 'owner') ~= owner then return 0 end
+-- Its lease ends now, on the key and on its record: then it goes back as a dead holder's would.
+local now = now_ms()
+local holder = redis.call('HGET', order_key, 'holder')
+if holder and redis.call('HGET', rec_prefix .. holder, 'owner') == owner then
+  redis.call('HSET', rec_prefix .. holder, 'leaseUntil', int(now))
+end
+redis.call('HSET', order_key, 'leaseUntil', int(now))
+return_lapsed_holder(order_key, waiting, rec_prefix, now, nil)
+redis.call('HDEL', order_key, 'owner', 'leaseUntil', 'heldSince')
+return 1
+`;
+
+/**
  * ARGV: owner, leaseMs, retentionMs. The key is part of the claim: if another notification's claim
  * holds it now, the claim is lost (0). A lease of 0 ends both at once.
  */
@@ -271,6 +292,7 @@ return 1
 export const ORDERED_COMMANDS = {
   mwIdemOrderedClaim: ORDERED_CLAIM,
   mwIdemOrderedNext: ORDERED_NEXT,
+  mwIdemOrderedAbandonNext: ORDERED_ABANDON_NEXT,
   mwIdemOrderedExtend: ORDERED_EXTEND,
   mwIdemOrderedComplete: ORDERED_COMPLETE,
   mwIdemOrderedFail: ORDERED_FAIL,

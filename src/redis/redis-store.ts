@@ -73,6 +73,9 @@ export interface RedisStore extends IdempotencyStore {
 
 export const DEFAULT_REDIS_PREFIX = "mw:idem:";
 
+/** The ordered scripts that touch only an order key's hash and waiting list, no record's. */
+const ON_THE_KEY_ALONE = new Set(["mwIdemOrderedNext", "mwIdemOrderedAbandonNext"]);
+
 const REDIS_STORE_KEYS = {
   connection: true,
   redis: true,
@@ -130,7 +133,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const events = connectionEvents(connection.client, "redisStore");
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
   for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
-    connection.client.defineCommand(name, { lua, numberOfKeys: name === "mwIdemOrderedNext" ? 2 : 3 });
+    connection.client.defineCommand(name, { lua, numberOfKeys: ON_THE_KEY_ALONE.has(name) ? 2 : 3 });
 
   const key = (id: string) => prefix + id;
   /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
@@ -214,15 +217,31 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     async takeNext(order, owner, lease = leaseMs) {
       const keys = orderedKeys(prefix, order.key, "");
-      const reply = (await connection.run("take next", (client) =>
-        replicated(client, "mwIdemOrderedNext", [
-          keys.order,
-          keys.waiting,
-          owner,
-          lease,
-          retentionMs,
-          keys.recordPrefix,
-        ]),
+      // As for a claim: a hand-over whose answer was lost is undone, else the key waits a lease.
+      const abandonNext = () => {
+        connection
+          .run("abandon next", (client) =>
+            (client as unknown as IdempotencyCommands).mwIdemOrderedAbandonNext(
+              keys.order,
+              keys.waiting,
+              owner,
+              keys.recordPrefix,
+            ),
+          )
+          .catch(() => {});
+      };
+      const reply = (await connection.run(
+        "take next",
+        (client) =>
+          replicated(client, "mwIdemOrderedNext", [
+            keys.order,
+            keys.waiting,
+            owner,
+            lease,
+            retentionMs,
+            keys.recordPrefix,
+          ]),
+        abandonNext,
       )) as ScriptReply | [];
       return reply.length === 0
         ? undefined
