@@ -14,7 +14,7 @@ import { withTimeout } from "../shared/time-limit.js";
 import { SealError, type SealingKey } from "./seal.js";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
-import type { QueueLedger } from "./queue-ledger.js";
+import type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
 
 /** A job's data once opened and validated. */
 interface ReadJobData {
@@ -92,6 +92,8 @@ export async function processJob(
 
   let claim;
   let transaction: TransactionalClaim | undefined;
+  // The claim's lease counts from when it was asked for: the handler starts only with enough of it left.
+  const claimSent = performance.now();
   try {
     // In order, the claim checks the position again: something newer may have completed since the receiver's check.
     const request = {
@@ -135,6 +137,7 @@ export async function processJob(
   let outcome: JobOutcome | undefined;
   let ownFailure: unknown;
   let current: ClaimedOrStale | undefined = claim;
+  let leaseFrom = claimSent;
   // The transaction the current claim was made in, with a store that claims in one.
   let currentTransaction = transaction;
   // Tidying after a waiter (its job removed, its ledger copy dropped) overlaps the next waiter's run:
@@ -144,6 +147,16 @@ export async function processJob(
   while (current) {
     const isOwn = current.id === id;
     const data = isOwn ? own : await waiterJobData(job, current.id, runner);
+    if (data === UNREACHABLE) {
+      // Redis did not answer where the job is: the notification is not gone, and failing its record
+      // would send an accepted, in-order notification to onStale. Let the claim go at once, so it
+      // goes back in line at its position (see `return_lapsed_holder`), and stop taking this key's
+      // waiters here: their own jobs, postponed as safety nets, come back for them.
+      // (A claim made in a transaction is rolled back instead; its job comes back for it.)
+      if (currentTransaction?.result === current) await currentTransaction.rollback("job_unreachable");
+      else await Promise.resolve(runner.store.extend(current, 0)).catch(() => {});
+      break;
+    }
     const inTransaction = currentTransaction?.result === current ? currentTransaction : undefined;
     const key: string | undefined = current.order?.key;
     // The next waiter is asked for as soon as this one's completion is sent (see `completionSent`).
@@ -158,7 +171,15 @@ export async function processJob(
               ? undefined
               : takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs));
     if (data) {
-      const result = await runOne(current, data, runner, isOwn ? observeHandler : undefined, inTransaction, takeEarly);
+      const result = await runOne(
+        current,
+        data,
+        runner,
+        isOwn ? observeHandler : undefined,
+        inTransaction,
+        takeEarly,
+        leaseFrom,
+      );
       if (isOwn) {
         if ("failure" in result) ownFailure = result.failure;
         else if (result.outcome === "lease_lost") return postpone(job, token, recheckDelay(job));
@@ -181,6 +202,7 @@ export async function processJob(
       let taken: Taken | undefined = early ? await early : undefined;
       taken ??= await takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs);
       ({ current, currentTransaction } = taken ?? {});
+      if (taken?.sentAt !== undefined) leaseFrom = taken.sentAt;
     }
   }
   await Promise.all(tidying);
@@ -191,8 +213,8 @@ export async function processJob(
   return outcome;
 }
 
-/** What `takeNext` found: the next waiter, if any. */
-type Taken = { current?: ClaimedOrStale; currentTransaction?: TransactionalClaim };
+/** What `takeNext` found: the next waiter, if any, and when it was asked for (its lease counts from then). */
+type Taken = { current?: ClaimedOrStale; currentTransaction?: TransactionalClaim; sentAt: number };
 
 /**
  * The next waiter of `key` for `owner`, in a transaction when the store claims in one; undefined when
@@ -204,13 +226,14 @@ async function takeNext(
   owner: string,
   leaseMs: number,
 ): Promise<Taken | undefined> {
+  const sentAt = performance.now();
   try {
     if (claimsInTransaction(store) && store.takeNextInTransaction) {
       const taken = await store.takeNextInTransaction({ key }, owner, leaseMs);
-      return taken ? { current: taken.result as ClaimedOrStale, currentTransaction: taken } : {};
+      return taken ? { current: taken.result as ClaimedOrStale, currentTransaction: taken, sentAt } : { sentAt };
     }
     const next = store.takeNext ? await store.takeNext({ key }, owner, leaseMs) : undefined;
-    return next ? { current: next } : {};
+    return next ? { current: next, sentAt } : { sentAt };
   } catch {
     return undefined;
   }
@@ -228,6 +251,7 @@ async function runOne(
   observeHandler: HandlerObserver | undefined,
   transaction: TransactionalClaim | undefined,
   completionSent: (() => void) | undefined,
+  leaseFrom: number,
 ): Promise<RunResult> {
   // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
   const attempt = Math.max(1, claim.attempt - 1);
@@ -242,10 +266,12 @@ async function runOne(
         receivedAt: data.receivedAt,
         order: claimedOrder(claim.order, claim, runner.onStale),
         transaction,
+        leaseFrom,
       },
       {
         stop: runner.shutdown,
-        // Someone else holds the record now; whether it completes there decides what this job does next.
+        // Someone else holds the record now (or this claim could not be confirmed live before the
+        // handler started); whether it completes there decides what this job does next.
         leaseLost: () => Promise.reject(new LeaseLost()),
         failed: (err) => {
           throw err;
@@ -259,33 +285,62 @@ async function runOne(
     );
     return { outcome: outcome as "processed" | "unhandled" | "stale" };
   } catch (err) {
-    return err instanceof LeaseLost ? { outcome: "lease_lost" } : { failure: err };
+    if (!(err instanceof LeaseLost)) return { failure: err };
+    // Still this worker's if only its confirmation came too late: let it go at once (a lease of 0), so
+    // whoever comes next need not wait the lease out. Taken over, the record refuses it.
+    if (!transaction) await Promise.resolve(runner.store.extend(claim, 0)).catch(() => {});
+    return { outcome: "lease_lost" };
   }
 }
 
-/** The data of another notification's job, to run it here; undefined when the job is gone or unreadable. */
+/** A waiter's job could not be looked up (a timeout, a paused or failing-over Redis): not a job that is gone. */
+const UNREACHABLE = Symbol("unreachable");
+
+/**
+ * The data of another notification's job, to run it here: from its job, else from the ledger's copy.
+ * Undefined when both say it is gone (or it cannot be read); `UNREACHABLE` when neither could be asked.
+ */
 async function waiterJobData(
   job: Job<NotificationJobData>,
   id: string,
   runner: JobRunner,
-): Promise<ReadJobData | undefined> {
+): Promise<ReadJobData | undefined | typeof UNREACHABLE> {
+  let other: Job<NotificationJobData> | undefined;
+  let lookupFailed = false;
   try {
-    const other = await withTimeout(
+    other = await withTimeout(
       // The job's own queue handle (protected in BullMQ's types) reaches its sibling jobs.
       Job.fromId<NotificationJobData>((job as unknown as { queue: MinimalQueue }).queue, jobIdFor(id)),
       WORKER_CALL_TIMEOUT_MS,
       () => new Error("job lookup timed out"),
     );
-    if (other) return { ...readJobData(other, runner.keys), job: other };
-    // The job is gone (a failover lost it, or it was removed): run the notification from the ledger's copy.
-    const copy = runner.ledger
+  } catch {
+    // The ledger's copy may still answer (it may sit on another master); it is the same data.
+    lookupFailed = true;
+  }
+  if (other) return readableOrUndefined(() => ({ ...readJobData(other, runner.keys), job: other }));
+  // The job is gone (a failover lost it, or it was removed), or could not be looked up: run the
+  // notification from the ledger's copy.
+  let copy: LedgerEntry | undefined;
+  try {
+    copy = runner.ledger
       ? await withTimeout(runner.ledger.find(id), WORKER_CALL_TIMEOUT_MS, () => new Error("ledger lookup timed out"))
       : undefined;
-    if (!copy?.data) return undefined;
-    return {
-      ...readJobData({ data: copy.data, timestamp: copy.since } as Job<NotificationJobData>, runner.keys),
-      ledger: copy.part,
-    };
+  } catch {
+    return UNREACHABLE;
+  }
+  if (!copy?.data) return lookupFailed ? UNREACHABLE : undefined;
+  const data = copy.data;
+  return readableOrUndefined(() => ({
+    ...readJobData({ data, timestamp: copy.since } as Job<NotificationJobData>, runner.keys),
+    ledger: copy.part,
+  }));
+}
+
+/** Job data no key opens or no schema accepts cannot be run from here: as good as gone. */
+function readableOrUndefined(read: () => ReadJobData): ReadJobData | undefined {
+  try {
+    return read();
   } catch {
     return undefined;
   }
@@ -350,10 +405,14 @@ function recheckDelay(job: Job): number {
  * deadline the job is left active; its lock lapses and BullMQ's stalled-job check puts it back.
  */
 async function postpone(job: Job, token: string | undefined, delayMs: number): Promise<never> {
+  // A move that fails says nothing about the notification either. "Missing lock" (or any lock error):
+  // the job is no longer this worker's (its lock lapsed and the stalled check handed it on); another
+  // failure leaves it active until that happens. Either way, failing the job here would spend an
+  // attempt, or leave a failed-set entry for a notification that ran.
   await withTimeout(
     job.moveToDelayed(Date.now() + Math.max(1, delayMs), token),
     WORKER_CALL_TIMEOUT_MS,
     () => new Postponed(),
-  );
+  ).catch(() => {});
   throw new Postponed();
 }

@@ -36,13 +36,24 @@ export interface ClaimedRun {
    * the outcome is its commit or rollback instead of the store's complete or fail.
    */
   transaction?: TransactionalClaim | undefined;
+  /**
+   * `performance.now()` when the request that gave the claim its current lease was sent. With it, the
+   * handler starts only while at least half the lease is left: a claim answered late, or one whose
+   * caller spent long on something else (a worker looking up a waiter's job), is confirmed first with
+   * an extension, measured the same way. Without it the caller vouches for the lease.
+   */
+  leaseFrom?: number | undefined;
 }
 
 /** Where the receiver and the worker part ways. */
 export interface ClaimedHooks {
   /** Aborts `ctx.signal` besides the time limit and a lost claim (a worker that stops waiting on close). */
   stop?: AbortSignal;
-  /** The claim went to another process mid-run. Default: a failed run. The worker postpones its job. */
+  /**
+   * The claim went to another process: mid-run, before the handler could start (not confirmed live
+   * with time left), or at completion (refused). Default: a failed run mid-run, a `LeaseLostError`
+   * before the start, the outcome as it was at completion. The worker postpones its job.
+   */
   leaseLost?: () => Promise<never>;
   /** A failed run, once recorded. Default: report it. The worker rethrows, so BullMQ's retries apply. */
   failed?: (err: unknown) => never;
@@ -71,6 +82,10 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
   const id = notification.id;
   // A stale notification never reaches its event's handler (nor onAny): `onStale` (if any) runs in its place.
   const handler = order?.stale ? order.onStale : handlerThenOnAny(run.handlers, notification.event_type);
+  if (handler && !transaction && !(await leaseLeftToStart(run))) {
+    if (hooks.leaseLost) return hooks.leaseLost();
+    throw new LeaseLostError();
+  }
   if (handler) {
     const stop = hooks.stop;
     let ctx: HandlerContext | undefined;
@@ -108,7 +123,11 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
       const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
       // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
       if (transaction) await transaction.rollback(failed);
-      else await Promise.resolve(store.fail(claim, failed)).catch(() => {});
+      else {
+        const recorded = await Promise.resolve(store.fail(claim, failed)).catch(() => undefined);
+        // Refused: the record is another process's now, and its outcome is not this run's to report.
+        if (recorded === false && hooks.leaseLost) return hooks.leaseLost();
+      }
       if (ctx) await reportFailure(run, err, ctx);
       if (hooks.failed) hooks.failed(err);
       return { outcome: failed, err };
@@ -126,15 +145,35 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
     }
     return { outcome };
   }
+  let completed: boolean;
   try {
     const completion = store.complete(claim, answer);
     hooks.completionSent?.();
-    await completion;
+    completed = await completion;
   } catch {
     // While the lease lives a redelivery meets 409; an outage longer than the lease leaves a window (see docs/stores.md).
     await hooks.retryCompletion(async () => store.complete(claim, answer));
+    return { outcome };
   }
+  // Refused: another process holds the record now (the lease lapsed under a freeze or a slow store).
+  // Its owner settles it; a worker must not end its job as if this run had (see `processJob`).
+  if (!completed && hooks.leaseLost) return hooks.leaseLost();
   return { outcome };
+}
+
+/**
+ * Whether the claim is live with at least half its lease left, so the handler may start: at once when
+ * the lease's request went out recently enough, else after an extension that answers in time. Half a
+ * lease covers a handler that has no heartbeat (its time limit is at most half the lease, see
+ * `runHandler`); one that has a heartbeat gets its first renewal a third of a lease in.
+ */
+async function leaseLeftToStart(run: ClaimedRun): Promise<boolean> {
+  if (run.leaseFrom === undefined) return true;
+  const margin = run.leaseMs / 2;
+  if (run.leaseMs - (performance.now() - run.leaseFrom) >= margin) return true;
+  const sent = performance.now();
+  const held = await Promise.resolve(run.store.extend(run.claim, run.leaseMs)).catch(() => false);
+  return held && run.leaseMs - (performance.now() - sent) >= margin;
 }
 
 /**
