@@ -119,7 +119,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     connected = true;
     const jobId = jobIdFor(item.id);
     const part = ledger.partFor(item.id);
-    const data: NotificationJobData = { ...jobDataFor(item, key), ledger: part };
+    const data: NotificationJobData = jobDataFor(item, key, part);
     // The copy goes beside the job, never after it: a job acknowledged without its copy could be lost for good.
     await Promise.all([ledger.keep(item.id, data, part), queue.add(item.notification.event_type, data, { jobId })]);
     // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;

@@ -63,12 +63,13 @@ const MASKED: PayloadPolicy = {
 /**
  * The associated data of a sealed job: every field beside the seal, in a fixed order, so whoever can
  * write to Redis can neither move a sealed payload to another job nor change its ordering position,
- * fingerprint, headers or trace context.
+ * fingerprint, headers, trace context, the receiver's claim a worker may take over (`handoff`) or
+ * the ledger part holding its copy. Sealed as version 2, `handoff` and `ledger` were left out; such
+ * jobs still open (they drain after an upgrade), and a version-3 seal cannot be opened as version 2.
  */
-function jobContext(data: Partial<NotificationJobData>): string {
-  const { id, event_type, headers, receivedAt, fingerprint, order, trace } = data;
-  return JSON.stringify([
-    "merchant-webhooks job v2",
+function jobContext(data: Partial<NotificationJobData>, version: 2 | 3): string {
+  const { id, event_type, headers, receivedAt, fingerprint, order, trace, handoff, ledger } = data;
+  const common = [
     id,
     event_type,
     sortedEntries(headers),
@@ -76,13 +77,16 @@ function jobContext(data: Partial<NotificationJobData>): string {
     fingerprint,
     order ? [order.key, order.position ?? null] : null,
     sortedEntries(trace),
-  ]);
+  ];
+  if (version === 2) return JSON.stringify(["merchant-webhooks job v2", ...common]);
+  return JSON.stringify(["merchant-webhooks job v3", ...common, handoff ?? null, ledger ?? null]);
 }
 
 const sortedEntries = (record: Record<string, string> | undefined) =>
   record && typeof record === "object" ? Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : null;
 
-export function jobDataFor(item: QueuedNotification, key?: SealingKey): NotificationJobData {
+/** The job data of a queued notification; `ledger`: the ledger part its copy goes to. */
+export function jobDataFor(item: QueuedNotification, key?: SealingKey, ledger?: number): NotificationJobData {
   const { notification } = item;
   const common = {
     id: notification.id,
@@ -94,10 +98,11 @@ export function jobDataFor(item: QueuedNotification, key?: SealingKey): Notifica
     ...(item.order ? { order: item.order } : {}),
     ...(item.owner ? { handoff: item.owner } : {}),
     ...(item.trace ? { trace: item.trace } : {}),
+    ...(ledger !== undefined ? { ledger } : {}),
   };
   if (!key) return { ...common, notification: transformPayload(notification, MASKED) as SubscriptionNotification };
   const text = JSON.stringify(transformPayload(notification, WITHOUT_VERIFICATION));
-  return { ...common, sealed: seal(text, key, jobContext(common)) };
+  return { ...common, sealed: seal(text, key, jobContext(common, 3)) };
 }
 
 /**
@@ -111,7 +116,8 @@ export function notificationIn(data: Partial<NotificationJobData> | undefined, k
       throw new SealError("job data is not sealed, and this worker has an encryptionKey: refused, the handler not run");
     return data?.notification;
   }
-  // Sealed before v2, only the id was bound; such jobs drain after an upgrade.
-  const context = data.sealed.v === 1 ? String(data.id) : jobContext(data);
+  // Sealed before v2, only the id was bound; before v3, not the handoff and ledger. Such jobs drain after an upgrade.
+  const { v } = data.sealed;
+  const context = v === 1 ? String(data.id) : jobContext(data, v === 2 ? 2 : 3);
   return JSON.parse(open(data.sealed, keys, context));
 }

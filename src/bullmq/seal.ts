@@ -6,10 +6,10 @@ export type EncryptionKey = Uint8Array | string;
 /** A job payload sealed with AES-256-GCM. Every field is base64 except the key id. */
 export interface SealedPayload {
   /**
-   * 2: the associated data is every other field of the job data (see `jobContext`), so none of them can
-   * be changed; 1 (sealed before): the notification id only.
+   * 3: the associated data is every other field of the job data (see `jobContext`), so none of them can
+   * be changed; 2 (sealed before): all but `handoff` and `ledger`; 1: the notification id only.
    */
-  v: 1 | 2;
+  v: 1 | 2 | 3;
   /** Which key sealed it, so workers holding several keys (during a rotation) pick the right one. */
   kid: string;
   iv: string;
@@ -71,7 +71,7 @@ export function seal(text: string, key: SealingKey, context: string): SealedPayl
   cipher.setAAD(Buffer.from(context, "utf8"));
   const data = Buffer.concat([cipher.update(text, "utf8"), cipher.final()]);
   return {
-    v: 2,
+    v: 3,
     kid: key.id,
     iv: iv.toString("base64"),
     tag: cipher.getAuthTag().toString("base64"),
@@ -90,7 +90,7 @@ export function open(sealed: SealedPayload, keys: readonly SealingKey[], context
     return Buffer.concat([decipher.update(Buffer.from(sealed.data, "base64")), decipher.final()]).toString("utf8");
   } catch {
     throw new SealError(
-      "job data failed its integrity check: the payload or a field beside it (id, order, fingerprint, headers) was altered",
+      "job data failed its integrity check: the payload or a field beside it (id, order, fingerprint, headers, handoff, ledger) was altered",
     );
   }
 }

@@ -91,7 +91,9 @@ describe("a worker given encryptionKey", () => {
     const body = cancellation(`EVT-intact-${process.pid}`);
     await enqueue(queue, body);
     const stored = JSON.parse((await redis.hget(dataKey(queue, body.id), "data"))!);
-    expect(stored.sealed.v).toBe(2);
+    expect(stored.sealed.v).toBe(3);
+    expect(stored.handoff).toEqual(expect.any(String));
+    expect(stored.ledger).toEqual(expect.any(Number));
     expect(stored.order).toEqual({ key: `M-1:SUB-${body.id}`, position: "2026-03-01T10:00:00" });
     const { ran, state } = await runWorker("intact", key, queue, body.id);
     expect(state).toBe("completed");
@@ -104,6 +106,10 @@ describe("a worker given encryptionKey", () => {
     ["its order key", (d: Record<string, any>) => (d.order.key = "M-1:SUB-other")],
     ["its fingerprint", (d: Record<string, any>) => (d.fingerprint = "0".repeat(64))],
     ["its headers", (d: Record<string, any>) => (d.headers["user-agent"] = "forged")],
+    // The claim a worker may take over at once, and which ledger copy it drops when done.
+    ["its handoff", (d: Record<string, any>) => (d.handoff = "someone-else:1")],
+    ["its ledger part", (d: Record<string, any>) => (d.ledger = (d.ledger + 1) % 4)],
+    ["its handoff removed", (d: Record<string, any>) => delete d.handoff],
     [
       "a clear notification beside the seal, the seal removed",
       (d: Record<string, any>) => {
