@@ -35,6 +35,8 @@ export interface QueueLedger {
   find(id: string): Promise<LedgerEntry | undefined>;
   /** Up to `limit` copies written before `before` (epoch ms), oldest first in each part. */
   due(before: number, limit: number): Promise<LedgerEntry[]>;
+  /** One page of one part's copies written before `before`, oldest first, past the first `offset`. */
+  duePage(part: number, before: number, offset: number, limit: number): Promise<LedgerEntry[]>;
 }
 
 export const LEDGER_PARTS = 4;
@@ -94,17 +96,17 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
     },
     async due(before, limit) {
       const entries: LedgerEntry[] = [];
-      for (const [part, keys] of parts.entries()) {
-        const room = limit - entries.length;
-        if (room <= 0) break;
-        const flat = await client.zrangebyscore(keys.since, "-inf", before, "WITHSCORES", "LIMIT", 0, room);
-        const ids = flat.filter((_, i) => i % 2 === 0);
-        if (ids.length === 0) continue;
-        const texts = await client.hmget(keys.jobs, ...ids);
-        for (const [i, id] of ids.entries())
-          entries.push({ id, part, since: Number(flat[i * 2 + 1]), data: parse(texts[i] ?? null) });
-      }
+      for (let part = 0; part < LEDGER_PARTS && entries.length < limit; part++)
+        entries.push(...(await this.duePage(part, before, 0, limit - entries.length)));
       return entries;
+    },
+    async duePage(part, before, offset, limit) {
+      const keys = parts[part]!;
+      const flat = await client.zrangebyscore(keys.since, "-inf", before, "WITHSCORES", "LIMIT", offset, limit);
+      const ids = flat.filter((_, i) => i % 2 === 0);
+      if (ids.length === 0) return [];
+      const texts = await client.hmget(keys.jobs, ...ids);
+      return ids.map((id, i) => ({ id, part, since: Number(flat[i * 2 + 1]), data: parse(texts[i] ?? null) }));
     },
   };
 }

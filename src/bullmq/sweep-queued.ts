@@ -3,7 +3,7 @@ import type { IdempotencyRecord, IdempotencyStore } from "../idempotency/store.j
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
-import type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
+import { LEDGER_PARTS, type LedgerEntry, type QueueLedger } from "./queue-ledger.js";
 
 /** What one sweep did. */
 export interface SweepResult {
@@ -25,12 +25,12 @@ export interface SweepQueuedOptions {
    * the receiver's enqueue gives up after 5 s.
    */
   olderThanMs?: number;
-  /** The most copies one sweep looks at. Default 1,000. */
+  /** How many copies are read at a time; a sweep pages through every part's copies. Default 1,000. */
   limit?: number;
 }
 
 export const DEFAULT_SWEEP_MIN_AGE_MS = 10_000;
-const DEFAULT_SWEEP_LIMIT = 1_000;
+const DEFAULT_SWEEP_PAGE = 1_000;
 /** The longest one Redis call of a sweep may take: a sweep during a failover gives up and tries next time. */
 const SWEEP_CALL_TIMEOUT_MS = 5_000;
 
@@ -42,24 +42,36 @@ const SWEEP_CALL_TIMEOUT_MS = 5_000;
  * - `queued`, or `processing` with a lapsed lease (its receiver or worker died), and no job in the
  *   queue: queued again. The store runs it exactly once whoever else queues it meanwhile.
  * - no record: the claim itself was lost (or its retention ran out); with no job, queued again too.
- * - `completed` or `failed`: the copy is dropped (a failed job waits in the failed set for `redrive`).
+ * - `completed`: the copy is dropped.
+ * - `failed`: dropped once the job is in the failed set (for `redrive`) or gone; kept while BullMQ
+ *   still holds the job for a retry.
  * - anything else (a job still there, a live lease): left for the next sweep.
  */
 export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepResult> {
   const { ledger, queue } = options.queue;
   const result: SweepResult = { checked: 0, requeued: 0, dropped: 0 };
   const before = Date.now() - (options.olderThanMs ?? DEFAULT_SWEEP_MIN_AGE_MS);
-  const entries = await bounded(ledger.due(before, options.limit ?? DEFAULT_SWEEP_LIMIT));
-  for (const entry of entries) {
-    result.checked++;
-    const verdict = await verdictFor(entry, queue, options.store);
-    if (verdict === "drop") {
-      await bounded(ledger.forget(entry.id, entry.part));
-      result.dropped++;
-    } else if (verdict === "requeue") {
-      const data = entry.data!;
-      await bounded(queue.add(data.event_type, data, { jobId: jobIdFor(entry.id) }));
-      result.requeued++;
+  const pageSize = options.limit ?? DEFAULT_SWEEP_PAGE;
+  for (let part = 0; part < LEDGER_PARTS; part++) {
+    // Pages by offset: a dropped copy leaves the part, so the next page starts that much earlier.
+    for (let offset = 0; ; ) {
+      const page = await bounded(ledger.duePage(part, before, offset, pageSize));
+      let dropped = 0;
+      for (const entry of page) {
+        result.checked++;
+        const verdict = await verdictFor(entry, queue, options.store);
+        if (verdict === "drop") {
+          await bounded(ledger.forget(entry.id, entry.part));
+          dropped++;
+        } else if (verdict === "requeue") {
+          const data = entry.data!;
+          await bounded(queue.add(data.event_type, data, { jobId: jobIdFor(entry.id) }));
+          result.requeued++;
+        }
+      }
+      result.dropped += dropped;
+      offset += page.length - dropped;
+      if (page.length < pageSize) break;
     }
   }
   return result;
@@ -75,10 +87,16 @@ async function verdictFor(
   const record: IdempotencyRecord | undefined = await bounded(
     Promise.resolve(store.get(order ? { id: entry.id, order: { key: order.key } } : entry.id)),
   );
-  if (record?.state === "completed" || record?.state === "failed") return "drop";
+  if (record?.state === "completed") return "drop";
+  const jobId = jobIdFor(entry.id);
+  if (record?.state === "failed") {
+    // Failed, but BullMQ still holds the job for a retry (waiting, delayed, active): the copy is the
+    // retry's safety net until the job settles. In the failed set (or gone), `redrive` takes over.
+    const state = await bounded(queue.getJobState(jobId));
+    return state === "failed" || state === "unknown" || state === "completed" ? "drop" : "keep";
+  }
   const waiting = record === undefined || record.state === "queued" || (record.leaseUntil ?? 0) < Date.now();
   if (!waiting) return "keep";
-  const jobId = jobIdFor(entry.id);
   const state = await bounded(queue.getJobState(jobId));
   if (state === "failed") return "drop";
   if (state === "unknown") return "requeue";

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver, type Handler } from "merchant-webhooks";
-import { bullmqQueue, createWorker, jobIdFor, sweepQueued } from "merchant-webhooks/bullmq";
+import { bullmqQueue, createWorker, jobIdFor, sweepQueued, type BullmqQueueOptions } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "../../src/testing/build-notification.js";
 import { silentLogger } from "../support/capture-logger.js";
@@ -22,8 +22,8 @@ describe("sweepQueued: a queued notification whose job is gone", () => {
     redis.disconnect();
   });
 
-  function setUp(name: string, ordering: boolean) {
-    const queue = bullmqQueue({ connection: REDIS_URL, name, prefix });
+  function setUp(name: string, ordering: boolean, jobOptions?: BullmqQueueOptions["jobOptions"]) {
+    const queue = bullmqQueue({ connection: REDIS_URL, name, prefix, ...(jobOptions ? { jobOptions } : {}) });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering });
     closers.push(() => receiver.close());
     const deliver = (body: object) =>
@@ -79,6 +79,45 @@ describe("sweepQueued: a queued notification whose job is gone", () => {
     expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 1, requeued: 0, dropped: 1 });
     await sleep(200);
     expect(onRenew).toHaveBeenCalledTimes(1);
+  });
+
+  it("pages through every copy, however many more than one page: done ones dropped, lost ones queued again", async () => {
+    const { queue, deliver } = setUp("sweep-pages", false);
+    const bodies = Array.from({ length: 25 }, () => notification("SUBSCRIPTION_RENEW"));
+    for (const body of bodies) expect((await deliver(body)).status).toBe(200);
+    for (const body of bodies) expect(await queue.queue.remove(jobIdFor(body.id))).toBe(1);
+    // Eight ran elsewhere: their records completed, their copies left behind.
+    for (const body of bodies.slice(0, 8)) {
+      const claim = await store.claim({ id: body.id, fingerprint: "", owner: "w", leaseMs: 5_000, takeQueued: true });
+      expect(claim.status).toBe("claimed");
+      expect(await store.complete({ id: body.id, owner: "w" }, { processed: true, message: "ok" })).toBe(true);
+    }
+    expect(await sweepQueued({ queue, store, olderThanMs: 0, limit: 10 })).toEqual({
+      checked: 25,
+      requeued: 17,
+      dropped: 8,
+    });
+    expect(await queue.queue.getJobCountByTypes("waiting")).toBe(17);
+  });
+
+  it("keeps the copy of a failed notification while BullMQ still holds its job for a retry", async () => {
+    const { queue, deliver, startWorker } = setUp("sweep-retry", false, {
+      attempts: 3,
+      backoff: { type: "fixed", delay: 60_000 },
+    });
+    const body = notification("SUBSCRIPTION_RENEW");
+    expect((await deliver(body)).status).toBe(200);
+    const worker = startWorker(() => {
+      throw new Error("the bank is down");
+    });
+    await eventually(async () => (await store.get(body.id))?.state === "failed", 10_000, "the failed attempt");
+    await eventually(async () => (await queue.queue.getJobState(jobIdFor(body.id))) === "delayed", 10_000, "the retry");
+    await worker.close({ timeoutMs: 1_000 });
+    expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 1, requeued: 0, dropped: 0 });
+    expect((await queue.ledger.find(body.id))?.data?.id).toBe(body.id);
+    // Once BullMQ lets the job go (to the failed set, for `redrive`, or removed), the copy goes too.
+    expect(await queue.queue.remove(jobIdFor(body.id))).toBe(1);
+    expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 1, requeued: 0, dropped: 1 });
   });
 
   it("by the worker's own timer, with ordering: each of a subscription's lost jobs runs once, in position order", async () => {
