@@ -18,6 +18,7 @@ import { checkRedisConnection } from "./check-connection.js";
 import { connectionEvents } from "./connection-events.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
 import { keySlot } from "./key-slot.js";
+import { BIND_ORDER, bindingKey, claimUnderBoundKey } from "./order-binding.js";
 
 /**
  * `connection`: a URL, ioredis options or cluster nodes (the store connects with `failFastRedisOptions`
@@ -132,6 +133,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const connection = failFastConnection(connectionOf("redisStore", options), timeoutMs);
   const events = connectionEvents(connection.client, "redisStore");
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
+  connection.client.defineCommand("mwIdemBindOrder", { lua: BIND_ORDER, numberOfKeys: 1 });
   for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
     connection.client.defineCommand(name, { lua, numberOfKeys: ON_THE_KEY_ALONE.has(name) ? 2 : 3 });
 
@@ -168,6 +170,37 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     script("mwIdemExtend", id, orderKey, [owner, 0, retentionMs]).catch(() => {});
   };
 
+  /**
+   * The answer for a claim of `id` under `orderKey` when the id is bound to another order key (see
+   * `order-binding.ts`); undefined when the claim may go ahead under its own key.
+   */
+  const boundElsewhere = async (
+    id: string,
+    fingerprint: string,
+    orderKey: string,
+    lease: number,
+  ): Promise<ClaimResult | undefined> => {
+    const bind = async (movedFrom: string) =>
+      (await connection.run("bind order", (client) =>
+        (client as unknown as { mwIdemBindOrder: IdempotencyCommands[CommandName] }).mwIdemBindOrder(
+          bindingKey(prefix, id),
+          orderKey,
+          retentionMs,
+          movedFrom,
+        ),
+      )) as unknown as [] | [string, number];
+    const other = await bind("");
+    if (other.length === 0) return undefined;
+    const [boundKey, boundForMs] = other;
+    const record = recordOf(
+      await connection.run("get", (client) => client.hgetall(orderedKeys(prefix, boundKey, id).record)),
+    );
+    const answer = claimUnderBoundKey(record, fingerprint, Number(boundForMs), lease);
+    if (answer) return answer;
+    // Its record there can be taken over: the id moves here, unless another claim moved it first.
+    return (await bind(boundKey)).length === 0 ? undefined : { status: "processing", retryAfterMs: 50 };
+  };
+
   return {
     prefix,
     leaseMs,
@@ -175,6 +208,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async claim(request: ClaimRequest): Promise<ClaimResult> {
       const { id, fingerprint, owner, takeQueued, order, handoffFrom = "" } = request;
       const lease = request.leaseMs ?? leaseMs;
+      if (order) {
+        const elsewhere = await boundElsewhere(id, fingerprint, order.key, lease);
+        if (elsewhere) return elsewhere;
+      }
       const args: Array<string | number> = [fingerprint, owner, lease, takeQueued ? "1" : "0", retentionMs];
       if (order) {
         const mode = request.forQueue ? "queue" : takeQueued ? "worker" : "direct";

@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ClaimHandle, ClaimResult, IdempotencyStore } from "../../src/idempotency/store.js";
-import type { AdvanceTime, MakeStore } from "./store-contract.js";
+import { storesClosedAfterEach, type AdvanceTime, type MakeStore } from "./store-contract.js";
 
 const LEASE = 150;
 const answer = { processed: true, message: "processed" };
@@ -18,16 +18,7 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
   const advance = advanceTime ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
 
   describe(`${name}: claims in order`, () => {
-    let opened: IdempotencyStore[] = [];
-    afterEach(async () => {
-      for (const store of opened) await store.close?.();
-      opened = [];
-    });
-    const open = async () => {
-      const store = await makeStore({});
-      opened.push(store);
-      return store;
-    };
+    const open = storesClosedAfterEach(makeStore);
     const claim = (
       store: IdempotencyStore,
       id: string,
@@ -441,6 +432,47 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
           state: "processing",
           owner: `o${i}`,
         });
+    });
+  });
+
+  // Issue 30, item 12: "once per id" holds across order keys, as it does without ordering.
+  describe(`${name}: one id sent under two order keys`, () => {
+    const open = storesClosedAfterEach(makeStore);
+    /** The id "n-1" claimed under `key` (the payload differs with the key, as a subscription would). */
+    const claimUnder = (store: IdempotencyStore, key: string, owner: string, extra: { takeQueued?: boolean } = {}) =>
+      store.claim({
+        id: "n-1",
+        fingerprint: `f-${key}`,
+        owner,
+        leaseMs: LEASE,
+        order: { key, position: T1 },
+        ...extra,
+      });
+
+    it("answers a conflict (422) once it completed under the first key, whatever the second key's record", async () => {
+      const store = await open();
+      expect(await claimUnder(store, "sub-a", "o1")).toMatchObject({ status: "claimed" });
+      expect(await store.complete({ id: "n-1", owner: "o1", order: { key: "sub-a" } }, answer)).toBe(true);
+      expect(await claimUnder(store, "sub-b", "o2")).toEqual({ status: "conflict" });
+      expect(await claimUnder(store, "sub-b", "o3", { takeQueued: true })).toEqual({ status: "conflict" });
+      // The first payload is still a duplicate, answered as before.
+      expect(
+        await store.claim({ id: "n-1", fingerprint: "f-sub-a", owner: "o4", leaseMs: LEASE, order: { key: "sub-a" } }),
+      ).toEqual({ status: "completed", answer });
+    });
+
+    it("answers 409 while the first key's claim is live, and lets the second take over once it failed", async () => {
+      const store = await open();
+      expect(await claimUnder(store, "sub-a", "o1")).toMatchObject({ status: "claimed" });
+      expect(await claimUnder(store, "sub-b", "o2")).toEqual({
+        status: "processing",
+        retryAfterMs: expect.any(Number),
+      });
+      expect(await store.fail({ id: "n-1", owner: "o1", order: { key: "sub-a" } }, "handler_failed")).toBe(true);
+      expect(await claimUnder(store, "sub-b", "o3")).toMatchObject({ status: "claimed", owner: "o3" });
+      expect(await store.complete({ id: "n-1", owner: "o3", order: { key: "sub-b" } }, answer)).toBe(true);
+      // Now the first key's payload is the different one.
+      expect(await claimUnder(store, "sub-a", "o4")).toEqual({ status: "conflict" });
     });
   });
 }

@@ -1,5 +1,9 @@
+import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import type { IdempotencyStore } from "merchant-webhooks";
+import { buildNotification } from "merchant-webhooks/testing";
+import { runClaimed, type ClaimedHooks } from "../../src/dispatch/run-claimed.js";
+import type { ClaimHandle } from "../../src/idempotency/store.js";
 
 export interface ContractStoreOptions {
   retentionSeconds?: number;
@@ -12,6 +16,22 @@ export type MakeStore = (options: ContractStoreOptions) => IdempotencyStore | Pr
 export type AdvanceTime = (ms: number) => void | Promise<void>;
 
 const LEASE = 150;
+
+/** Opens fresh stores for the tests of the describe block it is called in, closing them after each test. */
+export function storesClosedAfterEach(
+  makeStore: MakeStore,
+): (options?: ContractStoreOptions) => Promise<IdempotencyStore> {
+  let opened: IdempotencyStore[] = [];
+  afterEach(async () => {
+    for (const store of opened) await store.close?.();
+    opened = [];
+  });
+  return async (options = {}) => {
+    const store = await makeStore(options);
+    opened.push(store);
+    return store;
+  };
+}
 const answer = { processed: true, message: "processed ✓" };
 
 /**
@@ -22,16 +42,7 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
   const advance = advanceTime ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
 
   describe(`${name}: the store contract`, () => {
-    let opened: IdempotencyStore[] = [];
-    afterEach(async () => {
-      for (const store of opened) await store.close?.();
-      opened = [];
-    });
-    const open = async (options: ContractStoreOptions = {}) => {
-      const store = await makeStore(options);
-      opened.push(store);
-      return store;
-    };
+    const open = storesClosedAfterEach(makeStore);
     const claim = (
       store: IdempotencyStore,
       owner: string,
@@ -244,6 +255,134 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       }
       for (const [i, id] of ids.entries())
         expect(await store.get(id)).toMatchObject({ fingerprint: `f${i}`, owner: `o${i}` });
+    });
+  });
+
+  fencingContract(name, makeStore, advance);
+}
+
+/**
+ * No effect without a live claim (issue 30), for the queue worker's and the Redis store's part: a
+ * lapsed claim that was taken over changes nothing, a claim taken over mid-run aborts the first
+ * holder's `ctx.signal`, and a handler never starts under a claim not confirmed live. Runs go through
+ * `runClaimed`, the one run path of receivers and workers.
+ */
+function fencingContract(name: string, makeStore: MakeStore, advance: (ms: number) => void | Promise<void>): void {
+  describe(`${name}: fencing (queue worker and Redis)`, () => {
+    const open = storesClosedAfterEach(makeStore);
+    const claimAs = (store: IdempotencyStore, owner: string, order?: { key: string; position: string }, id = "n-1") =>
+      store.claim({ id, fingerprint: "f", owner, leaseMs: LEASE, ...(order ? { order } : {}) });
+    /** Run `onRenew` under `claim` as a worker would: a lost claim ends in `leaseLost`, told here. */
+    const run = (
+      store: IdempotencyStore,
+      claim: ClaimHandle,
+      onRenew: (signal: AbortSignal) => Promise<void>,
+      leaseFrom?: number,
+    ) => {
+      let lost = false;
+      const hooks: ClaimedHooks = {
+        retryCompletion: () => {},
+        leaseLost: async () => {
+          lost = true;
+          throw new Error("lease lost");
+        },
+      };
+      const done = runClaimed(
+        {
+          store,
+          handlers: { onRenew: (_n, ctx) => onRenew(ctx.signal) },
+          notification: buildNotification("SUBSCRIPTION_RENEW", { id: "n-1" }),
+          claim,
+          attempt: 1,
+          headers: {},
+          receivedAt: Date.now(),
+          // Past half the lease: the run renews its claim a third of a lease apart.
+          timeoutMs: 10_000,
+          leaseMs: LEASE,
+          ctxLogger: pino({ level: "silent" }),
+          leaseFrom,
+        },
+        hooks,
+      ).catch((err: unknown) => (lost ? "lease lost" : Promise.reject(err)));
+      return { done, lost: () => lost };
+    };
+
+    it("refuses every write of a lapsed claim another owner took over, ordered or not", async () => {
+      const store = await open();
+      for (const order of [undefined, { key: "sub-1", position: "2026-03-01T02:00:00" }]) {
+        const id = order ? "n-ordered" : "n-1";
+        const held: ClaimHandle = { id, owner: `first-${order ? "o" : "u"}`, ...(order ? { order } : {}) };
+        expect(await claimAs(store, held.owner, order, id)).toMatchObject({ status: "claimed" });
+        await advance(LEASE + 20);
+        const taker = `taker-${order ? "o" : "u"}`;
+        expect(await claimAs(store, taker, order, id)).toMatchObject({ status: "claimed", owner: taker });
+        expect(await store.complete(held, answer)).toBe(false);
+        expect(await store.fail(held, "late")).toBe(false);
+        expect(await store.extend(held, LEASE)).toBe(false);
+        expect(await store.extend(held, 0)).toBe(false);
+        expect(await store.get(order ? { id, order } : id)).toMatchObject({ state: "processing", owner: taker });
+        expect(await store.complete({ ...held, owner: taker }, answer)).toBe(true);
+      }
+    });
+
+    it("aborts the first holder's ctx.signal when its claim is taken over mid-run, and refuses its completion", async () => {
+      const real = await open();
+      // The first holder freezes: its renewals wait until it thaws (a stopped process sends none).
+      let thaw!: () => void;
+      const frozen = new Promise<void>((resolve) => (thaw = resolve));
+      let freezing = false;
+      const store: IdempotencyStore = {
+        ...real,
+        claim: real.claim.bind(real),
+        complete: real.complete.bind(real),
+        fail: real.fail.bind(real),
+        markQueued: real.markQueued.bind(real),
+        release: real.release.bind(real),
+        get: real.get.bind(real),
+        extend: async (claim, leaseMs) => {
+          if (freezing) await frozen;
+          return real.extend(claim, leaseMs);
+        },
+      };
+      expect(await claimAs(real, "first")).toMatchObject({ status: "claimed" });
+      let aborted = false;
+      const first = run(store, { id: "n-1", owner: "first" }, async (signal) => {
+        freezing = true;
+        await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve()));
+        aborted = true;
+      });
+      await advance(LEASE + 20);
+      expect(await claimAs(real, "second")).toMatchObject({ status: "claimed", owner: "second" });
+      thaw();
+      expect(await first.done).toBe("lease lost");
+      expect(aborted).toBe(true);
+      expect(await real.get("n-1")).toMatchObject({ state: "processing", owner: "second" });
+    });
+
+    it("never starts a handler under a claim taken over before it started", async () => {
+      const store = await open();
+      expect(await claimAs(store, "first")).toMatchObject({ status: "claimed" });
+      const claimSent = performance.now();
+      await advance(LEASE + 20);
+      expect(await claimAs(store, "second")).toMatchObject({ status: "claimed" });
+      let ran = false;
+      // Its claim was asked for over a lease ago (as by a worker whose job lookup was slow).
+      const late = run(store, { id: "n-1", owner: "first" }, async () => void (ran = true), claimSent - LEASE);
+      expect(await late.done).toBe("lease lost");
+      expect(ran).toBe(false);
+      expect(await store.get("n-1")).toMatchObject({ state: "processing", owner: "second" });
+    });
+
+    it("starts a handler under a lapsed claim nobody took over only once a renewal confirms it", async () => {
+      const store = await open();
+      expect(await claimAs(store, "first")).toMatchObject({ status: "claimed" });
+      const claimSent = performance.now();
+      await advance(LEASE + 20);
+      let ran = 0;
+      const late = run(store, { id: "n-1", owner: "first" }, async () => void ran++, claimSent - LEASE);
+      expect(await late.done).toEqual({ outcome: "processed" });
+      expect(ran).toBe(1);
+      expect(await store.get("n-1")).toMatchObject({ state: "completed", owner: "first" });
     });
   });
 }
