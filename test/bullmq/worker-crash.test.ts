@@ -5,7 +5,7 @@ import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-web
 import { redisStore } from "merchant-webhooks/redis";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
 import { spawnWorker, type WorkerProcess } from "./fixtures/spawn-worker.js";
 
 /**
@@ -134,6 +134,38 @@ describe("workers that die or stop", () => {
     await eventually(async () => (await left()) === 0, 15_000, "the stalled job to leave the queue");
     expect(runs).toBe(0);
     expect(await count("done", body.id)).toBe(1);
+  });
+
+  it("a worker frozen (SIGSTOP) past its lease: another runs the notification; resumed, its signal aborts, it records nothing and fails nothing", async () => {
+    const { receiver, spawn, local, count, queue } = setup("frozen");
+    const body = notification();
+    // Its handler would take 20 s: it is mid-run when frozen, and still so when it resumes.
+    const child = await spawn({ HANDLER_MS: "20000", ABORTABLE: "1" });
+    await receiver.handle(post(body));
+    await eventually(async () => (await count("started", body.id)) === 1, 10_000, "the handler to start");
+    child.kill("SIGSTOP");
+    local(async (n) => void (await redis.incr(`${effects}:done:${n.id}`)));
+    await eventually(
+      async () => (await store.get(body.id))?.state === "completed",
+      20_000,
+      "another worker to complete it",
+    );
+    child.kill("SIGCONT");
+    await eventually(
+      async () => Number((await redis.get(`${effects}:aborted:${body.id}`)) ?? 0) === 1,
+      10_000,
+      "the resumed handler's signal to abort",
+    );
+    await eventually(
+      async () => (await queue.queue.getJobCountByTypes("waiting", "delayed", "active")) === 0,
+      10_000,
+      "the queue to empty",
+    );
+    await sleep(LEASE_MS);
+    expect(await count("done", body.id)).toBe(1);
+    expect(await store.get(body.id)).toMatchObject({ state: "completed" });
+    expect(await queue.queue.getJobCountByTypes("failed")).toBe(0);
+    expect(child.child.exitCode).toBeNull();
   });
 
   it("finishes the running handler on SIGTERM before the worker process exits", async () => {
