@@ -98,6 +98,7 @@ describe.skipIf(!cluster)("two receiver and two worker processes on a Redis Clus
     );
     phase = "master killed";
     const killAt = performance.now();
+    const killedAtEpoch = Date.now();
     await cluster!.killMaster(promoted);
     const takeoverMs = performance.now() - killAt;
     phase = "after takeover";
@@ -111,6 +112,11 @@ describe.skipIf(!cluster)("two receiver and two worker processes on a Redis Clus
     const journal = await rig!.readJournal();
     const lost = ids.filter((id) => !journal.effects.has(id));
     const ranTwice = ids.filter((id) => (journal.effects.get(id)?.length ?? 0) > 1);
+    // The one second run excused (no waitForReplicas here): a write the kill lost, so its record lived
+    // on the killed master and its first run came within 1 s of the kill.
+    const lostWrite = (id: string) =>
+      recordsOnVictim.has(STORE_PREFIX + id) &&
+      Math.abs((journal.effects.get(id)?.[0]?.at ?? Number.NEGATIVE_INFINITY) - killedAtEpoch) <= 1_000;
     const figures = {
       deliveries: sent.deliveries,
       answers: sent.answers,
@@ -121,6 +127,7 @@ describe.skipIf(!cluster)("two receiver and two worker processes on a Redis Clus
       lost: lost.length,
       ran_twice: ranTwice.length,
       ran_twice_with_record_on_killed_master: ranTwice.filter((id) => recordsOnVictim.has(STORE_PREFIX + id)).length,
+      ran_twice_after_a_write_the_kill_lost: ranTwice.filter(lostWrite).length,
     };
     console.log(`cluster failover figures: ${JSON.stringify(figures)}`);
 
@@ -128,7 +135,7 @@ describe.skipIf(!cluster)("two receiver and two worker processes on a Redis Clus
     expect(sent.inconsistent).toEqual([]);
     expect(lost).toEqual([]);
     // A run repeats only where the crash lost a write its master had acknowledged but not yet passed to
-    // its replica: the record's (claim or completion) on the killed master. Records elsewhere hold.
-    expect(ranTwice.filter((id) => !recordsOnVictim.has(STORE_PREFIX + id))).toEqual([]);
+    // its replica: the record's (claim or completion) on the killed master, in its last second.
+    expect(ranTwice.filter((id) => !lostWrite(id))).toEqual([]);
   }, 180_000);
 });
