@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createReceiver, inProcessQueue, memoryStore } from "merchant-webhooks";
+import { createReceiver, inProcessQueue, memoryStore, type IdempotencyStore } from "merchant-webhooks";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 
@@ -12,11 +12,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const LEASE_MS = 120;
 
 /** A receiver on an in-process queue of one lane, whose first handler run waits until `release()`. */
-function blockedQueue() {
+function blockedQueue(override?: (store: IdempotencyStore) => Partial<IdempotencyStore>) {
   let release!: () => void;
   const blocker = new Promise<void>((resolve) => (release = resolve));
   const runs: string[] = [];
-  const store = memoryStore();
+  const memory = memoryStore();
+  const store = override ? Object.assign(memory, override(memory)) : memory;
   const queue = inProcessQueue({ concurrency: 1 });
   const receiver = createReceiver({
     logger: silentLogger(),
@@ -68,5 +69,29 @@ describe("a notification waiting in inProcessQueue", () => {
     await queue.close();
     expect(runs).toEqual([first.id]);
     expect(store.get(waiting.id)).toMatchObject({ state: "completed", owner: "elsewhere" });
+  });
+
+  it("does not run the handler when its claim can only be confirmed too late: renewals answered past half the lease", async () => {
+    let slow = false;
+    const { release, runs, store, queue, receiver } = blockedQueue((memory) => {
+      const extend = memory.extend.bind(memory);
+      return {
+        extend: async (claim, leaseMs) => {
+          const held = await extend(claim, leaseMs);
+          if (slow) await sleep(LEASE_MS);
+          return held;
+        },
+      };
+    });
+    const [first, waiting] = [notification(), notification()];
+    await receiver.handle(post(first));
+    await receiver.handle(post(waiting));
+    slow = true;
+    await sleep(LEASE_MS);
+    release();
+    await queue.close();
+    expect(runs).toEqual([first.id]);
+    // Not run here: the record stays this receiver's claim until its lease lapses, for a redelivery.
+    expect(store.get(waiting.id)).toMatchObject({ state: "processing", attempts: 1 });
   });
 });
