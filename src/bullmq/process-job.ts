@@ -182,8 +182,12 @@ export async function processJob(
       );
       if (isOwn) {
         if ("failure" in result) ownFailure = result.failure;
-        else if (result.outcome === "lease_lost") return postpone(job, token, recheckDelay(job));
-        else outcome = result.outcome;
+        else if (result.outcome === "lease_lost") {
+          // A completion refused after the next waiter was already asked for: that one is let go too.
+          const taken = early ? (await early)?.current : undefined;
+          if (taken) await Promise.resolve(runner.store.extend(taken, 0)).catch(() => {});
+          return postpone(job, token, recheckDelay(job));
+        } else outcome = result.outcome;
       } else if (!("failure" in result) && result.outcome !== "lease_lost") {
         tidying.push(removeDone(data.job), forgetCopy(runner, current.id, data.ledger));
       }

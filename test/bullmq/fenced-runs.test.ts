@@ -140,6 +140,19 @@ describe("a worker runs a handler only under a claim confirmed live", () => {
 
   it("every 3rd hand-over of an ordered subscription answered 2.5 s late: its waiter is not run under the lapsed claim", async () => {
     const { store, receiver } = setup("late-next", { key: (n: SubscriptionNotification) => String(n.resource.id) });
+    // Two subscriptions, 12 notifications each, in order a second apart.
+    const start = Date.parse("2026-01-01T00:00:00Z");
+    const bodies = ["sub-a", "sub-b"].flatMap((subscription) =>
+      Array.from({ length: 12 }, (_, i) => {
+        const body = notification();
+        body.resource.id = subscription;
+        body.resource.update_time = new Date(start + i * 1_000).toISOString();
+        return body;
+      }),
+    );
+    for (const body of bodies) expect((await receiver.handle(post(body))).status).toBe(200);
+    // The workers start on a full backlog: each subscription's notifications wait in line, and every
+    // one after the first is handed over (takeNext) by the worker that ran the one before.
     const slow = lateAnswers(store, "takeNext", 3, LATE_MS);
     const runs: string[] = [];
     for (let i = 0; i < 2; i++)
@@ -152,17 +165,6 @@ describe("a worker runs a handler only under a claim confirmed live", () => {
         },
       });
 
-    // Two subscriptions, 12 notifications each, in order a second apart.
-    const start = Date.parse("2026-01-01T00:00:00Z");
-    const bodies = ["sub-a", "sub-b"].flatMap((subscription) =>
-      Array.from({ length: 12 }, (_, i) => {
-        const body = notification();
-        body.resource.id = subscription;
-        body.resource.update_time = new Date(start + i * 1_000).toISOString();
-        return body;
-      }),
-    );
-    for (const body of bodies) expect((await receiver.handle(post(body))).status).toBe(200);
     const refOf = (b: Record<string, any>) => ({ id: String(b.id), order: { key: String(b.resource.id) } });
     await eventually(
       async () => (await Promise.all(bodies.map((b) => store.get(refOf(b))))).every((r) => r?.state === "completed"),
