@@ -109,9 +109,12 @@ function claimedOf(reply: ScriptReply, asked: ClaimHandle): ClaimedOrStale {
     : { status: "claimed", ...handle, attempt: Number(attempt) };
 }
 
+/** Every script the store registers: the record's, the ordered ones, and the id's binding to its order key. */
+type ScriptName = CommandName | OrderedCommandName | "mwIdemBindOrder";
+
 /** The scripts of `scripts.ts` and `ordered-scripts.ts`, as `defineCommand` adds them to the client (keys, then ARGV). */
 type IdempotencyCommands = {
-  [name in CommandName | OrderedCommandName]: (...keysAndArgs: Array<string | number>) => Promise<ScriptReply | 0 | 1>;
+  [name in ScriptName]: (...keysAndArgs: Array<string | number>) => Promise<ScriptReply | 0 | 1>;
 };
 
 /**
@@ -180,14 +183,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     orderKey: string,
     lease: number,
   ): Promise<ClaimResult | undefined> => {
+    // Replicated as a claim is (`waitForReplicas`): a binding a failover lost would let the id run again.
     const bind = async (movedFrom: string) =>
       (await connection.run("bind order", (client) =>
-        (client as unknown as { mwIdemBindOrder: IdempotencyCommands[CommandName] }).mwIdemBindOrder(
-          bindingKey(prefix, id),
-          orderKey,
-          retentionMs,
-          movedFrom,
-        ),
+        replicated(client, "mwIdemBindOrder", [bindingKey(prefix, id), orderKey, retentionMs, movedFrom]),
       )) as unknown as [] | [string, number];
     const other = await bind("");
     if (other.length === 0) return undefined;
@@ -297,7 +296,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
 type ScriptCall = (
   client: RedisClient,
-  command: CommandName | OrderedCommandName,
+  command: ScriptName,
   keysAndArgs: Array<string | number>,
 ) => Promise<ScriptReply | 0 | 1>;
 
@@ -341,7 +340,7 @@ function replicaWait(wanted: RedisStoreSettings["waitForReplicas"], callTimeoutM
 interface WaitBatch {
   client: RedisClient;
   calls: Array<{
-    command: CommandName | OrderedCommandName;
+    command: ScriptName;
     keysAndArgs: Array<string | number>;
     resolve: (reply: ScriptReply | 0 | 1) => void;
     reject: (err: unknown) => void;
