@@ -19,6 +19,8 @@ import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../suppo
  */
 const LEASE_MS = 1_000;
 const LATE_MS = 2_500;
+/** 60 in the suite; the issue's 200 by hand (FENCED_NOTIFICATIONS=200). */
+const LATE_CLAIM_NOTIFICATIONS = Number(process.env.FENCED_NOTIFICATIONS ?? 60);
 
 const post = (body: Record<string, unknown>) => ({
   method: "POST",
@@ -111,7 +113,7 @@ describe("a worker runs a handler only under a claim confirmed live", () => {
     return ids.map((id) => all.filter((entry) => entry === id).length);
   };
 
-  it("every 5th worker claim answered 2.5 s late (lease 1 s), each notification delivered 3 times: one run each, none left queued", async () => {
+  it(`every 5th worker claim answered 2.5 s late (lease 1 s), each of ${LATE_CLAIM_NOTIFICATIONS} notifications delivered 3 times: one run each, none left queued`, async () => {
     const { store, queue, receiver } = setup("late-claims");
     const slow = lateAnswers(store, "claim", 5, LATE_MS);
     startWorker("late-claims", {
@@ -120,7 +122,7 @@ describe("a worker runs a handler only under a claim confirmed live", () => {
       onRenew: async (n: SubscriptionNotification) => void (await redis.rpush(effects, n.id)),
     });
 
-    const bodies = Array.from({ length: 60 }, () => notification());
+    const bodies = Array.from({ length: LATE_CLAIM_NOTIFICATIONS }, () => notification());
     for (let round = 0; round < 3; round++) {
       const answers = await Promise.all(bodies.map((body) => receiver.handle(post(body))));
       // A delivery is accepted, or already done, or met a live claim (409, the sender retries).
