@@ -3,6 +3,7 @@ import type { ClaimRequest, ClaimResult } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { claimIn, KEY_LOCK_WAIT_MS, lockWaitFor, takeNextIn, type ClaimStatements } from "./claim-sql.js";
+import { guardTransaction } from "./guarded-transaction.js";
 import { begin, type Query, type Sessions } from "./sessions.js";
 import type { SettleStatements } from "./settle-sql.js";
 
@@ -72,6 +73,8 @@ async function inTransaction(
     throw db.unavailable(err);
   }
   const claimed = result;
+  // The handler gets the client behind a guard, closed as soon as the run settles, before anything else.
+  const guarded = guardTransaction(client);
   let ended = false;
 
   /** Undo the transaction: a rollback when the client is free, or a dropped connection when it is not. */
@@ -106,10 +109,11 @@ async function inTransaction(
 
   return {
     result: claimed,
-    transaction: client,
+    transaction: guarded.handle,
     async commit(answer) {
       if (ended) return;
       ended = true;
+      guarded.close();
       try {
         const values = [claimed.id, claimed.owner, JSON.stringify(answer)];
         const [done] = await query<{ n: number }>(settles.complete, values);
@@ -126,6 +130,7 @@ async function inTransaction(
     async detach() {
       if (ended) return;
       ended = true;
+      guarded.close();
       try {
         await query("COMMIT");
         client.release();
@@ -137,6 +142,7 @@ async function inTransaction(
     async rollback(error) {
       if (ended) return;
       ended = true;
+      guarded.close();
       // A timed-out handler may still be running a statement on the client: drop it rather than queue behind it.
       await abandon(client, error === "handler_timeout");
       await recordFailure(error);
