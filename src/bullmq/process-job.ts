@@ -99,6 +99,7 @@ export async function processJob(
       fingerprint,
       owner,
       leaseMs: runner.leaseMs,
+      handlerTimeoutMs: runner.timeoutMs,
       takeQueued: true,
       ...(order ? { order } : {}),
       ...(handoff ? { handoffFrom: handoff } : {}),
