@@ -113,6 +113,39 @@ describe("a timed-out handler's statement", () => {
   });
 });
 
+describe("a handler that throws with a statement still running", () => {
+  it("has that statement cancelled, and its client back in the pool with the backend free", async () => {
+    const { named, applicationName } = namedPool(2);
+    const receiver = receiverOn(
+      named,
+      {
+        onRenew: async (n, ctx) => {
+          await ctx.transaction.query(`INSERT INTO ${effects} (notification_id) VALUES ($1)`, [n.id]);
+          // Not awaited: the rollback queues behind it on the connection.
+          ctx.transaction.query("SELECT pg_sleep(30)").catch(() => {});
+          throw new Error("gave up");
+        },
+      },
+      { timeoutMs: 500 },
+    );
+    const sent = notification();
+    const started = performance.now();
+    expect((await receiver.handle(post(json(sent)))).status).toBe(500);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    const active = async () =>
+      (
+        await pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [
+          applicationName,
+        ])
+      ).rowCount;
+    await eventually(async () => (await active()) === 0, 5_000, "the sleeping statement to end");
+    expect(named.totalCount).toBeLessThanOrEqual(2);
+    expect(await backendsOf(applicationName)).toBeLessThanOrEqual(2);
+    expect(await rowsOf([sent.id])).toBe(0);
+    await named.end();
+  });
+});
+
 describe("a saturated pool", () => {
   it('logs "pool exhausted (N waiting)", answers 503, and keeps health up and the store up', async () => {
     const { named } = namedPool(2);
