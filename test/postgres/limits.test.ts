@@ -263,7 +263,7 @@ describe("isolation", () => {
 });
 
 describe("migrate, ids and answers", () => {
-  it("migrates two tables into one new schema at once, and is not blocked by a notification whose id is 'migrate'", async () => {
+  it("migrates two tables into one new schema at once, beside a running handler, and apart from a notification whose id is 'migrate'", async () => {
     for (let round = 0; round < 3; round++) {
       const fresh = uniqueSchema("mig");
       try {
@@ -281,6 +281,24 @@ describe("migrate, ids and answers", () => {
       } finally {
         await dropSchema(pool, fresh);
       }
+    }
+    // A handler's transaction holding the table (its claim wrote the record) does not hold migrate() up.
+    const store = postgresStore({ connection: pool, schema });
+    const running = await store.claimInTransaction({
+      id: `run-${schema}`,
+      fingerprint: "f",
+      owner: "o",
+      leaseMs: 10_000,
+    });
+    expect(running.result).toMatchObject({ status: "claimed" });
+    try {
+      const beside = await Promise.race([
+        migrate(pool, { schema }).then(() => "migrated"),
+        sleep(5_000).then(() => "blocked"),
+      ]);
+      expect(beside).toBe("migrated");
+    } finally {
+      await running.commit({ processed: true, message: "done" });
     }
     // The advisory lock a claim of the id "migrate" takes (one key, the table's prefix and the id),
     // held by another session: migrate() takes its own, in the two-key space, and does not wait.
