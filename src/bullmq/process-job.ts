@@ -101,6 +101,7 @@ export async function processJob(
       fingerprint,
       owner,
       leaseMs: runner.leaseMs,
+      handlerTimeoutMs: runner.timeoutMs,
       takeQueued: true,
       ...(order ? { order } : {}),
       ...(handoff ? { handoffFrom: handoff } : {}),
@@ -169,7 +170,7 @@ export async function processJob(
         : () =>
             (early ??= runner.shutdown.aborted
               ? undefined
-              : takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs));
+              : takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs));
     if (data) {
       const result = await runOne(
         current,
@@ -204,7 +205,7 @@ export async function processJob(
       // Taken early, a failed take (the completion's connection broke) is asked again now. One taken
       // early by a worker shutting down is left: its lease lapses and it goes back in line.
       let taken: Taken | undefined = early ? await early : undefined;
-      taken ??= await takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs);
+      taken ??= await takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs);
       ({ current, currentTransaction } = taken ?? {});
       if (taken?.sentAt !== undefined) leaseFrom = taken.sentAt;
     }
@@ -229,11 +230,12 @@ async function takeNext(
   key: string,
   owner: string,
   leaseMs: number,
+  handlerTimeoutMs: number,
 ): Promise<Taken | undefined> {
   const sentAt = performance.now();
   try {
     if (claimsInTransaction(store) && store.takeNextInTransaction) {
-      const taken = await store.takeNextInTransaction({ key }, owner, leaseMs);
+      const taken = await store.takeNextInTransaction({ key }, owner, leaseMs, handlerTimeoutMs);
       return taken ? { current: taken.result as ClaimedOrStale, currentTransaction: taken, sentAt } : { sentAt };
     }
     const next = store.takeNext ? await store.takeNext({ key }, owner, leaseMs) : undefined;

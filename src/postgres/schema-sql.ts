@@ -24,8 +24,8 @@ CREATE TABLE IF NOT EXISTS ${names.records} (
   created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
-CREATE INDEX IF NOT EXISTS ${names.updatedIndex} ON ${names.records} (updated_at);
-CREATE INDEX IF NOT EXISTS ${names.waitingIndex} ON ${names.records} (order_key) WHERE waiting;
+${createIndex(names.schema, names.updatedIndex, `${names.records} (updated_at)`)}
+${createIndex(names.schema, names.waitingIndex, `${names.records} (order_key) WHERE waiting`)}
 
 CREATE TABLE IF NOT EXISTS ${names.positions} (
   order_key text PRIMARY KEY,
@@ -34,9 +34,23 @@ CREATE TABLE IF NOT EXISTS ${names.positions} (
   lease_until timestamptz NULL,
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
-CREATE INDEX IF NOT EXISTS ${names.positionsUpdatedIndex} ON ${names.positions} (updated_at);
+${createIndex(names.schema, names.positionsUpdatedIndex, `${names.positions} (updated_at)`)}
 `;
 }
+
+/**
+ * An index, created only when missing. `CREATE INDEX IF NOT EXISTS` takes its table's share lock before it
+ * finds the index there: it waits for every handler's transaction holding the table, and every new claim
+ * then queues behind it, so a deploy's `migrate()` would stall the receivers already running.
+ */
+function createIndex(schema: string, name: string, on: string): string {
+  return `DO $$ BEGIN
+  IF to_regclass('"${schema}".${name}') IS NULL THEN CREATE INDEX ${name} ON ${on}; END IF;
+END $$;`;
+}
+
+/** First key of `migrate()`'s two-key advisory lock (the second is the schema's hash): "mwmi" in ASCII. */
+export const MIGRATE_LOCK_SPACE = 0x6d776d69;
 
 /** The SQL `migrate()` runs, to review or to put in your own migrations. */
 export function postgresSchemaSql(options: TableNames = {}): string {
@@ -49,8 +63,10 @@ export function postgresSchemaSql(options: TableNames = {}): string {
  */
 export async function migrate(pool: Pick<Pool, "query">, options: TableNames = {}): Promise<void> {
   const names = qualifiedNames(options);
-  // One lock for the whole script, so two processes migrating at once do not race on CREATE.
+  // One lock per schema for the whole script, so two processes migrating at once (the same table, or
+  // two tables into one new schema) do not race on CREATE. Two-key form: a space of its own, apart
+  // from the one-key locks claims take on notification ids.
   await pool.query(
-    `BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('${names.lockPrefix}migrate', 0)); ${schemaSqlFor(names)} COMMIT;`,
+    `BEGIN; SELECT pg_advisory_xact_lock(${MIGRATE_LOCK_SPACE}, hashtext('${names.schema}')); ${schemaSqlFor(names)} COMMIT;`,
   );
 }
