@@ -24,6 +24,11 @@ export interface Accepted {
 /**
  * The middle step: claim the notification's id, then run its handler now (under the backpressure
  * slots) or hand it to the queue. `logQueued` writes the line for a queued run that ends after the answer.
+ *
+ * Load is shed first, before any store call: a notification that finds `backpressure.maxInFlight`
+ * others in flight (or every handler slot's queue full) is answered 503 "overloaded" and leaves no
+ * record behind. A burst past what the process can serve is then refused as the process's own load,
+ * not left to pile up until the store calls time out and the store is blamed.
  */
 export function claimAndDispatch(
   resolved: ResolvedOptions,
@@ -35,18 +40,12 @@ export function claimAndDispatch(
   const nextOwner = ownerTokens();
   const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
 
-  return async ({ notification, body, headers }, observation = UNOBSERVED) => {
+  const claimThenDispatch = async (
+    { notification, body, headers }: Accepted,
+    fields: LogFields,
+    observation: ReceiveObservation,
+  ): Promise<Verdict> => {
     const id = notification.id;
-    const fields: LogFields = {
-      notification_id: id,
-      event_type: notification.event_type,
-      // Events of an `eventSchema` need not carry a subscription resource.
-      merchant_id: notification.resource?.merchant_id,
-      subscription_id: notification.resource?.id,
-    };
-    // Shed load before claiming, so a refused notification leaves no record behind.
-    if (slots?.full())
-      return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });
 
     const order = orderOrMisconfigured(ordering, notification);
     if ("misconfigured" in order)
@@ -163,7 +162,26 @@ export function claimAndDispatch(
       return verdict("queued", fields);
     }
 
-    return outcomeVerdict(slots ? await slots.run(run) : await run());
+    return outcomeVerdict(await slots.run(run));
+  };
+
+  return async (accepted, observation = UNOBSERVED) => {
+    const notification = accepted.notification;
+    const fields: LogFields = {
+      notification_id: notification.id,
+      event_type: notification.event_type,
+      // Events of an `eventSchema` need not carry a subscription resource.
+      merchant_id: notification.resource?.merchant_id,
+      subscription_id: notification.resource?.id,
+    };
+    // Shed load before claiming, so a refused notification leaves no record behind.
+    if (!slots.enter())
+      return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });
+    try {
+      return await claimThenDispatch(accepted, fields, observation);
+    } finally {
+      slots.leave();
+    }
   };
 }
 
