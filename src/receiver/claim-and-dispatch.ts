@@ -19,7 +19,17 @@ export interface Accepted {
   /** The parsed body as received: its canonical JSON is the payload's fingerprint. */
   body: Record<string, unknown>;
   headers: Record<string, string>;
+  /** The tenant `authorizeSender` authorized the sender as: its records are kept apart from other tenants'. */
+  tenant?: string;
 }
+
+/**
+ * A record's id or ordering key in the store: as given, or inside its tenant's namespace when a sender
+ * check named one. The tenant is encoded, so it holds no `/` and no tenant's namespace spells another's:
+ * tenant A sending B's next id under A's own merchant claims `A/id`, never B's `B/id`.
+ */
+export const inTenant = (tenant: string | undefined, key: string): string =>
+  tenant === undefined ? key : `${encodeURIComponent(tenant)}/${key}`;
 
 /**
  * The middle step: claim the notification's id, then run its handler now (under the backpressure
@@ -41,15 +51,16 @@ export function claimAndDispatch(
   const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
 
   const claimThenDispatch = async (
-    { notification, body, headers }: Accepted,
+    { notification, body, headers, tenant }: Accepted,
     fields: LogFields,
     observation: ReceiveObservation,
   ): Promise<Verdict> => {
-    const id = notification.id;
+    const id = inTenant(tenant, notification.id);
 
     const order = orderOrMisconfigured(ordering, notification);
     if ("misconfigured" in order)
       return verdict("misconfigured", { ...fields, reason: order.misconfigured, err: order.err });
+    if (order.order && tenant !== undefined) order.order = { ...order.order, key: inTenant(tenant, order.order.key) };
     // Node's HMAC answers synchronously: awaiting it anyway would cost a microtask hop per request.
     const computed = fingerprintOf(body);
     const fingerprint = typeof computed === "string" ? computed : await computed;
