@@ -12,6 +12,7 @@ import { verdict, type LogFields, type Verdict } from "./verdict.js";
 import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { orderOrMisconfigured } from "../ordering/order-of.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
+import { shownId } from "../logging/transform-payload.js";
 
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
@@ -178,12 +179,15 @@ export function claimAndDispatch(
 
   return async (accepted, observation = UNOBSERVED) => {
     const notification = accepted.notification;
+    // The line's ids are the sender's text: one holding a card number is not shown. Events of an
+    // `eventSchema` need not carry a subscription resource.
+    const merchant = notification.resource?.merchant_id;
+    const subscription = notification.resource?.id;
     const fields: LogFields = {
-      notification_id: notification.id,
+      notification_id: shownId(notification.id),
       event_type: notification.event_type,
-      // Events of an `eventSchema` need not carry a subscription resource.
-      merchant_id: notification.resource?.merchant_id,
-      subscription_id: notification.resource?.id,
+      merchant_id: merchant === undefined ? undefined : shownId(merchant),
+      subscription_id: subscription === undefined ? undefined : shownId(subscription),
     };
     // Shed load before claiming, so a refused notification leaves no record behind.
     if (!slots.enter())
