@@ -177,7 +177,7 @@ export function claimAndDispatch(
     return outcomeVerdict(await slots.run(run));
   };
 
-  return async (accepted, observation = UNOBSERVED) => {
+  return (accepted, observation = UNOBSERVED) => {
     const notification = accepted.notification;
     // The line's ids are the sender's text: one holding a card number is not shown. Events of an
     // `eventSchema` need not carry a subscription resource.
@@ -191,12 +191,14 @@ export function claimAndDispatch(
     };
     // Shed load before claiming, so a refused notification leaves no record behind.
     if (!slots.enter())
-      return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });
-    try {
-      return await claimThenDispatch(accepted, fields, observation);
-    } finally {
-      slots.leave();
-    }
+      return Promise.resolve(
+        verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry }),
+      );
+    // Not another async layer (a promise and a hop per request): the place is given back once the
+    // verdict is reached, settled either way, before the caller's own continuation runs.
+    const decided = claimThenDispatch(accepted, fields, observation);
+    decided.then(slots.leave, slots.leave);
+    return decided;
   };
 }
 
