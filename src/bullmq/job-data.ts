@@ -11,7 +11,10 @@ import { open, seal, SealError, type SealedPayload, type SealingKey } from "./se
  * there until redriven or removed). Exactly one of `notification` and `sealed` is present.
  */
 export interface NotificationJobData {
-  /** The notification id and event type, in clear for dashboards and logs. */
+  /**
+   * The id of the notification's record (its notification id, or `tenant/id` under `authorizeSender`)
+   * and its event type, in clear for dashboards and logs. The worker claims that record.
+   */
   id: string;
   event_type: string;
   /**
@@ -89,7 +92,8 @@ const sortedEntries = (record: Record<string, string> | undefined) =>
 export function jobDataFor(item: QueuedNotification, key?: SealingKey, ledger?: number): NotificationJobData {
   const { notification } = item;
   const common = {
-    id: notification.id,
+    // The record's id: the notification id, inside its tenant's namespace when `authorizeSender` named one.
+    id: item.id,
     event_type: notification.event_type,
     // Job data sits in Redis, dashboards and the failed set: only headers that describe the delivery.
     headers: keptHeaders(item.headers),

@@ -18,6 +18,8 @@ import type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
 
 /** A job's data once opened and validated. */
 interface ReadJobData {
+  /** The record the receiver claimed: the notification id, or `tenant/id` under `authorizeSender`. */
+  id: string;
   notification: SubscriptionNotification;
   headers: Record<string, string>;
   receivedAt: number;
@@ -86,8 +88,7 @@ export async function processJob(
   observeHandler?: HandlerObserver,
 ): Promise<JobOutcome> {
   const own = readJobData(job, runner.keys);
-  const { notification, fingerprint, order, handoff } = own;
-  const id = notification.id;
+  const { id, fingerprint, order, handoff } = own;
   const owner = runner.nextOwner(job);
 
   let claim;
@@ -392,6 +393,8 @@ function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[])
     ...(order ? { order } : {}),
     ...(typeof data!.handoff === "string" ? { handoff: data!.handoff } : {}),
     ...(typeof data!.ledger === "number" ? { ledger: data!.ledger } : {}),
+    // Jobs written before the record id was carried name the notification's own id.
+    id: typeof data!.id === "string" && data!.id !== "" ? data!.id : parsed.data.id,
     notification: parsed.data,
     headers: data!.headers ?? {},
     receivedAt: typeof data!.receivedAt === "number" ? data!.receivedAt : job.timestamp,

@@ -20,7 +20,7 @@ export function redactedErrorSerializer(options: RedactOptions): (err: unknown) 
 export function redactErrorInPlace(err: unknown, options: RedactOptions, notification?: unknown): Error {
   const pii = options.pii ?? true;
   // Names and addresses have no pattern: the notification's own values are looked for instead.
-  const values = notification === undefined ? [] : sensitiveValuesOf(notification, pii);
+  const values = notification === undefined ? { values: [], words: [] } : sensitiveValuesOf(notification, pii);
   const redact = (text: string) => redactValues(redactText(text, pii), values);
   if (!(err instanceof Error)) return new Error(redact(String(err)));
   try {

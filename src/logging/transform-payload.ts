@@ -1,4 +1,4 @@
-import { isCardNumber, MAX_PAN, REDACTED } from "./card-numbers.js";
+import { holdsCardNumber, isCardNumber, REDACTED } from "./card-numbers.js";
 import { isDigitsByNature, kindOfKey, type KeyKind } from "./sensitive-keys.js";
 
 /**
@@ -23,23 +23,18 @@ export function transformPayload(value: unknown, policy: PayloadPolicy): unknown
 }
 
 /**
- * Under a key whose values are digit runs by nature, a value is kept as it is unless it is, whole, a
- * card number (13 to 19 digits passing the Luhn check, perhaps grouped by single spaces or dashes): an
- * id that is a card number is still a card number. Times and phone numbers are never taken for one.
+ * Under a key whose values are digit runs by nature, a value is kept as it is unless it is an id
+ * holding a card number written as one (`holdsCardNumber`: `4111 1111 1111 1111`, `ref-4111111111111111`,
+ * full-width or `%20`-split): an id that carries a card number is still a card number, and the whole
+ * value is then scanned. Times and phone numbers are never taken for one.
  */
 function skipsScan(key: string, value: string): boolean {
   if (!isDigitsByNature(kindOfKey(key))) return false;
-  return !(key === "id" || key.endsWith("_id")) || !isGroupedCardNumber(value);
+  return !(key === "id" || key.endsWith("_id")) || !holdsCardNumber(value);
 }
 
-/** An id as it may be shown anywhere (a log, a span): itself, unless it is a card number. */
-export const shownId = (id: string): string => (isGroupedCardNumber(id) ? REDACTED : id);
-
-const GROUPED_DIGITS = /^[0-9]+(?:[ -][0-9]+)*$/;
-
-export function isGroupedCardNumber(value: string): boolean {
-  return value.length <= 2 * MAX_PAN && GROUPED_DIGITS.test(value) && isCardNumber(value.replace(/[ -]/g, ""));
-}
+/** An id as it may be shown anywhere (a log line, a span): itself, unless it holds a card number. */
+export const shownId = (id: string): string => (holdsCardNumber(id) ? REDACTED : id);
 
 function walk(value: unknown, policy: PayloadPolicy, key: string, depth: number): unknown {
   if (typeof value === "string") return skipsScan(key, value) ? value : policy.text(value);

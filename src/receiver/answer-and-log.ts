@@ -7,10 +7,12 @@ import type { Verdict } from "./verdict.js";
 /**
  * The last step: turn a verdict into the answer, and write the one log line per notification. The
  * request's observation, if any, ends here too: it reads the line, and adds the trace ids to it.
+ * `inFlight` is the receiver's count of notifications in flight, shown as `in_flight` on each line.
  */
 export function answerAndLog(
   logger: Logger,
   failureStatus: FailureStatus,
+  inFlight: () => number = () => 0,
 ): (verdict: Verdict, started: number, observation?: ReceiveObservation) => ReceiverResponse {
   const fixedResponses = responsesByOutcome(failureStatus);
   return ({ outcome, fields, message, headers }, started, observation) => {
@@ -24,6 +26,7 @@ export function answerAndLog(
       outcome,
       status: response.status,
       duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+      in_flight: inFlight(),
     };
     observation?.end(line);
     if (row.status >= 500) logger.error(line, "notification not processed");

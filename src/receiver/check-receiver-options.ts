@@ -37,10 +37,23 @@ export function checkReceiverOptions(options: ReceiverOptions, what = "createRec
       "handlerTimeoutMs is 0 (no limit), but without a queue the sender's request stays open as long as the handler runs. Give a limit in ms (default 10000), or run slow handlers from a queue (inProcessQueue, bullmqQueue).",
     );
   }
+  checkBackpressure(options.backpressure);
   const ordering = options.ordering;
   if (ordering && options.eventSchema && (ordering === true || ordering.position === undefined)) {
     throw new TypeError(
       "ordering needs a way to read each event's position: the default reads resource.update_time of a subscription notification, which an eventSchema's events need not have. Give ordering: { key, position }, each a function of the event.",
     );
+  }
+}
+
+function checkBackpressure(backpressure: ReceiverOptions["backpressure"]): void {
+  if (backpressure === undefined) return;
+  for (const key of ["maxInFlight", "concurrency", "maxPending"] as const) {
+    nonNegative(`backpressure.${key}`, backpressure[key]);
+  }
+  // Zero would refuse every notification with 503: a slip, never a choice.
+  for (const key of ["maxInFlight", "concurrency"] as const) {
+    if (backpressure[key] === 0)
+      throw new RangeError(`backpressure.${key} must be at least 1: 0 sheds every notification`);
   }
 }

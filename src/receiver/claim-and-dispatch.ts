@@ -1,6 +1,7 @@
 import { retryAfter } from "../answer/answer.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { ownerTokens, runClaimed, type ClaimedOutcome, type ClaimedRun } from "../dispatch/run-claimed.js";
+import { LeaseLostError } from "../dispatch/run-handler.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { NotificationQueue } from "../queue/queue.js";
@@ -12,6 +13,7 @@ import { verdict, type LogFields, type Verdict } from "./verdict.js";
 import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { orderOrMisconfigured } from "../ordering/order-of.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
+import { shownId } from "../logging/transform-payload.js";
 
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
@@ -19,11 +21,26 @@ export interface Accepted {
   /** The parsed body as received: its canonical JSON is the payload's fingerprint. */
   body: Record<string, unknown>;
   headers: Record<string, string>;
+  /** The tenant `authorizeSender` authorized the sender as: its records are kept apart from other tenants'. */
+  tenant?: string;
 }
+
+/**
+ * A record's id or ordering key in the store: as given, or inside its tenant's namespace when a sender
+ * check named one. The tenant is encoded, so it holds no `/` and no tenant's namespace spells another's:
+ * tenant A sending B's next id under A's own merchant claims `A/id`, never B's `B/id`.
+ */
+export const inTenant = (tenant: string | undefined, key: string): string =>
+  tenant === undefined ? key : `${encodeURIComponent(tenant)}/${key}`;
 
 /**
  * The middle step: claim the notification's id, then run its handler now (under the backpressure
  * slots) or hand it to the queue. `logQueued` writes the line for a queued run that ends after the answer.
+ *
+ * Load is shed first, before any store call: a notification that finds `backpressure.maxInFlight`
+ * others in flight (or every handler slot's queue full) is answered 503 "overloaded" and leaves no
+ * record behind. A burst past what the process can serve is then refused as the process's own load,
+ * not left to pile up until the store calls time out and the store is blamed.
  */
 export function claimAndDispatch(
   resolved: ResolvedOptions,
@@ -35,28 +52,25 @@ export function claimAndDispatch(
   const nextOwner = ownerTokens();
   const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
 
-  return async ({ notification, body, headers }, observation = UNOBSERVED) => {
-    const id = notification.id;
-    const fields: LogFields = {
-      notification_id: id,
-      event_type: notification.event_type,
-      // Events of an `eventSchema` need not carry a subscription resource.
-      merchant_id: notification.resource?.merchant_id,
-      subscription_id: notification.resource?.id,
-    };
-    // Shed load before claiming, so a refused notification leaves no record behind.
-    if (slots?.full())
-      return verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry });
+  const claimThenDispatch = async (
+    { notification, body, headers, tenant }: Accepted,
+    fields: LogFields,
+    observation: ReceiveObservation,
+  ): Promise<Verdict> => {
+    const id = inTenant(tenant, notification.id);
 
     const order = orderOrMisconfigured(ordering, notification);
     if ("misconfigured" in order)
       return verdict("misconfigured", { ...fields, reason: order.misconfigured, err: order.err });
+    if (order.order && tenant !== undefined) order.order = { ...order.order, key: inTenant(tenant, order.order.key) };
     // Node's HMAC answers synchronously: awaiting it anyway would cost a microtask hop per request.
     const computed = fingerprintOf(body);
     const fingerprint = typeof computed === "string" ? computed : await computed;
     const owner = nextOwner();
     let claim;
     let transaction: TransactionalClaim | undefined;
+    // When the claim's request went out: its lease is counted from here, not from its answer.
+    let claimSent: number | undefined;
     try {
       // Handed to a durable queue, an ordered notification joins its subscription's waiting list
       // instead of waiting for the subscription: accepted at once, run in position order by workers.
@@ -72,7 +86,10 @@ export function claimAndDispatch(
           await transaction.detach();
           transaction = undefined;
         }
-      } else claim = await store.claim(request);
+      } else {
+        claimSent = performance.now();
+        claim = await store.claim(request);
+      }
       // "Already queued" must never hide a job that no longer exists (lost in a failover, removed by
       // hand): the record is taken over and the notification queued again.
       if (claim.status === "queued" && (await jobMissing(options.queue, id)))
@@ -120,6 +137,7 @@ export function claimAndDispatch(
       ctxLogger,
       order: claimed,
       transaction,
+      leaseFrom: claimSent,
     };
     const run = () => runClaimed(claimedRun, { retryCompletion, observeHandler: observation.handler });
     const outcomeVerdict = (result: ClaimedOutcome) =>
@@ -163,7 +181,39 @@ export function claimAndDispatch(
       return verdict("queued", fields);
     }
 
-    return outcomeVerdict(slots ? await slots.run(run) : await run());
+    try {
+      return outcomeVerdict(await slots.run(run));
+    } catch (err) {
+      // The claim's answer came too late (a slow store, a stalled event loop) and no extension confirmed
+      // it: the handler never started, and another delivery may hold the id now. The sender retries.
+      if (err instanceof LeaseLostError)
+        return verdict("in_progress", { ...fields, reason: "claim not confirmed live; handler not started" });
+      throw err;
+    }
+  };
+
+  return (accepted, observation = UNOBSERVED) => {
+    const notification = accepted.notification;
+    // The line's ids are the sender's text: one holding a card number is not shown. Events of an
+    // `eventSchema` need not carry a subscription resource.
+    const merchant = notification.resource?.merchant_id;
+    const subscription = notification.resource?.id;
+    const fields: LogFields = {
+      notification_id: shownId(notification.id),
+      event_type: notification.event_type,
+      merchant_id: merchant === undefined ? undefined : shownId(merchant),
+      subscription_id: subscription === undefined ? undefined : shownId(subscription),
+    };
+    // Shed load before claiming, so a refused notification leaves no record behind.
+    if (!slots.enter())
+      return Promise.resolve(
+        verdict("overloaded", { ...fields, reason: "backpressure" }, { headers: unavailableRetry }),
+      );
+    // Not another async layer (a promise and a hop per request): the place is given back once the
+    // verdict is reached, settled either way, before the caller's own continuation runs.
+    const decided = claimThenDispatch(accepted, fields, observation);
+    decided.then(slots.leave, slots.leave);
+    return decided;
   };
 }
 

@@ -53,7 +53,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   const resolved = resolveOptions(options);
   const { logger, bodyLimit, bodyTimeoutMs } = resolved;
   const work = background(logger);
-  const answer = answerAndLog(logger, resolved.failureStatus);
+  const answer = answerAndLog(logger, resolved.failureStatus, resolved.slots.inFlight);
   const dispatch = claimAndDispatch(resolved, work, (verdict, started) => void answer(verdict, started));
   const rules = {
     bodyLimit,
@@ -121,7 +121,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     bodyLimit,
     bodyTimeoutMs,
     inFlight: () => work.size(),
-    health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions),
+    health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions, resolved.slots),
     async close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       unwatchStore();

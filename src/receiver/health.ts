@@ -14,6 +14,12 @@ export interface ReceiverHealth {
   storeDownSince?: string;
   /** Where the store connects (`host:port`, or the cluster's nodes), when it says; never a password. */
   storeAddress?: string;
+  /**
+   * Notifications in flight now (past intake, not yet answered), and the `backpressure.maxInFlight`
+   * past which they are shed with 503 "overloaded". A busy receiver is not a down one: `ok` ignores both.
+   */
+  inFlight: number;
+  maxInFlight: number;
 }
 
 export interface HealthOptions {
@@ -31,6 +37,7 @@ export async function checkHealth(
   store: IdempotencyStore,
   queue: NotificationQueue | undefined,
   options: HealthOptions = {},
+  load: { inFlight: () => number; maxInFlight: number },
 ): Promise<ReceiverHealth> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS;
   const [storeState, queueState] = await Promise.all([
@@ -41,6 +48,8 @@ export async function checkHealth(
     ok: storeState !== "down" && queueState !== "down",
     store: storeState,
     queue: queueState,
+    inFlight: load.inFlight(),
+    maxInFlight: load.maxInFlight,
   };
   if (store.connection) health.storeAddress = store.connection.address;
   const since = downSince(store, storeState);

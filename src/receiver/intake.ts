@@ -31,11 +31,16 @@ export interface ReceiverRequest {
   parsedBody?: unknown;
 }
 
-/** Whether the sender a delivery's signature was checked for may send this notification. */
+/**
+ * Whether the sender a delivery's signature was checked for may send this notification: `true`, or the
+ * name of the tenant it is authorized as (a non-empty string); `false` (or a throw) refuses it. The
+ * notification's records are kept under that tenant (with `true`, under its `resource.merchant_id`),
+ * so one tenant's ids and ordering keys never meet another's.
+ */
 export type SenderCheck = (
   notification: SubscriptionNotification,
   headers: Readonly<Record<string, string>>,
-) => boolean | Promise<boolean>;
+) => boolean | string | Promise<boolean | string>;
 
 /** What intake needs to know of the receiver's options. */
 export interface IntakeRules {
@@ -71,6 +76,8 @@ export type Intake = {
       headers: Record<string, string>;
       /** Which configured secret matched: above 0, an older one of a rotation still in use. */
       secretIndex?: number;
+      /** With `authorizeSender`: the tenant the sender was authorized as, whose namespace the records go in. */
+      tenant?: string;
     }
   | { accepted: false; refusal: Refusal }
 );
@@ -169,9 +176,13 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       refusal: verdict("invalid", { notification_id: id, reason: message }, { message }),
     };
   }
-  if (rules.authorizeSender && !(await passesCheck(() => rules.authorizeSender!(result.data, headers)))) {
-    const id = shownText(result.data.id, MAX_NOTIFICATION_ID_LENGTH);
-    return { accepted: false, headers, body, refusal: verdict("forbidden", { notification_id: id }) };
+  let tenant: string | undefined;
+  if (rules.authorizeSender) {
+    tenant = await authorizedTenant(result.data, () => rules.authorizeSender!(result.data, headers));
+    if (tenant === undefined) {
+      const id = shownText(result.data.id, MAX_NOTIFICATION_ID_LENGTH);
+      return { accepted: false, headers, body, refusal: verdict("forbidden", { notification_id: id }) };
+    }
   }
   return {
     accepted: true,
@@ -179,14 +190,24 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
     body,
     notification: result.data,
     ...(secretIndex ? { secretIndex } : {}),
+    ...(tenant === undefined ? {} : { tenant }),
   };
 }
 
-/** A verify hook or sender check that throws is a failed check, not a crash. */
-async function passesCheck(check: () => boolean | Promise<boolean>): Promise<boolean> {
+/**
+ * The tenant a sender check authorized, or undefined for a refusal. A check that throws is a failed
+ * check, not a crash. `true` authorizes the sender for the notification's own merchant, which is then
+ * the tenant: a sender may spend ids only among its own merchants' records.
+ */
+async function authorizedTenant(
+  notification: SubscriptionNotification,
+  check: () => boolean | string | Promise<boolean | string>,
+): Promise<string | undefined> {
   try {
-    return (await check()) === true;
+    const answer = await check();
+    if (answer === true) return notification.resource?.merchant_id ?? "";
+    return typeof answer === "string" && answer !== "" ? answer : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }

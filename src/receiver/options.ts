@@ -10,6 +10,7 @@ import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/ha
 import type { OrderingOption } from "../ordering/ordering-options.js";
 import type { z } from "zod";
 import type { FingerprintKey } from "./fingerprint.js";
+import type { BackpressureOptions } from "../dispatch/handler-slots.js";
 
 export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
@@ -62,10 +63,12 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   /** What `ctx.log` and recordings redact beyond card data. Default `{ pii: true }`. */
   redact?: RedactOptions;
   /**
-   * Bound synchronous handling: at most `concurrency` handlers run at once, at most `maxPending` wait;
-   * past that the receiver sheds load with 503 and Retry-After instead of queueing without limit.
+   * Load shedding. Past `maxInFlight` notifications in flight (default 1000), and with `concurrency`
+   * past `maxPending` requests waiting for one of `concurrency` handler slots, the receiver answers 503
+   * "overloaded; retry later" with Retry-After before claiming anything, instead of queueing work it
+   * cannot finish in time. The count is in each log line (`in_flight`) and in `health()`.
    */
-  backpressure?: { concurrency: number; maxPending?: number };
+  backpressure?: BackpressureOptions;
   /** Keep every received notification (redacted) with its answer, for replay. */
   record?: NotificationRecorder;
   /**

@@ -3,7 +3,7 @@ import { retryAfter, type FailureStatus } from "../answer/answer.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { checkReceiverOptions } from "./check-receiver-options.js";
 import { DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
-import { handlerSlots } from "../dispatch/handler-slots.js";
+import { handlerSlots, type HandlerSlots } from "../dispatch/handler-slots.js";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
@@ -31,7 +31,8 @@ export interface ResolvedOptions {
   leaseMs: number;
   /** `Retry-After` for 503 answers. */
   unavailableRetry: Record<string, string>;
-  slots: ReturnType<typeof handlerSlots> | undefined;
+  /** Load shedding: the in-flight count and its limit, and handler slots with `backpressure.concurrency`. */
+  slots: HandlerSlots;
   /** `ordering` resolved; undefined when off. */
   ordering: Ordering | undefined;
   /** The payload fingerprint under `fingerprintKey`. */
@@ -56,7 +57,7 @@ export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
     verifyTimeoutMs: options.verifyTimeoutMs ?? DEFAULT_VERIFY_TIMEOUT_MS,
     leaseMs,
     unavailableRetry: retryAfter((options.retryAfterSeconds ?? 5) * 1000),
-    slots: options.backpressure ? handlerSlots(options.backpressure) : undefined,
+    slots: handlerSlots(options.backpressure),
     ordering: resolveOrdering(options.ordering, options.onStale),
     fingerprint: payloadFingerprinter(options.fingerprintKey),
   };

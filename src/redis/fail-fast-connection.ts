@@ -9,9 +9,17 @@ export type RedisClient = Redis | Cluster;
  * The longest a store call may take, connection wait included. A receiver holds the sender's request
  * while it waits, and an answer that is late is as useless as none: past this the call fails and the
  * receiver answers 503 with Retry-After. A healthy Redis answers in well under a millisecond, so 500 ms
- * only ever trips on a Redis that is down, paused or overloaded.
+ * only ever trips on a Redis that is down, paused or overloaded. Time in which this process could not
+ * read an answer (its event loop held up by its own load or by other work on the machine) is not
+ * counted, up to ten times the limit: see `callDeadlines`.
  */
 export const DEFAULT_STORE_TIMEOUT_MS = 500;
+
+/**
+ * How much of this process's own event-loop delay a call may leave out of its time limit: a loaded
+ * process reads its answers late, and that is not Redis's silence. Bounded, so a call still ends.
+ */
+const maxEventLoopLagMs = (timeoutMs: number) => timeoutMs * 10;
 
 /**
  * The settings of the connection the store makes from a URL, and the ones to give a client lent to
@@ -24,7 +32,9 @@ export function failFastRedisOptions(timeoutMs = DEFAULT_STORE_TIMEOUT_MS): Redi
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     autoResendUnfulfilledCommands: false,
-    commandTimeout: timeoutMs,
+    // The store's own deadline (which leaves this process's event-loop delay out) ends a call first;
+    // ioredis's timer, which cannot tell that delay from a silent Redis, is only the outer bound.
+    commandTimeout: timeoutMs + maxEventLoopLagMs(timeoutMs),
     connectTimeout: 2_000,
     // Commands issued in the same tick go out in one write: under load, a fraction of the syscalls.
     enableAutoPipelining: true,
@@ -58,7 +68,7 @@ export function failFastConnection(
   timeoutMs = DEFAULT_STORE_TIMEOUT_MS,
 ): FailFastConnection {
   const { client, owned } = connect(connection, { defaults: failFastRedisOptions(timeoutMs) });
-  const beforeDeadline = callDeadlines();
+  const beforeDeadline = callDeadlines(maxEventLoopLagMs(timeoutMs));
 
   // Known down from a close until the next ready: calls then fail at once instead of waiting.
   let down = false;
@@ -121,7 +131,8 @@ export function failFastConnection(
       return await beforeDeadline(command(client), deadline);
     } catch (err) {
       afterFailure?.();
-      throw unavailable(what, err);
+      // A silent Redis and a slow one differ in the socket: say which state it was in.
+      throw unavailable(what, err, err instanceof CallTimeoutError ? `; connection ${client.status}` : "");
     }
   }
 
@@ -139,7 +150,7 @@ export function failFastConnection(
   };
 }
 
-function unavailable(what: string, cause: unknown): StoreUnavailableError {
+function unavailable(what: string, cause: unknown, state = ""): StoreUnavailableError {
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new StoreUnavailableError(`redis idempotency store: ${what} failed: ${reason}`, { cause });
+  return new StoreUnavailableError(`redis idempotency store: ${what} failed: ${reason}${state}`, { cause });
 }

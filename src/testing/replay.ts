@@ -81,7 +81,7 @@ export async function replayEntries(
   let done = 0;
   try {
     await forEachLimited(entries, concurrency, async (entry, index) => {
-      const result = await sendEntry(connection.send, entry, options);
+      const result = await sendEntryOrSay(connection.send, entry, options);
       results[index] = result;
       options.onResult?.(result, ++done, entries.length);
     });
@@ -89,6 +89,54 @@ export async function replayEntries(
     await connection.close();
   }
   return results;
+}
+
+/**
+ * Deeper than this an entry is not sent: serialising it would exhaust the stack (a corrupt line of
+ * 200,000 nested arrays), and no receiver takes it (a notification nests about 8 levels, this
+ * package's receiver at most `MAX_BODY_DEPTH`, 64).
+ */
+const MAX_REPLAY_DEPTH = 1_000;
+
+/**
+ * `sendEntry`, with whatever stops one entry (nested too deep, a signer that throws) its own result,
+ * `status` 0 and the reason: one bad line never keeps the entries after it from being sent.
+ */
+async function sendEntryOrSay(send: Send, entry: SourceEntry, options: ReplayOptions): Promise<ReplayResult> {
+  const notSent = (why: string): ReplayResult => ({
+    id: idOf(entry),
+    origin: entry.origin,
+    status: 0,
+    error: `not sent: ${why}`,
+  });
+  if (nestsDeeperThan(entry.notification, MAX_REPLAY_DEPTH))
+    return notSent(`nested deeper than ${MAX_REPLAY_DEPTH} levels (a notification nests about 8)`);
+  try {
+    return await sendEntry(send, entry, options);
+  } catch (err) {
+    return notSent(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/**
+ * Whether `value` nests objects and arrays deeper than `max` levels, walked with a stack, never
+ * recursion. A value built in memory may share a branch (one address object used twice), which is
+ * no reason to refuse it: branches are walked as often as they appear, up to a bound on the walk.
+ */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<{ node: unknown; level: number }> = [{ node: value, level: 1 }];
+  for (let walked = 0; stack.length > 0 && walked < 1_000_000; walked++) {
+    const { node, level } = stack.pop()!;
+    if (node === null || typeof node !== "object") continue;
+    if (level > max) return true;
+    for (const child of Object.values(node)) stack.push({ node: child, level: level + 1 });
+  }
+  return false;
+}
+
+function idOf(entry: SourceEntry): string | undefined {
+  const notification = entry.notification as { id?: unknown } | null;
+  return typeof notification?.id === "string" ? notification.id : undefined;
 }
 
 async function sendEntry(send: Send, entry: SourceEntry, options: ReplayOptions): Promise<ReplayResult> {
@@ -100,9 +148,7 @@ async function sendEntry(send: Send, entry: SourceEntry, options: ReplayOptions)
     ...lowerCased(options.headers),
   };
   if (options.sign) Object.assign(headers, lowerCased(await options.sign(body)));
-  const notification = entry.notification as { id?: unknown } | null;
-  const id = typeof notification?.id === "string" ? notification.id : undefined;
-  return { id, origin: entry.origin, ...(await send(body, headers)) };
+  return { id: idOf(entry), origin: entry.origin, ...(await send(body, headers)) };
 }
 
 /** Headers about the original connection, which would be wrong (or refused) on a new one. */

@@ -14,7 +14,7 @@ describe("fastify plugin healthPath", () => {
     const app = await appWith(memoryStore());
     const response = await app.inject({ method: "GET", url: "/healthz" });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ ok: true, store: "up", queue: "none" });
+    expect(response.json()).toEqual({ ok: true, store: "up", queue: "none", inFlight: 0, maxInFlight: 1000 });
     await app.close();
   });
 
@@ -27,7 +27,7 @@ describe("fastify plugin healthPath", () => {
     const response = await app.inject({ method: "GET", url: "/healthz" });
     expect(response.statusCode).toBe(503);
     const { storeDownSince, ...rest } = response.json();
-    expect(rest).toEqual({ ok: false, store: "down", queue: "none" });
+    expect(rest).toEqual({ ok: false, store: "down", queue: "none", inFlight: 0, maxInFlight: 1000 });
     expect(Date.parse(storeDownSince)).toBeLessThanOrEqual(Date.now());
     await app.close();
   });

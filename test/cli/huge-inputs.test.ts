@@ -77,6 +77,18 @@ describe("the CLI with huge inputs", () => {
       expect(onRenew.mock.calls.map(([n]) => n.id)).toEqual([good.id]);
     });
 
+    it("replay sends the rest of a file with a line nested 200,000 deep and reports the line", async () => {
+      const file = join(dir, "deep.jsonl");
+      const after = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "deep-after" });
+      writeFileSync(file, `${"[".repeat(200_000)}${"]".repeat(200_000)}\n${JSON.stringify(after)}\n`);
+      onRenew.mockClear();
+      const io = captureIo();
+      expect(await runReplay([file, "--url", webhook.url], io)).toBe(1);
+      expect(io.stdout).toMatch(/^processed\s+1$/m);
+      expect(io.stderr).toContain(`${file}:1 (no id): no answer: not sent: nested deeper than 1000 levels`);
+      expect(onRenew.mock.calls.map(([n]) => n.id)).toEqual([after.id]);
+    });
+
     it("replay sends a long recording a batch at a time and counts every answer across batches", async () => {
       const file = join(dir, "long.jsonl");
       const lines = Array.from({ length: 1_050 }, (_, i) =>

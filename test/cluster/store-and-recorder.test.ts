@@ -56,6 +56,8 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
       store: "up",
       queue: "up",
       storeAddress: expect.stringMatching(/^cluster 127\.0\.0\.1:\d+/),
+      inFlight: 0,
+      maxInFlight: 1000,
     });
     await receiver.close();
   });
@@ -73,6 +75,8 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
       store: "up",
       queue: "none",
       storeAddress: expect.stringMatching(/^cluster 127\.0\.0\.1:\d+/),
+      inFlight: 0,
+      maxInFlight: 1000,
     });
     const notification = renewals(1)[0]!;
     expect(await statusPast503(receiver, notification)).toBe(200);

@@ -50,6 +50,8 @@ describe("examples/queue-worker receiver GET /healthz", () => {
       store: "up",
       queue: "up",
       storeAddress: expect.stringMatching(/^127\.0\.0\.1:\d+$/),
+      inFlight: 0,
+      maxInFlight: 1000,
     });
   });
 

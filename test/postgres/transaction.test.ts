@@ -120,7 +120,14 @@ describe("postgresStore: the record commits in the handler's transaction", () =>
 
   it("reports health with the database's address, and warns at start when the database is away", async () => {
     const receiver = receiverWith({});
-    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "none", storeAddress: "127.0.0.1:5432" });
+    expect(await receiver.health()).toEqual({
+      ok: true,
+      store: "up",
+      queue: "none",
+      inFlight: 0,
+      maxInFlight: 1000,
+      storeAddress: "127.0.0.1:5432",
+    });
     const closed = new pg.Pool({ connectionString: "postgres://postgres:secret@127.0.0.1:1/test", max: 1 });
     const { logger, lines } = captureLogger();
     const away = createReceiver({ idempotency: postgresStore({ connection: closed, timeoutMs: 1_000 }), logger });

@@ -12,7 +12,7 @@ afterEach(async () => {
 describe("receiver.health()", () => {
   it("is ok on the in-memory store with no queue", async () => {
     const receiver = createReceiver({ idempotency: memoryStore() });
-    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "none" });
+    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "none", inFlight: 0, maxInFlight: 1000 });
   });
 
   it("counts a store that does not answer within the time-out as down", async () => {
@@ -24,15 +24,21 @@ describe("receiver.health()", () => {
   it("reports a store without ping as unknown and still ok", async () => {
     const { ping: _ping, ...withoutPing } = memoryStore();
     const receiver = createReceiver({ idempotency: withoutPing as IdempotencyStore });
-    expect(await receiver.health()).toEqual({ ok: true, store: "unknown", queue: "none" });
+    expect(await receiver.health()).toEqual({
+      ok: true,
+      store: "unknown",
+      queue: "none",
+      inFlight: 0,
+      maxInFlight: 1000,
+    });
   });
 
   it("reports an in-process queue that is closing as down: it refuses notifications", async () => {
     const queue = inProcessQueue();
     const receiver = createReceiver({ queue });
-    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "up" });
+    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "up", inFlight: 0, maxInFlight: 1000 });
     await queue.close();
-    expect(await receiver.health()).toEqual({ ok: false, store: "up", queue: "down" });
+    expect(await receiver.health()).toEqual({ ok: false, store: "up", queue: "down", inFlight: 0, maxInFlight: 1000 });
   });
 
   describe("on Redis", () => {

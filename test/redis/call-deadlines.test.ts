@@ -1,5 +1,7 @@
+import { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { CallTimeoutError, callDeadlines } from "../../src/redis/call-deadlines.js";
+import { REDIS_URL } from "../support/redis.js";
 
 const never = () => new Promise<never>(() => {});
 
@@ -35,5 +37,37 @@ describe("callDeadlines: one timer for every call of a connection", () => {
     const calls = Array.from({ length: 5 }, (_, i) => beforeDeadline(never(), performance.now() + 5 + i));
     const outcomes = await Promise.allSettled(calls);
     expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill("rejected"));
+  });
+
+  describe("this process's own event-loop delay does not count against the deadline", () => {
+    /** Hold the event loop as a burst of requests or a starved CPU would. */
+    const stall = (ms: number) => {
+      const until = performance.now() + ms;
+      while (performance.now() < until) {}
+    };
+
+    it("takes an answer that came while the loop was held past the deadline, unread in the socket", async () => {
+      const redis = new Redis(REDIS_URL);
+      await redis.ping();
+      try {
+        const beforeDeadline = callDeadlines();
+        // Sent now; Redis answers at once, but nothing here reads the socket until the stall ends,
+        // and timers run before sockets are read.
+        const call = beforeDeadline(redis.ping(), performance.now() + 50);
+        stall(300);
+        await expect(call).resolves.toBe("PONG");
+      } finally {
+        redis.disconnect();
+      }
+    });
+
+    it("still ends a call that gets no answer at all, the delay left out only up to maxLagMs", async () => {
+      const beforeDeadline = callDeadlines(40);
+      const call = beforeDeadline(never(), performance.now() + 20);
+      stall(300);
+      await expect(call).rejects.toThrow(
+        /no answer within the time limit \(plus \d+ ms of this process's event-loop delay/,
+      );
+    });
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notification } from "../support/notifications.js";
 import { deliverPast503, deliverUntilSettled, type Delivery } from "./fixtures/deliver.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { spawnReceiver, type ReceiverProcess } from "./fixtures/spawn-receiver.js";
+import { receiverEnv, spawnReceiver, type ReceiverProcess } from "./fixtures/spawn-receiver.js";
 
 const NOTIFICATIONS = 200;
 const DELIVERIES = 4;
@@ -31,13 +31,7 @@ describe("two receiver processes sharing one Redis", () => {
   let receivers: ReceiverProcess[] = [];
 
   beforeAll(async () => {
-    const env = {
-      STORE_URL: REDIS_URL,
-      STORE_PREFIX: `${prefix}idem:`,
-      EFFECTS_URL: REDIS_URL,
-      EFFECTS: effects,
-      HANDLER_MS: "15",
-    };
+    const env = receiverEnv(REDIS_URL, prefix, 15);
     receivers = await Promise.all([spawnReceiver(env), spawnReceiver(env)]);
   });
   afterAll(async () => {

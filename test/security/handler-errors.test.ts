@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
-import { bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
+import { bullmqQueue, createWorker, jobIdFor, type BullmqNotificationQueue } from "merchant-webhooks/bullmq";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL } from "../support/redis.js";
@@ -18,6 +18,12 @@ function leakyError(): Error {
   return err;
 }
 const LEAKS = [PAN, CVV, "5555555555554444", "378282246310005", "cvc-4431"];
+
+/** The notification's job, once it is in the failed set. */
+async function failedJob(queue: BullmqNotificationQueue, id: string) {
+  await eventually(async () => (await queue.queue.getJobState(jobIdFor(id))) === "failed", 15_000, "the job to fail");
+  return (await queue.queue.getJob(jobIdFor(id)))!;
+}
 
 describe("handler errors pass card redaction before they are logged or stored", () => {
   it("in the receiver's log line and in what the handler logs itself", async () => {
@@ -63,12 +69,7 @@ describe("handler errors pass card redaction before they are logged or stored", 
         },
       });
       try {
-        await eventually(
-          async () => (await queue.queue.getJobState(jobIdFor(body.id))) === "failed",
-          15_000,
-          "the job to fail",
-        );
-        const job = (await queue.queue.getJob(jobIdFor(body.id)))!;
+        const job = await failedJob(queue, body.id);
         expect(job.failedReason).toContain("charge declined for card");
         const stored = JSON.stringify([job.failedReason, job.stacktrace]);
         for (const leak of LEAKS) expect(stored).not.toContain(leak);
@@ -82,6 +83,41 @@ describe("handler errors pass card redaction before they are logged or stored", 
         }
         expect(text()).toContain("notification failed");
         for (const leak of LEAKS) expect(text()).not.toContain(leak);
+      } finally {
+        await worker.close();
+        await receiver.close();
+      }
+    });
+    it("in failedReason, however the error spells the holder's name", async () => {
+      const store = memoryStore();
+      const queue = bullmqQueue({ connection: REDIS_URL, name: "names", prefix, jobOptions: { attempts: 1 } });
+      const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+      const body = notification();
+      body.resource.renewal_event.payment_detail.card_info.holder_name = "Ada Lovelace";
+      body.resource.subscriber.name = "José Ferreira";
+      expect((await receiver.handle({ method: "POST", headers: {}, rawBody: json(body) })).status).toBe(200);
+      const worker = createWorker({
+        connection: REDIS_URL,
+        name: "names",
+        prefix,
+        idempotency: store,
+        logger: silentLogger(),
+        onRenew: () =>
+          Promise.reject(
+            new Error(
+              "declined for Ada%20Lovelace; retry for Lovelace, Ada; or Ada  Lovelace; " +
+                "payer Lovelace; subscriber Jos%C3%A9+Ferreira, FERREIRA; adapter ok",
+            ),
+          ),
+      });
+      try {
+        const job = await failedJob(queue, body.id);
+        const stored = JSON.stringify([job.failedReason, job.stacktrace]).toLowerCase();
+        for (const word of ["ada", "lovelace", "jos", "ferreira"])
+          expect(stored).not.toMatch(new RegExp(`\\b${word}\\b`));
+        // Words that only contain a name are kept: the message still reads.
+        expect(job.failedReason).toContain("declined for [REDACTED]%20[REDACTED]; retry for [REDACTED], [REDACTED];");
+        expect(job.failedReason).toContain("adapter ok");
       } finally {
         await worker.close();
         await receiver.close();

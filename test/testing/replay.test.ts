@@ -190,6 +190,22 @@ describe("replay sources", () => {
     expect(ctx.headers.host).not.toBe("old.example");
   });
 
+  it("sends the rest after a line nested 200,000 levels deep, and says why that one was not sent", async () => {
+    const file = join(dir, "deep.jsonl");
+    const before = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "deep-1" });
+    const after = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "deep-2" });
+    const deep = `${"[".repeat(200_000)}${"]".repeat(200_000)}`;
+    writeFileSync(file, `${JSON.stringify(before)}\n${deep}\n${JSON.stringify(after)}\n`);
+    const options = handlers();
+    const results = await replay(options, file);
+    expect(results.map((r) => [r.origin, r.status, r.error])).toEqual([
+      [`${file}:1`, 200, undefined],
+      [`${file}:2`, 0, "not sent: nested deeper than 1000 levels (a notification nests about 8)"],
+      [`${file}:3`, 200, undefined],
+    ]);
+    expect(options.onRenew.mock.calls.map(([n]) => n.id)).toEqual([before.id, after.id]);
+  });
+
   it("names the file and line of a line that is not JSON, before sending anything", async () => {
     const file = join(dir, "broken.jsonl");
     writeFileSync(file, `${JSON.stringify(renewal)}\n{"id": "WH-cut-off"\n`);

@@ -1,0 +1,57 @@
+import { describe, expect, it } from "vitest";
+import { createReceiver, type IdempotencyStore, memoryStore } from "merchant-webhooks";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+
+const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A memory store whose first claim is answered only when `release` resolves, after the claim was taken. */
+function storeWithLateFirstClaim(release: Promise<void>): IdempotencyStore {
+  const store = memoryStore();
+  let first = true;
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (key !== "claim" || typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        const answer = await value.apply(target, args);
+        if (first) {
+          first = false;
+          await release;
+        }
+        return answer;
+      };
+    },
+  });
+}
+
+describe("a receiver whose claim is answered after its lease lapsed", () => {
+  it("does not start the handler under it: the delivery that took the id over runs it, once", async () => {
+    const runs: number[] = [];
+    let answerLateClaim = () => {};
+    const receiver = createReceiver({
+      logger: silentLogger(),
+      idempotency: storeWithLateFirstClaim(new Promise<void>((resolve) => (answerLateClaim = resolve))),
+      leaseMs: 200,
+      handlerTimeoutMs: 50,
+      onRenew: async (_n, ctx) => {
+        runs.push(ctx.attempt);
+      },
+    });
+    const body = json(notification());
+    const late = receiver.handle(post(body));
+    // The first claim's lease (200 ms) lapses while its answer is held back; a redelivery takes it over.
+    await sleep(300);
+    const takeover = await receiver.handle(post(body));
+    expect(takeover.status).toBe(200);
+    answerLateClaim();
+    const first = await late;
+    expect(first.status).toBe(409);
+    expect(JSON.parse(first.body)).toMatchObject({ processed: false });
+    expect(runs).toHaveLength(1);
+    // The sender's retry of the late delivery finds the id completed.
+    expect((await receiver.handle(post(body))).status).toBe(200);
+    expect(runs).toHaveLength(1);
+  });
+});
