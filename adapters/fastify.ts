@@ -91,9 +91,6 @@ export const subscriptionWebhook: FastifyPluginAsync<SubscriptionWebhookPluginOp
   });
 };
 
-/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/fastify` (same plugin, the name every adapter shares). */
-export const subscriptionWebhookPlugin = subscriptionWebhook;
-
 /**
  * The reason for an error raised while reading the body, so the status table holds; `undefined` for
  * anything else (a hook of the app's, say), which stays the app's business.

@@ -19,6 +19,3 @@ export function subscriptionWebhook(options: ReceiverOptions): FetchHandler {
   const receiver = createReceiver(options);
   return Object.assign(webHandler(receiver), { receiver });
 }
-
-/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/fetch` (same function, the name every adapter shares). */
-export const createFetchHandler = subscriptionWebhook;

@@ -21,6 +21,3 @@ export function subscriptionWebhook(options: ReceiverOptions): LambdaHandler {
   const receiver = createReceiver(options);
   return Object.assign(lambdaHandler(receiver), { receiver });
 }
-
-/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/lambda` (same function, the name every adapter shares). */
-export const createLambdaHandler = subscriptionWebhook;

@@ -20,6 +20,3 @@ export function subscriptionWebhook(options: ReceiverOptions): NodeHandler {
   const receiver = createReceiver(options);
   return Object.assign(nodeListener(receiver), { receiver });
 }
-
-/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/node` (same function, the name every adapter shares). */
-export const createNodeHandler = subscriptionWebhook;

@@ -37,8 +37,8 @@ await new Promise<void>((resolve) => clusterConnection.once("ready", () => resol
 
 const logger = pino({ level: "silent" });
 const stores: Record<"single" | "cluster", RedisStore> = {
-  single: redisStore({ redis: single.url }),
-  cluster: redisStore({ redis: clusterConnection }),
+  single: redisStore({ connection: single.url }),
+  cluster: redisStore({ connection: clusterConnection }),
 };
 const receivers: Record<keyof typeof stores, Receiver> = {
   single: createReceiver({ logger, idempotency: stores.single, onRenew: () => {} }),

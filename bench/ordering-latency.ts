@@ -24,8 +24,8 @@ const SUBSCRIPTIONS = 1_000;
 
 const prefix = `mwbench-ordering-${process.pid}-${Date.now().toString(36)}:`;
 const stores = {
-  plain: redisStore({ redis: url, prefix: `${prefix}plain:` }),
-  ordered: redisStore({ redis: url, prefix: `${prefix}ordered:` }),
+  plain: redisStore({ connection: url, prefix: `${prefix}plain:` }),
+  ordered: redisStore({ connection: url, prefix: `${prefix}ordered:` }),
 };
 const logger = pino({ level: "silent" });
 const receivers: Record<keyof typeof stores, Receiver> = {

@@ -28,13 +28,13 @@ if (process.argv[2] === "--worker") {
     name,
     prefix,
     concurrency,
-    idempotency: redisStore({ redis: url, prefix: `${prefix}-store:` }),
+    idempotency: redisStore({ connection: url, prefix: `${prefix}-store:` }),
     logger: silent(),
     onRenew: async () => void (await redis.incr(`${prefix}-done`)),
   });
   await worker.waitUntilReady();
   process.stdout.write("ready\n");
-  process.once("SIGTERM", () => void worker.close(5_000).then(() => process.exit(0)));
+  process.once("SIGTERM", () => void worker.close({ timeoutMs: 5_000 }).then(() => process.exit(0)));
 } else {
   await main();
 }
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       encoder.encode(template.replace(/"id":\s*"[^"]*"/, `"id":"${prefix}-${batch}-${i}"`)),
     );
 
-  const store = redisStore({ redis: url, prefix: `${prefix}-store:` });
+  const store = redisStore({ connection: url, prefix: `${prefix}-store:` });
   const queue = bullmqQueue({ connection: url, name: "bench", prefix });
   const receiver = createReceiver({ logger: silent(), idempotency: store, queue });
   const headers = { "content-type": "application/json" };

@@ -45,7 +45,7 @@ const logger = pino(pino.destination({ dest: "/dev/null", sync: false }));
 const ctxLogger = handlerLogger(logger, {});
 const memory = memoryStore({ maxEntries: 1_000_000 });
 const redis = redisStore({
-  redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+  connection: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
   prefix: `bench:steps:${process.pid}:`,
   retentionSeconds: 600,
 });

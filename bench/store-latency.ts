@@ -24,7 +24,7 @@ const tag = `mwbench_${process.pid}_${Date.now().toString(36)}`;
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 await migrate(pool, { schema: tag });
 await pool.query(`CREATE TABLE "${tag}".effects (notification_id text PRIMARY KEY)`);
-const redis = redisStore({ redis: redisUrl, prefix: `${tag}:` });
+const redis = redisStore({ connection: redisUrl, prefix: `${tag}:` });
 const logger = pino({ level: "silent" });
 const names = ["memory", "redis", "postgres", "postgres_empty"] as const;
 const receivers: Record<(typeof names)[number], Receiver> = {

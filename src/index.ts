@@ -14,12 +14,7 @@ export {
 export type { ReceiverOptions } from "./receiver/options.js";
 export type { ReceiverHealth, HealthState, HealthOptions } from "./receiver/health.js";
 export type { HeaderSource } from "./receiver/headers.js";
-export {
-  eventReceiverOptions,
-  eventWebhook,
-  type EventReceiverOptions,
-  type EventWebhookOptions,
-} from "./receiver/event-receiver-options.js";
+export { eventReceiverOptions, type EventReceiverOptions } from "./receiver/event-receiver-options.js";
 export { parseNotification, NotificationError, type ParseNotificationOptions } from "./receiver/parse-notification.js";
 export { closeOnSignals, type Closable, type CloseOnSignalsOptions } from "./lifecycle/close-on-signals.js";
 export type { CloseOptions } from "./lifecycle/close-options.js";

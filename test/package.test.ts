@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
@@ -22,6 +22,15 @@ describe("package", () => {
     expect(manifest.license).toBe("MIT");
     expect(readFileSync(`${root}LICENSE`, "utf8")).toMatch(/^MIT License\n/);
   }, 60_000);
+
+  it("carries no @deprecated name in the built declarations: 0.1.0 starts without them", () => {
+    const declarations = readdirSync(`${root}dist`).filter((file) => /\.d\.c?ts$/.test(file));
+    expect(declarations.length).toBeGreaterThan(10);
+    const deprecated = declarations.filter((file) =>
+      readFileSync(`${root}dist/${file}`, "utf8").includes("@deprecated"),
+    );
+    expect(deprecated).toEqual([]);
+  });
 
   it("passes publint and are-the-types-wrong on every export", async () => {
     const result = await run("npm", ["run", "--silent", "check:package"], { cwd: root }).then(

@@ -18,5 +18,9 @@ export const BENCH_RETENTION_SECONDS = 600;
 export async function benchStore(): Promise<IdempotencyStore> {
   if (!useRedis()) return (await library("index")).memoryStore({ maxEntries: 2_000_000 });
   const { redisStore } = await library("redis");
-  return redisStore({ redis: redisUrl(), prefix: `bench:${process.pid}:`, retentionSeconds: BENCH_RETENTION_SECONDS });
+  return redisStore({
+    connection: redisUrl(),
+    prefix: `bench:${process.pid}:`,
+    retentionSeconds: BENCH_RETENTION_SECONDS,
+  });
 }

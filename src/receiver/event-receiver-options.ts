@@ -46,12 +46,3 @@ export function eventReceiverOptions<S extends z.ZodType<{ id: string }>>(
   ) as SubscriptionHandlers;
   return { ...receiverOptions, ...everyEventType, eventSchema: checked };
 }
-
-/**
- * @deprecated Use `eventReceiverOptions` (the same function): it returns receiver options, not a
- * webhook, and the new name says so.
- */
-export const eventWebhook = eventReceiverOptions;
-
-/** @deprecated Use `EventReceiverOptions`. */
-export type EventWebhookOptions<S extends z.ZodType<{ id: string }>> = EventReceiverOptions<S>;

@@ -34,7 +34,7 @@ describe("bullmqQueue", () => {
   let store: IdempotencyStore;
 
   beforeAll(() => {
-    store = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+    store = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
     closing.push({ close: async () => store.close?.() });
   });
 
@@ -246,7 +246,7 @@ describe("bullmqQueue", () => {
     await eventually(() => handled.length === 1, 10_000, "the handler");
 
     await receiver.close();
-    expect(await worker.close(1_000)).toBe(true);
+    expect(await worker.close({ timeoutMs: 1_000 })).toBe(true);
     expect(await client.ping()).toBe("PONG");
     client.disconnect();
   });

@@ -20,7 +20,7 @@ const post = (body: Record<string, unknown>) => ({
 describe("the failed set as a dead-letter queue", () => {
   const prefix = uniquePrefix("dlq");
   const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
   const cleanup: Array<() => Promise<unknown>> = [];
 
   afterAll(async () => {
@@ -53,7 +53,7 @@ describe("the failed set as a dead-letter queue", () => {
       },
     });
     cleanup.push(
-      () => worker.close(1_000),
+      () => worker.close({ timeoutMs: 1_000 }),
       () => receiver.close(),
     );
     const failed = async (id: string) => (await queue.queue.getJobState(jobIdFor(id))) === "failed";

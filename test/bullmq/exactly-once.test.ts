@@ -16,7 +16,7 @@ describe("a receiver and two workers on one Redis", () => {
   const effects = `${prefix}-effects`;
   const storePrefix = `${prefix}-store:`;
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const store = redisStore({ connection: REDIS_URL, prefix: storePrefix });
   const queue = bullmqQueue({ connection: REDIS_URL, name: "once", prefix });
   const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
   const local = createWorker({
@@ -35,7 +35,7 @@ describe("a receiver and two workers on one Redis", () => {
   afterAll(async () => {
     remote?.kill("SIGKILL");
     await remote?.exited;
-    await local.close(5_000);
+    await local.close({ timeoutMs: 5_000 });
     await receiver.close();
     await store.close?.();
     await removeKeys(redis, prefix);

@@ -22,7 +22,7 @@ const post = (text: string) => ({
 describe("a re-serialised redelivery during a job's retry backoff", () => {
   const prefix = uniquePrefix("reserialised");
   const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
   const cleanup: Array<() => Promise<unknown>> = [];
   afterAll(async () => {
     for (const step of cleanup.reverse()) await step();
@@ -54,7 +54,7 @@ describe("a re-serialised redelivery during a job's retry backoff", () => {
       },
     });
     cleanup.push(
-      () => worker.close(1_000),
+      () => worker.close({ timeoutMs: 1_000 }),
       () => receiver.close(),
     );
 

@@ -12,7 +12,7 @@ import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../suppo
 describe("sweepQueued: a queued notification whose job is gone", () => {
   const prefix = uniquePrefix("sweep");
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}store:` });
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}store:` });
   const closers: Array<() => Promise<unknown>> = [];
 
   afterAll(async () => {

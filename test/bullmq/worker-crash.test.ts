@@ -27,7 +27,7 @@ describe("workers that die or stop", () => {
   const storePrefix = `${prefix}-store:`;
   const effects = `${prefix}-effects`;
   const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: storePrefix });
   const cleanup: Array<() => Promise<unknown>> = [];
 
   afterAll(async () => {
@@ -71,7 +71,7 @@ describe("workers that die or stop", () => {
         stalledInterval: STALLED_INTERVAL_MS,
         onRenew,
       });
-      cleanup.push(() => worker.close(1_000));
+      cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
       return worker;
     };
     const count = async (kind: "started" | "done", id: string) =>
@@ -161,7 +161,7 @@ describe("workers that die or stop", () => {
     await receiver.handle(post(body));
     await eventually(async () => (await store.get(body.id))?.state === "processing", 10_000, "the handler to start");
 
-    expect(await first.close(200)).toBe(false);
+    expect(await first.close({ timeoutMs: 200 })).toBe(false);
     expect(aborted).toBe(true);
 
     local(async (n) => void (await redis.incr(`${effects}:done:${n.id}`)));

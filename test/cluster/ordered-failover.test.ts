@@ -102,7 +102,7 @@ function failoverCase(label: string, subscriptionCount: number, ordering: boolea
       calls = await allCalls(rig!, subscriptions);
 
       const client = await cluster!.client();
-      const store = redisStore({ redis: client, prefix: STORE_PREFIX });
+      const store = redisStore({ connection: client, prefix: STORE_PREFIX });
       const queue = new Queue("notifications", { connection: client, prefix: QUEUE_PREFIX });
       // The queue must end empty within the limit after the promotion. A job whose handler ran but whose
       // move to completed the failover cut off stays active until its lock lapses and a stalled check

@@ -81,7 +81,7 @@ async function runEndToEnd({ ordering }: { ordering: boolean }) {
     const elapsedMs = performance.now() - started;
 
     const deliveries = sim.deliveries();
-    const store = redisStore({ redis: REDIS_URL, prefix });
+    const store = redisStore({ connection: REDIS_URL, prefix });
     // With ordering, a record lives under its subscription's key (merchant id : subscription id).
     const orderKeyOf = (delivery: DeliveryRecord) =>
       ordering ? { key: `${MERCHANT_ID}:${encodeURIComponent(delivery.subscription_id ?? "")}` } : undefined;

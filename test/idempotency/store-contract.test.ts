@@ -21,7 +21,7 @@ const root = uniquePrefix("contract");
 const redis = new Redis(REDIS_URL, failFastRedisOptions());
 let stores = 0;
 const freshRedisStore = ({ retentionSeconds }: { retentionSeconds?: number }) =>
-  redisStore({ redis, prefix: `${root}${++stores}:`, ...(retentionSeconds ? { retentionSeconds } : {}) });
+  redisStore({ connection: redis, prefix: `${root}${++stores}:`, ...(retentionSeconds ? { retentionSeconds } : {}) });
 storeContract("redisStore", freshRedisStore);
 orderContract("redisStore", freshRedisStore);
 

@@ -16,13 +16,13 @@ describe("ordering through a BullMQ queue with two workers", () => {
   const prefix = uniquePrefix("ordering-queue");
   const effects = `${prefix}effects:`;
   const storePrefix = `${prefix}idem:`;
-  const store = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const store = redisStore({ connection: REDIS_URL, prefix: storePrefix });
   let receivers: ReceiverProcess[] = [];
   let workers: NotificationWorker[] = [];
 
   afterAll(async () => {
     await Promise.all(receivers.map((receiver) => receiver.kill()));
-    await Promise.all(workers.map((worker) => worker.close(5_000)));
+    await Promise.all(workers.map((worker) => worker.close({ timeoutMs: 5_000 })));
     await store.close();
     await removeKeys(redis, prefix);
     redis.disconnect();

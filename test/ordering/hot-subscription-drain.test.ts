@@ -59,7 +59,7 @@ describe("one hot subscription drained in order", () => {
   const redis = new Redis(REDIS_URL);
   const prefix = uniquePrefix("hot-drain");
   const effects = `${prefix}effects:`;
-  const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}idem:` });
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}idem:` });
   const closing: Array<{ close(): Promise<unknown> }> = [];
 
   afterAll(async () => {
@@ -85,7 +85,7 @@ describe("one hot subscription drained in order", () => {
         ...handlers,
       }),
     );
-    closing.push(...workers.map((worker) => ({ close: () => worker.close(5_000) })));
+    closing.push(...workers.map((worker) => ({ close: () => worker.close({ timeoutMs: 5_000 }) })));
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
 
     const notifications = hotSubscription(`${prefix}q`);

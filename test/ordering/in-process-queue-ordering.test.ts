@@ -35,7 +35,7 @@ describe("ordering with an in-process queue on redisStore", () => {
       if (seen.length === 1) await released;
     });
     const receiver = createReceiver({
-      idempotency: redisStore({ redis, prefix }),
+      idempotency: redisStore({ connection: redis, prefix }),
       queue: inProcessQueue({ concurrency: 1 }),
       logger: silentLogger(),
       // Short enough that the wait below renews the claim (and the subscription) several times.

@@ -59,7 +59,7 @@ describe("ordering through BullMQ workers on postgresStore", () => {
     );
   });
   afterAll(async () => {
-    await Promise.all(workers.map((worker) => worker.close(5_000)));
+    await Promise.all(workers.map((worker) => worker.close({ timeoutMs: 5_000 })));
     await receiver.close();
     await removeKeys(redis, prefix);
     redis.disconnect();

@@ -45,7 +45,7 @@ describe("a BullMQ worker on postgresStore runs the handler in the claim's trans
     await freshSchema(pool, schema, `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);
   });
   afterAll(async () => {
-    await worker.close(5_000);
+    await worker.close({ timeoutMs: 5_000 });
     await receiver.close();
     await removeKeys(redis, prefix);
     redis.disconnect();

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { eventReceiverOptions, eventWebhook, memoryStore, standardWebhooksVerifier } from "merchant-webhooks";
+import { eventReceiverOptions, memoryStore, standardWebhooksVerifier } from "merchant-webhooks";
 import {
   createPaymentClient,
   orderEventSchema,
@@ -120,9 +120,5 @@ describe("eventReceiverOptions: the receiver's core for order and refund events"
       }),
     );
     expect(unsigned.status).toBe(401);
-  });
-
-  it("keeps `eventWebhook`, its name before 0.1.0, as the same function", () => {
-    expect(eventWebhook).toBe(eventReceiverOptions);
   });
 });

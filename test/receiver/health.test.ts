@@ -41,7 +41,7 @@ describe("receiver.health()", () => {
     it("follows Redis going down and coming back, for the store and the BullMQ queue", async () => {
       server = await ownRedisServer();
       closers.push(() => server.stop());
-      const store = redisStore({ redis: server.url, prefix: uniquePrefix("health") });
+      const store = redisStore({ connection: server.url, prefix: uniquePrefix("health") });
       const queue = bullmqQueue({ connection: server.url, name: uniquePrefix("health-queue").slice(0, -1) });
       closers.push(
         () => store.close(),

@@ -105,14 +105,14 @@ afterAll(async () => {
   await removeKeys(redis, prefix);
   redis.disconnect();
 });
-sharedKeySuite("redisStore", () => redisStore({ redis, prefix }));
+sharedKeySuite("redisStore", () => redisStore({ connection: redis, prefix }));
 
 describe("in Redis", () => {
   it("the record's fingerprint field holds the HMAC, not the unkeyed SHA-256", async () => {
     const renewal = cardRenewal();
     const receiver = createReceiver({
       logger: silentLogger(),
-      idempotency: redisStore({ redis, prefix }),
+      idempotency: redisStore({ connection: redis, prefix }),
       fingerprintKey: KEY,
     });
     await receiver.handle(post(JSON.stringify(renewal)));

@@ -114,7 +114,7 @@ afterAll(async () => {
   redis.disconnect();
 });
 reserialisingSenderSuite("redisStore", () => {
-  const store = redisStore({ redis: REDIS_URL, prefix });
+  const store = redisStore({ connection: REDIS_URL, prefix });
   opened.push(store);
   return store;
 });

@@ -14,7 +14,7 @@ function hashTagOf(key: string): string {
 describe("redisStore keys of notifications claimed in order", () => {
   const redis = new Redis(REDIS_URL);
   const prefix = uniquePrefix("ordered-keys");
-  const store = redisStore({ redis: REDIS_URL, prefix });
+  const store = redisStore({ connection: REDIS_URL, prefix });
 
   afterAll(async () => {
     await store.close();

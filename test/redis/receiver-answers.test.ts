@@ -26,7 +26,7 @@ describe("a receiver on redisStore", () => {
   const prefix = uniquePrefix("answers");
   const stores: RedisStore[] = [];
   const receiverOn = (options: Partial<ReceiverOptions> & { store?: RedisStore } = {}) => {
-    const store = options.store ?? redisStore({ redis: REDIS_URL, prefix });
+    const store = options.store ?? redisStore({ connection: REDIS_URL, prefix });
     stores.push(store);
     return createReceiver({ logger: silentLogger(), idempotency: store, ...options });
   };
@@ -103,7 +103,7 @@ describe("a receiver on redisStore when Redis fails", () => {
     await server?.stop();
   });
   const storeOn = () => {
-    const store = redisStore({ redis: server.url, prefix: "t:" });
+    const store = redisStore({ connection: server.url, prefix: "t:" });
     stores.push(store);
     return store;
   };

@@ -14,7 +14,7 @@ describe("a receiver process killed in the middle of a handler", () => {
   const prefix = uniquePrefix("crash");
   const storePrefix = `${prefix}idem:`;
   const effects = `${prefix}effects:`;
-  const store = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const store = redisStore({ connection: REDIS_URL, prefix: storePrefix });
   const hung = notification();
   let doomed: ReceiverProcess;
   let survivor: ReceiverProcess;

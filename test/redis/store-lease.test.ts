@@ -16,7 +16,7 @@ afterAll(async () => {
 
 describe("the store's leaseMs", () => {
   it("is the receiver's lease when the receiver names none", async () => {
-    const store = redisStore({ redis: REDIS_URL, prefix, leaseMs: 2_000 });
+    const store = redisStore({ connection: REDIS_URL, prefix, leaseMs: 2_000 });
     let release!: () => void;
     const onRenew = vi.fn(() => new Promise<void>((resolve) => (release = resolve)));
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, onRenew });

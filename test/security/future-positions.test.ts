@@ -95,13 +95,13 @@ function futureSuite(name: string, makeStore: () => IdempotencyStore) {
 }
 
 futureSuite("memoryStore", () => memoryStore());
-futureSuite("redisStore", () => redisStore({ redis, prefix }));
+futureSuite("redisStore", () => redisStore({ connection: redis, prefix }));
 
 describe("what redisStore keeps for a subscription after a far-future notification", () => {
   it("holds no position from it in Redis", async () => {
     const sub = subscription();
     const receiver = createReceiver({
-      idempotency: redisStore({ redis, prefix }),
+      idempotency: redisStore({ connection: redis, prefix }),
       logger: silentLogger(),
       ordering: true,
       onRenew: () => {},

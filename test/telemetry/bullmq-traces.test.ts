@@ -14,7 +14,7 @@ const traceparent = `00-${TRACE_ID}-b7ad6b7169203331-01`;
 describe("traces and metrics of the BullMQ path", () => {
   const prefix = uniquePrefix("otel");
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
   const queue = bullmqQueue({ connection: REDIS_URL, name: "otel", prefix, jobOptions: { attempts: 1 } });
   const receiver = createReceiver({ logger: captureLogger().logger, idempotency: store, queue });
   const workerLog = captureLogger();
@@ -38,7 +38,7 @@ describe("traces and metrics of the BullMQ path", () => {
   });
 
   afterAll(async () => {
-    await worker.close(5_000);
+    await worker.close({ timeoutMs: 5_000 });
     await receiver.close();
     await store.close();
     await removeKeys(redis, prefix);
