@@ -17,7 +17,7 @@ export interface SubscriptionWebhookMiddleware {
 }
 
 /**
- * `app.post("/hook", subscriptionWebhook({ onRenew, onCancel }))`. Needs no body parser in front; works
+ * `app.all("/hook", subscriptionWebhook({ onRenew, onCancel }))`. Needs no body parser in front; works
  * behind `express.raw()` or `express.text()`, and behind `express.json()` for unsigned notifications.
  */
 export function subscriptionWebhook(options: ReceiverOptions): SubscriptionWebhookMiddleware {

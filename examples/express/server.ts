@@ -59,7 +59,6 @@ const webhook = subscriptionWebhook({
     ctx.log.info({ subscription: notification.resource.id }, "subscription resumed");
   },
 });
-// app.all, not app.post: a GET or PUT gets the receiver's JSON 405 (Allow: POST), not Express's HTML 404.
 app.all("/webhooks/subscriptions", webhook);
 
 // For the load balancer: 503 while the store (or queue) is unreachable, when every notification would get 503 too.

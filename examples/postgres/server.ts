@@ -20,7 +20,7 @@ await pool.query(`CREATE TABLE IF NOT EXISTS renewals (
 )`);
 
 const app = express();
-app.post(
+app.all(
   "/webhooks/subscriptions",
   subscriptionWebhook({
     logger,

@@ -24,7 +24,7 @@ const webhook = subscriptionWebhook({
 });
 
 const app = express();
-app.post("/webhooks/subscriptions", webhook);
+app.all("/webhooks/subscriptions", webhook);
 app.get("/metrics", (req, res) => exporter.getMetricsRequestHandler(req, res));
 app.get("/healthz", async (_req, res) => {
   const health = await webhook.receiver.health();

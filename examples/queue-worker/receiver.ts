@@ -20,7 +20,7 @@ const webhook = subscriptionWebhook({
 });
 
 const app = express();
-app.post("/webhooks/subscriptions", webhook);
+app.all("/webhooks/subscriptions", webhook);
 // 503 while Redis is unreachable, so the load balancer stops routing notifications that could only get 503.
 app.get("/healthz", async (_req, res) => {
   const health = await webhook.receiver.health();
