@@ -96,4 +96,15 @@ describe("redaction", () => {
     const out = redactNotification({ payer_id: PAN, order_id: "4111-1111-1111-1111", id: 4111111111111111 });
     expect(out).toEqual({ payer_id: REDACTED, order_id: REDACTED, id: REDACTED });
   });
+
+  it("keeps loopback addresses in text, so a connection error says where it tried; other IPs go", () => {
+    const redacted = redactNotification({
+      err: "connect ECONNREFUSED 127.0.0.1:6379; connect ECONNREFUSED ::1:5432; [0:0:0:0:0:0:0:1]:5432",
+      note: "payer at 203.0.113.7 and 2001:db8::7, or 10.0.0.5:6379",
+    });
+    expect(redacted.err).toBe(
+      "connect ECONNREFUSED 127.0.0.1:6379; connect ECONNREFUSED ::1:5432; [0:0:0:0:0:0:0:1]:5432",
+    );
+    expect(redacted.note).toBe(`payer at ${REDACTED} and ${REDACTED}, or ${REDACTED}:6379`);
+  });
 });
