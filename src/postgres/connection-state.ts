@@ -16,10 +16,21 @@ export interface ConnectionReports {
  * limit, logged once per change. `settled()` pings once if nothing has been asked yet, so a receiver
  * warns at start when the database is away.
  */
-export function poolConnection(pool: Pool, ping: () => Promise<unknown>): StoreConnection & ConnectionReports {
+export function poolConnection(
+  pool: Pool,
+  ping: () => Promise<unknown>,
+  startupProblem: (err: unknown) => string | undefined = () => undefined,
+): StoreConnection & ConnectionReports {
   const tracker = connectionTracker("postgres", addressOf(pool), "connecting");
+  // The start-up ping's failure, when it is one the database answered (tables never migrated), is said
+  // at start too: otherwise "postgresql ready" is all a forgotten migrate() leaves in the log.
+  const startupPing = () =>
+    void ping().catch((err) => {
+      const problem = startupProblem(err);
+      if (problem) tracker.log("warn", {}, problem);
+    });
   return {
-    ...tracker.connection(() => void ping().catch(() => {})),
+    ...tracker.connection(startupPing),
     answered: () => tracker.up("postgresql"),
     unreachable(message) {
       if (tracker.current().state === "down") return;

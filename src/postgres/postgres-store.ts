@@ -18,7 +18,7 @@ import {
   type RecordRow,
 } from "./claim-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
-import { sessions } from "./sessions.js";
+import { MissingTableError, sessions } from "./sessions.js";
 import { poolConnection } from "./connection-state.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
@@ -68,7 +68,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const names = qualifiedNames(options);
   const claims = claimStatements(names, retentionSeconds);
   const settles = settleStatements(names, retentionSeconds);
-  const connection = poolConnection(pool, () => ping());
+  const connection = poolConnection(
+    pool,
+    () => ping(),
+    (err) => (err instanceof MissingTableError ? err.message : undefined),
+  );
   const db = sessions(pool, names, timeoutMs, connection);
   const inbox = { db, claims, settles };
   // Also proves the table is there: a store that would fail every claim is not healthy.
