@@ -1,3 +1,19 @@
+/**
+ * Express (4 and 5): `subscriptionWebhook(options)` is a middleware that reads the raw body itself, so
+ * mount it before any body parser.
+ *
+ * @example
+ * ```ts
+ * import express from "express";
+ * import { subscriptionWebhook } from "merchant-webhooks/express";
+ *
+ * const app = express();
+ * app.all("/webhooks/subscriptions", subscriptionWebhook({ onRenew, onCancel }));
+ * app.use(express.json()); // the rest of your app's parsers come after it
+ * ```
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";

@@ -1,3 +1,18 @@
+/**
+ * Fastify (5): `subscriptionWebhook` is an encapsulated plugin that reads its route's raw body itself;
+ * the rest of the app keeps its JSON parser.
+ *
+ * @example
+ * ```ts
+ * import Fastify from "fastify";
+ * import { subscriptionWebhook } from "merchant-webhooks/fastify";
+ *
+ * const app = Fastify();
+ * await app.register(subscriptionWebhook, { path: "/webhooks/subscriptions", onRenew, onCancel });
+ * ```
+ *
+ * @module
+ */
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from "fastify";
 import { createReceiver, type EarlyRejection } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";

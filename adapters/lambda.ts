@@ -1,3 +1,16 @@
+/**
+ * AWS Lambda behind API Gateway (HTTP API or REST API) or a Function URL. Create the handler at module
+ * scope, so a warm container keeps its receiver.
+ *
+ * @example
+ * ```ts
+ * import { subscriptionWebhook } from "merchant-webhooks/lambda";
+ *
+ * export const handler = subscriptionWebhook({ onRenew, onCancel });
+ * ```
+ *
+ * @module
+ */
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { lambdaHandler, type LambdaHttpEvent, type LambdaHttpResult } from "./http/lambda-event.js";

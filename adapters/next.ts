@@ -1,3 +1,17 @@
+/**
+ * Next.js (14 to 16): route handlers for the App Router, and `pagesSubscriptionWebhook` for the Pages
+ * Router.
+ *
+ * @example
+ * ```ts
+ * // app/webhooks/subscriptions/route.ts
+ * import { subscriptionWebhook } from "merchant-webhooks/next";
+ *
+ * export const { POST } = subscriptionWebhook({ onRenew, onCancel });
+ * ```
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
