@@ -108,7 +108,13 @@ async function main(): Promise<void> {
     while (Number(await redis.get(`${prefix}-done`)) < n) await new Promise((resolve) => setTimeout(resolve, 5));
     const seconds = (performance.now() - from) / 1000;
     await Promise.all(
-      children.map((child) => new Promise((resolve) => (child.once("exit", resolve), child.kill("SIGTERM")))),
+      children.map(
+        (child) =>
+          new Promise((resolve) => {
+            child.once("exit", resolve);
+            child.kill("SIGTERM");
+          }),
+      ),
     );
     return { workers, concurrency_each: concurrency, notifications: n, per_second: Math.round(n / seconds) };
   }

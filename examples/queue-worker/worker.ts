@@ -16,7 +16,7 @@ const entitlementService = {
     signal.throwIfAborted();
     return { subscription, until };
   },
-  async revoke(subscription: string, signal: AbortSignal) {
+  async revoke(_subscription: string, signal: AbortSignal) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     signal.throwIfAborted();
   },

@@ -78,7 +78,13 @@ export function createDeliverer(options: DelivererOptions) {
     const scaled = ms * timeScale;
     if (scaled <= 0 || closed) return Promise.resolve();
     return new Promise((resolve) => {
-      const entry = { timer: setTimeout(() => (timers.delete(entry), resolve()), scaled), resolve };
+      const entry = {
+        timer: setTimeout(() => {
+          timers.delete(entry);
+          resolve();
+        }, scaled),
+        resolve,
+      };
       timers.add(entry);
     });
   }

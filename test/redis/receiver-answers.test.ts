@@ -62,7 +62,12 @@ describe("a receiver on redisStore", () => {
     let release = () => {};
     const running = new Promise<void>((resolve) => (release = resolve));
     let calls = 0;
-    const slow = receiverOn({ onRenew: () => (calls++, running) });
+    const slow = receiverOn({
+      onRenew: () => {
+        calls++;
+        return running;
+      },
+    });
     const other = receiverOn({ onRenew: () => void calls++ });
     const renewal = notification();
     const first = slow.handle(post(renewal));

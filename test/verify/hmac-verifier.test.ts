@@ -106,6 +106,7 @@ describe("hmacVerifier", () => {
       "x-signature": nodeHmac("sha256", SECRET, Buffer.concat([Buffer.from(`${seconds}.`), body]), "hex"),
     });
 
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the title names the signed text's shape, literally
     it("signs `${timestamp}.${body}` and accepts a fresh delivery", async () => {
       vi.useFakeTimers({ now: NOW });
       expect(await hmacVerifier(options)(body, signedAt(nowSeconds))).toBe(true);
