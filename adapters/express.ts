@@ -16,12 +16,12 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import type { FailureStatus } from "../src/answer/answer.js";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
+import { bodyParserAnswer, isBodyParserError } from "./http/body-parser-error.js";
 import { nodeListener } from "./http/node-listener.js";
 import { writeNodeResponse } from "./http/write-node-response.js";
-import { bodyParserAnswer, isBodyParserError } from "./http/body-parser-error.js";
-import type { FailureStatus } from "../src/answer/answer.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 

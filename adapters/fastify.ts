@@ -14,9 +14,9 @@
  * @module
  */
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from "fastify";
+import type { ReceiverResponse } from "../src/answer/answer.js";
 import { createReceiver, type EarlyRejection } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import type { ReceiverResponse } from "../src/answer/answer.js";
 import { readNodeBody } from "../src/shared/read-node-body.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";

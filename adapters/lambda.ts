@@ -13,7 +13,7 @@
  */
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { lambdaHandler, type LambdaHttpEvent, type LambdaHttpResult } from "./http/lambda-event.js";
+import { type LambdaHttpEvent, type LambdaHttpResult, lambdaHandler } from "./http/lambda-event.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 export type { LambdaHttpEvent, LambdaHttpResult } from "./http/lambda-event.js";

@@ -1,6 +1,6 @@
-import { pino } from "pino";
 import { createReceiver, type Receiver } from "merchant-webhooks";
-import { redisStore, type RedisStore } from "merchant-webhooks/redis";
+import { type RedisStore, redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 import { clusterClient } from "../test/cluster/fixtures/cluster-client.js";
 import { startTestCluster } from "../test/cluster/fixtures/redis-cluster.js";
 import { ownRedisServer } from "../test/support/redis.js";

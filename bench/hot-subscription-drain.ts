@@ -1,9 +1,9 @@
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
+import { pino } from "pino";
 import { removeKeys } from "../test/support/redis.js";
 import { JSON_HEADERS } from "./renewal-body.js";
 

@@ -3,10 +3,10 @@ import { readFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 
 /**
  * The queue path on one Redis: how long a receiver takes to acknowledge a notification with

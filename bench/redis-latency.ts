@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { createReceiver, memoryStore, type Receiver } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
 
 /**

@@ -1,12 +1,11 @@
-import { pino } from "pino";
 import {
   createReceiver,
   memoryStore,
-  subscriptionNotificationSchema,
   type SubscriptionNotification,
+  subscriptionNotificationSchema,
 } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
-import { timeSteps, type Step } from "./cpu-rounds.js";
+import { pino } from "pino";
 import {
   fingerprintOf,
   handlerContext,
@@ -16,6 +15,7 @@ import {
   respond,
   runHandler,
 } from "./core-internals.js";
+import { type Step, timeSteps } from "./cpu-rounds.js";
 import { notificationText } from "./notification-body.js";
 
 /**

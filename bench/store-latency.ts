@@ -1,8 +1,8 @@
-import pg from "pg";
-import { pino } from "pino";
 import { createReceiver, memoryStore, type Receiver } from "merchant-webhooks";
 import { migrate, postgresStore } from "merchant-webhooks/postgres";
 import { redisStore } from "merchant-webhooks/redis";
+import pg from "pg";
+import { pino } from "pino";
 import { latencySummary, ms } from "./latency-stats.js";
 import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
 

@@ -1,5 +1,5 @@
-import { pino } from "pino";
 import type { IdempotencyStore } from "merchant-webhooks";
+import { pino } from "pino";
 import { library } from "./library.js";
 
 /** Log lines are produced and serialized as in production, then written to /dev/null. */

@@ -1,8 +1,8 @@
 import express from "express";
-import { pino } from "pino";
 import { standardWebhooksVerifier } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 
 // A receiver on the embedded in-memory store: one process, no Redis. `npm start` runs this file.
 // Opt-ins, for running it behind the platform simulator: WEBHOOK_REDIS_URL (redisStore, with

@@ -1,8 +1,8 @@
 import express from "express";
-import { pino } from "pino";
 import { bullmqQueue, closeOnSignals } from "merchant-webhooks/bullmq";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 
 // The receiving half: validate, claim the id, put the notification on the queue, answer 200. No
 // handler runs here, so the answer takes a few Redis round trips however slow the handlers are.

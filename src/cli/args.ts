@@ -1,4 +1,4 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Signer } from "../testing/replay.js";
 import { hmacSigner, standardWebhooksSigner } from "../testing/signers.js";
 import { standardWebhooksKey } from "../verify/standard-webhooks-verifier.js";

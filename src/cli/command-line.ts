@@ -1,4 +1,4 @@
-import { EXIT_OK, EXIT_USAGE, type CliIo } from "./args.js";
+import { type CliIo, EXIT_OK, EXIT_USAGE } from "./args.js";
 import { printable, printableLines } from "./printable.js";
 import { packageVersion } from "./version.js";
 

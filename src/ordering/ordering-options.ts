@@ -1,8 +1,8 @@
 import type { Handler } from "../dispatch/handlers.js";
+import { isBefore, type SortablePosition, sortablePosition } from "../idempotency/position.js";
 import type { OrderClaim } from "../idempotency/store.js";
-import type { SubscriptionNotification } from "../schema/index.js";
-import { isBefore, sortablePosition, type SortablePosition } from "../idempotency/position.js";
 import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import type { SubscriptionNotification } from "../schema/index.js";
 
 export interface OrderingOptions {
   /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { compileJsonSchema, type Check } from "./compile-json-schema.js";
+import { type Check, compileJsonSchema } from "./compile-json-schema.js";
 import { isWellFormedNotificationId, subscriptionNotificationSchema } from "./notification.js";
 
 /**

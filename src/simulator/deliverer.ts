@@ -1,8 +1,8 @@
+import { readAnswer } from "../testing/read-answer.js";
 import { signStandardWebhook } from "../verify/sign.js";
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
 import type { DeliveryAttempt, DeliveryKind, DeliveryRecord } from "./delivery-log.js";
 import type { Random } from "./random.js";
-import { readAnswer } from "../testing/read-answer.js";
 
 export interface ChaosOptions {
   /** Share of notifications also sent a second time, as a separate delivery. Default 0. */

@@ -1,12 +1,12 @@
-import { createServer, Server, type IncomingMessage, type ServerResponse } from "node:http";
-import { setTimeout as sleep } from "node:timers/promises";
+import { createServer, type IncomingMessage, Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import type { Answer } from "../answer/answer.js";
 import { createReceiver, type Receiver } from "../receiver/create-receiver.js";
 import type { ReceiverOptions } from "../receiver/options.js";
 import { readAnswer } from "./read-answer.js";
-import { readSource, type ReplaySource, type SourceEntry } from "./read-source.js";
+import { type ReplaySource, readSource, type SourceEntry } from "./read-source.js";
 
 /** Headers to add for a body, e.g. a signature: see `hmacSigner` and `standardWebhooksSigner`. */
 export type Signer = (body: string) => Record<string, string> | Promise<Record<string, string>>;

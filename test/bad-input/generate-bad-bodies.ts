@@ -1,5 +1,5 @@
-import { notification } from "../support/notifications.js";
 import { seededRandom } from "../../src/simulator/random.js";
+import { notification } from "../support/notifications.js";
 
 /** One malformed delivery: the bytes, the content-type sent, and which family it belongs to. */
 export interface BadBody {

@@ -1,14 +1,14 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver, type IdempotencyStore, type ReceiverResponse } from "merchant-webhooks";
 import {
+  type BullmqNotificationQueue,
   bullmqQueue,
   createWorker,
   jobIdFor,
-  type BullmqNotificationQueue,
   type NotificationWorker,
 } from "merchant-webhooks/bullmq";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import {

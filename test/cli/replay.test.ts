@@ -1,11 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildNotification } from "merchant-webhooks/testing";
-import { runReplay } from "../../src/cli/commands/replay.js";
 import { hmacVerifier } from "merchant-webhooks";
-import { runCli, startWebhook, type RunningWebhook } from "./run-cli.js";
+import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { runReplay } from "../../src/cli/commands/replay.js";
+import { type RunningWebhook, runCli, startWebhook } from "./run-cli.js";
 
 const SECRET = "whsec-cli-replay";
 

@@ -3,7 +3,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import express from "express";
-import { subscriptionWebhook, type SubscriptionWebhookOptions } from "merchant-webhooks/express";
+import { type SubscriptionWebhookOptions, subscriptionWebhook } from "merchant-webhooks/express";
 import { runCommandLine } from "../../src/cli/command-line.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { captureIo } from "./capture-io.js";

@@ -1,8 +1,8 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hmacVerifier } from "merchant-webhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSimulate } from "../../src/cli/commands/simulate.js";
 import { recordingWebhook } from "../simulator/recording-webhook.js";
 import { scriptedEndpoint } from "../simulator/scripted-endpoint.js";

@@ -1,17 +1,17 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
-import { PassThrough } from "node:stream";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPaymentClient } from "merchant-webhooks/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSimulate } from "../../src/cli/commands/simulate.js";
-import { freePort } from "../support/redis.js";
 import { recordingWebhook } from "../simulator/recording-webhook.js";
 import { scriptedEndpoint } from "../simulator/scripted-endpoint.js";
+import { freePort } from "../support/redis.js";
 import { captureIo } from "./capture-io.js";
-import { runCli, type RunningWebhook } from "./run-cli.js";
+import { type RunningWebhook, runCli } from "./run-cli.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPaymentClient, PaymentApiError, type PaymentClient } from "merchant-webhooks/client";
 import type { PlatformSimulator } from "merchant-webhooks/simulator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/redis.js";
 import { orderRequest, simulatorAndClient } from "./fixtures.js";
 

@@ -1,6 +1,6 @@
 import type { Cluster } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { orderedKeys } from "../../src/redis/ordered-scripts.js";
 import { orderContract } from "../idempotency/order-contract.js";
 import { clusterForFile } from "./fixtures/cluster-suite.js";

@@ -1,9 +1,9 @@
-import { Redis, type Cluster } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { type Cluster, Redis } from "ioredis";
 import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { readRedisStream, redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
 import { buildNotification, replay } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually } from "../support/redis.js";
 import { clusterForFile, shuffled } from "./fixtures/cluster-suite.js";

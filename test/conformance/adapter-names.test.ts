@@ -1,15 +1,15 @@
 import { createServer } from "node:http";
 import Fastify from "fastify";
-import { afterEach, describe, expect, it } from "vitest";
 import * as express from "merchant-webhooks/express";
 import * as fastify from "merchant-webhooks/fastify";
 import * as fetchEntry from "merchant-webhooks/fetch";
 import * as lambda from "merchant-webhooks/lambda";
 import * as next from "merchant-webhooks/next";
 import * as node from "merchant-webhooks/node";
-import { listen } from "./clients.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
+import { listen } from "./clients.js";
 
 // Every adapter subpath answers to `subscriptionWebhook` (Next also `pagesSubscriptionWebhook`), and each
 // answers a notification mounted the way its framework mounts it.

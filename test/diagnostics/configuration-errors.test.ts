@@ -1,14 +1,14 @@
-import { describe, expect, it } from "vitest";
 import { createReceiver, eventReceiverOptions, jsonlRecorder, memoryStore, parseNotification } from "merchant-webhooks";
-import { redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { createPaymentClient, orderEventSchema } from "merchant-webhooks/client";
-import { createPlatformSimulator } from "merchant-webhooks/simulator";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { subscriptionWebhook as fetchWebhook } from "merchant-webhooks/fetch";
+import { redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
+import { subscriptionNotificationSchema } from "merchant-webhooks/schema";
+import { createPlatformSimulator } from "merchant-webhooks/simulator";
+import { describe, expect, it } from "vitest";
 import { levenshtein, nearest } from "../../src/lifecycle/option-keys.js";
 import { SMALLEST_NOTIFICATION_BYTES } from "../../src/receiver/check-receiver-options.js";
-import { subscriptionNotificationSchema } from "merchant-webhooks/schema";
 
 /** Call an entry point with options the types would refuse, as plain JavaScript would. */
 const loose =

@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterEach, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

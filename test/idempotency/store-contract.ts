@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
 import type { IdempotencyStore } from "merchant-webhooks";
+import { afterEach, describe, expect, it } from "vitest";
 
 export interface ContractStoreOptions {
   retentionSeconds?: number;

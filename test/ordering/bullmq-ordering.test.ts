@@ -1,10 +1,10 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createWorker, type NotificationWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import type { ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "./fixtures/recorded-calls.js";
 import { sendShuffled, spawnOrderedReceivers } from "./fixtures/send-shuffled.js";
 import { subscriptionHistories } from "./fixtures/subscription-histories.js";

@@ -1,13 +1,13 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, jobIdFor } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import { buildNotification } from "../../src/testing/build-notification.js";
+import { afterAll, describe, expect, it } from "vitest";
 import type { SubscriptionNotification } from "../../src/schema/index.js";
+import { buildNotification } from "../../src/testing/build-notification.js";
+import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
 
 /** Short, so the dead holder's claim and its job's lock lapse within the test. */
 const LEASE_MS = 1_000;

@@ -1,10 +1,10 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import { buildNotification } from "merchant-webhooks/testing";
 import type { SubscriptionNotification } from "merchant-webhooks/schema";
+import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "./fixtures/recorded-calls.js";

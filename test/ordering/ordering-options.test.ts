@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 import { resolveOrdering } from "../../src/ordering/ordering-options.js";
 
 const renewal = (resource: Record<string, unknown> = {}) =>

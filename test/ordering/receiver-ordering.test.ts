@@ -1,14 +1,14 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
 import {
   createReceiver,
-  memoryStore,
   type HandlerContext,
   type IdempotencyStore,
+  memoryStore,
   type ReceiverOptions,
 } from "merchant-webhooks";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 

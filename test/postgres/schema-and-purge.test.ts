@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pg from "pg";
 import { createReceiver } from "merchant-webhooks";
 import { migrate, postgresSchemaSql, postgresStore, purge, StoreUnavailableError } from "merchant-webhooks/postgres";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually, freePort } from "../support/redis.js";

@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { createReceiver, inProcessQueue, memoryStore, type IdempotencyStore } from "merchant-webhooks";
+import { createReceiver, type IdempotencyStore, inProcessQueue, memoryStore } from "merchant-webhooks";
 import { bullmqQueue } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import { ownRedisServer, uniquePrefix, type OwnRedisServer } from "../support/redis.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { type OwnRedisServer, ownRedisServer, uniquePrefix } from "../support/redis.js";
 
 const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
-import { buildNotification, replay } from "merchant-webhooks/testing";
 import { readRedisStream, redisStreamRecorder } from "merchant-webhooks/redis";
+import { buildNotification, replay } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { orderedKeys } from "../../src/redis/ordered-scripts.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 

@@ -1,16 +1,16 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
-import { redisStore, type RedisStore } from "merchant-webhooks/redis";
+import { type RedisStore, redisStore } from "merchant-webhooks/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import {
   eventually,
+  type OwnRedisServer,
   ownRedisServer,
   REDIS_URL,
   removeKeys,
   uniquePrefix,
-  type OwnRedisServer,
 } from "../support/redis.js";
 
 const post = (body: Record<string, unknown>) => ({

@@ -1,14 +1,14 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "merchant-webhooks";
-import { DEFAULT_REDIS_PREFIX, failFastRedisOptions, redisStore, type RedisStore } from "merchant-webhooks/redis";
+import { DEFAULT_REDIS_PREFIX, failFastRedisOptions, type RedisStore, redisStore } from "merchant-webhooks/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   eventually,
+  type OwnRedisServer,
   ownRedisServer,
   REDIS_URL,
   removeKeys,
   uniquePrefix,
-  type OwnRedisServer,
 } from "../support/redis.js";
 
 const answer = { processed: true, message: "processed" };

@@ -1,10 +1,10 @@
-import { describe, expect, it } from "vitest";
 import { subscriptionNotificationSchema } from "merchant-webhooks";
-import { buildNotification } from "merchant-webhooks/testing";
 import { EVENT_TYPES } from "merchant-webhooks/schema";
-import { passesEnvelopeCheck } from "../../src/schema/envelope-check.js";
+import { buildNotification } from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 import { parseJsonObject } from "../../src/receiver/parse-json.js";
-import { seededRandom, type Random } from "../../src/simulator/random.js";
+import { passesEnvelopeCheck } from "../../src/schema/envelope-check.js";
+import { type Random, seededRandom } from "../../src/simulator/random.js";
 import { generateBadBodies } from "../bad-input/generate-bad-bodies.js";
 import { notification } from "../support/notifications.js";
 import { RULES, setAt } from "./rule-cases.js";

@@ -1,6 +1,6 @@
-import { describe, expect, it, vi } from "vitest";
-import { createReceiver, memoryStore, hmacVerifier, type ReceiverOptions } from "merchant-webhooks";
+import { createReceiver, hmacVerifier, memoryStore, type ReceiverOptions } from "merchant-webhooks";
 import { buildNotification, signHmac } from "merchant-webhooks/testing";
+import { describe, expect, it, vi } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 
 /** Two tenants, each with its own secret and its own merchant. */

@@ -1,12 +1,12 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { installOtel, type InstalledOtel } from "./fixtures/otel.js";
+import { type InstalledOtel, installOtel } from "./fixtures/otel.js";
 
 const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
 const traceparent = `00-${TRACE_ID}-b7ad6b7169203331-01`;

@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
 import { buildNotification, replay } from "merchant-webhooks/testing";
+import { afterEach, describe, expect, it } from "vitest";
 
 /** An endpoint answering from `answers` in turn (the last repeats), noting when each request came. */
 async function endpoint(answers: readonly { status: number; retryAfter?: string; processed: boolean }[]) {

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { hmacVerifier, type HmacVerifierOptions } from "merchant-webhooks";
+import { type HmacVerifierOptions, hmacVerifier } from "merchant-webhooks";
 import { signHmac } from "merchant-webhooks/testing";
+import { afterEach, describe, expect, it, vi } from "vitest";
 
 const body = new TextEncoder().encode('{"id":"evt-1","event_type":"SUBSCRIPTION_RENEW"}');
 const SECRET = "shh-its-a-secret";

@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
 import { standardWebhooksVerifier } from "merchant-webhooks";
 import { signStandardWebhook } from "merchant-webhooks/testing";
+import { afterEach, describe, expect, it, vi } from "vitest";
 
 /*
  * The example vector of the Standard Webhooks reference implementation,

@@ -1,12 +1,12 @@
 import type { QueueNotFoundError } from "../../bullmq/redrive.js";
 import {
+  type CliIo,
   EXIT_NOT_PROCESSED,
   EXIT_OK,
   parseCommand,
   processIo,
   reportUsageError,
   UsageError,
-  type CliIo,
 } from "../args.js";
 import { printable } from "../printable.js";
 import type { RedisTarget } from "../redis-target.js";

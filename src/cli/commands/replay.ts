@@ -1,18 +1,18 @@
-import { replayEntries, type ReplayResult } from "../../testing/replay.js";
 import { stat } from "node:fs/promises";
-import { isSourceProblem, sourceItems, type SourceEntry, type SourceProblem } from "../../testing/read-source.js";
+import { isSourceProblem, type SourceEntry, type SourceProblem, sourceItems } from "../../testing/read-source.js";
+import { type ReplayResult, replayEntries } from "../../testing/replay.js";
 import {
+  type CliIo,
   EXIT_NOT_PROCESSED,
   EXIT_OK,
   parseCommand,
   positiveInteger,
   processIo,
+  reportUsageError,
   SENDING_OPTIONS,
   SENDING_USAGE,
   sendingSetup,
-  reportUsageError,
   UsageError,
-  type CliIo,
 } from "../args.js";
 import { printable } from "../printable.js";
 import { progressBar } from "../progress.js";

@@ -9,6 +9,7 @@ import {
 import { SCENARIO_COMMANDS, ScenarioError, scenarioRunner } from "../../simulator/scenario.js";
 import { hmacSigner } from "../../testing/signers.js";
 import {
+  type CliIo,
   delayMilliseconds,
   EXIT_NOT_PROCESSED,
   EXIT_OK,
@@ -20,7 +21,6 @@ import {
   reportUsageError,
   signingFrom,
   UsageError,
-  type CliIo,
 } from "../args.js";
 import { countsLine, deliveryProgress } from "../delivery-progress.js";
 import { durationText } from "../duration-text.js";
