@@ -1,11 +1,27 @@
+/**
+ * Express (4 and 5): `subscriptionWebhook(options)` is a middleware that reads the raw body itself, so
+ * mount it before any body parser.
+ *
+ * @example
+ * ```ts
+ * import express from "express";
+ * import { subscriptionWebhook } from "merchant-webhooks/express";
+ *
+ * const app = express();
+ * app.all("/webhooks/subscriptions", subscriptionWebhook({ onRenew, onCancel }));
+ * app.use(express.json()); // the rest of your app's parsers come after it
+ * ```
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import type { FailureStatus } from "../src/answer/answer.js";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
+import { bodyParserAnswer, isBodyParserError } from "./http/body-parser-error.js";
 import { nodeListener } from "./http/node-listener.js";
 import { writeNodeResponse } from "./http/write-node-response.js";
-import { bodyParserAnswer, isBodyParserError } from "./http/body-parser-error.js";
-import type { FailureStatus } from "../src/answer/answer.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -17,7 +33,7 @@ export interface SubscriptionWebhookMiddleware {
 }
 
 /**
- * `app.post("/hook", subscriptionWebhook({ onRenew, onCancel }))`. Needs no body parser in front; works
+ * `app.all("/hook", subscriptionWebhook({ onRenew, onCancel }))`. Needs no body parser in front; works
  * behind `express.raw()` or `express.text()`, and behind `express.json()` for unsigned notifications.
  */
 export function subscriptionWebhook(options: ReceiverOptions): SubscriptionWebhookMiddleware {

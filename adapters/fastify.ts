@@ -1,7 +1,22 @@
+/**
+ * Fastify (5): `subscriptionWebhook` is an encapsulated plugin that reads its route's raw body itself;
+ * the rest of the app keeps its JSON parser.
+ *
+ * @example
+ * ```ts
+ * import Fastify from "fastify";
+ * import { subscriptionWebhook } from "merchant-webhooks/fastify";
+ *
+ * const app = Fastify();
+ * await app.register(subscriptionWebhook, { path: "/webhooks/subscriptions", onRenew, onCancel });
+ * ```
+ *
+ * @module
+ */
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from "fastify";
+import type { ReceiverResponse } from "../src/answer/answer.js";
 import { createReceiver, type EarlyRejection } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import type { ReceiverResponse } from "../src/answer/answer.js";
 import { readNodeBody } from "../src/shared/read-node-body.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
@@ -90,9 +105,6 @@ export const subscriptionWebhook: FastifyPluginAsync<SubscriptionWebhookPluginOp
     },
   });
 };
-
-/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/fastify` (same plugin, the name every adapter shares). */
-export const subscriptionWebhookPlugin = subscriptionWebhook;
 
 /**
  * The reason for an error raised while reading the body, so the status table holds; `undefined` for

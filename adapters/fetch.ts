@@ -1,3 +1,17 @@
+/**
+ * Fetch runtimes (Hono, Bun, Deno, Cloudflare Workers): `subscriptionWebhook(options)` is a
+ * `(request: Request) => Promise<Response>` handler using only Fetch API and Web Crypto globals.
+ *
+ * @example
+ * ```ts
+ * import { subscriptionWebhook } from "merchant-webhooks/fetch";
+ *
+ * const webhook = subscriptionWebhook({ onRenew, onCancel });
+ * Bun.serve({ fetch: (request) => webhook(request) }); // Hono: app.all(path, (c) => webhook(c.req.raw))
+ * ```
+ *
+ * @module
+ */
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { webHandler } from "./http/web-request.js";
@@ -19,6 +33,3 @@ export function subscriptionWebhook(options: ReceiverOptions): FetchHandler {
   const receiver = createReceiver(options);
   return Object.assign(webHandler(receiver), { receiver });
 }
-
-/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/fetch` (same function, the name every adapter shares). */
-export const createFetchHandler = subscriptionWebhook;

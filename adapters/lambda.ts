@@ -1,6 +1,19 @@
+/**
+ * AWS Lambda behind API Gateway (HTTP API or REST API) or a Function URL. Create the handler at module
+ * scope, so a warm container keeps its receiver.
+ *
+ * @example
+ * ```ts
+ * import { subscriptionWebhook } from "merchant-webhooks/lambda";
+ *
+ * export const handler = subscriptionWebhook({ onRenew, onCancel });
+ * ```
+ *
+ * @module
+ */
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
-import { lambdaHandler, type LambdaHttpEvent, type LambdaHttpResult } from "./http/lambda-event.js";
+import { type LambdaHttpEvent, type LambdaHttpResult, lambdaHandler } from "./http/lambda-event.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 export type { LambdaHttpEvent, LambdaHttpResult } from "./http/lambda-event.js";
@@ -21,6 +34,3 @@ export function subscriptionWebhook(options: ReceiverOptions): LambdaHandler {
   const receiver = createReceiver(options);
   return Object.assign(lambdaHandler(receiver), { receiver });
 }
-
-/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/lambda` (same function, the name every adapter shares). */
-export const createLambdaHandler = subscriptionWebhook;

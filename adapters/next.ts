@@ -1,3 +1,17 @@
+/**
+ * Next.js (14 to 16): route handlers for the App Router, and `pagesSubscriptionWebhook` for the Pages
+ * Router.
+ *
+ * @example
+ * ```ts
+ * // app/webhooks/subscriptions/route.ts
+ * import { subscriptionWebhook } from "merchant-webhooks/next";
+ *
+ * export const { POST } = subscriptionWebhook({ onRenew, onCancel });
+ * ```
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
@@ -35,9 +49,6 @@ export function subscriptionWebhook(options: ReceiverOptions): RouteHandlers {
   return { POST: handler, GET: handler, PUT: handler, PATCH: handler, DELETE: handler, receiver };
 }
 
-/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/next` (same function, the name every adapter shares). */
-export const createRouteHandler = subscriptionWebhook;
-
 /** A Pages Router API route: Next's `NextApiRequest`/`NextApiResponse` are Node's req/res underneath. */
 export interface PagesHandler {
   (req: IncomingMessage & { body?: unknown }, res: ServerResponse): Promise<void>;
@@ -61,6 +72,3 @@ export function pagesSubscriptionWebhook(options: ReceiverOptions): PagesHandler
   const receiver = createReceiver(options, { bodyParserFix: PAGES_BODY_PARSER_FIX });
   return Object.assign(nodeListener(receiver), { receiver });
 }
-
-/** @deprecated Use `pagesSubscriptionWebhook` from `merchant-webhooks/next` (same function). */
-export const createPagesHandler = pagesSubscriptionWebhook;

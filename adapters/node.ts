@@ -1,3 +1,16 @@
+/**
+ * Node's `http` (or `https`): `subscriptionWebhook(options)` is a `(req, res)` request listener.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from "node:http";
+ * import { subscriptionWebhook } from "merchant-webhooks/node";
+ *
+ * createServer(subscriptionWebhook({ onRenew, onCancel })).listen(3000);
+ * ```
+ *
+ * @module
+ */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
@@ -20,6 +33,3 @@ export function subscriptionWebhook(options: ReceiverOptions): NodeHandler {
   const receiver = createReceiver(options);
   return Object.assign(nodeListener(receiver), { receiver });
 }
-
-/** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/node` (same function, the name every adapter shares). */
-export const createNodeHandler = subscriptionWebhook;

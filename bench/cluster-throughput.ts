@@ -1,6 +1,6 @@
-import { pino } from "pino";
 import { createReceiver, type Receiver } from "merchant-webhooks";
-import { redisStore, type RedisStore } from "merchant-webhooks/redis";
+import { type RedisStore, redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 import { clusterClient } from "../test/cluster/fixtures/cluster-client.js";
 import { startTestCluster } from "../test/cluster/fixtures/redis-cluster.js";
 import { ownRedisServer } from "../test/support/redis.js";
@@ -37,8 +37,8 @@ await new Promise<void>((resolve) => clusterConnection.once("ready", () => resol
 
 const logger = pino({ level: "silent" });
 const stores: Record<"single" | "cluster", RedisStore> = {
-  single: redisStore({ redis: single.url }),
-  cluster: redisStore({ redis: clusterConnection }),
+  single: redisStore({ connection: single.url }),
+  cluster: redisStore({ connection: clusterConnection }),
 };
 const receivers: Record<keyof typeof stores, Receiver> = {
   single: createReceiver({ logger, idempotency: stores.single, onRenew: () => {} }),

@@ -1,7 +1,7 @@
 import os from "node:os";
-import { pino } from "pino";
 import { createReceiver, memoryStore } from "merchant-webhooks";
-import { timeSteps, type Step } from "./cpu-rounds.js";
+import { pino } from "pino";
+import { type Step, timeSteps } from "./cpu-rounds.js";
 import { notificationText } from "./notification-body.js";
 
 /**

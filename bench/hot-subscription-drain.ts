@@ -1,9 +1,9 @@
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
+import { pino } from "pino";
 import { removeKeys } from "../test/support/redis.js";
 import { JSON_HEADERS } from "./renewal-body.js";
 
@@ -43,7 +43,7 @@ async function sendBacklog(receiver: Receiver, run: string, label: string): Prom
 
 async function drain(mode: "ordered" | "unordered", round: number): Promise<{ rate: number; stale: number }> {
   const run = `${prefix}-${mode}-${round}`;
-  const store = redisStore({ redis: url, prefix: `{${run}}idem:` });
+  const store = redisStore({ connection: url, prefix: `{${run}}idem:` });
   const queue = bullmqQueue({ connection: url, name: "hot", prefix: `{${run}}` });
   const receiver = createReceiver({ logger, idempotency: store, queue, ordering: mode === "ordered" });
   await sendBacklog(receiver, run, mode);
@@ -75,7 +75,7 @@ async function drain(mode: "ordered" | "unordered", round: number): Promise<{ ra
   );
   await finished;
   const seconds = (performance.now() - started) / 1000;
-  await Promise.all(workers.map((worker) => worker.close(5_000)));
+  await Promise.all(workers.map((worker) => worker.close({ timeoutMs: 5_000 })));
   await receiver.close();
   await store.close();
   await removeKeys(redis, `{${run}}`);
@@ -85,7 +85,7 @@ async function drain(mode: "ordered" | "unordered", round: number): Promise<{ ra
 /** The backlog sent to a receiver that runs the handler itself, one delivery at a time, in position order. */
 async function inProcess(mode: "ordered" | "unordered", round: number): Promise<{ rate: number; stale: number }> {
   const run = `${prefix}-direct-${mode}-${round}`;
-  const store = redisStore({ redis: url, prefix: `{${run}}idem:` });
+  const store = redisStore({ connection: url, prefix: `{${run}}idem:` });
   let stale = 0;
   const receiver = createReceiver({
     logger,

@@ -1,5 +1,5 @@
-import { pino } from "pino";
 import { createReceiver, memoryStore } from "merchant-webhooks";
+import { pino } from "pino";
 import { notificationText } from "./notification-body.js";
 
 /**

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { pino } from "pino";
 import { createReceiver, memoryStore } from "merchant-webhooks";
+import { pino } from "pino";
 
 /**
  * Resident memory after N distinct notifications through the memory store at its default cap

@@ -1,11 +1,11 @@
-import { pino } from "pino";
+import { Redis } from "ioredis";
 import { createReceiver, type Receiver } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
-import { JSON_HEADERS } from "./renewal-body.js";
-import { Redis } from "ioredis";
+import { pino } from "pino";
 import { removeKeys } from "../test/support/redis.js";
 import { latencySummary, ms } from "./latency-stats.js";
+import { JSON_HEADERS } from "./renewal-body.js";
 
 /**
  * The latency `ordering: true` adds per notification with `redisStore`: the core receiver with ordering
@@ -24,8 +24,8 @@ const SUBSCRIPTIONS = 1_000;
 
 const prefix = `mwbench-ordering-${process.pid}-${Date.now().toString(36)}:`;
 const stores = {
-  plain: redisStore({ redis: url, prefix: `${prefix}plain:` }),
-  ordered: redisStore({ redis: url, prefix: `${prefix}ordered:` }),
+  plain: redisStore({ connection: url, prefix: `${prefix}plain:` }),
+  ordered: redisStore({ connection: url, prefix: `${prefix}ordered:` }),
 };
 const logger = pino({ level: "silent" });
 const receivers: Record<keyof typeof stores, Receiver> = {

@@ -3,10 +3,10 @@ import { readFileSync } from "node:fs";
 import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 
 /**
  * The queue path on one Redis: how long a receiver takes to acknowledge a notification with
@@ -28,13 +28,13 @@ if (process.argv[2] === "--worker") {
     name,
     prefix,
     concurrency,
-    idempotency: redisStore({ redis: url, prefix: `${prefix}-store:` }),
+    idempotency: redisStore({ connection: url, prefix: `${prefix}-store:` }),
     logger: silent(),
     onRenew: async () => void (await redis.incr(`${prefix}-done`)),
   });
   await worker.waitUntilReady();
   process.stdout.write("ready\n");
-  process.once("SIGTERM", () => void worker.close(5_000).then(() => process.exit(0)));
+  process.once("SIGTERM", () => void worker.close({ timeoutMs: 5_000 }).then(() => process.exit(0)));
 } else {
   await main();
 }
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
       encoder.encode(template.replace(/"id":\s*"[^"]*"/, `"id":"${prefix}-${batch}-${i}"`)),
     );
 
-  const store = redisStore({ redis: url, prefix: `${prefix}-store:` });
+  const store = redisStore({ connection: url, prefix: `${prefix}-store:` });
   const queue = bullmqQueue({ connection: url, name: "bench", prefix });
   const receiver = createReceiver({ logger: silent(), idempotency: store, queue });
   const headers = { "content-type": "application/json" };
@@ -108,7 +108,13 @@ async function main(): Promise<void> {
     while (Number(await redis.get(`${prefix}-done`)) < n) await new Promise((resolve) => setTimeout(resolve, 5));
     const seconds = (performance.now() - from) / 1000;
     await Promise.all(
-      children.map((child) => new Promise((resolve) => (child.once("exit", resolve), child.kill("SIGTERM")))),
+      children.map(
+        (child) =>
+          new Promise((resolve) => {
+            child.once("exit", resolve);
+            child.kill("SIGTERM");
+          }),
+      ),
     );
     return { workers, concurrency_each: concurrency, notifications: n, per_second: Math.round(n / seconds) };
   }

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
-import { pino } from "pino";
 import { createReceiver, memoryStore, type Receiver } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
 
 /**
@@ -20,7 +20,7 @@ const headers = JSON_HEADERS;
 const body = renewalBody;
 
 const prefix = `mwbench-${process.pid}-${Date.now().toString(36)}:`;
-const store = redisStore({ redis: url, prefix });
+const store = redisStore({ connection: url, prefix });
 const logger = pino({ level: "silent" });
 const receivers: Record<"memory" | "redis", Receiver> = {
   memory: createReceiver({ logger, idempotency: memoryStore(), onRenew: () => {} }),

@@ -1,12 +1,11 @@
-import { pino } from "pino";
 import {
   createReceiver,
   memoryStore,
-  subscriptionNotificationSchema,
   type SubscriptionNotification,
+  subscriptionNotificationSchema,
 } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
-import { timeSteps, type Step } from "./cpu-rounds.js";
+import { pino } from "pino";
 import {
   fingerprintOf,
   handlerContext,
@@ -16,6 +15,7 @@ import {
   respond,
   runHandler,
 } from "./core-internals.js";
+import { type Step, timeSteps } from "./cpu-rounds.js";
 import { notificationText } from "./notification-body.js";
 
 /**
@@ -45,7 +45,7 @@ const logger = pino(pino.destination({ dest: "/dev/null", sync: false }));
 const ctxLogger = handlerLogger(logger, {});
 const memory = memoryStore({ maxEntries: 1_000_000 });
 const redis = redisStore({
-  redis: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+  connection: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
   prefix: `bench:steps:${process.pid}:`,
   retentionSeconds: 600,
 });

@@ -1,8 +1,8 @@
-import pg from "pg";
-import { pino } from "pino";
 import { createReceiver, memoryStore, type Receiver } from "merchant-webhooks";
 import { migrate, postgresStore } from "merchant-webhooks/postgres";
 import { redisStore } from "merchant-webhooks/redis";
+import pg from "pg";
+import { pino } from "pino";
 import { latencySummary, ms } from "./latency-stats.js";
 import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
 
@@ -25,7 +25,7 @@ const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
 pool.on("error", () => {}); // an idle client's dropped connection must not end the run
 await migrate(pool, { schema: tag });
 await pool.query(`CREATE TABLE "${tag}".effects (notification_id text PRIMARY KEY)`);
-const redis = redisStore({ redis: redisUrl, prefix: `${tag}:` });
+const redis = redisStore({ connection: redisUrl, prefix: `${tag}:` });
 const logger = pino({ level: "silent" });
 const names = ["memory", "redis", "postgres", "postgres_empty"] as const;
 const receivers: Record<(typeof names)[number], Receiver> = {

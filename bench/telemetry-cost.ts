@@ -8,10 +8,10 @@ import {
 } from "@opentelemetry/sdk-metrics";
 import { BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { pino } from "pino";
 import { createReceiver, memoryStore } from "merchant-webhooks";
+import { pino } from "pino";
 import { observeReceive } from "../src/telemetry/observe-receive.js";
-import { timeSteps, type Step } from "./cpu-rounds.js";
+import { type Step, timeSteps } from "./cpu-rounds.js";
 import { notificationText } from "./notification-body.js";
 
 /**

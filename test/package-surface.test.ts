@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
 import * as root from "merchant-webhooks";
 import * as schema from "merchant-webhooks/schema";
 import * as testing from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 
 // The root is what a merchant writes a receiver with; everything else has a subpath of its own. Every
 // value the root exports is a name to learn and to keep once 0.1.0 is published, so the list is short.

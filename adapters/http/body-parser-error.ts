@@ -1,4 +1,4 @@
-import { respond, type FailureStatus, type ReceiverResponse } from "../../src/answer/answer.js";
+import { type FailureStatus, type ReceiverResponse, respond } from "../../src/answer/answer.js";
 import { OUTCOMES } from "../../src/answer/outcomes.js";
 
 /** An error from body-parser or raw-body (`express.json()`, `express.text()`, ...), as they describe it. */

@@ -1,5 +1,5 @@
-import type { Receiver } from "../../src/receiver/create-receiver.js";
 import type { ReceiverResponse } from "../../src/answer/answer.js";
+import type { Receiver } from "../../src/receiver/create-receiver.js";
 import { base64ToBytes, utf8 } from "../../src/verify/encoding.js";
 
 /**

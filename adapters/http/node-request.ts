@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
-import type { Receiver } from "../../src/receiver/create-receiver.js";
 import type { ReceiverResponse } from "../../src/answer/answer.js";
+import type { Receiver } from "../../src/receiver/create-receiver.js";
 import { readNodeBody } from "../../src/shared/read-node-body.js";
 
 /** Has an earlier middleware left the bytes or a parse of them on `req.body`? */

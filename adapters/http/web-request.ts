@@ -1,5 +1,5 @@
-import type { Receiver } from "../../src/receiver/create-receiver.js";
 import type { ReceiverResponse } from "../../src/answer/answer.js";
+import type { Receiver } from "../../src/receiver/create-receiver.js";
 import { readWebBody } from "./read-web-body.js";
 
 /** Feed a Fetch API `Request` to the core: the body is read once, within the receiver's limits. */

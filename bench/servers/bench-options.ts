@@ -1,5 +1,5 @@
-import { pino } from "pino";
 import type { IdempotencyStore } from "merchant-webhooks";
+import { pino } from "pino";
 import { library } from "./library.js";
 
 /** Log lines are produced and serialized as in production, then written to /dev/null. */
@@ -18,5 +18,9 @@ export const BENCH_RETENTION_SECONDS = 600;
 export async function benchStore(): Promise<IdempotencyStore> {
   if (!useRedis()) return (await library("index")).memoryStore({ maxEntries: 2_000_000 });
   const { redisStore } = await library("redis");
-  return redisStore({ redis: redisUrl(), prefix: `bench:${process.pid}:`, retentionSeconds: BENCH_RETENTION_SECONDS });
+  return redisStore({
+    connection: redisUrl(),
+    prefix: `bench:${process.pid}:`,
+    retentionSeconds: BENCH_RETENTION_SECONDS,
+  });
 }

@@ -3,9 +3,9 @@ import { benchLogger, benchStore } from "./bench-options.js";
 import { library } from "./library.js";
 import { serveFastify } from "./serve.js";
 
-const { subscriptionWebhookPlugin } = await library("fastify");
+const { subscriptionWebhook } = await library("fastify");
 const app = Fastify({ logger: false });
-await app.register(subscriptionWebhookPlugin, {
+await app.register(subscriptionWebhook, {
   path: "/hook",
   logger: benchLogger(),
   idempotency: await benchStore(),

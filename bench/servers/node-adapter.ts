@@ -3,5 +3,5 @@ import { benchLogger, benchStore } from "./bench-options.js";
 import { library } from "./library.js";
 import { serve } from "./serve.js";
 
-const { createNodeHandler } = await library("node");
-serve(createServer(createNodeHandler({ logger: benchLogger(), idempotency: await benchStore(), onRenew: () => {} })));
+const { subscriptionWebhook } = await library("node");
+serve(createServer(subscriptionWebhook({ logger: benchLogger(), idempotency: await benchStore(), onRenew: () => {} })));

@@ -1,5 +1,5 @@
-import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { createInterface } from "node:readline";
 import type { FastifyInstance } from "fastify";
 

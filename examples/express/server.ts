@@ -1,8 +1,8 @@
 import express from "express";
-import { pino } from "pino";
 import { standardWebhooksVerifier } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 
 // A receiver on the embedded in-memory store: one process, no Redis. `npm start` runs this file.
 // Opt-ins, for running it behind the platform simulator: WEBHOOK_REDIS_URL (redisStore, with
@@ -59,7 +59,6 @@ const webhook = subscriptionWebhook({
     ctx.log.info({ subscription: notification.resource.id }, "subscription resumed");
   },
 });
-// app.all, not app.post: a GET or PUT gets the receiver's JSON 405 (Allow: POST), not Express's HTML 404.
 app.all("/webhooks/subscriptions", webhook);
 
 // For the load balancer: 503 while the store (or queue) is unreachable, when every notification would get 503 too.

@@ -1,7 +1,7 @@
 import Fastify from "fastify";
-import { pino } from "pino";
 import { standardWebhooksVerifier } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/fastify";
+import { pino } from "pino";
 
 // Run with `npx tsx examples/fastify/server.ts`. The plugin reads its route's body as raw bytes; the
 // app's other routes keep Fastify's JSON parser (see POST /orders).

@@ -2,7 +2,7 @@ import { standardWebhooksVerifier } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/fetch";
 
 // A Web-standard `fetch` handler: the same object runs on Bun (`bun run examples/fetch/handler.ts`),
-// Deno (`deno serve`), Cloudflare Workers (`export default`), or behind Hono (`app.post(path, (c) =>
+// Deno (`deno serve`), Cloudflare Workers (`export default`), or behind Hono (`app.all(path, (c) =>
 // webhook(c.req.raw))`). server.ts serves it from Node.
 // Node, Bun and Deno expose `process.env`; on Workers, enable nodejs_compat or build the handler from `env`.
 const secret = (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env.WEBHOOK_SECRET;

@@ -1,8 +1,8 @@
 import express from "express";
-import pg from "pg";
-import { pino } from "pino";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { migrate, postgresStore } from "merchant-webhooks/postgres";
+import pg from "pg";
+import { pino } from "pino";
 
 // A receiver whose effects and notification records live in one PostgreSQL database: each renewal
 // writes one ledger row, in the same transaction as the record of the notification, so a duplicate,
@@ -23,7 +23,7 @@ await pool.query(`CREATE TABLE IF NOT EXISTS renewals (
 )`);
 
 const app = express();
-app.post(
+app.all(
   "/webhooks/subscriptions",
   subscriptionWebhook({
     logger,

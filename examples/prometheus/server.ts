@@ -2,8 +2,8 @@ import { metrics } from "@opentelemetry/api";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
 import express from "express";
-import { pino } from "pino";
 import { subscriptionWebhook } from "merchant-webhooks/express";
+import { pino } from "pino";
 
 // The receiver's metrics for Prometheus: register an OpenTelemetry meter provider whose reader is the
 // Prometheus exporter, and serve the exporter's text on GET /metrics of the same app. The library finds
@@ -24,7 +24,7 @@ const webhook = subscriptionWebhook({
 });
 
 const app = express();
-app.post("/webhooks/subscriptions", webhook);
+app.all("/webhooks/subscriptions", webhook);
 app.get("/metrics", (req, res) => exporter.getMetricsRequestHandler(req, res));
 app.get("/healthz", async (_req, res) => {
   const health = await webhook.receiver.health();

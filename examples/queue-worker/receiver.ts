@@ -1,8 +1,8 @@
 import express from "express";
-import { pino } from "pino";
 import { bullmqQueue, closeOnSignals } from "merchant-webhooks/bullmq";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { redisStore } from "merchant-webhooks/redis";
+import { pino } from "pino";
 
 // The receiving half: validate, claim the id, put the notification on the queue, answer 200. No
 // handler runs here, so the answer takes a few Redis round trips however slow the handlers are.
@@ -20,7 +20,7 @@ const webhook = subscriptionWebhook({
 });
 
 const app = express();
-app.post("/webhooks/subscriptions", webhook);
+app.all("/webhooks/subscriptions", webhook);
 // 503 while Redis is unreachable, so the load balancer stops routing notifications that could only get 503.
 app.get("/healthz", async (_req, res) => {
   const health = await webhook.receiver.health();

@@ -1,5 +1,5 @@
-import { pino } from "pino";
 import { closeOnSignals, createWorker } from "merchant-webhooks/bullmq";
+import { pino } from "pino";
 
 // The processing half: runs the handlers for what `receiver.ts` queued. Each notification id's handler
 // completes once, whichever worker takes it and however often the platform delivers it. Run as many as
@@ -16,7 +16,7 @@ const entitlementService = {
     signal.throwIfAborted();
     return { subscription, until };
   },
-  async revoke(subscription: string, signal: AbortSignal) {
+  async revoke(_subscription: string, signal: AbortSignal) {
     await new Promise((resolve) => setTimeout(resolve, 200));
     signal.throwIfAborted();
   },

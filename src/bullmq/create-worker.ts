@@ -19,7 +19,7 @@ import { gaugeFailedSet } from "./failed-set-gauge.js";
 import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
-import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { queueLedger } from "./queue-ledger.js";
 import { DEFAULT_SWEEP_EVERY_MS, sweepEvery } from "./sweep-every.js";
@@ -84,9 +84,8 @@ export interface NotificationWorker {
    * Stop taking jobs and wait up to `timeoutMs` (default 30 s) for running handlers. Past it, their
    * `ctx.signal` aborts and their jobs go back to the queue at once, for another worker to pick up
    * when this worker's claim lapses. Resolves true when every running handler finished in time.
-   * A bare number still works as the limit (deprecated: pass `{ timeoutMs }`).
    */
-  close(options?: CloseLimit): Promise<boolean>;
+  close(options?: CloseOptions): Promise<boolean>;
 }
 
 const WORKER_KEYS = {

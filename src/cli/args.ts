@@ -1,6 +1,7 @@
-import { parseArgs, type ParseArgsConfig } from "node:util";
+import { type ParseArgsConfig, parseArgs } from "node:util";
 import type { Signer } from "../testing/replay.js";
 import { hmacSigner, standardWebhooksSigner } from "../testing/signers.js";
+import { standardWebhooksKey } from "../verify/standard-webhooks-verifier.js";
 import { printableLines } from "./printable.js";
 
 /** Where a command writes, and what it knows about the terminal; tests pass their own. */
@@ -114,8 +115,25 @@ export function sendingSetup(values: SendingValues): SendingSetup {
   };
 }
 
-function signerFrom(values: SendingValues): Signer | undefined {
-  const scheme = values.scheme ?? "hmac";
+/** The signing options `send`, `replay` and `simulate` share. */
+export interface SigningValues {
+  secret?: string | undefined;
+  scheme?: string | undefined;
+  "signature-header"?: string | undefined;
+}
+
+export type SigningScheme = "hmac" | "standard-webhooks";
+
+/**
+ * The scheme to sign with and its secret, checked with the options that go with it (a Standard
+ * Webhooks secret is checked whole here, once); undefined when nothing is to be signed. `fallback` is
+ * the command's default scheme.
+ */
+export function signingFrom(
+  values: SigningValues,
+  fallback: SigningScheme,
+): { scheme: SigningScheme; secret: string; header: string } | undefined {
+  const scheme = values.scheme ?? fallback;
   if (scheme !== "hmac" && scheme !== "standard-webhooks")
     throw new UsageError(`--scheme must be hmac or standard-webhooks, got ${scheme}`);
   if (values.secret === undefined) {
@@ -128,12 +146,20 @@ function signerFrom(values: SendingValues): Signer | undefined {
     if (values["signature-header"] !== undefined)
       throw new UsageError("--signature-header applies to --scheme hmac only");
     try {
-      return standardWebhooksSigner(values.secret);
+      standardWebhooksKey(values.secret);
     } catch {
       throw new UsageError('--secret for standard-webhooks must be "whsec_" followed by base64');
     }
   }
-  return hmacSigner({ secret: values.secret, header: values["signature-header"] ?? "x-signature" });
+  return { scheme, secret: values.secret, header: values["signature-header"] ?? "x-signature" };
+}
+
+function signerFrom(values: SendingValues): Signer | undefined {
+  const signing = signingFrom(values, "hmac");
+  if (!signing) return undefined;
+  return signing.scheme === "standard-webhooks"
+    ? standardWebhooksSigner(signing.secret)
+    : hmacSigner({ secret: signing.secret, header: signing.header });
 }
 
 /** `-H "x-tenant: acme"` -> `{ "x-tenant": "acme" }`. */

@@ -1,80 +1,9 @@
-import { EXIT_OK, EXIT_USAGE, processIo, type CliIo } from "./args.js";
-import { printable, printableLines } from "./printable.js";
-import { packageVersion } from "./version.js";
-
-const USAGE = `Usage: merchant-webhooks <command> [options]
-
-Commands:
-  replay <file|dir> --url <url>   send saved or recorded notifications to an endpoint, count the answers
-  send <event> --url <url>        send one built notification of an event type
-  validate <file|dir>...          check notifications against the schema
-  redrive --queue <name>          move notifications that used up their attempts back to the queue
-  simulate --webhook-url <url>    run a local platform: API endpoints, deliveries with retries, scenarios
-
-Run merchant-webhooks <command> --help for a command's options; --version prints the version.
-
-Exit status: 0 when everything was processed (or valid), 1 when something was not, 2 on a usage error.
-`;
-
-type Command = (argv: readonly string[], io: CliIo) => Promise<number>;
-
-// Each command is loaded only when run: `validate` should not wait for an HTTP client or BullMQ to load.
-const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
-  replay: async () => (await import("./commands/replay.js")).runReplay,
-  send: async () => (await import("./commands/send.js")).runSend,
-  validate: async () => (await import("./commands/validate.js")).runValidate,
-  simulate: async () => {
-    const { runSimulate } = await import("./commands/simulate.js");
-    return (argv, io) => runSimulate(argv, io);
-  },
-  redrive: async () => {
-    const { runRedrive } = await import("./commands/redrive.js");
-    return (argv, io) => runRedrive(argv, io);
-  },
-};
-
-/** Runs the command line `argv` (without node and the script) and resolves to the exit status. */
-async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined) {
-    io.err(USAGE);
-    return EXIT_USAGE;
-  }
-  if (name === "--help" || name === "-h") {
-    io.out(USAGE);
-    return EXIT_OK;
-  }
-  if (name === "--version" || name === "-v") {
-    io.out(`${packageVersion()}\n`);
-    return EXIT_OK;
-  }
-  if (name === "help")
-    return rest[0] && Object.hasOwn(COMMANDS, rest[0]) ? run(rest[0], ["--help"], io) : main(["--help"], io);
-  if (!Object.hasOwn(COMMANDS, name)) {
-    io.err(
-      `unknown command "${printable(name)}": the commands are ${Object.keys(COMMANDS).join(", ")}\n` +
-        'Run "merchant-webhooks --help" for what each does.\n',
-    );
-    return EXIT_USAGE;
-  }
-  return run(name, rest, io);
-}
-
-async function run(name: string, argv: readonly string[], io: CliIo): Promise<number> {
-  const command = await COMMANDS[name]!();
-  try {
-    return await command(argv, io);
-  } catch (err) {
-    // One line, not a stack: the user can act on the message; MERCHANT_WEBHOOKS_DEBUG=1 shows the rest.
-    const detail = process.env.MERCHANT_WEBHOOKS_DEBUG ? (err as Error).stack : (err as Error).message;
-    io.err(`${name} failed: ${printableLines(detail ?? String(err))}\n`);
-    return 1;
-  }
-}
+import { processIo } from "./args.js";
+import { runCommandLine } from "./command-line.js";
 
 // Exit once the output is written: keep-alive sockets and timers of an HTTP client must not hold the
 // process open after the answer, nor cut it short before stdout is flushed.
-void main(process.argv.slice(2)).then((code) => {
+void runCommandLine(process.argv.slice(2), processIo()).then((code) => {
   process.exitCode = code;
   process.stdout.write("", () => process.stderr.write("", () => process.exit(code)));
 });

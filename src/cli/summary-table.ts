@@ -9,11 +9,14 @@ export interface ReplaySummary {
   failed: number;
   /** Entries of the source that could not be read, so were not sent. */
   unreadable?: number;
+  /** Notifications sent more than once (`--retry`), whatever their last answer. */
+  retried?: number;
 }
 
 export function summarize(results: readonly ReplayResult[]): ReplaySummary {
   const summary: ReplaySummary = { sent: results.length, processed: 0, rejected: new Map(), failed: 0 };
   for (const result of results) {
+    if (result.attempts) summary.retried = (summary.retried ?? 0) + 1;
     if (result.status === 0) summary.failed++;
     else if (isProcessed(result)) summary.processed++;
     else summary.rejected.set(result.status, (summary.rejected.get(result.status) ?? 0) + 1);
@@ -46,6 +49,7 @@ export function formatSummaryTable(summary: ReplaySummary): string {
       .map(([status, count]): [string, number] => [`  status ${status}`, count]),
     ["failed", summary.failed],
     ...(summary.unreadable ? [["unreadable", summary.unreadable] as [string, number]] : []),
+    ...(summary.retried ? [["sent again", summary.retried] as [string, number]] : []),
   ];
   const labelWidth = Math.max("result".length, ...rows.map(([label]) => label.length));
   const countWidth = Math.max("count".length, ...rows.map(([, count]) => String(count).length));

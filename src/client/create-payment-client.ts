@@ -1,18 +1,18 @@
 import type { z } from "zod";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { InvalidRequestError } from "./errors.js";
-import { FUND_SPLIT_DETAILS, MERCHANT_QUOTES, type ListEndpoint } from "./list-endpoints.js";
-import { fetchPage, paginate, type ListRecord, type Page, type PaginateOptions } from "./paginate.js";
-import { resolveRetryPolicy, type RetryPolicy } from "./retry-policy.js";
+import { FUND_SPLIT_DETAILS, type ListEndpoint, MERCHANT_QUOTES } from "./list-endpoints.js";
+import { fetchPage, type ListRecord, type Page, type PaginateOptions, paginate } from "./paginate.js";
+import { type RetryPolicy, resolveRetryPolicy } from "./retry-policy.js";
 import {
   createOrderRequestSchema,
-  queriedOrderSchema,
   orderSchema,
+  queriedOrderSchema,
   queryOrderRequestSchema,
   refundOrderSchema,
   refundRequestSchema,
 } from "./schemas/index.js";
 import { createTransport, type RequestSigner } from "./transport.js";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import type { CreateOrderRequest, MonthFilters, Order, QueriedOrder, RefundOrder, RefundRequest } from "./types.js";
 
 export interface PaymentClientOptions {

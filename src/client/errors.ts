@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { pathOf } from "../schema/validation-message.js";
 import type { StatusDetail } from "../schema/index.js";
+import { pathOf } from "../schema/validation-message.js";
 
 export type PaymentApiErrorCode = "REDIRECT_REFUSED" | "RESPONSE_TOO_LARGE";
 

@@ -1,5 +1,5 @@
-import { canonicalJson } from "../shared/canonical-json.js";
 import { createHash } from "node:crypto";
+import { canonicalJson } from "../shared/canonical-json.js";
 import { InvalidRequestError, PaymentApiError } from "./errors.js";
 import type { ListEndpoint } from "./list-endpoints.js";
 import { listRequestSchema, pageResponseSchema } from "./schemas/pagination.js";

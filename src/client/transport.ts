@@ -2,8 +2,8 @@ import type { z } from "zod";
 import { statusDetailSchema } from "../schema/shared.js";
 import { pathOf } from "../schema/validation-message.js";
 import { PaymentApiError } from "./errors.js";
-import { readCappedBody, ResponseTooLargeError } from "./read-capped-body.js";
-import { certainlyNotSent, retryDelay, type ResolvedRetryPolicy } from "./retry-policy.js";
+import { ResponseTooLargeError, readCappedBody } from "./read-capped-body.js";
+import { certainlyNotSent, type ResolvedRetryPolicy, retryDelay } from "./retry-policy.js";
 
 /** What the `sign` hook sees of a request about to be sent. */
 export interface SignableRequest {

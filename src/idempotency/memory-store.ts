@@ -1,20 +1,20 @@
 import type { Answer } from "../answer/answer.js";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import { memoryOrders } from "./memory-orders.js";
+import { isBefore } from "./position.js";
 import {
-  DEFAULT_LEASE_MS,
-  DEFAULT_RETENTION_SECONDS,
-  StoreUnavailableError,
-  refOf,
   type ClaimedOrStale,
   type ClaimHandle,
   type ClaimRequest,
   type ClaimResult,
+  DEFAULT_LEASE_MS,
+  DEFAULT_RETENTION_SECONDS,
   type IdempotencyRecord,
   type IdempotencyStore,
   type OrderClaim,
+  refOf,
+  StoreUnavailableError,
 } from "./store.js";
-import { memoryOrders } from "./memory-orders.js";
-import { isBefore } from "./position.js";
 
 const MEMORY_STORE_KEYS = {
   retentionSeconds: true,

@@ -4,15 +4,19 @@ export interface CloseOptions {
   timeoutMs?: number;
 }
 
-/**
- * What `close()` accepts: `{ timeoutMs }`, or the bare number of milliseconds the receiver and the
- * worker took before 0.1.0 (deprecated, still honoured).
- */
-export type CloseLimit = CloseOptions | number;
-
-/** The time limit a `close(limit)` was given, else `fallback`. */
-export function closeTimeoutOf(limit: CloseLimit | undefined, fallback: number): number {
-  const given = typeof limit === "number" ? limit : limit?.timeoutMs;
+/** The time limit a `close(options)` was given, else `fallback`. */
+export function closeTimeoutOf(options: CloseOptions | undefined, fallback: number): number {
+  // Plain JavaScript may still pass the bare number the receiver and the worker took before 0.1.0:
+  // read as options it would be no limit at all, so it is refused with the form to use instead.
+  if (options !== undefined && (typeof options !== "object" || options === null)) {
+    throw Object.assign(
+      new TypeError(
+        `close: pass { timeoutMs: ${String(options)} }, not ${typeof options === "number" ? "a bare number" : String(options)}`,
+      ),
+      { code: "MW_CLOSE_OPTIONS" },
+    );
+  }
+  const given = options?.timeoutMs;
   if (given === undefined) return fallback;
   if (typeof given !== "number" || Number.isNaN(given) || given < 0) {
     throw new RangeError(`close: timeoutMs must be a number of milliseconds, 0 or more, got ${String(given)}`);

@@ -40,10 +40,17 @@ function isIPv6Shape(text: string): boolean {
   return text.split(":").length === 8 && !text.split(":").includes("");
 }
 
+/**
+ * A loopback address names this machine, never a person: kept, so that a connection error still says
+ * where it tried (`connect ECONNREFUSED 127.0.0.1:6379`). A host and port are diagnostics.
+ */
+// Node writes an IPv6 address and its port unbracketed: `connect ECONNREFUSED ::1:5432`.
+const isLoopback = (ip: string): boolean => ip.startsWith("127.") || /^(?:0{0,4}:){2,7}0{0,3}1(?::\d{1,5})?$/.test(ip);
+
 /** Emails and IP addresses anywhere in a string, for fields that are not known to hold them. */
 export function redactPersonalText(text: string): string {
   let out = text.includes("@") ? redactEmails(text) : text;
-  if (out.includes(".")) out = out.replace(IPV4, REDACTED);
-  if (out.includes(":")) out = out.replace(IPV6_CANDIDATE, (m) => (isIPv6Shape(m) ? REDACTED : m));
+  if (out.includes(".")) out = out.replace(IPV4, (m) => (isLoopback(m) ? m : REDACTED));
+  if (out.includes(":")) out = out.replace(IPV6_CANDIDATE, (m) => (isIPv6Shape(m) && !isLoopback(m) ? REDACTED : m));
   return out;
 }

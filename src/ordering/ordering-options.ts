@@ -1,7 +1,8 @@
 import type { Handler } from "../dispatch/handlers.js";
+import { isBefore, type SortablePosition, sortablePosition } from "../idempotency/position.js";
 import type { OrderClaim } from "../idempotency/store.js";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { isBefore, sortablePosition, type SortablePosition } from "../idempotency/position.js";
 
 export interface OrderingOptions {
   /**
@@ -22,13 +23,13 @@ export interface OrderingOptions {
    * position, so it cannot make the key's real notifications stale. `Infinity` turns the check off.
    */
   maxFutureSkewMs?: number;
-  /**
-   * Gets stale notifications instead of their event's handler.
-   * @deprecated Give `onStale` beside the other handlers (the receiver's and the worker's option), not
-   * inside `ordering`; this one still works when that one is not given.
-   */
-  onStale?: Handler;
 }
+
+const ORDERING_KEYS = {
+  key: true,
+  position: true,
+  maxFutureSkewMs: true,
+} as const satisfies KnownKeys<OrderingOptions>;
 
 /** One day: wider than any honest clock error, far narrower than a record's lifetime. */
 export const DEFAULT_MAX_FUTURE_SKEW_MS = 86_400_000;
@@ -67,26 +68,26 @@ export function updateOrCreateTime(notification: SubscriptionNotification): stri
 }
 
 /**
- * Check and resolve `ordering` with the top-level `onStale` (the deprecated `ordering.onStale` stands in
- * for it when it is not given; both at once, different, is refused).
- * Undefined when ordering is off. Throws a TypeError naming the option on a wrong type.
+ * Check and resolve `ordering` with the top-level `onStale`. Undefined when ordering is off. Throws a
+ * TypeError naming the option on a wrong type or an unknown key.
  */
 export function resolveOrdering(option: OrderingOption | undefined, onStale?: Handler): Ordering | undefined {
   if (option === undefined || option === false) return undefined;
   if (option !== true && (typeof option !== "object" || option === null)) {
-    throw new TypeError("ordering must be true, false or an object { key?, position?, onStale? }");
+    throw new TypeError("ordering must be true, false or an object { key?, position?, maxFutureSkewMs? }");
   }
   const parts: OrderingOptions = option === true ? {} : option;
-  for (const name of ["key", "position", "onStale"] as const) {
+  // Where it stood before 0.1.0: ignoring it would hand stale notifications to no handler in silence.
+  if ("onStale" in parts)
+    throw new TypeError(
+      "ordering.onStale: give onStale beside the other handlers (onRenew, onCancel...), not in ordering",
+    );
+  rejectUnknownKeys("ordering", parts, Object.keys(ORDERING_KEYS));
+  for (const name of ["key", "position"] as const) {
     if (parts[name] !== undefined && typeof parts[name] !== "function")
       throw new TypeError(`ordering.${name} must be a function`);
   }
   if (onStale !== undefined && typeof onStale !== "function") throw new TypeError("onStale must be a function");
-  if (onStale !== undefined && parts.onStale !== undefined && parts.onStale !== onStale) {
-    throw new TypeError(
-      "onStale is given twice, at the top level and in ordering: keep the top-level onStale (ordering.onStale is its deprecated alias)",
-    );
-  }
   const maxSkew = parts.maxFutureSkewMs ?? DEFAULT_MAX_FUTURE_SKEW_MS;
   if (typeof maxSkew !== "number" || Number.isNaN(maxSkew) || maxSkew < 0)
     throw new TypeError("ordering.maxFutureSkewMs must be a number of milliseconds, 0 or more (Infinity: no limit)");
@@ -100,6 +101,6 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       const position = at === undefined ? undefined : sortablePosition(at);
       return position === undefined || isTooFarAhead(position, maxSkew) ? { key } : { key, position };
     },
-    onStale: onStale ?? parts.onStale,
+    onStale,
   };
 }

@@ -21,10 +21,21 @@ const EXHAUSTED_LOG_INTERVAL_MS = 1_000;
  * limit, logged once per change. `settled()` pings once if nothing has been asked yet, so a receiver
  * warns at start when the database is away.
  */
-export function poolConnection(pool: Pool, ping: () => Promise<unknown>): StoreConnection & ConnectionReports {
+export function poolConnection(
+  pool: Pool,
+  ping: () => Promise<unknown>,
+  startupProblem: (err: unknown) => string | undefined = () => undefined,
+): StoreConnection & ConnectionReports {
   const tracker = connectionTracker("postgres", addressOf(pool), "connecting");
   let exhaustedLoggedAt = Number.NEGATIVE_INFINITY;
-  const connection = tracker.connection(() => void ping().catch(() => {}));
+  // The start-up ping's failure, when it is one the database answered (tables never migrated), is said
+  // at start too: otherwise "postgresql ready" is all a forgotten migrate() leaves in the log.
+  const startupPing = () =>
+    void ping().catch((err) => {
+      const problem = startupProblem(err);
+      if (problem) tracker.log("warn", {}, problem);
+    });
+  const connection = tracker.connection(startupPing);
   return {
     ...connection,
     watch(logger) {

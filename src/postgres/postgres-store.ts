@@ -19,7 +19,7 @@ import {
 } from "./claim-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
 import { backendCanceller } from "./cancel-backend.js";
-import { ISOLATION_LEVELS, retryConflicts, sessions, type IsolationLevel } from "./sessions.js";
+import { ISOLATION_LEVELS, MissingTableError, retryConflicts, sessions, type IsolationLevel } from "./sessions.js";
 import { poolConnection } from "./connection-state.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
@@ -80,7 +80,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const names = qualifiedNames(options);
   const claims = claimStatements(names, retentionSeconds);
   const settles = settleStatements(names, retentionSeconds);
-  const connection = poolConnection(pool, () => ping());
+  const connection = poolConnection(
+    pool,
+    () => ping(),
+    (err) => (err instanceof MissingTableError ? err.message : undefined),
+  );
   const db = sessions(pool, names, { timeoutMs, isolationLevel }, connection);
   const inbox = { db, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
   // Also proves the table is there: a store that would fail every claim is not healthy.

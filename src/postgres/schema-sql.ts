@@ -1,5 +1,7 @@
 import type { Pool } from "pg";
+import { StoreUnavailableError } from "../idempotency/store.js";
 import { qualifiedNames, type QualifiedNames, type TableNames } from "./names.js";
+import { sqlState } from "./sessions.js";
 
 /**
  * The inbox's tables. Positions are compared as text byte by byte (`COLLATE "C"`), as every store
@@ -66,7 +68,24 @@ export async function migrate(pool: Pick<Pool, "query">, options: TableNames = {
   // One lock per schema for the whole script, so two processes migrating at once (the same table, or
   // two tables into one new schema) do not race on CREATE. Two-key form: a space of its own, apart
   // from the one-key locks claims take on notification ids.
-  await pool.query(
-    `BEGIN; SELECT pg_advisory_xact_lock(${MIGRATE_LOCK_SPACE}, hashtext('${names.schema}')); ${schemaSqlFor(names)} COMMIT;`,
-  );
+  await pool
+    .query(
+      `BEGIN; SELECT pg_advisory_xact_lock(${MIGRATE_LOCK_SPACE}, hashtext('${names.schema}')); ${schemaSqlFor(names)} COMMIT;`,
+    )
+    .catch((err: unknown) => {
+      throw migrateFailure(err);
+    });
+}
+
+/**
+ * A database out of reach, told as the store tells it (`StoreUnavailableError`), rather than pg's bare
+ * `connect ECONNREFUSED` from a top-level `await migrate(pool)`; an error the server answered with (a
+ * missing permission, say) is its own message already, and stays as it is.
+ */
+function migrateFailure(err: unknown): unknown {
+  if (sqlState(err) !== undefined) return err;
+  const message = (err as Error)?.message ?? String(err);
+  return new StoreUnavailableError(`migrate: PostgreSQL is unavailable, no table was created: ${message}`, {
+    cause: err,
+  });
 }

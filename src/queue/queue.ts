@@ -1,6 +1,6 @@
-import type { SubscriptionNotification } from "../schema/index.js";
 import type { OrderClaim } from "../idempotency/store.js";
 import type { CloseOptions } from "../lifecycle/close-options.js";
+import type { SubscriptionNotification } from "../schema/index.js";
 
 /** A validated, claimed notification handed to a queue. */
 export interface QueuedNotification {

@@ -12,7 +12,7 @@ import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.j
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
 import { watchStore } from "./watch-store.js";
-import { type CloseLimit, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
 
 export type { ReceiverRequest, EarlyRejection } from "./intake.js";
 
@@ -28,9 +28,9 @@ export interface Receiver {
   /**
    * Waits for background writes (completion records being retried, recordings) at most `timeoutMs`
    * (default 10 s), logging what was abandoned, then closes the queue and the recorder, each given
-   * the same limit. A bare number still works as the limit (deprecated: pass `{ timeoutMs }`).
+   * the same limit.
    */
-  close(options?: CloseLimit): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
   /** Background work still running after its answer (completion records being retried, recordings). */
   inFlight(): number;
   /** Pings the store and the queue within a short time-out; `ok: false` means notifications would get 503. */

@@ -21,7 +21,7 @@ export interface EventReceiverOptions<S extends z.ZodType<{ id: string }>>
  * refund events (`orderEventSchema`, `refundEventSchema` from `merchant-webhooks/client`), validated by
  * a schema you give. Everything else is the receiver's: signature check, idempotency per `id`, the
  * answer and its status, logging. Pass the result to any adapter:
- * `app.post("/hooks/orders", subscriptionWebhook(eventReceiverOptions({ schema: orderEventSchema, handler })))`.
+ * `app.all("/hooks/orders", subscriptionWebhook(eventReceiverOptions({ schema: orderEventSchema, handler })))`.
  */
 export function eventReceiverOptions<S extends z.ZodType<{ id: string }>>(
   options: EventReceiverOptions<S>,
@@ -46,12 +46,3 @@ export function eventReceiverOptions<S extends z.ZodType<{ id: string }>>(
   ) as SubscriptionHandlers;
   return { ...receiverOptions, ...everyEventType, eventSchema: checked };
 }
-
-/**
- * @deprecated Use `eventReceiverOptions` (the same function): it returns receiver options, not a
- * webhook, and the new name says so.
- */
-export const eventWebhook = eventReceiverOptions;
-
-/** @deprecated Use `EventReceiverOptions`. */
-export type EventWebhookOptions<S extends z.ZodType<{ id: string }>> = EventReceiverOptions<S>;

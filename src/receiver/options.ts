@@ -83,8 +83,7 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   ordering?: OrderingOption;
   /**
    * With `ordering`: gets the notifications older than their subscription's newest completed one, in
-   * place of their event's handler (the worker takes the same option). The one place for it:
-   * `ordering.onStale` is its deprecated alias.
+   * place of their event's handler (the worker takes the same option).
    */
   onStale?: Handler;
   /**

@@ -1,7 +1,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
 import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
 
 export interface JsonlRecorderOptions {
   /** Directory of the recordings; created if missing. One file per UTC day: `notifications-YYYY-MM-DD.jsonl`. */

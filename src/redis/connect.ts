@@ -9,28 +9,9 @@ import { Cluster, type ClusterNode, Redis, type RedisOptions } from "ioredis";
  */
 export type RedisConnection = Redis | Cluster | string | RedisOptions | readonly ClusterNode[];
 
-/** The option every Redis-backed part takes; `redis` is the name `redisStore` and the recorder used before 0.1.0. */
-export type ConnectionOption =
-  | { connection: RedisConnection; redis?: undefined }
-  | {
-      /** @deprecated Use `connection` (the same value): the name every Redis-backed part shares. */
-      redis: RedisConnection;
-      connection?: undefined;
-    };
-
-/** The connection given as `connection`, or as the deprecated `redis`; a clear error when neither or both. */
-export function connectionOf(caller: string, options: { connection?: RedisConnection; redis?: RedisConnection }) {
-  const { connection, redis } = options;
-  if (connection !== undefined && redis !== undefined && connection !== redis) {
-    throw new TypeError(`${caller}: give \`connection\` only (\`redis\` is its deprecated alias), not both`);
-  }
-  const given = connection ?? redis;
-  if (given === undefined || given === null) {
-    throw new TypeError(
-      `${caller}: \`connection\` is required: an ioredis client or cluster, a URL, ioredis options, or cluster nodes`,
-    );
-  }
-  return given;
+/** The option every Redis-backed part takes. */
+export interface ConnectionOption {
+  connection: RedisConnection;
 }
 
 /** A client, and whether it was made here (and so is closed here) or lent by the caller. */

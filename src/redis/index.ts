@@ -7,7 +7,6 @@ export {
   redisStreamRecorder,
   readRedisStream,
   DEFAULT_STREAM_MAX_LEN,
-  type RedisStreamConnection,
   type RedisStreamRecorder,
   type RedisStreamRecorderOptions,
   type ReadRedisStreamOptions,

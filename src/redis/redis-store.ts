@@ -11,7 +11,7 @@ import type {
   StoredAnswer,
 } from "../idempotency/store.js";
 import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./fail-fast-connection.js";
-import { connectionOf, type ConnectionOption } from "./connect.js";
+import type { ConnectionOption } from "./connect.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
@@ -25,7 +25,7 @@ import { BIND_ORDER, bindingKey, claimUnderBoundKey } from "./order-binding.js";
  * and closes the connection in `close()`), or an ioredis client or cluster, used as it is and left open.
  * A lent client should have the settings of `failFastRedisOptions()`: the store bounds every call
  * itself, but a client with an offline queue or retries keeps a command that timed out and may apply
- * it later (harmless, see `scripts.ts`). `redis` is its deprecated alias.
+ * it later (harmless, see `scripts.ts`).
  */
 export type RedisStoreOptions = RedisStoreSettings & ConnectionOption;
 
@@ -79,13 +79,12 @@ const ON_THE_KEY_ALONE = new Set(["mwIdemOrderedNext", "mwIdemOrderedAbandonNext
 
 const REDIS_STORE_KEYS = {
   connection: true,
-  redis: true,
   prefix: true,
   leaseMs: true,
   retentionSeconds: true,
   timeoutMs: true,
   waitForReplicas: true,
-} as const satisfies KnownKeys<RedisStoreSettings & { connection: unknown; redis: unknown }>;
+} as const satisfies KnownKeys<RedisStoreSettings & { connection: unknown }>;
 
 type ScriptReply = [string, (string | number)?, string?, string?, string?];
 
@@ -125,7 +124,7 @@ type IdempotencyCommands = {
  */
 export function redisStore(options: RedisStoreOptions): RedisStore {
   rejectUnknownKeys("redisStore", options, Object.keys(REDIS_STORE_KEYS));
-  checkRedisConnection(options?.connection ?? options?.redis, { what: "redisStore", options: true });
+  checkRedisConnection(options?.connection, { what: "redisStore", options: true });
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
   const retentionMs = Math.round(
@@ -133,7 +132,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   );
   const timeoutMs = positive("timeoutMs", options.timeoutMs ?? DEFAULT_STORE_TIMEOUT_MS);
   const replicated = replicaWait(options.waitForReplicas, timeoutMs);
-  const connection = failFastConnection(connectionOf("redisStore", options), timeoutMs);
+  const connection = failFastConnection(options.connection, timeoutMs);
   const events = connectionEvents(connection.client, "redisStore");
   for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
   connection.client.defineCommand("mwIdemBindOrder", { lua: BIND_ORDER, numberOfKeys: 1 });

@@ -1,26 +1,17 @@
-import {
-  closeIfOwned,
-  connect,
-  connectionOf,
-  type ConnectionOption,
-  RECORDER_DEFAULTS,
-  type RedisConnection,
-} from "./connect.js";
+import { closeIfOwned, connect, type ConnectionOption, RECORDER_DEFAULTS, type RedisConnection } from "./connect.js";
 import type { NotificationRecorder, RecordedNotification } from "../recording/recorder.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
 
-/** `connection`, and `redis`, its deprecated alias, beside each function's own settings. */
-type Connected<T> = T & { connection?: unknown; redis?: unknown };
+/** `connection` beside each function's own settings. */
+type Connected<T> = T & { connection?: unknown };
 const RECORDER_KEYS = {
   connection: true,
-  redis: true,
   stream: true,
   maxLen: true,
 } as const satisfies KnownKeys<Connected<RedisStreamRecorderSettings>>;
 const READ_KEYS = {
   connection: true,
-  redis: true,
   stream: true,
   start: true,
   end: true,
@@ -34,14 +25,7 @@ function checkStream(what: string, stream: unknown): void {
     );
 }
 
-/**
- * An ioredis client or cluster (left open: its owner closes it), or a URL, ioredis options or cluster
- * nodes (connected and closed here).
- * @deprecated Use `RedisConnection`, the type every Redis-backed part's `connection` shares.
- */
-export type RedisStreamConnection = RedisConnection;
-
-/** `connection` (or its deprecated alias `redis`): where the stream lives. */
+/** `connection`: where the stream lives. */
 export type RedisStreamRecorderOptions = RedisStreamRecorderSettings & ConnectionOption;
 
 export interface RedisStreamRecorderSettings {
@@ -64,14 +48,14 @@ export const ENTRY_FIELD = "entry";
 /** Record each notification as an entry of a Redis stream (`XADD`), trimmed to about `maxLen` entries. */
 export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisStreamRecorder {
   rejectUnknownKeys("redisStreamRecorder", options, Object.keys(RECORDER_KEYS));
-  checkRedisConnection(options?.connection ?? options?.redis, {
+  checkRedisConnection(options?.connection, {
     what: "redisStreamRecorder",
     options: true,
   });
   checkStream("redisStreamRecorder", options.stream);
   const maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
   if (!Number.isInteger(maxLen) || maxLen < 1) throw new RangeError(`maxLen must be a positive integer, got ${maxLen}`);
-  const connection = connectTo(connectionOf("redisStreamRecorder", options));
+  const connection = connectTo(options.connection);
   return {
     async write(entry: RecordedNotification) {
       const client = connection.client;
@@ -81,7 +65,7 @@ export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisS
   };
 }
 
-/** `connection` (or its deprecated alias `redis`): where the stream lives. */
+/** `connection`: where the stream lives. */
 export type ReadRedisStreamOptions = ReadRedisStreamSettings & ConnectionOption;
 
 export interface ReadRedisStreamSettings {
@@ -99,12 +83,12 @@ const PAGE_SIZE = 500;
 /** The recorded entries of a stream, oldest first: a replay source as it is. */
 export async function readRedisStream(options: ReadRedisStreamOptions): Promise<RecordedNotification[]> {
   rejectUnknownKeys("readRedisStream", options, Object.keys(READ_KEYS));
-  checkRedisConnection(options?.connection ?? options?.redis, {
+  checkRedisConnection(options?.connection, {
     what: "readRedisStream",
     options: true,
   });
   checkStream("readRedisStream", options.stream);
-  const connection = connectTo(connectionOf("readRedisStream", options));
+  const connection = connectTo(options.connection);
   try {
     const client = connection.client;
     const limit = options.count ?? Number.POSITIVE_INFINITY;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { compileJsonSchema, type Check } from "./compile-json-schema.js";
+import { type Check, compileJsonSchema } from "./compile-json-schema.js";
 import { isWellFormedNotificationId, subscriptionNotificationSchema } from "./notification.js";
 
 /**
@@ -14,7 +14,8 @@ let check: Check | null | undefined;
 
 export function passesEnvelopeCheck(body: Record<string, unknown>): boolean {
   if (check === undefined) check = compileEnvelopeCheck();
-  return check !== null && check(body) && isWellFormedNotificationId(body.id as string);
+  if (check === null) return false;
+  return check(body) && isWellFormedNotificationId(body.id as string);
 }
 
 /** Null when the schema holds something the compiler cannot follow: zod then checks every body. */

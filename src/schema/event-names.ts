@@ -1,4 +1,4 @@
-import { subscriptionEventRows, type SubscriptionEventType } from "./event-types.js";
+import { type SubscriptionEventType, subscriptionEventRows } from "./event-types.js";
 
 /**
  * Every name a person may use for an event type, lower-cased: the event_type itself, the handler key

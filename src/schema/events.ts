@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { SUBSCRIPTION_PLAN_TYPES } from "./enums.js";
-import { openEnum, openObject, timestampSchema } from "./primitives.js";
 import { paymentDetailSchema } from "./payment-detail.js";
+import { openEnum, openObject, timestampSchema } from "./primitives.js";
 
 // The five event objects a subscription resource may carry. Subscription and renewal events have the
 // same fields today but stay separate schemas, so each can grow on its own as the platform adds fields.

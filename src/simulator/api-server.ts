@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { nearest } from "../lifecycle/option-keys.js";
 import { readNodeBody } from "../shared/read-node-body.js";
 import { SimulatorApiError } from "./api-error.js";
-import { nearest } from "../lifecycle/option-keys.js";
 
 /** An endpoint: the parsed JSON body in, the JSON answer out; a SimulatorApiError becomes its status. */
 export type Route = (body: unknown) => unknown;

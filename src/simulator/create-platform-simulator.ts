@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
-import type { QueriedOrder, RefundOrder } from "../client/types.js";
 import { ORDER_EVENT_TYPE, REFUND_EVENT_TYPE } from "../client/schemas/events.js";
+import type { QueriedOrder, RefundOrder } from "../client/types.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { createApiServer, type Route } from "./api-server.js";
-import { createDeliverer, standardWebhooksDeliverySigner, type DeliveryMeta } from "./deliverer.js";
-import { snapshotDeliveries, undeliveredOf, type DeliveryRecord, type UndeliveredSummary } from "./delivery-log.js";
+import { createDeliverer, type DeliveryMeta, standardWebhooksDeliverySigner } from "./deliverer.js";
+import { type DeliveryRecord, snapshotDeliveries, type UndeliveredSummary, undeliveredOf } from "./delivery-log.js";
 import { formatAttemptTable, formatUndelivered } from "./delivery-table.js";
 import { createListTables, LIST_TABLES, type ListTableName } from "./list-tables.js";
 import {
@@ -15,7 +15,7 @@ import {
 } from "./options.js";
 import { createOrderBook, type PayOptions } from "./order-book.js";
 import { seededRandom } from "./random.js";
-import { createSubscriptions, type CreateSubscriptionInput, type SimulatedSubscription } from "./subscriptions.js";
+import { type CreateSubscriptionInput, createSubscriptions, type SimulatedSubscription } from "./subscriptions.js";
 
 export interface PlatformSimulator {
   /** Serve the API on `port` (0: any free one); resolves to the base URL for `createPaymentClient`. */

@@ -1,8 +1,8 @@
+import { readAnswer } from "../testing/read-answer.js";
 import { signStandardWebhook } from "../verify/sign.js";
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
 import type { DeliveryAttempt, DeliveryKind, DeliveryRecord } from "./delivery-log.js";
 import type { Random } from "./random.js";
-import { readAnswer } from "../testing/read-answer.js";
 
 export interface ChaosOptions {
   /** Share of notifications also sent a second time, as a separate delivery. Default 0. */
@@ -78,7 +78,13 @@ export function createDeliverer(options: DelivererOptions) {
     const scaled = ms * timeScale;
     if (scaled <= 0 || closed) return Promise.resolve();
     return new Promise((resolve) => {
-      const entry = { timer: setTimeout(() => (timers.delete(entry), resolve()), scaled), resolve };
+      const entry = {
+        timer: setTimeout(() => {
+          timers.delete(entry);
+          resolve();
+        }, scaled),
+        resolve,
+      };
       timers.add(entry);
     });
   }

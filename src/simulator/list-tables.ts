@@ -1,10 +1,10 @@
-import { listRequestSchema } from "../client/schemas/pagination.js";
 import {
   FUND_SPLIT_DETAILS,
+  type ListEndpoint,
   MERCHANT_QUOTES,
   profitSharingDetails,
-  type ListEndpoint,
 } from "../client/list-endpoints.js";
+import { listRequestSchema } from "../client/schemas/pagination.js";
 import { parseRequest } from "./api-error.js";
 import { idSequence, rfc3339 } from "./clock.js";
 

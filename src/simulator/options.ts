@@ -1,6 +1,6 @@
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
 import type { AttemptListener, ChaosOptions, DeliverySigner } from "./deliverer.js";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 
 const SIMULATOR_KEYS = {
   webhookUrl: true,

@@ -1,5 +1,5 @@
 import { eventNamesList, eventTypeNamed } from "../schema/event-names.js";
-import { subscriptionEventRows, type SubscriptionEventType } from "../schema/event-types.js";
+import { type SubscriptionEventType, subscriptionEventRows } from "../schema/event-types.js";
 import type { PlatformSimulator } from "./create-platform-simulator.js";
 import type { SimulatedSubscription } from "./subscriptions.js";
 

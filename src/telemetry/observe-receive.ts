@@ -1,8 +1,8 @@
 import type { Context, Span } from "@opentelemetry/api";
 import type { ObservedLine } from "./answer-line.js";
 import { ATTR } from "./attributes.js";
-import { headerGetter, type HeaderSource } from "./header-getter.js";
-import { observeHandler, type HandlerObserver } from "./observe-handler.js";
+import { type HeaderSource, headerGetter } from "./header-getter.js";
+import { type HandlerObserver, observeHandler } from "./observe-handler.js";
 import { countNotification, endSpan } from "./record-line.js";
 import { currentTelemetry, type Telemetry } from "./telemetry.js";
 

@@ -1,6 +1,6 @@
 import type { Counter, Histogram, Meter, MeterProvider, Tracer, TracerProvider } from "@opentelemetry/api";
 import { ATTR } from "./attributes.js";
-import { otelApi, type OtelApi } from "./load-api.js";
+import { type OtelApi, otelApi } from "./load-api.js";
 
 /** The instrumentation scope every span and instrument is created under. */
 export const SCOPE = "merchant-webhooks";

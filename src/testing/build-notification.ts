@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { NotificationOf } from "../dispatch/handlers.js";
-import type { EventType, SubscriptionNotification, SubscriptionResource } from "../schema/index.js";
 import { subscriptionEventRows } from "../schema/event-types.js";
+import type { EventType, SubscriptionNotification, SubscriptionResource } from "../schema/index.js";
 import { buildPaymentDetail, buildProduct, buildSubscriber } from "./builders.js";
-import { deepMerge, type DeepPartial } from "./deep-merge.js";
+import { type DeepPartial, deepMerge } from "./deep-merge.js";
 
 export interface BuildNotificationOptions {
   /** Draw the notification and order ids at random, so each call is a new delivery. */

@@ -8,7 +8,7 @@ import type {
   PurchaseUnit,
   Subscriber,
 } from "../schema/index.js";
-import { deepMerge, type DeepPartial } from "./deep-merge.js";
+import { type DeepPartial, deepMerge } from "./deep-merge.js";
 
 // Builders for the shared types, each a complete valid value that overrides adjust at any depth. The
 // values are fixed so a test that prints one gets the same text every run.

@@ -1,11 +1,12 @@
-import { createServer, Server, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import type { Answer } from "../answer/answer.js";
 import { createReceiver, type Receiver } from "../receiver/create-receiver.js";
 import type { ReceiverOptions } from "../receiver/options.js";
 import { readAnswer } from "./read-answer.js";
-import { readSource, type ReplaySource, type SourceEntry } from "./read-source.js";
+import { type ReplaySource, readSource, type SourceEntry } from "./read-source.js";
 
 /** Headers to add for a body, e.g. a signature: see `hmacSigner` and `standardWebhooksSigner`. */
 export type Signer = (body: string) => Record<string, string> | Promise<Record<string, string>>;
@@ -33,7 +34,25 @@ export interface ReplayOptions {
   timeoutMs?: number;
   /** Called as each answer arrives, e.g. to draw progress. */
   onResult?: (result: ReplayResult, done: number, total: number) => void;
+  /**
+   * Send a notification again when its answer says to try later (408, 409, 425, 429, 500, 502, 503,
+   * 504, or no answer), as the platform would: up to `attempts` more times, each after the answer's
+   * `Retry-After` (else 1 s, doubling), and never waiting longer than `maxWaitMs` (default 30 s) at once.
+   * Needed to replay concurrently into a receiver with `ordering`, which answers 409 by design.
+   */
+  retry?: ReplayRetry;
 }
+
+export interface ReplayRetry {
+  /** Sends after the first, at most. */
+  attempts: number;
+  /** The longest one wait lasts, whatever `Retry-After` asks. Default 30 000. */
+  maxWaitMs?: number;
+}
+
+/** Answers that mean "not now": the same notification may be processed if sent again later. */
+const RETRY_LATER = new Set([0, 408, 409, 425, 429, 500, 502, 503, 504]);
+const DEFAULT_MAX_RETRY_WAIT_MS = 30_000;
 
 export interface ReplayResult {
   /** The notification id, when it has one. */
@@ -46,9 +65,13 @@ export interface ReplayResult {
   answer?: Answer;
   /** Why no answer arrived (connection refused, timeout). */
   error?: string;
+  /** How many times it was sent, when `retry` sent it more than once. */
+  attempts?: number;
 }
 
-type Send = (body: string, headers: Record<string, string>) => Promise<Omit<ReplayResult, "id" | "origin">>;
+/** An answer, with the wait its `Retry-After` asks for. */
+type Sent = Omit<ReplayResult, "id" | "origin" | "attempts"> & { retryAfterMs?: number };
+type Send = (body: string, headers: Record<string, string>) => Promise<Sent>;
 
 interface Connection {
   send: Send;
@@ -76,6 +99,7 @@ export async function replayEntries(
   const concurrency = options.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+  checkRetry(options.retry);
   const connection = await connect(target, options);
   const results: ReplayResult[] = new Array(entries.length);
   let done = 0;
@@ -141,14 +165,41 @@ function idOf(entry: SourceEntry): string | undefined {
 
 async function sendEntry(send: Send, entry: SourceEntry, options: ReplayOptions): Promise<ReplayResult> {
   const body = JSON.stringify(entry.notification);
-  // Lower-cased throughout: the same header in two spellings would be sent joined, "a, b".
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    ...replayableHeaders(entry.headers),
-    ...lowerCased(options.headers),
-  };
-  if (options.sign) Object.assign(headers, lowerCased(await options.sign(body)));
-  return { id: idOf(entry), origin: entry.origin, ...(await send(body, headers)) };
+  const id = idOf(entry);
+  const retries = options.retry?.attempts ?? 0;
+  const maxWaitMs = options.retry?.maxWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
+  for (let attempt = 1; ; attempt++) {
+    // Lower-cased throughout: the same header in two spellings would be sent joined, "a, b".
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      ...replayableHeaders(entry.headers),
+      ...lowerCased(options.headers),
+    };
+    // Signed again on every attempt: a Standard Webhooks signature carries its time.
+    if (options.sign) Object.assign(headers, lowerCased(await options.sign(body)));
+    const { retryAfterMs, ...sent } = await send(body, headers);
+    const processed = sent.answer?.processed === true && sent.status >= 200 && sent.status < 300;
+    if (processed || attempt > retries || !RETRY_LATER.has(sent.status))
+      return { id, origin: entry.origin, ...sent, ...(attempt > 1 ? { attempts: attempt } : {}) };
+    await sleep(Math.min(retryAfterMs ?? 1_000 * 2 ** (attempt - 1), maxWaitMs));
+  }
+}
+
+function checkRetry(retry: ReplayRetry | undefined): void {
+  if (retry === undefined) return;
+  if (!Number.isInteger(retry.attempts) || retry.attempts < 0)
+    throw new RangeError(`retry.attempts must be a whole number, 0 or more, got ${retry.attempts}`);
+  const maxWaitMs = retry.maxWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
+  if (typeof maxWaitMs !== "number" || Number.isNaN(maxWaitMs) || maxWaitMs < 0)
+    throw new RangeError(`retry.maxWaitMs must be a number of milliseconds, 0 or more, got ${maxWaitMs}`);
+}
+
+/** `Retry-After` as milliseconds from now: a number of seconds or an HTTP date. */
+function retryAfterMs(value: string | null | undefined): number | undefined {
+  if (value === null || value === undefined || value.trim() === "") return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1_000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 /** Headers about the original connection, which would be wrong (or refused) on a new one. */
@@ -196,7 +247,8 @@ const encoder = new TextEncoder();
 function inProcessSender(receiver: Receiver): Send {
   return async (body, headers) => {
     const response = await receiver.handle({ method: "POST", headers, rawBody: encoder.encode(body) });
-    return { status: response.status, answer: response.answer };
+    const wait = retryAfterMs(response.headers["retry-after"]);
+    return { status: response.status, answer: response.answer, ...(wait !== undefined ? { retryAfterMs: wait } : {}) };
   };
 }
 
@@ -219,7 +271,12 @@ function httpSender(url: string, timeoutMs: number): Send {
       return { status: 0, error: describeFailure(err) };
     }
     const answer = answerIn(text);
-    return answer ? { status: response.status, answer } : { status: response.status };
+    const wait = retryAfterMs(response.headers.get("retry-after"));
+    return {
+      status: response.status,
+      ...(answer ? { answer } : {}),
+      ...(wait !== undefined ? { retryAfterMs: wait } : {}),
+    };
   };
 }
 

@@ -1,6 +1,6 @@
 import type { HmacVerifierOptions } from "../verify/hmac-verifier.js";
 import { signHmac, signStandardWebhook } from "../verify/sign.js";
-import { standardWebhooksKey, type StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
+import { type StandardWebhooksSecret, standardWebhooksKey } from "../verify/standard-webhooks-verifier.js";
 import type { Signer } from "./replay.js";
 
 /**

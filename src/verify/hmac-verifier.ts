@@ -1,21 +1,21 @@
-import type { VerifyHook } from "./verify-hook.js";
-import { explainingHook, failure, type VerifyOutcome } from "./verify-outcome.js";
-import { otherSignatureHeaders } from "./scheme-hints.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes, hexToBytes } from "./encoding.js";
 import {
   checkTolerance,
   DEFAULT_TOLERANCE_SECONDS,
+  type HmacAlgorithm,
+  type HmacSecret,
   hmac,
   hmacSecretBytes,
   MIN_HMAC_SECRET_BYTES,
   prefixed,
   strongEnough,
   timestampFailure,
-  type HmacAlgorithm,
-  type HmacSecret,
 } from "./hmac.js";
-import { secretKeys, type SecretOption } from "./secret-keys.js";
+import { otherSignatureHeaders } from "./scheme-hints.js";
+import { type SecretOption, secretKeys } from "./secret-keys.js";
+import type { VerifyHook } from "./verify-hook.js";
+import { explainingHook, failure, type VerifyOutcome } from "./verify-outcome.js";
 
 export interface HmacVerifierOptions {
   /**

@@ -1,5 +1,5 @@
 import { bytesToHex } from "./encoding.js";
-import { hmacKeys, type HmacAlgorithm } from "./hmac.js";
+import { type HmacAlgorithm, hmacKeys } from "./hmac.js";
 import { failure, type VerifyFailure } from "./verify-outcome.js";
 
 type Headers = Readonly<Record<string, string>>;

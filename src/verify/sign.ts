@@ -1,10 +1,10 @@
 import { bytesToBase64, bytesToHex, utf8 } from "./encoding.js";
 import { hmac, hmacKeys, secretList } from "./hmac.js";
-import { hmacSignedContent, type HmacVerifierOptions } from "./hmac-verifier.js";
+import { type HmacVerifierOptions, hmacSignedContent } from "./hmac-verifier.js";
 import {
+  type StandardWebhooksSecret,
   standardWebhookContent,
   standardWebhooksKey,
-  type StandardWebhooksSecret,
 } from "./standard-webhooks-verifier.js";
 
 /** When a signature was made; defaults to now. Lets tests sign stale or future deliveries. */

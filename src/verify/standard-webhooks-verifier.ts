@@ -1,10 +1,10 @@
-import type { VerifyHook } from "./verify-hook.js";
-import { explainingHook, failure, type VerifyOutcome } from "./verify-outcome.js";
-import { otherSignatureHeaders } from "./scheme-hints.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes } from "./encoding.js";
 import { checkTolerance, DEFAULT_TOLERANCE_SECONDS, hmac, prefixed, strongEnough, timestampFailure } from "./hmac.js";
-import { secretKeys, type SecretOption } from "./secret-keys.js";
+import { otherSignatureHeaders } from "./scheme-hints.js";
+import { type SecretOption, secretKeys } from "./secret-keys.js";
+import type { VerifyHook } from "./verify-hook.js";
+import { explainingHook, failure, type VerifyOutcome } from "./verify-outcome.js";
 
 /** A Standard Webhooks secret: `whsec_` followed by base64, plain base64, or the key bytes. */
 export type StandardWebhooksSecret = string | Uint8Array;

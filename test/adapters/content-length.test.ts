@@ -2,10 +2,10 @@ import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import Fastify from "fastify";
-import { afterEach, describe, expect, it } from "vitest";
 import { subscriptionWebhook as expressWebhook } from "merchant-webhooks/express";
 import { subscriptionWebhook as fastifyWebhook } from "merchant-webhooks/fastify";
 import { subscriptionWebhook as nodeWebhook } from "merchant-webhooks/node";
+import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
 

@@ -1,12 +1,12 @@
 import express5 from "express";
 import express4 from "express4";
-import request from "supertest";
-import { describe, expect, it, vi } from "vitest";
 import {
+  type BodyParserErrorHandlerOptions,
   bodyParserErrorHandler,
   subscriptionWebhook,
-  type BodyParserErrorHandlerOptions,
 } from "merchant-webhooks/express";
+import request from "supertest";
+import { describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
 

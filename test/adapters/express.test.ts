@@ -1,8 +1,8 @@
 import express5 from "express";
 import express4 from "express4";
+import { subscriptionWebhook } from "merchant-webhooks/express";
 import request from "supertest";
 import { describe, expect, it, vi } from "vitest";
-import { subscriptionWebhook } from "merchant-webhooks/express";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
 

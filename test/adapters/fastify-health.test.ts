@@ -1,7 +1,7 @@
 import Fastify from "fastify";
-import { describe, expect, it } from "vitest";
-import { memoryStore, StoreUnavailableError, type IdempotencyStore } from "merchant-webhooks";
+import { type IdempotencyStore, memoryStore, StoreUnavailableError } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/fastify";
+import { describe, expect, it } from "vitest";
 
 async function appWith(idempotency: IdempotencyStore) {
   const app = Fastify();

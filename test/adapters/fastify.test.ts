@@ -1,6 +1,6 @@
 import Fastify from "fastify";
-import { afterEach, describe, expect, it, vi } from "vitest";
 import { subscriptionWebhook } from "merchant-webhooks/fastify";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
 

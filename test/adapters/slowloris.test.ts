@@ -2,13 +2,13 @@ import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
 import express from "express";
 import Fastify from "fastify";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import type { ReceiverOptions } from "merchant-webhooks";
 import { subscriptionWebhook as expressWebhook } from "merchant-webhooks/express";
 import { subscriptionWebhook as fastifyWebhook } from "merchant-webhooks/fastify";
 import { subscriptionWebhook as nodeWebhook } from "merchant-webhooks/node";
-import type { ReceiverOptions } from "merchant-webhooks";
-import { silentLogger } from "../support/capture-logger.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { listen } from "../conformance/clients.js";
+import { silentLogger } from "../support/capture-logger.js";
 
 const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {

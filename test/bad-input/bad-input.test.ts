@@ -1,11 +1,11 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { generateBadBodies, type BadBody } from "./generate-bad-bodies.js";
+import { type BadBody, generateBadBodies } from "./generate-bad-bodies.js";
 
 const BODY_LIMIT = 64 * 1024;
 const bodies = generateBadBodies(BODY_LIMIT);

@@ -1,5 +1,5 @@
-import { notification } from "../support/notifications.js";
 import { seededRandom } from "../../src/simulator/random.js";
+import { notification } from "../support/notifications.js";
 
 /** One malformed delivery: the bytes, the content-type sent, and which family it belongs to. */
 export interface BadBody {
@@ -107,8 +107,8 @@ export function generateBadBodies(bodyLimit: number): BadBody[] {
 
   // Deep nesting, as the whole body and inside a typed field.
   for (const depth of [10, 100, 1_000, 5_000, 20_000, 50_000]) {
-    out.push({ kind: "deep-nesting", body: bytes("[".repeat(depth) + "]".repeat(depth)), contentType: json });
-    const nested = '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
+    out.push({ kind: "deep-nesting", body: bytes(`${"[".repeat(depth)}${"]".repeat(depth)}`), contentType: json });
+    const nested = `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
     // execution_phase must be a string, so the nested object makes the notification invalid.
     const inField = text.replace(/"execution_phase":"[^"]*"/, `"execution_phase":${nested}`);
     if (inField.length < bodyLimit) out.push({ kind: "deep-nesting", body: bytes(inField), contentType: json });

@@ -1,14 +1,14 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver, type IdempotencyStore, type ReceiverResponse } from "merchant-webhooks";
 import {
+  type BullmqNotificationQueue,
   bullmqQueue,
   createWorker,
   jobIdFor,
-  type BullmqNotificationQueue,
   type NotificationWorker,
 } from "merchant-webhooks/bullmq";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import {
@@ -34,7 +34,7 @@ describe("bullmqQueue", () => {
   let store: IdempotencyStore;
 
   beforeAll(() => {
-    store = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+    store = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
     closing.push({ close: async () => store.close?.() });
   });
 
@@ -246,7 +246,7 @@ describe("bullmqQueue", () => {
     await eventually(() => handled.length === 1, 10_000, "the handler");
 
     await receiver.close();
-    expect(await worker.close(1_000)).toBe(true);
+    expect(await worker.close({ timeoutMs: 1_000 })).toBe(true);
     expect(await client.ping()).toBe("PONG");
     client.disconnect();
   });

@@ -1,6 +1,6 @@
 import { Cluster, Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { bullmqQueue, createWorker, redrive } from "merchant-webhooks/bullmq";
+import { afterAll, describe, expect, it } from "vitest";
 import { assertClusterPrefix, hashTagOf } from "../../src/bullmq/cluster-prefix.js";
 
 // Never connected: the check runs before any connection is used.

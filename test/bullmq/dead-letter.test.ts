@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, type IdempotencyStore } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor, redrive } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { runRedrive } from "../../src/cli/commands/redrive.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
@@ -20,7 +20,7 @@ const post = (body: Record<string, unknown>) => ({
 describe("the failed set as a dead-letter queue", () => {
   const prefix = uniquePrefix("dlq");
   const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
   const cleanup: Array<() => Promise<unknown>> = [];
 
   afterAll(async () => {
@@ -53,7 +53,7 @@ describe("the failed set as a dead-letter queue", () => {
       },
     });
     cleanup.push(
-      () => worker.close(1_000),
+      () => worker.close({ timeoutMs: 1_000 }),
       () => receiver.close(),
     );
     const failed = async (id: string) => (await queue.queue.getJobState(jobIdFor(id))) === "failed";

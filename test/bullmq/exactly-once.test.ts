@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
@@ -16,7 +16,7 @@ describe("a receiver and two workers on one Redis", () => {
   const effects = `${prefix}-effects`;
   const storePrefix = `${prefix}-store:`;
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const store = redisStore({ connection: REDIS_URL, prefix: storePrefix });
   const queue = bullmqQueue({ connection: REDIS_URL, name: "once", prefix });
   const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
   const local = createWorker({
@@ -35,7 +35,7 @@ describe("a receiver and two workers on one Redis", () => {
   afterAll(async () => {
     remote?.kill("SIGKILL");
     await remote?.exited;
-    await local.close(5_000);
+    await local.close({ timeoutMs: 5_000 });
     await receiver.close();
     await store.close?.();
     await removeKeys(redis, prefix);

@@ -1,13 +1,13 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import {
   createReceiver,
-  type ReceiverOptions,
   type IdempotencyStore,
+  type ReceiverOptions,
   type SubscriptionNotification,
 } from "merchant-webhooks";
-import { bullmqQueue, createWorker, type CreateWorkerOptions } from "merchant-webhooks/bullmq";
+import { bullmqQueue, type CreateWorkerOptions, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
@@ -76,7 +76,7 @@ describe("a worker runs a handler only under a claim confirmed live", () => {
   });
 
   const newStore = () => {
-    const store = redisStore({ redis: REDIS_URL, prefix: storePrefix, leaseMs: LEASE_MS });
+    const store = redisStore({ connection: REDIS_URL, prefix: storePrefix, leaseMs: LEASE_MS });
     stores.push(store);
     return store;
   };

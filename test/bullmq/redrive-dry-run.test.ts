@@ -1,9 +1,8 @@
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { redrive } from "merchant-webhooks/bullmq";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { ownRedisServer } from "../support/redis.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { eventually, ownRedisServer, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 /** Every key under `prefix` with its serialized value: equal snapshots mean nothing was written. */
 async function snapshot(redis: Redis, prefix: string): Promise<Map<string, string>> {

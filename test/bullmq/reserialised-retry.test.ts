@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, type IdempotencyStore } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
@@ -22,7 +22,7 @@ const post = (text: string) => ({
 describe("a re-serialised redelivery during a job's retry backoff", () => {
   const prefix = uniquePrefix("reserialised");
   const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
   const cleanup: Array<() => Promise<unknown>> = [];
   afterAll(async () => {
     for (const step of cleanup.reverse()) await step();
@@ -54,7 +54,7 @@ describe("a re-serialised redelivery during a job's retry backoff", () => {
       },
     });
     cleanup.push(
-      () => worker.close(1_000),
+      () => worker.close({ timeoutMs: 1_000 }),
       () => receiver.close(),
     );
 

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
-import { memoryStore, type IdempotencyStore } from "merchant-webhooks";
+import { type IdempotencyStore, memoryStore } from "merchant-webhooks";
 import { createWorker } from "merchant-webhooks/bullmq";
+import { describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { REDIS_URL, uniquePrefix } from "../support/redis.js";
 

@@ -1,18 +1,18 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver, type Handler } from "merchant-webhooks";
-import { bullmqQueue, createWorker, jobIdFor, sweepQueued, type BullmqQueueOptions } from "merchant-webhooks/bullmq";
+import { type BullmqQueueOptions, bullmqQueue, createWorker, jobIdFor, sweepQueued } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { buildNotification } from "../../src/testing/build-notification.js";
-import { silentLogger } from "../support/capture-logger.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "../ordering/fixtures/recorded-calls.js";
+import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
 
 describe("sweepQueued: a queued notification whose job is gone", () => {
   const prefix = uniquePrefix("sweep");
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}store:` });
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}store:` });
   const closers: Array<() => Promise<unknown>> = [];
 
   afterAll(async () => {

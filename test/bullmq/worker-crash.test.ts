@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, type IdempotencyStore, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
@@ -27,7 +27,7 @@ describe("workers that die or stop", () => {
   const storePrefix = `${prefix}-store:`;
   const effects = `${prefix}-effects`;
   const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: storePrefix });
   const cleanup: Array<() => Promise<unknown>> = [];
 
   afterAll(async () => {
@@ -71,7 +71,7 @@ describe("workers that die or stop", () => {
         stalledInterval: STALLED_INTERVAL_MS,
         onRenew,
       });
-      cleanup.push(() => worker.close(1_000));
+      cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
       return worker;
     };
     const count = async (kind: "started" | "done", id: string) =>
@@ -193,7 +193,7 @@ describe("workers that die or stop", () => {
     await receiver.handle(post(body));
     await eventually(async () => (await store.get(body.id))?.state === "processing", 10_000, "the handler to start");
 
-    expect(await first.close(200)).toBe(false);
+    expect(await first.close({ timeoutMs: 200 })).toBe(false);
     expect(aborted).toBe(true);
 
     local(async (n) => void (await redis.incr(`${effects}:done:${n.id}`)));

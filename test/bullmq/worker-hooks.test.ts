@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver, type HandlerContext, type RenewalEvent } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
@@ -10,7 +10,7 @@ import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redi
 describe("a queue worker's hooks and ctx.event", () => {
   const prefix = uniquePrefix("hooks");
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
   const queue = bullmqQueue({
     connection: REDIS_URL,
     name: "hooks",
@@ -33,7 +33,7 @@ describe("a queue worker's hooks and ctx.event", () => {
   });
 
   afterAll(async () => {
-    await worker.close(1_000);
+    await worker.close({ timeoutMs: 1_000 });
     await receiver.close();
     await store.close?.();
     await removeKeys(redis, prefix);

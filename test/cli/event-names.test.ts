@@ -1,7 +1,6 @@
+import { createPlatformSimulator, runScenario, ScenarioError } from "merchant-webhooks/simulator";
 import { describe, expect, it } from "vitest";
 import { runSend } from "../../src/cli/commands/send.js";
-import { createPlatformSimulator } from "merchant-webhooks/simulator";
-import { runScenario, ScenarioError } from "merchant-webhooks/simulator";
 import { captureIo } from "./capture-io.js";
 
 async function printedEventType(name: string): Promise<string> {

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { runCli } from "./run-cli.js";
+import { runCli, runCliProcess } from "./run-cli.js";
 
 describe("merchant-webhooks --help", () => {
   it("lists the commands and exits 0", async () => {
@@ -44,5 +44,13 @@ describe("merchant-webhooks --help", () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("--url is required");
     expect(missing.stderr).toContain("Usage: merchant-webhooks replay");
+  });
+
+  it("as its own process, the binary's entry, exits with the command's status once its output is written", async () => {
+    const [version, usage] = await Promise.all([runCliProcess(["--version"]), runCliProcess(["replay", "x.json"])]);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toContain("--url is required");
   });
 });

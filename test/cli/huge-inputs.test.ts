@@ -2,14 +2,14 @@ import { mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runReplay } from "../../src/cli/commands/replay.js";
 import { runSend } from "../../src/cli/commands/send.js";
 import { runSimulate } from "../../src/cli/commands/simulate.js";
 import { runValidate } from "../../src/cli/commands/validate.js";
 import { captureIo } from "./capture-io.js";
-import { serveOnLoopback, startWebhook, type RunningWebhook } from "./run-cli.js";
+import { type RunningWebhook, serveOnLoopback, startWebhook } from "./run-cli.js";
 
 /** An endpoint that answers 200 and then streams its body forever. */
 function endlessAnswer(): Promise<RunningWebhook> {

@@ -1,11 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildNotification } from "merchant-webhooks/testing";
-import { runReplay } from "../../src/cli/commands/replay.js";
 import { hmacVerifier } from "merchant-webhooks";
-import { runCli, startWebhook, type RunningWebhook } from "./run-cli.js";
+import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { runReplay } from "../../src/cli/commands/replay.js";
+import { type RunningWebhook, runCli, startWebhook } from "./run-cli.js";
 
 const SECRET = "whsec-cli-replay";
 
@@ -176,11 +176,57 @@ describe("merchant-webhooks replay against a running server", () => {
     });
   });
 
-  it("exits 2 on a bad --concurrency or --scheme", async () => {
-    const [concurrency, scheme] = await Promise.all([
+  it("--retry sends again what a receiver with ordering answers 409, so a concurrent replay is processed", async () => {
+    // One subscription's renewals, a day apart, into a receiver that runs them one at a time: sent 4 at
+    // once, all but one are answered 409 with Retry-After until their turn.
+    const ran: string[] = [];
+    let handlerMs = 1_000; // long enough that the four arrive while the first runs, even on a loaded machine
+    const ordered = await startWebhook({
+      ordering: true,
+      onRenew: async (notification) => {
+        ran.push(notification.id);
+        await new Promise((resolve) => setTimeout(resolve, handlerMs));
+      },
+      onStale: (notification) => void ran.push(notification.id),
+    });
+    const file = join(dir, "one-subscription.json");
+    const renewals = [1, 2, 3, 4].map((day) =>
+      buildNotification(
+        "SUBSCRIPTION_RENEW",
+        { resource: { id: "SUB-retry", update_time: `2026-11-0${day}T00:00:00Z` } },
+        { seed: `retry-${day}` },
+      ),
+    );
+    writeFileSync(file, JSON.stringify(renewals));
+    try {
+      const once = await runCli(["replay", file, "--url", ordered.url, "--concurrency", "4"]);
+      expect(once.code).toBe(1);
+      expect(once.stdout).toMatch(/^ {2}status 409\s+[1-3]$/m);
+
+      ran.length = 0;
+      handlerMs = 100;
+      const again = renewals.map((n) => ({ ...n, id: `${n.id}-again` }));
+      writeFileSync(file, JSON.stringify(again));
+      const retried = await runCli(["replay", file, "--url", ordered.url, "--concurrency", "4", "--retry", "10"]);
+      expect(retried.stderr).toBe("");
+      expect(retried.code).toBe(0);
+      expect(retried.stdout).toMatch(/^processed\s+4$/m);
+      expect(retried.stdout).toMatch(/^sent again\s+[1-3]$/m);
+      // Each ran once: its handler, or onStale when a later one had completed first.
+      expect([...ran].sort()).toEqual(again.map((n) => n.id).sort());
+    } finally {
+      await ordered.close();
+    }
+  });
+
+  it("exits 2 on a bad --concurrency, --scheme or --retry", async () => {
+    const [concurrency, scheme, retry] = await Promise.all([
       runCli(["replay", recordings, "--url", webhook.url, "--concurrency", "0"]),
       runCli(["replay", recordings, "--url", webhook.url, "--secret", SECRET, "--scheme", "md5"]),
+      runCli(["replay", recordings, "--url", webhook.url, "--retry", "21"]),
     ]);
+    expect(retry.code).toBe(2);
+    expect(retry.stderr).toContain("--retry must be 20 or less, got 21");
     expect(concurrency.code).toBe(2);
     expect(concurrency.stderr).toContain("--concurrency must be a positive integer");
     expect(scheme.code).toBe(2);

@@ -3,8 +3,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import express from "express";
-import { subscriptionWebhook, type SubscriptionWebhookOptions } from "merchant-webhooks/express";
+import { type SubscriptionWebhookOptions, subscriptionWebhook } from "merchant-webhooks/express";
+import { runCommandLine } from "../../src/cli/command-line.js";
 import { silentLogger } from "../support/capture-logger.js";
+import { captureIo } from "./capture-io.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -15,14 +17,22 @@ export interface CliRun {
 }
 
 /**
- * The CLI as a user runs it: a separate Node process on the TypeScript sources. Asynchronous, so a
- * server started by the same test keeps answering while the CLI talks to it.
+ * The CLI as a user runs it, from the command line's words to the exit status and what it wrote, run
+ * in this process: starting a Node process with a TypeScript loader per case took most of test:unit's
+ * time. `runCliProcess` is the binary itself, for what only a process shows (its exit, signals).
  */
-export function runCli(args: readonly string[]): Promise<CliRun> {
+export async function runCli(args: readonly string[]): Promise<CliRun> {
+  const io = captureIo();
+  const code = await runCommandLine(args, io);
+  return { code, stdout: io.stdout, stderr: io.stderr };
+}
+
+/** The binary's entry as a separate Node process on the TypeScript sources; `nodeFlags` go before it. */
+export function runCliProcess(args: readonly string[], nodeFlags: readonly string[] = []): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", "src/cli/main.ts", ...args],
+      [...nodeFlags, "--import", "tsx", "src/cli/main.ts", ...args],
       { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" }, timeout: 30_000 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;

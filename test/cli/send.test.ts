@@ -1,7 +1,6 @@
+import { hmacVerifier, standardWebhooksVerifier, subscriptionNotificationSchema } from "merchant-webhooks";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { subscriptionNotificationSchema } from "merchant-webhooks";
-import { hmacVerifier, standardWebhooksVerifier } from "merchant-webhooks";
-import { runCli, startWebhook, type RunningWebhook } from "./run-cli.js";
+import { type RunningWebhook, runCli, startWebhook } from "./run-cli.js";
 
 const SECRET = "whsec-cli-send-0123456789";
 

@@ -1,12 +1,13 @@
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { hmacVerifier } from "merchant-webhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runSimulate } from "../../src/cli/commands/simulate.js";
 import { recordingWebhook } from "../simulator/recording-webhook.js";
 import { scriptedEndpoint } from "../simulator/scripted-endpoint.js";
 import { captureIo } from "./capture-io.js";
-import type { RunningWebhook } from "./run-cli.js";
+import { type RunningWebhook, startWebhook } from "./run-cli.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -97,5 +98,36 @@ describe("merchant-webhooks simulate shows what it does", () => {
     expect(sentIds).toHaveLength(7);
     expect([...arrivedIds].sort()).toEqual([...sentIds].sort());
     expect(arrivedIds).not.toEqual(sentIds);
+  });
+
+  it("--scheme hmac signs for an app that uses hmacVerifier, in the header --signature-header names", async () => {
+    const renewed: string[] = [];
+    const hmac = await startWebhook({
+      verify: hmacVerifier({ secret: "plain-shared-secret", header: "x-hub-signature" }),
+      onRenew: (notification) => void renewed.push(notification.id),
+      onCreated: () => {},
+    });
+    try {
+      const file = await scenarioFile("create h\nrenew h\n");
+      const signed = ["--secret", "plain-shared-secret", "--scheme", "hmac", "--signature-header", "x-hub-signature"];
+      const io = captureIo();
+      expect(await runSimulate(["--webhook-url", hmac.url, ...signed, "--scenario", file, "--exit"], io)).toBe(0);
+      expect(io.stdout).toContain("sent 2  acknowledged 2  retried 0  failed 0\n");
+      expect(renewed).toHaveLength(1);
+      // The same deliveries signed for the default header are refused: the header option is used.
+      const wrongHeader = captureIo();
+      const code = await runSimulate(
+        [
+          ...["--webhook-url", hmac.url, "--secret", "plain-shared-secret", "--scheme", "hmac"],
+          ...["--retry-schedule", "0", "--scenario", file, "--exit"],
+        ],
+        wrongHeader,
+      );
+      expect(code).toBe(1);
+      expect(wrongHeader.stdout).toMatch(/SUBSCRIPTION_RENEW attempt 1: 401 /);
+      expect(renewed).toHaveLength(1);
+    } finally {
+      await hmac.close();
+    }
   });
 });

@@ -1,19 +1,50 @@
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPaymentClient } from "merchant-webhooks/client";
-import { freePort } from "../support/redis.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSimulate } from "../../src/cli/commands/simulate.js";
 import { recordingWebhook } from "../simulator/recording-webhook.js";
 import { scriptedEndpoint } from "../simulator/scripted-endpoint.js";
-import { runCli, type RunningWebhook } from "./run-cli.js";
+import { freePort } from "../support/redis.js";
+import { captureIo } from "./capture-io.js";
+import { type RunningWebhook, runCli } from "./run-cli.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-/** The CLI as a long-running process: lines written to its stdin, its stdout read as it comes. */
+/** Wait until `pattern` appears in what a session wrote to stdout. */
+function waiter(output: () => { stdout: string; stderr: string }) {
+  return async (pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { stdout, stderr } = output();
+      const match = pattern.exec(stdout);
+      if (match) return match;
+      if (Date.now() > deadline) throw new Error(`no ${pattern} in stdout: ${stdout}\nstderr: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+}
+
+/** A session in this process: lines written to its standard input, its output read as it comes. */
+function simulateInProcess(args: readonly string[]) {
+  const io = captureIo();
+  const input = new PassThrough();
+  const output = () => ({ stdout: io.stdout, stderr: io.stderr });
+  return {
+    send: (line: string) => void input.write(`${line}\n`),
+    waitFor: waiter(output),
+    exited: runSimulate(args, io, input),
+    output,
+    end: () => void input.end(),
+  };
+}
+
+/** The CLI as a separate process, for what only a process gets: Ctrl-C. */
 function startSimulate(args: readonly string[]) {
   const child: ChildProcessWithoutNullStreams = spawn(
     process.execPath,
@@ -25,26 +56,18 @@ function startSimulate(args: readonly string[]) {
   child.stdout.on("data", (chunk) => (stdout += chunk));
   child.stderr.on("data", (chunk) => (stderr += chunk));
   const exited = new Promise<number>((resolve) => child.once("exit", (code) => resolve(code ?? -1)));
-  async function waitFor(pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const match = pattern.exec(stdout);
-      if (match) return match;
-      if (Date.now() > deadline) throw new Error(`no ${pattern} in stdout: ${stdout}\nstderr: ${stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  const output = () => ({ stdout, stderr });
   return {
     send: (line: string) => void child.stdin.write(`${line}\n`),
-    waitFor,
+    waitFor: waiter(output),
     exited,
-    output: () => ({ stdout, stderr }),
+    output,
     kill: () => child.kill("SIGKILL"),
     interrupt: () => child.kill("SIGINT"),
   };
 }
 
-describe("merchant-webhooks simulate as a real process", () => {
+describe("merchant-webhooks simulate", () => {
   let webhook: RunningWebhook;
   let calls: string[];
   beforeAll(async () => {
@@ -54,7 +77,7 @@ describe("merchant-webhooks simulate as a real process", () => {
 
   it("serves the API on --port and sends signed notifications for scenario commands typed on stdin", async () => {
     const port = await freePort();
-    const sim = startSimulate([
+    const sim = simulateInProcess([
       "--port",
       String(port),
       "--webhook-url",
@@ -99,7 +122,7 @@ describe("merchant-webhooks simulate as a real process", () => {
       expect(await sim.exited).toBe(0);
       expect(sim.output().stdout).toContain("undelivered: 0 exhausted, 0 pending");
     } finally {
-      sim.kill();
+      sim.end();
     }
   });
 
@@ -124,7 +147,7 @@ describe("merchant-webhooks simulate as a real process", () => {
     expect(run.stdout).toContain("SUBSCRIPTION_RENEW");
   });
 
-  it("the first Ctrl-C stops and prints the summary", async () => {
+  it("the first Ctrl-C stops and prints the latest attempts and the summary", async () => {
     const endpoint = await scriptedEndpoint([{ status: 503, body: { processed: false, message: "busy" } }]);
     const sim = startSimulate(["--webhook-url", endpoint.url]);
     try {
@@ -135,6 +158,12 @@ describe("merchant-webhooks simulate as a real process", () => {
       expect(await sim.exited).toBe(1);
       const { stdout } = sim.output();
       expect(stdout).toContain("stopping (Ctrl-C again to exit at once)\n");
+      // The attempt table as `log` prints it, then the counts: every attempt so far was answered 503.
+      const table = /\n(id +event_type +attempt +status +processed +ms +message\n(?:WH-.*\n)+)sent (\d+) /.exec(stdout);
+      expect(table, stdout).not.toBeNull();
+      const rows = table![1]!.split("\n").slice(1, -1);
+      expect(rows.length).toBe(Number(table![2]));
+      for (const row of rows) expect(row).toMatch(/^WH-\w+ +SUBSCRIPTION_CREATED +\d+ +503 +no +\d+ +busy$/);
       expect(stdout).toMatch(/\nsent (\d+) {2}acknowledged 0 {2}retried \1 {2}failed 0\n/);
       expect(stdout).toContain("undelivered: 0 exhausted, 1 pending\n");
     } finally {

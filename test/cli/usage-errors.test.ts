@@ -71,6 +71,13 @@ describe("usage errors", () => {
     [["--duplicate-rate", "NaN"], "--duplicate-rate must be a number from 0 to 1, got NaN"],
     [["--port=-1"], "--port must be a port number from 0 to 65535"],
     [["--seed", "x"], "--seed must be a whole number"],
+    [["--secret", "plain"], '--secret for standard-webhooks must be "whsec_" followed by base64'],
+    [["--scheme", "hmac"], "--scheme and --signature-header need --secret"],
+    [["--scheme", "jwt", "--secret", "s"], "--scheme must be hmac or standard-webhooks, got jwt"],
+    [
+      ["--secret", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "--signature-header", "x-sig"],
+      "--signature-header applies to --scheme hmac only",
+    ],
   ])("simulate %j is a usage error", async (args, message) => {
     const io = captureIo();
     expect(await runSimulate(["--webhook-url", HOOK, ...args], io)).toBe(2);

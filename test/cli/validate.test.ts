@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "./run-cli.js";
 
 describe("merchant-webhooks validate", () => {

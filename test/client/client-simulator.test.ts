@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PaymentApiError, type PaymentClient } from "merchant-webhooks/client";
 import type { PlatformSimulator } from "merchant-webhooks/simulator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orderRequest, simulatorAndClient } from "./fixtures.js";
 
 describe("createPaymentClient against the platform simulator", () => {

@@ -1,4 +1,4 @@
-import { createPaymentClient, type CreateOrderRequest, type PaymentClientOptions } from "merchant-webhooks/client";
+import { type CreateOrderRequest, createPaymentClient, type PaymentClientOptions } from "merchant-webhooks/client";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
 
 /** A simulator serving on an ephemeral port and a client pointed at it. */

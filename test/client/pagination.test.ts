@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createPaymentClient,
   FUND_SPLIT_DETAILS,
   InvalidRequestError,
-  MERCHANT_QUOTES,
   type ListRecord,
+  MERCHANT_QUOTES,
 } from "merchant-webhooks/client";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const RECORDS = 1_234;
 const PAGE_SIZE = 100;

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { InvalidRequestError, type CreateOrderRequest, type PaymentClient } from "merchant-webhooks/client";
+import { type CreateOrderRequest, InvalidRequestError, type PaymentClient } from "merchant-webhooks/client";
 import type { PlatformSimulator } from "merchant-webhooks/simulator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orderRequest, simulatorAndClient } from "./fixtures.js";
 
 describe("requests are checked against the interface's limits before they are sent", () => {

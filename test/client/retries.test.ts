@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPaymentClient, PaymentApiError, type PaymentClient } from "merchant-webhooks/client";
 import type { PlatformSimulator } from "merchant-webhooks/simulator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../support/redis.js";
 import { orderRequest, simulatorAndClient } from "./fixtures.js";
 
@@ -59,7 +59,10 @@ describe("retries: queries retry, creates and refunds never repeat a request tha
     const refusing = createPaymentClient({
       baseUrl: `http://127.0.0.1:${port}`,
       retry: { attempts: 2, baseDelayMs: 1 },
-      fetch: (input, init) => (calls++, fetch(input, init)),
+      fetch: (input, init) => {
+        calls++;
+        return fetch(input, init);
+      },
     });
     const error = await refusing.createOrder(orderRequest("refused")).catch((err: unknown) => err);
     expect(error).toMatchObject({ status: 0 });

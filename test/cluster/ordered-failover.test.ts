@@ -1,12 +1,12 @@
 import { Queue } from "bullmq";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisStore } from "merchant-webhooks/redis";
-import { buildNotification } from "../../src/testing/build-notification.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SubscriptionNotification } from "../../src/schema/index.js";
-import { sleep } from "../support/redis.js";
+import { buildNotification } from "../../src/testing/build-notification.js";
 import { startSender } from "../faults/retrying-sender.js";
-import { expectEachSubscriptionInOrder, readCalls, type Call } from "../ordering/fixtures/recorded-calls.js";
-import { startClusterRig, STORE_PREFIX, QUEUE_PREFIX, type ClusterRig } from "./fixtures/cluster-rig.js";
+import { type Call, expectEachSubscriptionInOrder, readCalls } from "../ordering/fixtures/recorded-calls.js";
+import { sleep } from "../support/redis.js";
+import { type ClusterRig, QUEUE_PREFIX, STORE_PREFIX, startClusterRig } from "./fixtures/cluster-rig.js";
 import { startTestCluster, type TestCluster } from "./fixtures/redis-cluster.js";
 
 /** 1,000 by hand (FAILOVER_NOTIFICATIONS=1000); fewer in the suite, which two shared cores must finish. */
@@ -102,7 +102,7 @@ function failoverCase(label: string, subscriptionCount: number, ordering: boolea
       calls = await allCalls(rig!, subscriptions);
 
       const client = await cluster!.client();
-      const store = redisStore({ redis: client, prefix: STORE_PREFIX });
+      const store = redisStore({ connection: client, prefix: STORE_PREFIX });
       const queue = new Queue("notifications", { connection: client, prefix: QUEUE_PREFIX });
       // The queue must end empty within the limit after the promotion. A job whose handler ran but whose
       // move to completed the failover cut off stays active until its lock lapses and a stalled check

@@ -1,6 +1,6 @@
 import type { Cluster } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { orderedKeys } from "../../src/redis/ordered-scripts.js";
 import { orderContract } from "../idempotency/order-contract.js";
 import { clusterForFile } from "./fixtures/cluster-suite.js";
@@ -11,7 +11,7 @@ let stores = 0;
 // The two-key scripts on a real cluster: a key outside the script's slot would fail with CROSSSLOT.
 if (cluster)
   orderContract("redisStore on a Redis Cluster", async () =>
-    redisStore({ redis: await cluster.client(), prefix: `order-contract-${++stores}:` }),
+    redisStore({ connection: await cluster.client(), prefix: `order-contract-${++stores}:` }),
   );
 
 describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () => {
@@ -22,7 +22,7 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
   it("keeps each subscription's records and position in one slot, and spreads subscriptions over every master", async () => {
     const client: Cluster = await cluster!.client();
     const prefix = "order-spread:";
-    const store = redisStore({ redis: client, prefix });
+    const store = redisStore({ connection: client, prefix });
     const subscriptions = Array.from({ length: 300 }, (_, i) => `M-1:SUB-${i}`);
     for (const key of subscriptions) {
       for (const [n, position] of ["2026-03-01T02:00:00", "2026-03-01T03:00:00"].entries()) {

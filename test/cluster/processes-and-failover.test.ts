@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
-import { sleep } from "../support/redis.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSender } from "../faults/retrying-sender.js";
-import { clusterForFile, shuffled } from "./fixtures/cluster-suite.js";
+import { sleep } from "../support/redis.js";
 import {
-  startClusterRig,
-  STORE_PREFIX,
-  QUEUE_PREFIX,
   type ClusterJournal,
   type ClusterRig,
+  QUEUE_PREFIX,
+  STORE_PREFIX,
+  startClusterRig,
 } from "./fixtures/cluster-rig.js";
+import { clusterForFile, shuffled } from "./fixtures/cluster-suite.js";
 import { refusalWindow, type TimedAnswer } from "./fixtures/failover-figures.js";
 
 const cluster = await clusterForFile("test/cluster/processes-and-failover.test.ts");

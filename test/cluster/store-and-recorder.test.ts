@@ -1,9 +1,9 @@
-import { Redis, type Cluster } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { type Cluster, Redis } from "ioredis";
 import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { readRedisStream, redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
 import { buildNotification, replay } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually } from "../support/redis.js";
 import { clusterForFile, shuffled } from "./fixtures/cluster-suite.js";
@@ -48,7 +48,7 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
 
   it("receiver.health(): the store and the queue answer their pings on the cluster", async () => {
     const client = await cluster!.client();
-    const store = redisStore({ redis: client, prefix: "health-test:" });
+    const store = redisStore({ connection: client, prefix: "health-test:" });
     const queue = bullmqQueue({ connection: client, name: "health-test", prefix: "{mw}" });
     const receiver = createReceiver({ idempotency: store, queue, logger: silentLogger() });
     expect(await receiver.health()).toEqual({
@@ -94,7 +94,7 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
   it("redisStore: 200 notifications delivered twice, shuffled, run their handler once each, records spread over all masters", async () => {
     const client = await cluster!.client();
     const prefix = "store-test:";
-    const store = redisStore({ redis: client, prefix });
+    const store = redisStore({ connection: client, prefix });
     const onRenew = vi.fn();
     const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
     const notifications = renewals(200);
@@ -180,7 +180,7 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     const receiver = createReceiver({
       logger: silentLogger(),
       onRenew: () => {},
-      record: redisStreamRecorder({ redis: client, stream }),
+      record: redisStreamRecorder({ connection: client, stream }),
     });
     const notifications = renewals(20);
     for (const notification of notifications) {
@@ -190,7 +190,7 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
 
     // Recordings are written in the background, so their order is the order the writes landed.
     const ids = notifications.map((notification) => notification.id).sort();
-    const entries = await readRedisStream({ redis: client, stream });
+    const entries = await readRedisStream({ connection: client, stream });
     expect(entries.map((entry) => entry.notification.id).sort()).toEqual(ids);
     const fresh = vi.fn();
     const results = await replay({ onRenew: fresh }, entries);
@@ -200,7 +200,7 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
 
   it("bullmqQueue and createWorker with prefix {mw}: queued notifications run once each in the worker", async () => {
     const client = await cluster!.client();
-    const store = redisStore({ redis: client, prefix: "queue-test:" });
+    const store = redisStore({ connection: client, prefix: "queue-test:" });
     const queue = bullmqQueue({ connection: client, name: "queue-test", prefix: "{mw}" });
     const onRenew = vi.fn();
     const worker = createWorker({

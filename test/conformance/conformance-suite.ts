@@ -1,15 +1,15 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
 import {
-  hmacVerifier,
-  standardWebhooksVerifier,
-  StoreUnavailableError,
   type HmacVerifierOptions,
+  hmacVerifier,
   type IdempotencyStore,
   type ReceiverOptions,
+  StoreUnavailableError,
   type SubscriptionHandlers,
+  standardWebhooksVerifier,
   type VerifyHook,
 } from "merchant-webhooks";
 import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
 import type { Received, Send } from "./clients.js";

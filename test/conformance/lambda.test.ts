@@ -1,8 +1,8 @@
-import { describe, expect, it } from "vitest";
 import { subscriptionWebhook } from "merchant-webhooks/lambda";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
-import { lambdaClient, type LambdaEventFormat } from "./clients.js";
+import { type LambdaEventFormat, lambdaClient } from "./clients.js";
 import { runConformance } from "./conformance-suite.js";
 
 const FORMATS: [string, LambdaEventFormat][] = [

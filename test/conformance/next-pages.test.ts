@@ -1,12 +1,12 @@
 import { createServer } from "node:http";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { apiResolver } from "next/dist/server/api-utils/node/api-resolver.js";
 import * as nextEntry from "merchant-webhooks/next";
 import { pagesSubscriptionWebhook } from "merchant-webhooks/next";
-import { httpClient, listen } from "./clients.js";
-import { runConformance } from "./conformance-suite.js";
+import { apiResolver } from "next/dist/server/api-utils/node/api-resolver.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
+import { httpClient, listen } from "./clients.js";
+import { runConformance } from "./conformance-suite.js";
 
 /** What a Pages Router webhook route writes as a literal, as the README shows. */
 const config = { api: { bodyParser: false } };

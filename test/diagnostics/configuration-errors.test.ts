@@ -1,14 +1,14 @@
-import { describe, expect, it } from "vitest";
 import { createReceiver, eventReceiverOptions, jsonlRecorder, memoryStore, parseNotification } from "merchant-webhooks";
-import { redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { createPaymentClient, orderEventSchema } from "merchant-webhooks/client";
-import { createPlatformSimulator } from "merchant-webhooks/simulator";
 import { subscriptionWebhook } from "merchant-webhooks/express";
-import { createFetchHandler } from "merchant-webhooks/fetch";
+import { subscriptionWebhook as fetchWebhook } from "merchant-webhooks/fetch";
+import { redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
+import { subscriptionNotificationSchema } from "merchant-webhooks/schema";
+import { createPlatformSimulator } from "merchant-webhooks/simulator";
+import { describe, expect, it } from "vitest";
 import { levenshtein, nearest } from "../../src/lifecycle/option-keys.js";
 import { SMALLEST_NOTIFICATION_BYTES } from "../../src/receiver/check-receiver-options.js";
-import { subscriptionNotificationSchema } from "merchant-webhooks/schema";
 
 /** Call an entry point with options the types would refuse, as plain JavaScript would. */
 const loose =
@@ -24,7 +24,7 @@ describe("an unknown option key is refused at construction, with the likely inte
     expect(loose(subscriptionWebhook, { onRenewal: () => {} })).toThrow(
       'createReceiver: unknown handler "onRenewal". Did you mean "onRenew"?',
     );
-    expect(loose(createFetchHandler, { handlerTimeout: 5 })).toThrow('Did you mean "handlerTimeoutMs"?');
+    expect(loose(fetchWebhook, { handlerTimeout: 5 })).toThrow('Did you mean "handlerTimeoutMs"?');
     expect(loose(createReceiver, { zzz: 1 })).toThrow(/unknown option "zzz"\. Accepted options:/);
   });
 
@@ -39,10 +39,10 @@ describe("an unknown option key is refused at construction, with the likely inte
     expect(loose(memoryStore, { maxEntry: 10 })).toThrow(
       'memoryStore: unknown option "maxEntry". Did you mean "maxEntries"?',
     );
-    expect(loose(redisStore, { redis: "redis://127.0.0.1:1", prefx: "a:" })).toThrow(
+    expect(loose(redisStore, { connection: "redis://127.0.0.1:1", prefx: "a:" })).toThrow(
       'redisStore: unknown option "prefx". Did you mean "prefix"?',
     );
-    expect(loose(redisStreamRecorder, { redis: "redis://127.0.0.1:1", stream: "s", maxLength: 5 })).toThrow(
+    expect(loose(redisStreamRecorder, { connection: "redis://127.0.0.1:1", stream: "s", maxLength: 5 })).toThrow(
       'redisStreamRecorder: unknown option "maxLength". Did you mean "maxLen"?',
     );
     expect(loose(jsonlRecorder, { directory: "/tmp/x" })).toThrow('jsonlRecorder: unknown option "directory"');
@@ -76,10 +76,10 @@ describe("an unknown option key is refused at construction, with the likely inte
 
 describe("a missing, empty or malformed Redis connection is refused, saying what was given and what is expected", () => {
   const cases: Array<[string, () => unknown]> = [
-    ["redisStore", () => redisStore({ redis: process.env.UNSET_FOR_THIS_TEST as string })],
+    ["redisStore", () => redisStore({ connection: process.env.UNSET_FOR_THIS_TEST as string })],
     ["bullmqQueue", () => bullmqQueue({ connection: undefined as never, name: "q" })],
     ["createWorker", () => createWorker({ connection: undefined as never, name: "q" })],
-    ["redisStreamRecorder", () => redisStreamRecorder({ redis: undefined as never, stream: "s" })],
+    ["redisStreamRecorder", () => redisStreamRecorder({ connection: undefined as never, stream: "s" })],
   ];
   it.each(cases)("%s without a connection", (name, start) => {
     expect(start).toThrow(
@@ -97,13 +97,15 @@ describe("a missing, empty or malformed Redis connection is refused, saying what
   });
 
   it("a URL of another scheme or no URL at all, with its password hidden", () => {
-    expect(() => redisStore({ redis: "http://user:hunter2@cache:6379" })).toThrow(
+    expect(() => redisStore({ connection: "http://user:hunter2@cache:6379" })).toThrow(
       '"http://user:****@cache:6379/" has the scheme "http:", not redis: or rediss:',
     );
     expect(() => createWorker({ connection: "localhost:6379", name: "q" })).toThrow(/has the scheme "localhost:"/);
-    expect(() => redisStore({ redis: "not a url" })).toThrow('"not a url" is not a URL');
-    expect(() => redisStore({ redis: {} as never })).toThrow(/ioredis options without host, port, path or sentinels/);
-    expect(() => redisStore({ redis: 6379 as never })).toThrow(/a number is not a Redis connection/);
+    expect(() => redisStore({ connection: "not a url" })).toThrow('"not a url" is not a URL');
+    expect(() => redisStore({ connection: {} as never })).toThrow(
+      /ioredis options without host, port, path or sentinels/,
+    );
+    expect(() => redisStore({ connection: 6379 as never })).toThrow(/a number is not a Redis connection/);
   });
 });
 

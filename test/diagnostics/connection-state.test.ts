@@ -1,7 +1,7 @@
 import { createServer } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterEach, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -30,7 +30,7 @@ async function until(condition: () => boolean, what: string, timeoutMs = 20_000)
 describe("the store's connection state is logged with its address, never its password", () => {
   it("unreachable at start: one warning at start, one 'unreachable' line however many retries, health says since when", async () => {
     const port = await deadPort();
-    const store = redisStore({ redis: `redis://:hunter2-password@127.0.0.1:${port}` });
+    const store = redisStore({ connection: `redis://:hunter2-password@127.0.0.1:${port}` });
     const { logger, lines, text } = captureLogger();
     const receiver = createReceiver({ logger, idempotency: store, onRenew: () => {} });
     closing.push(
@@ -66,7 +66,7 @@ describe("the store's connection state is logged with its address, never its pas
   });
 
   it("reachable: connected and ready are logged, no warning, health has no down-since", async () => {
-    const store = redisStore({ redis: REDIS_URL });
+    const store = redisStore({ connection: REDIS_URL });
     const { logger, lines } = captureLogger();
     const receiver = createReceiver({ logger, idempotency: store, onRenew: () => {} });
     closing.push(

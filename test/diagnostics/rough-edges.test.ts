@@ -1,9 +1,9 @@
 import express from "express";
-import request from "supertest";
-import { afterEach, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
+import request from "supertest";
+import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 

@@ -1,14 +1,14 @@
-import { describe, expect, it } from "vitest";
 import {
   createReceiver,
+  type HmacVerifierOptions,
   hmacVerifier,
   NotificationError,
   parseNotification,
   standardWebhooksVerifier,
-  type HmacVerifierOptions,
   type VerifyHook,
 } from "merchant-webhooks";
 import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 

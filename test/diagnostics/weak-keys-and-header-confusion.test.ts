@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import { describe, expect, it } from "vitest";
 import {
   hmacVerifier,
   NotificationError,
@@ -8,6 +7,7 @@ import {
   type VerifyHook,
 } from "merchant-webhooks";
 import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 import { sealingKey } from "../../src/bullmq/seal.js";
 import { json, notification } from "../support/notifications.js";
 

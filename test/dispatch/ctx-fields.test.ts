@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { createReceiver, type HandlerContext } from "merchant-webhooks";
+import { describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 

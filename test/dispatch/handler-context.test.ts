@@ -1,6 +1,6 @@
-import { describe, expect, it, vi } from "vitest";
 import { createReceiver, type HandlerContext } from "merchant-webhooks";
 import { buildNotification } from "merchant-webhooks/testing";
+import { describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json } from "../support/notifications.js";
 

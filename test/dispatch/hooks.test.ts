@@ -1,5 +1,5 @@
-import { describe, expect, it, vi } from "vitest";
 import { createReceiver, HandlerTimeoutError, inProcessQueue, type ReceiverOptions } from "merchant-webhooks";
+import { describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 

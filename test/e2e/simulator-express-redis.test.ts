@@ -1,5 +1,4 @@
 import { Redis } from "ioredis";
-import { describe, expect, it } from "vitest";
 import { redisStore } from "merchant-webhooks/redis";
 import {
   createPlatformSimulator,
@@ -7,8 +6,9 @@ import {
   type PlatformSimulator,
   type SimulatedSubscription,
 } from "merchant-webhooks/simulator";
+import { describe, expect, it } from "vitest";
 import { freePort, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
-import { startExample, type ExampleProcess } from "./example-process.js";
+import { type ExampleProcess, startExample } from "./example-process.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 const SUBSCRIPTIONS = 250;
@@ -81,7 +81,7 @@ async function runEndToEnd({ ordering }: { ordering: boolean }) {
     const elapsedMs = performance.now() - started;
 
     const deliveries = sim.deliveries();
-    const store = redisStore({ redis: REDIS_URL, prefix });
+    const store = redisStore({ connection: REDIS_URL, prefix });
     // With ordering, a record lives under its subscription's key (merchant id : subscription id).
     const orderKeyOf = (delivery: DeliveryRecord) =>
       ordering ? { key: `${MERCHANT_ID}:${encodeURIComponent(delivery.subscription_id ?? "")}` } : undefined;

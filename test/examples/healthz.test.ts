@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, freePort, ownRedisServer, uniquePrefix, type OwnRedisServer } from "../support/redis.js";
+import { eventually, freePort, type OwnRedisServer, ownRedisServer, uniquePrefix } from "../support/redis.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 

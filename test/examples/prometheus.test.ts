@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, freePort } from "../support/redis.js";
 import { notification } from "../support/notifications.js";
+import { eventually, freePort } from "../support/redis.js";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
 

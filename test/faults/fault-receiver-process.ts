@@ -28,7 +28,7 @@ const journalRedis = new Redis(env("JOURNAL_URL"));
 const note = (list: "started" | "effects" | "completed", id: string) =>
   journalRedis.rpush(`${journal}${list}`, `${process.pid}:${id}`);
 const leaseMs = Number(env("LEASE_MS"));
-const store = redisStore({ redis: env("STORE_URL"), prefix: env("STORE_PREFIX"), leaseMs });
+const store = redisStore({ connection: env("STORE_URL"), prefix: env("STORE_PREFIX"), leaseMs });
 
 /** The store, with each successful completion (including ones retried in the background) journalled. */
 const journalledStore = onCompletion(store, (id) => note("completed", id));

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import type { ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
-import { persistentRedis, type PersistentRedis } from "./persistent-redis.js";
-import { spawnFaultReceiver, type FaultReceiverEnv } from "./spawn-fault-receiver.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { type PersistentRedis, persistentRedis } from "./persistent-redis.js";
+import { type FaultReceiverEnv, spawnFaultReceiver } from "./spawn-fault-receiver.js";
 
 export const STORE_PREFIX = "idem:";
 

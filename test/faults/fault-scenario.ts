@@ -1,10 +1,10 @@
 import { buildNotification } from "merchant-webhooks/testing";
 import { sleep } from "../support/redis.js";
 import type { FaultRig } from "./fault-rig.js";
-import { injectFaults, type FaultTiming, type InjectedFaults } from "./inject-faults.js";
-import { judgeEffects, readJournal, type EffectVerdict } from "./journal.js";
-import { startSender, type SenderReport } from "./retrying-sender.js";
-import { storedRecords, type StoredRecord } from "./store-records.js";
+import { type FaultTiming, type InjectedFaults, injectFaults } from "./inject-faults.js";
+import { type EffectVerdict, judgeEffects, readJournal } from "./journal.js";
+import { type SenderReport, startSender } from "./retrying-sender.js";
+import { type StoredRecord, storedRecords } from "./store-records.js";
 
 export interface FaultScenarioOptions extends FaultTiming {
   notifications: number;

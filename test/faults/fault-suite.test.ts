@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startFaultRig, type FaultRig } from "./fault-rig.js";
+import { type FaultRig, startFaultRig } from "./fault-rig.js";
 import { runFaultScenario } from "./fault-scenario.js";
 import { summaryLine } from "./summary.js";
 

@@ -1,6 +1,6 @@
-import { deliver, type Delivery } from "../redis/fixtures/deliver.js";
-import { reserialise } from "../support/reserialise.js";
+import { type Delivery, deliver } from "../redis/fixtures/deliver.js";
 import { sleep } from "../support/redis.js";
+import { reserialise } from "../support/reserialise.js";
 
 /**
  * How an attempt ended: the HTTP status; no answer (connection refused or reset, body cut off); or no

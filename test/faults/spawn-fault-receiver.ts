@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { spawnReceiver, type ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
+import { type ReceiverProcess, spawnReceiver } from "../redis/fixtures/spawn-receiver.js";
 
 const script = fileURLToPath(new URL("./fault-receiver-process.ts", import.meta.url));
 

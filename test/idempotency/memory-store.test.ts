@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { memoryStore } from "merchant-webhooks";
+import { describe, expect, it } from "vitest";
 
 const answer = { processed: true, message: "processed" };
 

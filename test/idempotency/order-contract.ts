@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ClaimHandle, ClaimResult, IdempotencyStore } from "../../src/idempotency/store.js";
-import { storesClosedAfterEach, type AdvanceTime, type MakeStore } from "./store-contract.js";
+import { type AdvanceTime, type MakeStore, storesClosedAfterEach } from "./store-contract.js";
 
 const LEASE = 150;
 const answer = { processed: true, message: "processed" };

@@ -1,10 +1,10 @@
 import { Redis } from "ioredis";
-import { afterAll } from "vitest";
 import { memoryStore } from "merchant-webhooks";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
+import { afterAll } from "vitest";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { storeContract } from "./store-contract.js";
 import { orderContract } from "./order-contract.js";
+import { storeContract } from "./store-contract.js";
 
 // The memory store runs on a clock the suite moves, so its leases and retention expire without waiting.
 let clock = Date.now();
@@ -21,7 +21,7 @@ const root = uniquePrefix("contract");
 const redis = new Redis(REDIS_URL, failFastRedisOptions());
 let stores = 0;
 const freshRedisStore = ({ retentionSeconds }: { retentionSeconds?: number }) =>
-  redisStore({ redis, prefix: `${root}${++stores}:`, ...(retentionSeconds ? { retentionSeconds } : {}) });
+  redisStore({ connection: redis, prefix: `${root}${++stores}:`, ...(retentionSeconds ? { retentionSeconds } : {}) });
 storeContract("redisStore", freshRedisStore);
 orderContract("redisStore", freshRedisStore);
 

@@ -1,8 +1,8 @@
-import pino from "pino";
-import { afterEach, describe, expect, it } from "vitest";
 import type { IdempotencyStore } from "merchant-webhooks";
 import { buildNotification } from "merchant-webhooks/testing";
-import { runClaimed, type ClaimedHooks } from "../../src/dispatch/run-claimed.js";
+import pino from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { type ClaimedHooks, runClaimed } from "../../src/dispatch/run-claimed.js";
 import type { ClaimHandle } from "../../src/idempotency/store.js";
 import { claimsInTransaction } from "../../src/idempotency/transaction.js";
 

@@ -1,5 +1,5 @@
-import { describe, expect, it, vi } from "vitest";
 import { closeOnSignals, createReceiver } from "merchant-webhooks";
+import { describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { storeThatCannotComplete } from "../support/store-that-cannot-complete.js";

@@ -1,13 +1,13 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, inProcessQueue, memoryStore, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
+import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
-// One signature for every close: `close({ timeoutMs })`. The receiver and the worker also still take
-// the bare number they took before 0.1.0.
+// One signature for every close: `close({ timeoutMs })`. The bare number the receiver and the worker
+// took before 0.1.0 is refused, naming the form to use, rather than read as no limit.
 
 const post = (body: SubscriptionNotification | Record<string, unknown>) => ({
   method: "POST",
@@ -53,10 +53,14 @@ describe("close({ timeoutMs })", () => {
     expect(finished).toBe(1);
   });
 
-  it("receiver: still takes the deprecated bare number", async () => {
+  it("receiver: refuses the bare number taken before 0.1.0, naming { timeoutMs }", async () => {
     const receiver = createReceiver({ logger: silentLogger(), idempotency: memoryStore(), onRenew: () => {} });
     expect((await receiver.handle(post(notification()))).status).toBe(200);
-    await expect(receiver.close(1_000)).resolves.toBeUndefined();
+    await expect(receiver.close(1_000 as never)).rejects.toMatchObject({
+      code: "MW_CLOSE_OPTIONS",
+      message: "close: pass { timeoutMs: 1000 }, not a bare number",
+    });
+    await expect(receiver.close({ timeoutMs: 1_000 })).resolves.toBeUndefined();
   });
 
   it("refuses a limit that is not a number of milliseconds, naming it", async () => {
@@ -101,7 +105,8 @@ describe("close({ timeoutMs }) on BullMQ's queue and worker, against Redis", () 
       logger: silentLogger(),
     });
     await idle.waitUntilReady();
-    expect(await idle.close(5_000)).toBe(true); // the deprecated bare number still works
+    expect(() => idle.close(5_000 as never)).toThrow("close: pass { timeoutMs: 5000 }, not a bare number");
+    expect(await idle.close({ timeoutMs: 5_000 })).toBe(true);
   });
 
   it("queue: closes with { timeoutMs } and its connection is gone after", async () => {

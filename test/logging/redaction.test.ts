@@ -1,5 +1,5 @@
+import { createReceiver, REDACTED, redactNotification } from "merchant-webhooks";
 import { describe, expect, it } from "vitest";
-import { createReceiver, redactNotification, REDACTED } from "merchant-webhooks";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 
@@ -95,5 +95,16 @@ describe("redaction", () => {
   it("redacts an id that is a card number: an id is no excuse", () => {
     const out = redactNotification({ payer_id: PAN, order_id: "4111-1111-1111-1111", id: 4111111111111111 });
     expect(out).toEqual({ payer_id: REDACTED, order_id: REDACTED, id: REDACTED });
+  });
+
+  it("keeps loopback addresses in text, so a connection error says where it tried; other IPs go", () => {
+    const redacted = redactNotification({
+      err: "connect ECONNREFUSED 127.0.0.1:6379; connect ECONNREFUSED ::1:5432; [0:0:0:0:0:0:0:1]:5432",
+      note: "payer at 203.0.113.7 and 2001:db8::7, or 10.0.0.5:6379",
+    });
+    expect(redacted.err).toBe(
+      "connect ECONNREFUSED 127.0.0.1:6379; connect ECONNREFUSED ::1:5432; [0:0:0:0:0:0:0:1]:5432",
+    );
+    expect(redacted.note).toBe(`payer at ${REDACTED} and ${REDACTED}, or ${REDACTED}:6379`);
   });
 });

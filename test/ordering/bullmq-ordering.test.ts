@@ -1,10 +1,10 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createWorker, type NotificationWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
+import type { ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import type { ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "./fixtures/recorded-calls.js";
 import { sendShuffled, spawnOrderedReceivers } from "./fixtures/send-shuffled.js";
 import { subscriptionHistories } from "./fixtures/subscription-histories.js";
@@ -16,13 +16,13 @@ describe("ordering through a BullMQ queue with two workers", () => {
   const prefix = uniquePrefix("ordering-queue");
   const effects = `${prefix}effects:`;
   const storePrefix = `${prefix}idem:`;
-  const store = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const store = redisStore({ connection: REDIS_URL, prefix: storePrefix });
   let receivers: ReceiverProcess[] = [];
   let workers: NotificationWorker[] = [];
 
   afterAll(async () => {
     await Promise.all(receivers.map((receiver) => receiver.kill()));
-    await Promise.all(workers.map((worker) => worker.close(5_000)));
+    await Promise.all(workers.map((worker) => worker.close({ timeoutMs: 5_000 })));
     await store.close();
     await removeKeys(redis, prefix);
     redis.disconnect();

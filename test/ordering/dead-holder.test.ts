@@ -1,13 +1,13 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, jobIdFor } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import { buildNotification } from "../../src/testing/build-notification.js";
+import { afterAll, describe, expect, it } from "vitest";
 import type { SubscriptionNotification } from "../../src/schema/index.js";
+import { buildNotification } from "../../src/testing/build-notification.js";
+import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
 
 /** Short, so the dead holder's claim and its job's lock lapse within the test. */
 const LEASE_MS = 1_000;
@@ -22,7 +22,7 @@ describe("a worker killed while it holds a subscription", () => {
   const storePrefix = `${prefix}store:`;
   const effects = `${prefix}effects`;
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const store = redisStore({ connection: REDIS_URL, prefix: storePrefix });
   const queue = bullmqQueue({ connection: REDIS_URL, name: "dead-holder", prefix });
   const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
   const children: WorkerProcess[] = [];

@@ -1,10 +1,10 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import { buildNotification } from "merchant-webhooks/testing";
 import type { SubscriptionNotification } from "merchant-webhooks/schema";
+import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "./fixtures/recorded-calls.js";
@@ -59,7 +59,7 @@ describe("one hot subscription drained in order", () => {
   const redis = new Redis(REDIS_URL);
   const prefix = uniquePrefix("hot-drain");
   const effects = `${prefix}effects:`;
-  const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}idem:` });
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}idem:` });
   const closing: Array<{ close(): Promise<unknown> }> = [];
 
   afterAll(async () => {
@@ -85,7 +85,7 @@ describe("one hot subscription drained in order", () => {
         ...handlers,
       }),
     );
-    closing.push(...workers.map((worker) => ({ close: () => worker.close(5_000) })));
+    closing.push(...workers.map((worker) => ({ close: () => worker.close({ timeoutMs: 5_000 }) })));
     await Promise.all(workers.map((worker) => worker.waitUntilReady()));
 
     const notifications = hotSubscription(`${prefix}q`);

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver, inProcessQueue } from "merchant-webhooks";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
@@ -35,7 +35,7 @@ describe("ordering with an in-process queue on redisStore", () => {
       if (seen.length === 1) await released;
     });
     const receiver = createReceiver({
-      idempotency: redisStore({ redis, prefix }),
+      idempotency: redisStore({ connection: redis, prefix }),
       queue: inProcessQueue({ concurrency: 1 }),
       logger: silentLogger(),
       // Short enough that the wait below renews the claim (and the subscription) several times.

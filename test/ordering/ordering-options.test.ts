@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 import { resolveOrdering } from "../../src/ordering/ordering-options.js";
 
 const renewal = (resource: Record<string, unknown> = {}) =>
@@ -52,12 +52,13 @@ describe("resolveOrdering", () => {
     expect(ordering.onStale).toBe(onStale);
   });
 
-  it("still takes the deprecated ordering.onStale, and refuses two different onStale handlers", () => {
+  it("refuses ordering.onStale (where it stood before 0.1.0) and unknown keys, naming the fix", () => {
     const onStale = () => {};
-    expect(resolveOrdering({ onStale })!.onStale).toBe(onStale);
-    expect(resolveOrdering({ onStale }, onStale)!.onStale).toBe(onStale);
-    expect(() => resolveOrdering({ onStale }, () => {})).toThrow(
-      "onStale is given twice, at the top level and in ordering: keep the top-level onStale",
+    expect(() => resolveOrdering({ onStale } as never, onStale)).toThrow(
+      "ordering.onStale: give onStale beside the other handlers",
+    );
+    expect(() => resolveOrdering({ positon: () => undefined } as never)).toThrow(
+      'ordering: unknown option "positon". Did you mean "position"?',
     );
   });
 

@@ -1,14 +1,14 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
 import {
   createReceiver,
-  memoryStore,
   type HandlerContext,
   type IdempotencyStore,
+  memoryStore,
   type ReceiverOptions,
 } from "merchant-webhooks";
 import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
@@ -207,8 +207,9 @@ function orderingSuite(name: string, makeStore: () => IdempotencyStore) {
       const onRenew = vi.fn();
       const onStale = vi.fn();
       const receiver = receiverWith({
-        ordering: { key: (n) => n.resource.reference_id, position: (n) => n.resource.period_start_time, onStale },
+        ordering: { key: (n) => n.resource.reference_id, position: (n) => n.resource.period_start_time },
         onRenew,
+        onStale,
       });
       const ref = `ref-${subscription()}`;
       const at = (start: string) =>
@@ -229,7 +230,7 @@ orderingSuite("memoryStore", () => memoryStore());
 
 const prefix = uniquePrefix("ordering");
 const redis = new Redis(REDIS_URL, failFastRedisOptions());
-orderingSuite("redisStore", () => redisStore({ redis, prefix }));
+orderingSuite("redisStore", () => redisStore({ connection: redis, prefix }));
 
 afterAll(async () => {
   await removeKeys(redis, prefix);

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import type { ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { expectEachSubscriptionInOrder } from "./fixtures/recorded-calls.js";
 import { sendShuffled, spawnOrderedReceivers } from "./fixtures/send-shuffled.js";
 import { subscriptionHistories } from "./fixtures/subscription-histories.js";

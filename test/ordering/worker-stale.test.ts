@@ -1,9 +1,9 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
@@ -22,12 +22,12 @@ const event = (type: "SUBSCRIPTION_RENEW" | "SUBSCRIPTION_CANCELLED", updateTime
 describe("ordering with a BullMQ queue: the worker checks again before running", () => {
   const redis = new Redis(REDIS_URL);
   const prefix = uniquePrefix("ordering-worker");
-  const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}idem:` });
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}idem:` });
   const queue = bullmqQueue({ connection: REDIS_URL, name: "stale", prefix });
   let worker: NotificationWorker | undefined;
 
   afterAll(async () => {
-    await worker?.close(5_000);
+    await worker?.close({ timeoutMs: 5_000 });
     await store.close();
     await removeKeys(redis, prefix);
     redis.disconnect();

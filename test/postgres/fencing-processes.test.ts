@@ -1,11 +1,11 @@
 import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresStore } from "merchant-webhooks/postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { deliver, deliverUntilSettled } from "../redis/fixtures/deliver.js";
+import { type ReceiverProcess, spawnReceiver } from "../redis/fixtures/spawn-receiver.js";
 import { notification } from "../support/notifications.js";
 import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually, sleep } from "../support/redis.js";
-import { deliver, deliverUntilSettled } from "../redis/fixtures/deliver.js";
-import { spawnReceiver, type ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
 import { receiverTablesSql } from "./fixtures/receiver-tables.js";
 
 const script = fileURLToPath(new URL("./fixtures/receiver-process.ts", import.meta.url));

@@ -1,11 +1,11 @@
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/node-postgres";
 import { pgSchema, serial, text } from "drizzle-orm/pg-core";
-import { Kysely, PostgresDialect, type Generated } from "kysely";
-import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Generated, Kysely, PostgresDialect } from "kysely";
 import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
 import { postgresStore } from "merchant-webhooks/postgres";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";

@@ -1,7 +1,7 @@
+import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
+import { migrate, type PostgresStoreOptions, postgresStore } from "merchant-webhooks/postgres";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
-import { migrate, postgresStore, type PostgresStoreOptions } from "merchant-webhooks/postgres";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { postgresStore } from "merchant-webhooks/postgres";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 

@@ -1,7 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createReceiver } from "merchant-webhooks";
+import { migrate, postgresSchemaSql, postgresStore, purge, StoreUnavailableError } from "merchant-webhooks/postgres";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { migrate, postgresSchemaSql, postgresStore, purge } from "merchant-webhooks/postgres";
+import { captureLogger } from "../support/capture-logger.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+import { eventually, freePort } from "../support/redis.js";
 
 const schema = uniqueSchema("purge");
 const pool = testPool();
@@ -17,6 +21,37 @@ afterAll(async () => {
 });
 
 describe("the inbox tables", () => {
+  it("not migrated: start-up says so and names migrate(pool), after postgresql ready", async () => {
+    const unmigrated = uniqueSchema("unmigrated");
+    const { logger, lines } = captureLogger();
+    const receiver = createReceiver({ logger, idempotency: postgresStore({ connection: pool, schema: unmigrated }) });
+    try {
+      const missing = `the inbox table "${unmigrated}"."merchant_webhooks_inbox" does not exist: run migrate(pool, { schema: "${unmigrated}", table: "merchant_webhooks_inbox" })`;
+      await eventually(async () => lines().some((line) => line.msg?.startsWith(missing)), 20_000, "the warning");
+      const messages = lines().map((line) => line.msg);
+      expect(messages.indexOf("postgresql ready")).toBeLessThan(messages.findIndex((msg) => msg?.startsWith(missing)));
+      expect(lines().find((line) => line.msg?.startsWith(missing))).toMatchObject({ level: 40, store: "postgres" });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("migrate(pool) with PostgreSQL out of reach rejects with the store's error, naming where it tried", async () => {
+    const port = await freePort();
+    const nowhere = new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${port}/test` });
+    try {
+      const failure = await migrate(nowhere).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(StoreUnavailableError);
+      expect((failure as Error).message).toMatch(
+        new RegExp(
+          `^migrate: PostgreSQL is unavailable, no table was created: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}$`,
+        ),
+      );
+    } finally {
+      await nowhere.end();
+    }
+  });
+
   it("migrates again without harm, keeping the records", async () => {
     await store.claim({ id: "kept", fingerprint: "f", owner: "o", leaseMs: 1000 });
     await Promise.all([migrate(pool, { schema }), migrate(pool, { schema })]);

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll } from "vitest";
 import { migrate, postgresStore } from "merchant-webhooks/postgres";
+import { afterAll, beforeAll } from "vitest";
 import { orderContract } from "../idempotency/order-contract.js";
 import { storeContract, transactionFencingContract } from "../idempotency/store-contract.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";

@@ -1,11 +1,11 @@
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
 import { MissingTableError, postgresStore } from "merchant-webhooks/postgres";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
-import { eventually } from "../support/redis.js";
 import { json, notification } from "../support/notifications.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+import { eventually } from "../support/redis.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
 const answerOf = (response: { status: number; body: string }) => ({

@@ -1,9 +1,9 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver, type HandlerContext, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { postgresStore } from "merchant-webhooks/postgres";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
@@ -59,7 +59,7 @@ describe("ordering through BullMQ workers on postgresStore", () => {
     );
   });
   afterAll(async () => {
-    await Promise.all(workers.map((worker) => worker.close(5_000)));
+    await Promise.all(workers.map((worker) => worker.close({ timeoutMs: 5_000 })));
     await receiver.close();
     await removeKeys(redis, prefix);
     redis.disconnect();

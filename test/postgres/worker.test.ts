@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { postgresStore } from "merchant-webhooks/postgres";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
@@ -45,7 +45,7 @@ describe("a BullMQ worker on postgresStore runs the handler in the claim's trans
     await freshSchema(pool, schema, `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);
   });
   afterAll(async () => {
-    await worker.close(5_000);
+    await worker.close({ timeoutMs: 5_000 });
     await receiver.close();
     await removeKeys(redis, prefix);
     redis.disconnect();

@@ -1,5 +1,5 @@
+import { createReceiver, type IdempotencyStore, inProcessQueue, memoryStore } from "merchant-webhooks";
 import { describe, expect, it } from "vitest";
-import { createReceiver, inProcessQueue, memoryStore, type IdempotencyStore } from "merchant-webhooks";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 

@@ -1,8 +1,8 @@
-import { describe, expect, it } from "vitest";
-import { buildNotification } from "merchant-webhooks/testing";
 import { EVENT_TYPES } from "merchant-webhooks/schema";
-import { canonicalJson, canonicalJsonByReplacer } from "../../src/shared/canonical-json.js";
+import { buildNotification } from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 import { parseJsonObject } from "../../src/receiver/parse-json.js";
+import { canonicalJson, canonicalJsonByReplacer } from "../../src/shared/canonical-json.js";
 import { generateBadBodies } from "../bad-input/generate-bad-bodies.js";
 
 // The fast path (a key-sorted copy, written without a replacer) must write exactly what the replacer

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson } from "../../src/shared/canonical-json.js";
 import { fingerprintOf } from "../../src/receiver/fingerprint.js";
+import { canonicalJson } from "../../src/shared/canonical-json.js";
 
 describe("canonicalJson", () => {
   it("writes the same text for the same JSON value whatever the key order, spacing or escapes", () => {

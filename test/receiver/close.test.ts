@@ -1,6 +1,6 @@
-import { describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { closeOnSignals } from "merchant-webhooks/bullmq";
+import { describe, expect, it, vi } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { storeThatCannotComplete } from "../support/store-that-cannot-complete.js";

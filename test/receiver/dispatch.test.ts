@@ -1,5 +1,5 @@
-import { describe, expect, it, vi } from "vitest";
 import { createReceiver, type SubscriptionHandlers } from "merchant-webhooks";
+import { describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 

@@ -1,17 +1,17 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { eventReceiverOptions, eventWebhook, memoryStore, standardWebhooksVerifier } from "merchant-webhooks";
+import { eventReceiverOptions, memoryStore, standardWebhooksVerifier } from "merchant-webhooks";
 import {
   createPaymentClient,
-  orderEventSchema,
-  refundEventSchema,
   type OrderEvent,
+  orderEventSchema,
   type RefundEvent,
+  refundEventSchema,
 } from "merchant-webhooks/client";
 import { subscriptionWebhook } from "merchant-webhooks/fetch";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
+import { afterEach, describe, expect, it } from "vitest";
+import { startWebhook } from "../cli/run-cli.js";
 import { orderRequest } from "../client/fixtures.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { startWebhook } from "../cli/run-cli.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -120,9 +120,5 @@ describe("eventReceiverOptions: the receiver's core for order and refund events"
       }),
     );
     expect(unsigned.status).toBe(401);
-  });
-
-  it("keeps `eventWebhook`, its name before 0.1.0, as the same function", () => {
-    expect(eventWebhook).toBe(eventReceiverOptions);
   });
 });

@@ -1,8 +1,8 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { createReceiver, inProcessQueue, memoryStore, type IdempotencyStore } from "merchant-webhooks";
+import { createReceiver, type IdempotencyStore, inProcessQueue, memoryStore } from "merchant-webhooks";
 import { bullmqQueue } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import { ownRedisServer, uniquePrefix, type OwnRedisServer } from "../support/redis.js";
+import { afterEach, describe, expect, it } from "vitest";
+import { type OwnRedisServer, ownRedisServer, uniquePrefix } from "../support/redis.js";
 
 const closers: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -47,7 +47,7 @@ describe("receiver.health()", () => {
     it("follows Redis going down and coming back, for the store and the BullMQ queue", async () => {
       server = await ownRedisServer();
       closers.push(() => server.stop());
-      const store = redisStore({ redis: server.url, prefix: uniquePrefix("health") });
+      const store = redisStore({ connection: server.url, prefix: uniquePrefix("health") });
       const queue = bullmqQueue({ connection: server.url, name: uniquePrefix("health-queue").slice(0, -1) });
       closers.push(
         () => store.close(),

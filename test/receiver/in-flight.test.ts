@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
+import { describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 

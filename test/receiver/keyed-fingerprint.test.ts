@@ -1,14 +1,14 @@
 import { createHash, createHmac } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
-import { createReceiver, memoryStore, type IdempotencyStore } from "merchant-webhooks";
+import { createReceiver, type IdempotencyStore, memoryStore } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
-import { canonicalJson } from "../../src/shared/canonical-json.js";
+import { afterAll, describe, expect, it } from "vitest";
 import { DEFAULT_FINGERPRINT_KEY } from "../../src/receiver/fingerprint.js";
+import { canonicalJson } from "../../src/shared/canonical-json.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
-import { reserialise } from "../support/reserialise.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { reserialise } from "../support/reserialise.js";
 
 const post = (text: string) => ({
   method: "POST",
@@ -105,14 +105,14 @@ afterAll(async () => {
   await removeKeys(redis, prefix);
   redis.disconnect();
 });
-sharedKeySuite("redisStore", () => redisStore({ redis, prefix }));
+sharedKeySuite("redisStore", () => redisStore({ connection: redis, prefix }));
 
 describe("in Redis", () => {
   it("the record's fingerprint field holds the HMAC, not the unkeyed SHA-256", async () => {
     const renewal = cardRenewal();
     const receiver = createReceiver({
       logger: silentLogger(),
-      idempotency: redisStore({ redis, prefix }),
+      idempotency: redisStore({ connection: redis, prefix }),
       fingerprintKey: KEY,
     });
     await receiver.handle(post(JSON.stringify(renewal)));

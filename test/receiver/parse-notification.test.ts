@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
-import { NotificationError, parseNotification, hmacVerifier, type SubscriptionNotification } from "merchant-webhooks";
+import { hmacVerifier, NotificationError, parseNotification, type SubscriptionNotification } from "merchant-webhooks";
 import { signHmac } from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 import { json, notification } from "../support/notifications.js";
 
 const JSON_HEADERS = { "content-type": "application/json" };

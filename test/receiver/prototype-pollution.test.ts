@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
+import { afterEach, describe, expect, it } from "vitest";
 import { parseJsonObject } from "../../src/receiver/parse-json.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";

@@ -1,11 +1,11 @@
 import { Redis } from "ioredis";
+import { createReceiver, type IdempotencyStore, memoryStore } from "merchant-webhooks";
+import { type RedisStore, redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
-import { createReceiver, memoryStore, type IdempotencyStore } from "merchant-webhooks";
-import { redisStore, type RedisStore } from "merchant-webhooks/redis";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
-import { reserialise } from "../support/reserialise.js";
 import { REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
+import { reserialise } from "../support/reserialise.js";
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const post = (text: string) => ({
@@ -114,7 +114,7 @@ afterAll(async () => {
   redis.disconnect();
 });
 reserialisingSenderSuite("redisStore", () => {
-  const store = redisStore({ redis: REDIS_URL, prefix });
+  const store = redisStore({ connection: REDIS_URL, prefix });
   opened.push(store);
   return store;
 });

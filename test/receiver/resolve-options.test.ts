@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
-import { createReceiver, memoryStore, type IdempotencyStore, type ReceiverOptions } from "merchant-webhooks";
+import { createReceiver, type IdempotencyStore, memoryStore, type ReceiverOptions } from "merchant-webhooks";
 import { createWorker } from "merchant-webhooks/bullmq";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 
 const start = (options: Partial<ReceiverOptions> & Record<string, unknown>) => () =>

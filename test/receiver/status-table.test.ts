@@ -1,11 +1,11 @@
-import { describe, expect, it, vi } from "vitest";
 import {
   createReceiver,
-  memoryStore,
-  StoreUnavailableError,
   type IdempotencyStore,
+  memoryStore,
   type ReceiverOptions,
+  StoreUnavailableError,
 } from "merchant-webhooks";
+import { describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 

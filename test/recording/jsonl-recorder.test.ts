@@ -2,12 +2,11 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import express from "express";
-import request from "supertest";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { hmacVerifier, jsonlRecorder } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { buildNotification, replay, signHmac } from "merchant-webhooks/testing";
-import { hmacVerifier } from "merchant-webhooks";
-import { jsonlRecorder } from "merchant-webhooks";
+import request from "supertest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 
 const SECRET = "whsec-recording-test";

@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
-import { buildNotification, replay } from "merchant-webhooks/testing";
 import { readRedisStream, redisStreamRecorder } from "merchant-webhooks/redis";
+import { buildNotification, replay } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 
 const REDIS_URL = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -62,7 +62,7 @@ describe("redisStreamRecorder against Redis", () => {
 
   it("trims the stream to about maxLen entries", async () => {
     const stream = uniqueStream();
-    const recorder = redisStreamRecorder({ redis, stream, maxLen: 10 });
+    const recorder = redisStreamRecorder({ connection: redis, stream, maxLen: 10 });
     const entry = {
       received_at: new Date().toISOString(),
       headers: {},
@@ -78,7 +78,7 @@ describe("redisStreamRecorder against Redis", () => {
 
   it("records through a connection made from a URL, and reads in order from a given id with a count", async () => {
     const stream = uniqueStream();
-    const recorder = redisStreamRecorder({ redis: REDIS_URL, stream });
+    const recorder = redisStreamRecorder({ connection: REDIS_URL, stream });
     for (const id of ["a", "b", "c"]) {
       await recorder.write({
         received_at: new Date().toISOString(),
@@ -89,13 +89,17 @@ describe("redisStreamRecorder against Redis", () => {
     }
     await recorder.close();
     const ids = (await redis.xrange(stream, "-", "+")).map(([id]) => id);
-    const read = await readRedisStream({ redis, stream, start: ids[1]!, count: 1 });
+    const read = await readRedisStream({ connection: redis, stream, start: ids[1]!, count: 1 });
     expect(read.map((entry) => entry.notification.id)).toEqual(["b"]);
-    expect((await readRedisStream({ redis, stream })).map((entry) => entry.notification.id)).toEqual(["a", "b", "c"]);
+    expect((await readRedisStream({ connection: redis, stream })).map((entry) => entry.notification.id)).toEqual([
+      "a",
+      "b",
+      "c",
+    ]);
     expect(redis.status).toBe("ready"); // reading with a lent client leaves it open
   });
 
-  it("takes ioredis options as `connection`, and `redis` still works as the deprecated alias", async () => {
+  it("takes ioredis options as `connection`", async () => {
     const stream = uniqueStream();
     const url = new URL(REDIS_URL);
     const recorder = redisStreamRecorder({
@@ -105,7 +109,7 @@ describe("redisStreamRecorder against Redis", () => {
     const entry = { notification: { id: "opts" } } as unknown as Parameters<typeof recorder.write>[0];
     await recorder.write(entry);
     await recorder.close();
-    const read = await readRedisStream({ redis: REDIS_URL, stream });
+    const read = await readRedisStream({ connection: REDIS_URL, stream });
     expect(read.map((found) => found.notification.id)).toEqual(["opts"]);
   });
 });

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { delayingProxy } from "../support/delaying-proxy.js";
 import { REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
 

@@ -1,6 +1,6 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
 import { orderedKeys } from "../../src/redis/ordered-scripts.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
@@ -14,7 +14,7 @@ function hashTagOf(key: string): string {
 describe("redisStore keys of notifications claimed in order", () => {
   const redis = new Redis(REDIS_URL);
   const prefix = uniquePrefix("ordered-keys");
-  const store = redisStore({ redis: REDIS_URL, prefix });
+  const store = redisStore({ connection: REDIS_URL, prefix });
 
   afterAll(async () => {
     await store.close();

@@ -1,16 +1,16 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
-import { redisStore, type RedisStore } from "merchant-webhooks/redis";
+import { type RedisStore, redisStore } from "merchant-webhooks/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import {
   eventually,
+  type OwnRedisServer,
   ownRedisServer,
   REDIS_URL,
   removeKeys,
   uniquePrefix,
-  type OwnRedisServer,
 } from "../support/redis.js";
 
 const post = (body: Record<string, unknown>) => ({
@@ -26,7 +26,7 @@ describe("a receiver on redisStore", () => {
   const prefix = uniquePrefix("answers");
   const stores: RedisStore[] = [];
   const receiverOn = (options: Partial<ReceiverOptions> & { store?: RedisStore } = {}) => {
-    const store = options.store ?? redisStore({ redis: REDIS_URL, prefix });
+    const store = options.store ?? redisStore({ connection: REDIS_URL, prefix });
     stores.push(store);
     return createReceiver({ logger: silentLogger(), idempotency: store, ...options });
   };
@@ -62,7 +62,12 @@ describe("a receiver on redisStore", () => {
     let release = () => {};
     const running = new Promise<void>((resolve) => (release = resolve));
     let calls = 0;
-    const slow = receiverOn({ onRenew: () => (calls++, running) });
+    const slow = receiverOn({
+      onRenew: () => {
+        calls++;
+        return running;
+      },
+    });
     const other = receiverOn({ onRenew: () => void calls++ });
     const renewal = notification();
     const first = slow.handle(post(renewal));
@@ -103,7 +108,7 @@ describe("a receiver on redisStore when Redis fails", () => {
     await server?.stop();
   });
   const storeOn = () => {
-    const store = redisStore({ redis: server.url, prefix: "t:" });
+    const store = redisStore({ connection: server.url, prefix: "t:" });
     stores.push(store);
     return store;
   };

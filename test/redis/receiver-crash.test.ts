@@ -1,10 +1,10 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notification } from "../support/notifications.js";
-import { deliver, deliverPast503, type Delivery } from "./fixtures/deliver.js";
 import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
-import { spawnReceiver, type ReceiverProcess } from "./fixtures/spawn-receiver.js";
+import { type Delivery, deliver, deliverPast503 } from "./fixtures/deliver.js";
+import { type ReceiverProcess, spawnReceiver } from "./fixtures/spawn-receiver.js";
 
 /** A short lease, so a dead process's claim runs out within the test; the heartbeat renews it every third. */
 const LEASE_MS = 1_500;
@@ -14,7 +14,7 @@ describe("a receiver process killed in the middle of a handler", () => {
   const prefix = uniquePrefix("crash");
   const storePrefix = `${prefix}idem:`;
   const effects = `${prefix}effects:`;
-  const store = redisStore({ redis: REDIS_URL, prefix: storePrefix });
+  const store = redisStore({ connection: REDIS_URL, prefix: storePrefix });
   const hung = notification();
   let doomed: ReceiverProcess;
   let survivor: ReceiverProcess;

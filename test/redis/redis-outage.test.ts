@@ -1,17 +1,17 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notification } from "../support/notifications.js";
-import { deliver, deliverPast503, type Delivery } from "./fixtures/deliver.js";
 import {
   eventually,
+  type OwnRedisServer,
   ownRedisServer,
   REDIS_URL,
   removeKeys,
   sleep,
   uniquePrefix,
-  type OwnRedisServer,
 } from "../support/redis.js";
-import { spawnReceiver, type ReceiverProcess } from "./fixtures/spawn-receiver.js";
+import { type Delivery, deliver, deliverPast503 } from "./fixtures/deliver.js";
+import { type ReceiverProcess, spawnReceiver } from "./fixtures/spawn-receiver.js";
 
 /** The most a sender may wait for an answer while the store's Redis is away (the store's own limit is 500 ms). */
 const ANSWER_LIMIT_MS = 1_000;

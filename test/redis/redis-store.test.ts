@@ -1,14 +1,14 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreUnavailableError } from "merchant-webhooks";
-import { DEFAULT_REDIS_PREFIX, failFastRedisOptions, redisStore, type RedisStore } from "merchant-webhooks/redis";
+import { DEFAULT_REDIS_PREFIX, failFastRedisOptions, type RedisStore, redisStore } from "merchant-webhooks/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   eventually,
+  type OwnRedisServer,
   ownRedisServer,
   REDIS_URL,
   removeKeys,
   uniquePrefix,
-  type OwnRedisServer,
 } from "../support/redis.js";
 
 const answer = { processed: true, message: "processed" };
@@ -121,22 +121,13 @@ describe("redisStore on a shared Redis", () => {
     await expect(store.ping()).rejects.toThrow(StoreUnavailableError);
   });
 
-  it("still takes the connection as `redis`, the deprecated alias", async () => {
-    const store = redisStore({ redis: REDIS_URL, prefix });
-    stores.push(store);
-    await store.claim(request("o2", { id: "alias" }));
-    expect(await redis.hget(`${prefix}alias`, "owner")).toBe("o2");
-  });
-
-  it("refuses neither `connection` nor `redis`, or two different ones, naming the option", () => {
+  it("refuses a missing `connection`, and `redis` (its name before 0.1.0) as an unknown option", () => {
     expect(() => redisStore({ prefix } as unknown as Parameters<typeof redisStore>[0])).toThrow(
       /redisStore: `connection` is required/,
     );
-    expect(() =>
-      redisStore({ connection: REDIS_URL, redis: "redis://elsewhere:6379" } as unknown as Parameters<
-        typeof redisStore
-      >[0]),
-    ).toThrow(/give `connection` only/);
+    expect(() => redisStore({ redis: REDIS_URL } as unknown as Parameters<typeof redisStore>[0])).toThrow(
+      /redisStore: unknown option "redis"/,
+    );
   });
 
   it("refuses options that cannot work", () => {

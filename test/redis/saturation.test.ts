@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notification } from "../support/notifications.js";
 import { REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
-import { deliver, type Delivery } from "./fixtures/deliver.js";
-import { receiverEnv, spawnReceiver, type ReceiverProcess } from "./fixtures/spawn-receiver.js";
+import { type Delivery, deliver } from "./fixtures/deliver.js";
+import { type ReceiverProcess, receiverEnv, spawnReceiver } from "./fixtures/spawn-receiver.js";
 
 // Issue: a burst to two receivers on a busy machine, against a healthy local Redis, was answered
 // hundreds of times 503 "idempotency store unavailable": the receivers' own event-loop delay counted

@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
@@ -16,7 +16,7 @@ afterAll(async () => {
 
 describe("the store's leaseMs", () => {
   it("is the receiver's lease when the receiver names none", async () => {
-    const store = redisStore({ redis: REDIS_URL, prefix, leaseMs: 2_000 });
+    const store = redisStore({ connection: REDIS_URL, prefix, leaseMs: 2_000 });
     let release!: () => void;
     const onRenew = vi.fn(() => new Promise<void>((resolve) => (release = resolve)));
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, onRenew });

@@ -1,9 +1,9 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { notification } from "../support/notifications.js";
-import { deliverPast503, deliverUntilSettled, type Delivery } from "./fixtures/deliver.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { receiverEnv, spawnReceiver, type ReceiverProcess } from "./fixtures/spawn-receiver.js";
+import { type Delivery, deliverPast503, deliverUntilSettled } from "./fixtures/deliver.js";
+import { type ReceiverProcess, receiverEnv, spawnReceiver } from "./fixtures/spawn-receiver.js";
 
 const NOTIFICATIONS = 200;
 const DELIVERIES = 4;

@@ -1,9 +1,9 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
-import { redisStore, type RedisStore } from "merchant-webhooks/redis";
+import { type RedisStore, redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectEachSubscriptionInOrder, recordingHandlers } from "../ordering/fixtures/recorded-calls.js";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";

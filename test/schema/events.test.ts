@@ -1,5 +1,3 @@
-import { describe, it } from "vitest";
-import type { z } from "zod";
 import {
   renewalEventSchema,
   resumedEventSchema,
@@ -7,7 +5,9 @@ import {
   suspendedEventSchema,
   unsubscriptionEventSchema,
 } from "merchant-webhooks/schema";
-import { expectInvalidAt, expectValid, withValue, type Path } from "./support.js";
+import { describe, it } from "vitest";
+import type { z } from "zod";
+import { expectInvalidAt, expectValid, type Path, withValue } from "./support.js";
 
 const RULES: [rule: string, schema: z.ZodType, path: Path, good: unknown, bad: unknown][] = [
   [

@@ -1,17 +1,17 @@
-import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   EVENT_OBJECT_KEYS,
   EVENT_TYPES,
+  type EventType,
   eventObjectOf,
   eventTypeOf,
-  subscriptionNotificationSchema,
-  subscriptionResourceSchema,
-  type EventType,
   type KnownEventType,
   type RenewalEvent,
   type SubscriptionNotification,
+  subscriptionNotificationSchema,
+  subscriptionResourceSchema,
 } from "merchant-webhooks/schema";
-import { expectInvalidAt, expectValid, fixture, withValue, type Path } from "./support.js";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { expectInvalidAt, expectValid, fixture, type Path, withValue } from "./support.js";
 
 const parse = (body: unknown) => subscriptionNotificationSchema.parse(body);
 

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
 import { cardAdditionDataSchema, paymentDetailSchema } from "merchant-webhooks/schema";
-import { expectInvalidAt, expectValid, fixture, withValue, type Path } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { expectInvalidAt, expectValid, fixture, type Path, withValue } from "./support.js";
 
 const detail = () => fixture().resource.renewal_event.payment_detail as Record<string, any>;
 

@@ -1,4 +1,3 @@
-import { describe, expect, expectTypeOf, it } from "vitest";
 import {
   currencyCodeSchema,
   emailSchema,
@@ -12,6 +11,7 @@ import {
   timestampSchema,
   uriSchema,
 } from "merchant-webhooks/schema";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { expectInvalidAt, expectValid } from "./support.js";
 
 /** The issue codes a value produces at the top level; [] when it passes. */

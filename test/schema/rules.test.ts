@@ -1,7 +1,7 @@
-import { describe, expect, it } from "vitest";
 import { eventObjectOf, subscriptionNotificationSchema } from "merchant-webhooks";
+import { describe, expect, it } from "vitest";
 import { notification } from "../support/notifications.js";
-import { DETAIL, RENEW, RULES, setAt, type Path } from "./rule-cases.js";
+import { DETAIL, type Path, RENEW, RULES, setAt } from "./rule-cases.js";
 
 function check(path: Path, value: unknown) {
   const body = notification();

@@ -1,5 +1,3 @@
-import { describe, expect, it } from "vitest";
-import type { z } from "zod";
 import {
   addressSchema,
   amountWithBreakdownSchema,
@@ -13,7 +11,9 @@ import {
   statusDetailSchema,
   taxSchema,
 } from "merchant-webhooks/schema";
-import { expectInvalidAt, expectValid, withValue, type Path } from "./support.js";
+import { describe, expect, it } from "vitest";
+import type { z } from "zod";
+import { expectInvalidAt, expectValid, type Path, withValue } from "./support.js";
 
 type Rule = [rule: string, schema: z.ZodType, path: Path, good: unknown, bad: unknown];
 

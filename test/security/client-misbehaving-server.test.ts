@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
 import {
   createPaymentClient,
   DEFAULT_MAX_RESPONSE_BYTES,
   FUND_SPLIT_DETAILS,
   PaymentApiError,
 } from "merchant-webhooks/client";
+import { afterEach, describe, expect, it } from "vitest";
 
 interface Seen {
   method: string;

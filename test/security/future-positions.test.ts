@@ -1,8 +1,8 @@
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it, vi } from "vitest";
-import { createReceiver, memoryStore, type IdempotencyStore } from "merchant-webhooks";
+import { createReceiver, type IdempotencyStore, memoryStore } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { resolveOrdering } from "../../src/ordering/ordering-options.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
@@ -95,13 +95,13 @@ function futureSuite(name: string, makeStore: () => IdempotencyStore) {
 }
 
 futureSuite("memoryStore", () => memoryStore());
-futureSuite("redisStore", () => redisStore({ redis, prefix }));
+futureSuite("redisStore", () => redisStore({ connection: redis, prefix }));
 
 describe("what redisStore keeps for a subscription after a far-future notification", () => {
   it("holds no position from it in Redis", async () => {
     const sub = subscription();
     const receiver = createReceiver({
-      idempotency: redisStore({ redis, prefix }),
+      idempotency: redisStore({ connection: redis, prefix }),
       logger: silentLogger(),
       ordering: true,
       onRenew: () => {},

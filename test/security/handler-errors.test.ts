@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
-import { bullmqQueue, createWorker, jobIdFor, type BullmqNotificationQueue } from "merchant-webhooks/bullmq";
+import { type BullmqNotificationQueue, bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
+import { describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL } from "../support/redis.js";

@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
 import { createReceiver, type RecordedNotification } from "merchant-webhooks";
 import { bullmqQueue, jobIdFor } from "merchant-webhooks/bullmq";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { REDIS_URL } from "../support/redis.js";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore, REDACTED, type SubscriptionNotification } from "merchant-webhooks";
-import { bullmqQueue, createWorker, jobIdFor, type BullmqNotificationQueue } from "merchant-webhooks/bullmq";
+import { type BullmqNotificationQueue, bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
+import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL } from "../support/redis.js";

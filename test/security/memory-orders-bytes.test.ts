@@ -1,6 +1,6 @@
-import { describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
 import { buildNotification } from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 
 const MAX_BYTES = 1024 * 1024;

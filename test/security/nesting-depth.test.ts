@@ -1,9 +1,9 @@
 import express from "express";
+import { createReceiver, MAX_BODY_DEPTH, type RecordedNotification } from "merchant-webhooks";
+import { subscriptionWebhook } from "merchant-webhooks/express";
+import { buildNotification, redactForRecording } from "merchant-webhooks/testing";
 import request from "supertest";
 import { describe, expect, it, vi } from "vitest";
-import { createReceiver, MAX_BODY_DEPTH, type RecordedNotification } from "merchant-webhooks";
-import { redactForRecording, buildNotification } from "merchant-webhooks/testing";
-import { subscriptionWebhook } from "merchant-webhooks/express";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
 

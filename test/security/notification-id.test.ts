@@ -1,6 +1,6 @@
-import { describe, expect, it, vi } from "vitest";
 import { createReceiver, subscriptionNotificationSchema } from "merchant-webhooks";
 import { MAX_NOTIFICATION_ID_LENGTH } from "merchant-webhooks/schema";
+import { describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
 

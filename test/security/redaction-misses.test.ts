@@ -1,5 +1,5 @@
+import { createReceiver, REDACTED, type RecordedNotification, redactNotification } from "merchant-webhooks";
 import { describe, expect, it } from "vitest";
-import { createReceiver, redactNotification, REDACTED, type RecordedNotification } from "merchant-webhooks";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 

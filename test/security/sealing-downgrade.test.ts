@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
-import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore, type SubscriptionNotification } from "merchant-webhooks";
-import { bullmqQueue, createWorker, jobIdFor, type BullmqNotificationQueue } from "merchant-webhooks/bullmq";
+import { type BullmqNotificationQueue, bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
 import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL } from "../support/redis.js";
 import { suitePrefix } from "./suite-prefix.js";

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createReceiver, hmacVerifier, inProcessQueue, memoryStore } from "merchant-webhooks";
 import { signHmac } from "merchant-webhooks/testing";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
-import { installOtel, type InstalledOtel } from "../telemetry/fixtures/otel.js";
+import { type InstalledOtel, installOtel } from "../telemetry/fixtures/otel.js";
 
 const SECRET = "span-test-secret-0123456789abcdef0123456789";
 const PAN = "4111111111111111";

@@ -1,15 +1,15 @@
-import { afterAll, describe, expect, it, vi } from "vitest";
 import { Redis } from "ioredis";
 import {
   createReceiver,
-  memoryStore,
   hmacVerifier,
   type IdempotencyStore,
+  memoryStore,
   type ReceiverOptions,
 } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification, signHmac } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 

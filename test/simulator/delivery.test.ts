@@ -1,9 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
 import {
   createPlatformSimulator,
   type PlatformSimulator,
   type PlatformSimulatorOptions,
 } from "merchant-webhooks/simulator";
+import { afterEach, describe, expect, it } from "vitest";
 import { recordingWebhook } from "./recording-webhook.js";
 import { PROCESSED, scriptedEndpoint } from "./scripted-endpoint.js";
 

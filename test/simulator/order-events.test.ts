@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPaymentClient, orderEventSchema, refundEventSchema, type PaymentClient } from "merchant-webhooks/client";
+import { createPaymentClient, orderEventSchema, type PaymentClient, refundEventSchema } from "merchant-webhooks/client";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { orderRequest } from "../client/fixtures.js";
 import { PROCESSED, scriptedEndpoint } from "./scripted-endpoint.js";
 

@@ -1,5 +1,5 @@
 import { standardWebhooksVerifier } from "merchant-webhooks";
-import { startWebhook, type RunningWebhook } from "../cli/run-cli.js";
+import { type RunningWebhook, startWebhook } from "../cli/run-cli.js";
 
 /**
  * An Express receiver verifying Standard Webhooks with `secret`, whose handlers note each call as

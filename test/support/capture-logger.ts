@@ -1,4 +1,4 @@
-import { pino, type Logger } from "pino";
+import { type Logger, pino } from "pino";
 
 /** A real pino logger whose lines are kept in memory, parsed, for assertions on what was logged. */
 export function captureLogger(): { logger: Logger; lines: () => Record<string, any>[]; text: () => string } {

@@ -1,5 +1,5 @@
-import pg from "pg";
 import { migrate } from "merchant-webhooks/postgres";
+import pg from "pg";
 
 export const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 

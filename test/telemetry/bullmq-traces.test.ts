@@ -1,12 +1,12 @@
 import { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { installOtel, type InstalledOtel } from "./fixtures/otel.js";
+import { type InstalledOtel, installOtel } from "./fixtures/otel.js";
 
 const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
 const traceparent = `00-${TRACE_ID}-b7ad6b7169203331-01`;
@@ -14,7 +14,7 @@ const traceparent = `00-${TRACE_ID}-b7ad6b7169203331-01`;
 describe("traces and metrics of the BullMQ path", () => {
   const prefix = uniquePrefix("otel");
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ redis: REDIS_URL, prefix: `${prefix}-store:` });
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
   const queue = bullmqQueue({ connection: REDIS_URL, name: "otel", prefix, jobOptions: { attempts: 1 } });
   const receiver = createReceiver({ logger: captureLogger().logger, idempotency: store, queue });
   const workerLog = captureLogger();
@@ -38,7 +38,7 @@ describe("traces and metrics of the BullMQ path", () => {
   });
 
   afterAll(async () => {
-    await worker.close(5_000);
+    await worker.close({ timeoutMs: 5_000 });
     await receiver.close();
     await store.close();
     await removeKeys(redis, prefix);

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
-import { installOtel, type InstalledOtel } from "./fixtures/otel.js";
+import { type InstalledOtel, installOtel } from "./fixtures/otel.js";
 
 describe("metrics of the in-request path", () => {
   let otel: InstalledOtel;

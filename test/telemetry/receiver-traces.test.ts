@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createReceiver, memoryStore } from "merchant-webhooks";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
-import { installOtel, type InstalledOtel } from "./fixtures/otel.js";
+import { type InstalledOtel, installOtel } from "./fixtures/otel.js";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const PARENT_SPAN_ID = "00f067aa0ba902b7";

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { headerGetter } from "../../src/telemetry/header-getter.js";
 import { loadOtelApi, otelApiLoading } from "../../src/telemetry/load-api.js";
 import { observeReceive } from "../../src/telemetry/observe-receive.js";
 import { currentTelemetry } from "../../src/telemetry/telemetry.js";
-import { headerGetter } from "../../src/telemetry/header-getter.js";
 import { installOtel } from "./fixtures/otel.js";
 
 describe("telemetry without and with an SDK", () => {

@@ -1,10 +1,9 @@
-import { describe, expect, it, vi } from "vitest";
 import {
   createReceiver,
   eventObjectOf,
   redactNotification,
-  subscriptionNotificationSchema,
   type SubscriptionHandlers,
+  subscriptionNotificationSchema,
 } from "merchant-webhooks";
 import {
   cardInfoSchema,
@@ -22,6 +21,7 @@ import {
   buildPurchaseUnit,
   buildSubscriber,
 } from "merchant-webhooks/testing";
+import { describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 
 const PAIRING = {

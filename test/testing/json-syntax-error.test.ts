@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { buildNotification } from "merchant-webhooks/testing";
+import { describe, expect, it } from "vitest";
 import { jsonSyntaxError, lineAndColumn } from "../../src/testing/json-syntax-error.js";
 
 const notification = JSON.stringify(buildNotification("SUBSCRIPTION_RENEW"), null, 2);

@@ -4,11 +4,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import express from "express";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
+import { createReceiver, hmacVerifier, type ReceiverOptions, standardWebhooksVerifier } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { buildNotification, hmacSigner, replay, SourceError, standardWebhooksSigner } from "merchant-webhooks/testing";
-import { hmacVerifier, standardWebhooksVerifier } from "merchant-webhooks";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 
 const renewal = buildNotification("SUBSCRIPTION_RENEW", undefined, { seed: "replay-1" });

@@ -1,5 +1,5 @@
-import { describe, expectTypeOf, it } from "vitest";
 import { createReceiver, defineHandlers, type KnownEventType, type SubscriptionHandlers } from "merchant-webhooks";
+import { describe, expectTypeOf, it } from "vitest";
 
 describe("handlers declared apart from the receiver call", () => {
   it("defineHandlers types each handler's notification and ctx, and refuses a misspelt key", () => {

@@ -1,4 +1,3 @@
-import { describe, expectTypeOf, it } from "vitest";
 import type {
   AnyEventObject,
   HandlerContext,
@@ -10,8 +9,9 @@ import type {
   UnsubscriptionEvent,
 } from "merchant-webhooks";
 import { createReceiver } from "merchant-webhooks";
-import { subscriptionWebhook } from "merchant-webhooks/express";
 import { createWorker } from "merchant-webhooks/bullmq";
+import { subscriptionWebhook } from "merchant-webhooks/express";
+import { describe, expectTypeOf, it } from "vitest";
 
 describe("handler types", () => {
   it("narrow each handler's notification to its event_type", () => {

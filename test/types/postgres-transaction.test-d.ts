@@ -1,7 +1,7 @@
-import type pg from "pg";
-import { expectTypeOf, test } from "vitest";
 import { createReceiver, type HandlerContext } from "merchant-webhooks";
 import { postgresStore } from "merchant-webhooks/postgres";
+import type pg from "pg";
+import { expectTypeOf, test } from "vitest";
 
 // Importing merchant-webhooks/postgres types ctx.transaction as the pool client of the open transaction.
 test("ctx.transaction is a pg.PoolClient once merchant-webhooks/postgres is imported", () => {

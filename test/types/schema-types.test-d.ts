@@ -1,4 +1,3 @@
-import { describe, expectTypeOf, it } from "vitest";
 import {
   type PaymentDetail,
   type RenewalEvent,
@@ -7,6 +6,7 @@ import {
   subscriptionNotificationSchema,
 } from "merchant-webhooks";
 import type { CardInfo } from "merchant-webhooks/schema";
+import { describe, expectTypeOf, it } from "vitest";
 
 declare const notification: SubscriptionNotification;
 

@@ -1,7 +1,7 @@
 import { createHmac } from "node:crypto";
-import { afterEach, describe, expect, it, vi } from "vitest";
 import { hmacVerifier, MAX_CACHED_SECRETS, standardWebhooksVerifier } from "merchant-webhooks";
 import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
+import { afterEach, describe, expect, it, vi } from "vitest";
 
 const body = new TextEncoder().encode('{"id":"evt-1","event_type":"SUBSCRIPTION_RENEW"}');
 const TENANT_SECRETS: Record<string, string> = { acme: "acme-secret-0123456789", globex: "globex-secret-0123456789" };

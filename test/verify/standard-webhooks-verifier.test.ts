@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
 import { standardWebhooksVerifier } from "merchant-webhooks";
 import { signStandardWebhook } from "merchant-webhooks/testing";
+import { afterEach, describe, expect, it, vi } from "vitest";
 
 /*
  * The example vector of the Standard Webhooks reference implementation,
@@ -114,7 +114,7 @@ describe("standardWebhooksVerifier", () => {
 
   it("passes with any of several secrets while one is rotated", async () => {
     atSpecTime();
-    const other = "whsec_" + Buffer.from("a brand new secret of 24+ bytes").toString("base64");
+    const other = `whsec_${Buffer.from("a brand new secret of 24+ bytes").toString("base64")}`;
     expect(await standardWebhooksVerifier([other, SPEC.secret])(payload, specHeaders())).toBe(true);
     expect(await standardWebhooksVerifier([other])(payload, specHeaders())).toBe(false);
   });

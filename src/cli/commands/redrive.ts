@@ -1,17 +1,15 @@
-import { hashTagOf } from "../../bullmq/cluster-prefix.js";
-import { QueueNotFoundError, redrive } from "../../bullmq/redrive.js";
-import { closeClient } from "../../redis/connect.js";
+import type { QueueNotFoundError } from "../../bullmq/redrive.js";
 import {
+  type CliIo,
   EXIT_NOT_PROCESSED,
   EXIT_OK,
   parseCommand,
   processIo,
   reportUsageError,
   UsageError,
-  type CliIo,
 } from "../args.js";
 import { printable } from "../printable.js";
-import { connectTarget, describeTarget, type RedisTarget, redisTarget } from "../redis-target.js";
+import type { RedisTarget } from "../redis-target.js";
 
 export const REDRIVE_USAGE = `Usage: merchant-webhooks redrive --queue <name> [options]
 
@@ -40,10 +38,25 @@ Examples:
     --redis redis://10.0.0.1:7000,redis://10.0.0.2:7000,redis://10.0.0.3:7000
 `;
 
+/**
+ * BullMQ and ioredis are optional peers: they load once the command runs, not with it, so `--help`
+ * works without them, and a missing one is named by the command line (`npm install bullmq`).
+ */
+async function loadRedrive() {
+  const [clusterPrefix, bullmqRedrive, connect, target] = await Promise.all([
+    import("../../bullmq/cluster-prefix.js"),
+    import("../../bullmq/redrive.js"),
+    import("../../redis/connect.js"),
+    import("../redis-target.js"),
+  ]);
+  return { ...clusterPrefix, ...bullmqRedrive, ...connect, ...target };
+}
+
 /** `merchant-webhooks redrive ...`; `argv` is what follows the command name. Resolves to the exit code. */
 export async function runRedrive(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   let values;
   let target: RedisTarget;
+  let loaded: Awaited<ReturnType<typeof loadRedrive>>;
   try {
     const parsed = parseCommand(argv, {
       queue: { type: "string", short: "q" },
@@ -58,12 +71,13 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
       io.out(REDRIVE_USAGE);
       return EXIT_OK;
     }
+    loaded = await loadRedrive();
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument: ${parsed.positionals[0]}`);
     if (!values.queue) throw new UsageError("--queue is required");
     if (values.queue.includes(":")) throw new UsageError(`--queue cannot contain ":", got ${values.queue}`);
-    target = redisTarget(values.redis, values.cluster === true);
+    target = loaded.redisTarget(values.redis, values.cluster === true);
     // BullMQ's scripts touch several keys of a queue at once: on a cluster they must share a slot.
-    if (target.cluster && hashTagOf(`${values.prefix ?? "bull"}:${values.queue}:`) === undefined)
+    if (target.cluster && loaded.hashTagOf(`${values.prefix ?? "bull"}:${values.queue}:`) === undefined)
       throw new UsageError(
         `on a Redis Cluster a queue's keys need a hash tag in --prefix, the one given to bullmqQueue, such as --prefix "{mw}"`,
       );
@@ -74,6 +88,7 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
 
   const dryRun = values["dry-run"] === true;
   const queue = printable(values.queue);
+  const { connectTarget, describeTarget, redrive, QueueNotFoundError, closeClient } = loaded;
   const client = connectTarget(target);
   client.on("error", () => {}); // failures reach the calls below, and are reported once there
   try {

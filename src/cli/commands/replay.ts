@@ -1,22 +1,25 @@
-import { replayEntries, type ReplayResult } from "../../testing/replay.js";
 import { stat } from "node:fs/promises";
-import { isSourceProblem, sourceItems, type SourceEntry, type SourceProblem } from "../../testing/read-source.js";
+import { isSourceProblem, type SourceEntry, type SourceProblem, sourceItems } from "../../testing/read-source.js";
+import { type ReplayResult, replayEntries } from "../../testing/replay.js";
 import {
+  type CliIo,
   EXIT_NOT_PROCESSED,
   EXIT_OK,
   parseCommand,
   positiveInteger,
   processIo,
+  reportUsageError,
   SENDING_OPTIONS,
   SENDING_USAGE,
   sendingSetup,
-  reportUsageError,
   UsageError,
-  type CliIo,
 } from "../args.js";
 import { printable } from "../printable.js";
 import { progressBar } from "../progress.js";
 import { formatSummaryTable, isProcessed, type ReplaySummary, summarize } from "../summary-table.js";
+
+/** The most `--retry` sends a notification again: a bound, so a receiver that is down ends the run. */
+const MAX_RETRIES = 20;
 
 export const REPLAY_USAGE = `Usage: merchant-webhooks replay <file|dir> --url <url> [options]
 
@@ -28,6 +31,9 @@ Recorded headers are sent again; signatures are never recorded, so pass --secret
 Options:
 ${SENDING_USAGE}
   -c, --concurrency <n>          notifications in flight at once (default: 1, in file order)
+      --retry <n>                send a notification again, up to n times (1 to ${MAX_RETRIES}), while it is
+                                 answered 409, 429, 503 or another "try later" (or not at all),
+                                 each time after its Retry-After (else 1 s, doubling; at most 30 s)
       --all                      list every notification not processed on a terminal too (stderr
                                  that is not a terminal, such as a file or CI log, always gets all)
   -h, --help                     show this help
@@ -49,11 +55,13 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
   let setup;
   let concurrency;
   let listAll;
+  let retries: number | undefined;
   try {
     const { values, positionals } = parseCommand(argv, {
       ...SENDING_OPTIONS,
       concurrency: { type: "string", short: "c" },
       all: { type: "boolean" },
+      retry: { type: "string" },
     });
     if (values.help) {
       io.out(REPLAY_USAGE);
@@ -63,6 +71,10 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
     setup = sendingSetup(values);
     concurrency = values.concurrency === undefined ? 1 : positiveInteger(values.concurrency, "--concurrency");
     listAll = values.all === true || io.errTty !== true;
+    if (values.retry !== undefined) {
+      retries = positiveInteger(values.retry, "--retry");
+      if (retries > MAX_RETRIES) throw new UsageError(`--retry must be ${MAX_RETRIES} or less, got ${values.retry}`);
+    }
     source = positionals[0]!;
     const path = source;
     await stat(path).catch((err: NodeJS.ErrnoException) => {
@@ -89,6 +101,7 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
       headers: setup.headers,
       timeoutMs: setup.timeoutMs,
       ...(setup.sign ? { sign: setup.sign } : {}),
+      ...(retries ? { retry: { attempts: retries } } : {}),
       onResult: (_result, done) => progress.update(Math.min(total, before + done)),
     });
     batch = [];
@@ -120,12 +133,14 @@ function addTo(total: ReplaySummary, part: ReplaySummary): void {
   total.sent += part.sent;
   total.processed += part.processed;
   total.failed += part.failed;
+  if (part.retried) total.retried = (total.retried ?? 0) + part.retried;
   for (const [status, count] of part.rejected) total.rejected.set(status, (total.rejected.get(status) ?? 0) + count);
 }
 
 /** `recordings/x.jsonl:3 WH-123: 401 signature verification failed` */
 function describe(result: ReplayResult): string {
-  const what = `${result.origin} ${result.id ?? "(no id)"}`;
+  const tries = result.attempts ? ` (after ${result.attempts} attempts)` : "";
+  const what = `${result.origin} ${result.id ?? "(no id)"}${tries}`;
   if (result.status === 0) return printable(`${what}: no answer: ${result.error ?? "unknown error"}`);
   return printable(`${what}: ${result.status} ${result.answer?.message ?? "(not a webhook answer)"}`);
 }

@@ -1,18 +1,18 @@
 import { eventNamesList, eventTypeNamed } from "../../schema/event-names.js";
 import { buildNotification } from "../../testing/build-notification.js";
 import { replayEntries } from "../../testing/replay.js";
+import type { CliIo } from "../args.js";
 import {
   EXIT_NOT_PROCESSED,
   EXIT_OK,
   parseCommand,
   processIo,
+  reportUsageError,
   SENDING_OPTIONS,
   SENDING_USAGE,
   sendingSetup,
-  reportUsageError,
   UsageError,
 } from "../args.js";
-import type { CliIo } from "../args.js";
 import { printable } from "../printable.js";
 import { setPath } from "../set-path.js";
 import { isProcessed } from "../summary-table.js";

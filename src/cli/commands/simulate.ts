@@ -7,8 +7,9 @@ import {
   type PlatformSimulatorOptions,
 } from "../../simulator/options.js";
 import { SCENARIO_COMMANDS, ScenarioError, scenarioRunner } from "../../simulator/scenario.js";
-import { standardWebhooksKey } from "../../verify/standard-webhooks-verifier.js";
+import { hmacSigner } from "../../testing/signers.js";
 import {
+  type CliIo,
   delayMilliseconds,
   EXIT_NOT_PROCESSED,
   EXIT_OK,
@@ -18,8 +19,8 @@ import {
   portNumber,
   processIo,
   reportUsageError,
+  signingFrom,
   UsageError,
-  type CliIo,
 } from "../args.js";
 import { countsLine, deliveryProgress } from "../delivery-progress.js";
 import { durationText } from "../duration-text.js";
@@ -38,6 +39,18 @@ const QUICK_ATTEMPT_TIMEOUT_MS = 3_000;
 /** The window --reorder-rate holds notifications back in when --reorder-window is not given. */
 const DEFAULT_REORDER_WINDOW_MS = 1_000;
 
+/** Rows of the attempt table printed when Ctrl-C stops a session. */
+const ATTEMPTS_SHOWN_ON_STOP = 20;
+
+/** The attempt table's header and its last `count` rows, saying how many earlier ones were left out. */
+function latestAttempts(table: string, count: number): string {
+  const [header, ...rows] = table.trimEnd().split("\n");
+  if (rows.length === 0) return "";
+  const earlier = Math.max(0, rows.length - count);
+  const note = earlier > 0 ? `(${earlier} earlier ${earlier === 1 ? "attempt" : "attempts"} not shown)\n` : "";
+  return `${header}\n${rows.slice(earlier).join("\n")}\n${note}`;
+}
+
 const total = (schedule: readonly number[]) => schedule.reduce((sum, ms) => sum + ms, 0);
 
 export const SIMULATE_USAGE = `Usage: merchant-webhooks simulate --webhook-url <url> [options]
@@ -46,12 +59,16 @@ Run a local payment platform: the CreateOrder, QueryOrder, RefundPayment and lis
 --port, and subscription notifications delivered to --webhook-url with retries, like the platform.
 Commands are read from --scenario, then from standard input, one per line; "quit" (or the end of
 input) stops, printing what was not delivered. Each attempt is shown as it is answered (a status line
-on a terminal). Ctrl-C stops and prints the summary; a second Ctrl-C exits at once.
+on a terminal). Ctrl-C stops and prints the latest attempts and the summary; a second Ctrl-C
+exits at once.
 
 Options:
       --webhook-url <url>        where subscription notifications go (required)
   -p, --port <port>              port of the API (default: any free port; printed at start)
-  -s, --secret <whsec_...>       sign deliveries with Standard Webhooks (default: unsigned)
+  -s, --secret <secret>          sign every delivery with this secret (default: unsigned)
+      --scheme <scheme>          standard-webhooks (default: a whsec_ secret, webhook-id the
+                                 notification id) or hmac (HMAC-SHA256 hex of the body)
+      --signature-header <name>  header of the hmac signature (default: x-signature)
       --retry-schedule <ms,...>  delay before each attempt (default: ${QUICK_RETRY_SCHEDULE_MS.join(",")},
                                  the platform's schedule at 1/10000: ${durationText(total(QUICK_RETRY_SCHEDULE_MS))} in all)
       --real-time                the platform's schedule as it is: ${DEFAULT_RETRY_SCHEDULE_MS.join(",")}
@@ -84,6 +101,8 @@ const OPTIONS = {
   "webhook-url": { type: "string" },
   port: { type: "string", short: "p" },
   secret: { type: "string", short: "s" },
+  scheme: { type: "string" },
+  "signature-header": { type: "string" },
   "retry-schedule": { type: "string" },
   "real-time": { type: "boolean" },
   "time-scale": { type: "string" },
@@ -123,13 +142,8 @@ function simulatorOptions(values: Values): PlatformSimulatorOptions {
   if (!url) throw new UsageError("--webhook-url is required");
   if (!/^https?:\/\//.test(url) || !URL.canParse(url))
     throw new UsageError(`--webhook-url must be an http or https URL: ${url}`);
-  if (values.secret !== undefined) {
-    try {
-      standardWebhooksKey(values.secret);
-    } catch {
-      throw new UsageError('--secret must be "whsec_" followed by base64');
-    }
-  }
+  // Standard Webhooks by default, as the platform signs; hmac for an app that uses hmacVerifier.
+  const signing = signingFrom(values, "standard-webhooks");
   const realTime = values["real-time"] === true;
   if (realTime && values["time-scale"] !== undefined)
     throw new UsageError("--real-time and --time-scale contradict each other: give one");
@@ -162,7 +176,8 @@ function simulatorOptions(values: Values): PlatformSimulatorOptions {
     throw new UsageError(`--seed must be a whole number from 0 to ${2 ** 32 - 1}, got ${values.seed}`);
   return {
     webhookUrl: url,
-    ...(values.secret !== undefined ? { secret: values.secret } : {}),
+    ...(signing?.scheme === "standard-webhooks" ? { secret: signing.secret } : {}),
+    ...(signing?.scheme === "hmac" ? { sign: hmacSigner({ secret: signing.secret, header: signing.header }) } : {}),
     retrySchedule,
     ...(values["time-scale"] !== undefined ? { timeScale: timeScale(values["time-scale"], longest) } : {}),
     attemptTimeoutMs:
@@ -292,6 +307,8 @@ export async function runSimulate(
   }
 
   progress.finish();
+  // After Ctrl-C the session can no longer be asked for `log`: show its latest attempts with the summary.
+  if (interrupt.happened) io.out(printableLines(latestAttempts(sim.attemptTable(), ATTEMPTS_SHOWN_ON_STOP)));
   const { exhausted, pending } = sim.undelivered();
   io.out(`${countsLine(progress.counts)}\n`);
   io.out(printableLines(sim.undeliveredTable()));

@@ -1,17 +1,17 @@
+import { stat } from "node:fs/promises";
 import { subscriptionNotificationSchema } from "../../schema/index.js";
 import { issueText } from "../../schema/validation-message.js";
-import { stat } from "node:fs/promises";
 import { isSourceProblem, sourceItems } from "../../testing/read-source.js";
-import { printable } from "../printable.js";
 import {
+  type CliIo,
   EXIT_NOT_PROCESSED,
   EXIT_OK,
   parseCommand,
   processIo,
   reportUsageError,
   UsageError,
-  type CliIo,
 } from "../args.js";
+import { printable } from "../printable.js";
 
 export const VALIDATE_USAGE = `Usage: merchant-webhooks validate <file|dir>...
 

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { addressSchema, cardInfoSchema } from "../../schema/shared.js";
 import {
   emailSchema,
   ipSchema,
@@ -10,6 +9,7 @@ import {
   timestampSchema,
   uriSchema,
 } from "../../schema/primitives.js";
+import { addressSchema, cardInfoSchema } from "../../schema/shared.js";
 import { requestMerchantIdSchema, requestPurchaseUnitSchema } from "./request-shared.js";
 
 /** The first payment_method.name values; the interface says many more exist without listing them. */

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { ORDER_STATUSES } from "../../schema/enums.js";
-import { freeMapSchema, openEnum, timestampSchema, uriSchema } from "../../schema/primitives.js";
+import { freeMapSchema, nonEmptyString, openEnum, timestampSchema, uriSchema } from "../../schema/primitives.js";
 import { amountWithBreakdownSchema, linkSchema, moneySchema, statusDetailSchema } from "../../schema/shared.js";
-import { nonEmptyString } from "../../schema/primitives.js";
 import { requestAmountSchema, requestMerchantIdSchema, requestMoneySchema } from "./request-shared.js";
 
 export const REFUND_STATUSES = [

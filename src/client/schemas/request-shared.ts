@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { breakdownSchema, purchaseUnitSchema } from "../../schema/shared.js";
 import { currencyCodeSchema, moneyValueSchema } from "../../schema/primitives.js";
+import { breakdownSchema, purchaseUnitSchema } from "../../schema/shared.js";
 
 // Pieces shared by the request schemas. A request is checked strictly where the interface states a
 // rule (it is about to leave the merchant's hands); unknown fields still pass, so a field the platform
