@@ -1,0 +1,164 @@
+import type PgBoss from "pg-boss";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createReceiver, hmacVerifier, type HandlerContext, type ReceiverResponse } from "merchant-webhooks";
+import { postgresStore } from "merchant-webhooks/postgres";
+import { hmacSigner } from "merchant-webhooks/testing";
+import { createPgBossWorker, jobIdFor, pgBossQueue, type PgBossNotificationWorker } from "merchant-webhooks/pg-boss";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+import { eventually } from "../support/redis.js";
+import { jobStates, startBoss } from "./fixtures/boss.js";
+
+const post = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: "POST",
+  headers: { "content-type": "application/json", ...headers },
+  rawBody: typeof body === "string" ? new TextEncoder().encode(body) : json(body),
+});
+const answer = (response: ReceiverResponse) => ({ status: response.status, ...JSON.parse(response.body) });
+const accepted = { status: 200, processed: true, message: "accepted for processing" };
+const alreadyProcessed = { status: 200, processed: true, message: "already processed" };
+
+describe("pgBossQueue with postgresStore: the claim, the queued mark and the job commit together", () => {
+  const schema = uniqueSchema("pgbq");
+  const bossSchema = `${schema}_boss`;
+  const pool = testPool(20);
+  const store = postgresStore({ connection: pool, schema });
+  let boss: PgBoss;
+  const workers: PgBossNotificationWorker[] = [];
+  const effects = (id: string) =>
+    pool
+      .query(`SELECT count(*)::int AS n FROM "${schema}".effects WHERE notification_id = $1`, [id])
+      .then((result) => result.rows[0].n as number);
+  const write = async (n: { id: string }, ctx: HandlerContext) => {
+    await ctx.transaction.query(`INSERT INTO "${schema}".effects (notification_id) VALUES ($1)`, [n.id]);
+  };
+  const queueNamed = (name: string, extra: Partial<Parameters<typeof pgBossQueue>[0]> = {}) =>
+    pgBossQueue({ boss, name, schema: bossSchema, ...extra });
+  const workerOn = (name: string, handlers: Partial<Parameters<typeof createPgBossWorker>[0]> = {}) => {
+    const worker = createPgBossWorker({
+      boss,
+      name,
+      schema: bossSchema,
+      idempotency: store,
+      logger: silentLogger(),
+      pollingIntervalMs: 100,
+      onRenew: write,
+      ...handlers,
+    });
+    workers.push(worker);
+    return worker;
+  };
+
+  beforeAll(async () => {
+    await freshSchema(pool, schema, `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);
+    boss = await startBoss(bossSchema);
+  });
+  afterAll(async () => {
+    for (const worker of workers) await worker.close({ timeoutMs: 5_000 });
+    await boss.stop({ graceful: false });
+    await dropSchema(pool, bossSchema);
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  it("acknowledges once the job is committed; a worker started later runs it once, its write committed with the job", async () => {
+    const queue = queueNamed("ack");
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const body = notification();
+
+    expect(answer(await receiver.handle(post(body)))).toEqual(accepted);
+    expect(await store.get(body.id)).toMatchObject({ state: "queued", attempts: 1 });
+    expect(await jobStates(pool, bossSchema, "ack")).toEqual({ created: 1 });
+    const job = await boss.getJobById("ack", jobIdFor("ack", body.id));
+    // Card verification data never reaches the job; the card number is masked.
+    expect(JSON.stringify(job?.data)).not.toMatch(/"cvc"\s*:\s*"\d/);
+
+    const worker = workerOn("ack");
+    await worker.waitUntilReady();
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 15_000, "the record to complete");
+    expect(await effects(body.id)).toBe(1);
+    expect(await jobStates(pool, bossSchema, "ack")).toEqual({ completed: 1 });
+    expect(answer(await receiver.handle(post(body)))).toEqual(alreadyProcessed);
+    expect(await jobStates(pool, bossSchema, "ack")).toEqual({ completed: 1 });
+    await receiver.close();
+  });
+
+  it("answers by the table: duplicates, a changed payload, bad input and a refusing queue", async () => {
+    const queue = queueNamed("table");
+    const hmac = { secret: "a-long-enough-table-test-secret-0123456789", header: "x-signature" };
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, verify: hmacVerifier(hmac) });
+    const sign = hmacSigner(hmac);
+    const signed = async (body: Record<string, unknown>) => {
+      const raw = JSON.stringify(body);
+      return post(raw, await sign(raw));
+    };
+    const body = notification();
+    expect(answer(await receiver.handle(await signed(body)))).toEqual(accepted);
+    // Queued, not yet run: a redelivery is told it is taken care of, and queues nothing more.
+    expect(answer(await receiver.handle(await signed(body)))).toEqual(alreadyProcessed);
+    expect(await jobStates(pool, bossSchema, "table")).toEqual({ created: 1 });
+    expect((await receiver.handle(post(body, { "x-signature": "bad" }))).status).toBe(401);
+    expect((await receiver.handle(await signed({ ...body, id: "" }))).status).toBe(400);
+
+    const worker = workerOn("table");
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 15_000, "the record to complete");
+    expect(answer(await receiver.handle(await signed(body)))).toEqual(alreadyProcessed);
+    const changed = { ...body, create_time: "2026-01-01T00:00:00Z" };
+    expect((await receiver.handle(await signed(changed))).status).toBe(422);
+    await worker.close({ timeoutMs: 5_000 });
+
+    // A queue whose pg-boss tables are not there refuses: 503, and neither record nor job is left.
+    const broken = pgBossQueue({ boss, name: "table", schema: `${schema}_nothing` });
+    const refusing = createReceiver({ logger: silentLogger(), idempotency: store, queue: broken });
+    const other = notification();
+    const refused = await refusing.handle(post(other));
+    expect(refused.status).toBe(503);
+    expect(refused.headers["retry-after"]).toBeDefined();
+    expect(await store.get(other.id)).toBeUndefined();
+    expect(await boss.getJobById("table", jobIdFor("table", other.id))).toBeNull();
+    await receiver.close();
+    await refusing.close();
+  });
+
+  it("takes one job for 20 deliveries of one notification at once, and runs it once", async () => {
+    const queue = queueNamed("twenty");
+    const receivers = Array.from({ length: 4 }, () =>
+      createReceiver({ logger: silentLogger(), idempotency: store, queue }),
+    );
+    const body = notification();
+    const answers = (await Promise.all(Array.from({ length: 20 }, (_, i) => receivers[i % 4]!.handle(post(body))))).map(
+      answer,
+    );
+    expect(answers.filter((a) => a.message === accepted.message)).toHaveLength(1);
+    for (const other of answers.filter((a) => a.message !== accepted.message))
+      expect([alreadyProcessed, 409]).toContainEqual(other.status === 409 ? 409 : other);
+    expect(await jobStates(pool, bossSchema, "twenty")).toEqual({ created: 1 });
+    workerOn("twenty");
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 15_000, "the record to complete");
+    expect(await effects(body.id)).toBe(1);
+    for (const receiver of receivers) await receiver.close();
+  });
+
+  it("rolls back a failed run's write, retries with back-off, and runs it once when it succeeds", async () => {
+    const queue = queueNamed("retry", { jobOptions: { retryLimit: 3, retryDelay: 1, retryBackoff: false } });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const attempts: Array<{ attempt: number; at: number }> = [];
+    workerOn("retry", {
+      onRenew: async (n, ctx) => {
+        attempts.push({ attempt: ctx.attempt, at: Date.now() });
+        await write(n, ctx);
+        if (ctx.attempt < 3) throw new Error("ledger refused");
+      },
+    });
+    const body = notification();
+    expect(answer(await receiver.handle(post(body)))).toEqual(accepted);
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 20_000, "the third attempt");
+    expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
+    // pg-boss's retry delay (1 s here) between attempts.
+    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(900);
+    expect(await effects(body.id)).toBe(1);
+    expect(await jobStates(pool, bossSchema, "retry")).toEqual({ completed: 1 });
+    await receiver.close();
+  });
+});
