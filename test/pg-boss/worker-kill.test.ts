@@ -1,0 +1,117 @@
+import { fileURLToPath } from "node:url";
+import type PgBoss from "pg-boss";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createReceiver } from "merchant-webhooks";
+import { postgresStore } from "merchant-webhooks/postgres";
+import { pgBossQueue } from "merchant-webhooks/pg-boss";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+import { eventually } from "../support/redis.js";
+import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
+import { jobStates, startBoss } from "./fixtures/boss.js";
+
+const script = fileURLToPath(new URL("./fixtures/worker-process.ts", import.meta.url));
+const COUNT = 300;
+const post = (body: unknown) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: json(body),
+});
+
+describe("two pg-boss worker processes, one killed mid-handler", () => {
+  const schema = uniqueSchema("pgbkill");
+  const bossSchema = `${schema}_boss`;
+  const pool = testPool(20);
+  const store = postgresStore({ connection: pool, schema });
+  let boss: PgBoss;
+  const children: WorkerProcess[] = [];
+
+  beforeAll(async () => {
+    // No unique constraint: a notification run twice would leave two rows.
+    await freshSchema(
+      pool,
+      schema,
+      `CREATE TABLE "${schema}".effects (notification_id text NOT NULL, pid int NOT NULL);
+       CREATE TABLE "${schema}".started (notification_id text NOT NULL, pid int NOT NULL)`,
+    );
+    boss = await startBoss(bossSchema);
+  });
+  afterAll(async () => {
+    for (const child of children) child.kill("SIGKILL");
+    await Promise.all(children.map((child) => child.exited));
+    await boss.stop({ graceful: false });
+    await dropSchema(pool, bossSchema);
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  it(`runs each of ${COUNT} notifications delivered twice exactly once, within 90 s of the kill, no job left behind`, async () => {
+    const queue = pgBossQueue({ boss, name: "kill", schema: bossSchema });
+    await queue.ready();
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const env = {
+      DATABASE_URL,
+      SCHEMA: schema,
+      BOSS_SCHEMA: bossSchema,
+      QUEUE: "kill",
+      HANDLER_MS: "150",
+      CONCURRENCY: "5",
+    };
+    const [doomed, survivor] = await Promise.all([spawnWorker(env, { script }), spawnWorker(env, { script })]);
+    children.push(doomed!, survivor!);
+
+    const sent = Array.from({ length: COUNT }, () => notification());
+    const statuses: number[] = [];
+    // Each notification is delivered twice at once; a 409 is sent again, as the platform would.
+    const deliver = async (body: Record<string, unknown>) => {
+      for (;;) {
+        const { status } = await receiver.handle(post(body));
+        statuses.push(status);
+        if (status !== 409) return status;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    };
+    const sending = (async () => {
+      for (let i = 0; i < sent.length; i += 20)
+        await Promise.all(sent.slice(i, i + 20).flatMap((body) => [deliver(body), deliver(body)]));
+    })();
+
+    // Killed while handlers run: it has started some, and has some started but uncommitted.
+    const startedBy = async (pid: number) =>
+      (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".started WHERE pid = $1`, [pid])).rows[0].n;
+    await eventually(async () => (await startedBy(doomed!.child.pid!)) >= 20, 60_000, "the doomed worker to start 20");
+    doomed!.kill("SIGKILL");
+    const killedAt = Date.now();
+    await doomed!.exited;
+    await sending;
+
+    const completed = async () =>
+      (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".merchant_webhooks_inbox WHERE state = 'completed'`))
+        .rows[0].n;
+    await eventually(async () => (await completed()) === COUNT, 90_000, `all ${COUNT} records to complete`);
+    const tookMs = Date.now() - killedAt;
+    expect(tookMs).toBeLessThan(90_000);
+
+    expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
+    const perId = (
+      await pool.query(`SELECT notification_id, count(*)::int AS n FROM "${schema}".effects GROUP BY notification_id`)
+    ).rows;
+    expect(perId).toHaveLength(COUNT);
+    expect(perId.filter((row) => row.n !== 1)).toEqual([]);
+    // The kill cut handlers off: some the doomed worker started were run (once) by the survivor.
+    const cutOff = (
+      await pool.query(
+        `SELECT count(DISTINCT s.notification_id)::int AS n FROM "${schema}".started s
+         JOIN "${schema}".effects e ON e.notification_id = s.notification_id
+         WHERE s.pid = $1 AND e.pid <> $1`,
+        [doomed!.child.pid],
+      )
+    ).rows[0].n;
+    expect(cutOff).toBeGreaterThan(0);
+    // pg-boss holds every job completed: none active, waiting or retrying.
+    expect(await jobStates(pool, bossSchema, "kill")).toEqual({ completed: COUNT });
+    console.log(`pg-boss worker kill: ${cutOff} handlers cut off, all ${COUNT} complete ${tookMs} ms after the kill`);
+    await receiver.close();
+  }, 150_000);
+});
