@@ -1,14 +1,13 @@
-import type PgBoss from "pg-boss";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
-import { postgresStore } from "merchant-webhooks/postgres";
 import { createPgBossWorker, jobIdFor, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
-import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
+import { pgBossBed } from "./fixtures/bed.js";
+import { DATABASE_URL } from "../support/postgres.js";
 import { runCli } from "../cli/run-cli.js";
-import { jobStates, startBoss } from "./fixtures/boss.js";
+import { jobStates } from "./fixtures/boss.js";
 
 const post = (body: unknown) => ({
   method: "POST",
@@ -17,29 +16,17 @@ const post = (body: unknown) => ({
 });
 
 describe("pg-boss's dead-letter queue and redrive", () => {
-  const schema = uniqueSchema("pgbdlq");
-  const bossSchema = `${schema}_boss`;
-  const pool = testPool(20);
-  const store = postgresStore({ connection: pool, schema });
-  let boss: PgBoss;
+  const bed = pgBossBed("pgbdlq", (schema) => `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);
+  const { schema, bossSchema, pool, store } = bed;
   const cleanup: Array<() => Promise<unknown>> = [];
-
-  beforeAll(async () => {
-    await freshSchema(pool, schema, `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);
-    boss = await startBoss(bossSchema);
-  });
   afterAll(async () => {
     for (const step of cleanup.reverse()) await step();
-    await boss.stop({ graceful: false });
-    await dropSchema(pool, bossSchema);
-    await dropSchema(pool, schema);
-    await pool.end();
   });
 
   /** A receiver and a worker whose handler fails while `broken.value` is true; 2 runs, 1 s apart. */
   function setup(name: string) {
     const queue = pgBossQueue({
-      boss,
+      boss: bed.boss,
       name,
       schema: bossSchema,
       jobOptions: { retryLimit: 1, retryDelay: 1, retryBackoff: false },
@@ -49,7 +36,7 @@ describe("pg-boss's dead-letter queue and redrive", () => {
     const runs: Array<{ id: string; attempt: number; ok: boolean }> = [];
     const { logger, lines } = captureLogger();
     const worker = createPgBossWorker({
-      boss,
+      boss: bed.boss,
       name,
       schema: bossSchema,
       idempotency: store,
@@ -81,17 +68,17 @@ describe("pg-boss's dead-letter queue and redrive", () => {
     expect(await store.get(body.id)).toMatchObject({ state: "failed" });
     expect(await effects(body.id)).toBe(0);
     // The stored reason is the redacted error: no card number.
-    const failed = await boss.getJobById("api", jobIdFor("api", body.id));
+    const failed = await bed.boss.getJobById("api", jobIdFor("api", body.id));
     expect(JSON.stringify(failed?.output)).toContain("downstream rejected card");
     expect(JSON.stringify(failed?.output)).not.toContain("4111111111111111");
     expect(lines().filter((line) => line.outcome === "handler_failed")).toHaveLength(2);
 
-    const dry = await redrive({ boss, name: "api", schema: bossSchema, dryRun: true });
+    const dry = await redrive({ boss: bed.boss, name: "api", schema: bossSchema, dryRun: true });
     expect(dry).toEqual({ redriven: [body.id], notFailed: [] });
     expect(await deadLetters()).toEqual({ created: 1 });
 
     broken.value = false;
-    expect(await redrive({ boss, name: "api", schema: bossSchema, ids: [body.id, "WH-never"] })).toEqual({
+    expect(await redrive({ boss: bed.boss, name: "api", schema: bossSchema, ids: [body.id, "WH-never"] })).toEqual({
       redriven: [body.id],
       notFailed: ["WH-never"],
     });
@@ -145,7 +132,10 @@ describe("pg-boss's dead-letter queue and redrive", () => {
     await eventually(async () => (await store.get(body.id))?.state === "completed", 15_000, "the redelivered run");
     expect(await effects(body.id)).toBe(1);
     // A later redrive finds its dead letter already back in the queue: nothing runs twice.
-    expect(await redrive({ boss, name: "again", schema: bossSchema })).toEqual({ redriven: [body.id], notFailed: [] });
+    expect(await redrive({ boss: bed.boss, name: "again", schema: bossSchema })).toEqual({
+      redriven: [body.id],
+      notFailed: [],
+    });
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await effects(body.id)).toBe(1);
   });
@@ -153,7 +143,7 @@ describe("pg-boss's dead-letter queue and redrive", () => {
   it("dead-letters a job whose data is not a notification at once, without running a handler", async () => {
     const { queue, runs, deadLetters } = setup("invalid");
     await queue.ready();
-    await boss.send("invalid", { id: "WH-bad", fingerprint: "f", notification: { id: 42 } }, { retryLimit: 5 });
+    await bed.boss.send("invalid", { id: "WH-bad", fingerprint: "f", notification: { id: 42 } }, { retryLimit: 5 });
     await eventually(async () => (await deadLetters()).created === 1, 15_000, "the dead letter");
     expect(runs).toEqual([]);
     expect(await jobStates(pool, bossSchema, "invalid")).toEqual({ failed: 1 });

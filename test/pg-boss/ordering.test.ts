@@ -1,13 +1,11 @@
-import type PgBoss from "pg-boss";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, type HandlerContext, type SubscriptionNotification } from "merchant-webhooks";
-import { postgresStore } from "merchant-webhooks/postgres";
 import { createPgBossWorker, pgBossQueue, type PgBossNotificationWorker } from "merchant-webhooks/pg-boss";
 import { buildNotification } from "merchant-webhooks/testing";
 import { silentLogger } from "../support/capture-logger.js";
-import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
-import { jobStates, startBoss } from "./fixtures/boss.js";
+import { pgBossBed } from "./fixtures/bed.js";
+import { jobStates } from "./fixtures/boss.js";
 
 const COUNT = 50;
 const post = (notification: unknown) => ({
@@ -17,11 +15,14 @@ const post = (notification: unknown) => ({
 });
 
 describe("ordering through pg-boss workers", () => {
-  const schema = uniqueSchema("pgborder");
-  const bossSchema = `${schema}_boss`;
-  const pool = testPool(30);
-  const store = postgresStore({ connection: pool, schema });
-  let boss: PgBoss;
+  const bed = pgBossBed(
+    "pgborder",
+    (schema) =>
+      `CREATE TABLE "${schema}".effects (seq serial PRIMARY KEY, notification_id text NOT NULL, position text NOT NULL);
+       CREATE TABLE "${schema}".stale (notification_id text NOT NULL, position text NOT NULL)`,
+    30,
+  );
+  const { schema, bossSchema, pool, store } = bed;
   const workers: PgBossNotificationWorker[] = [];
   // Every run writes through the transaction its record and job commit in; `running` catches overlap.
   let running = 0;
@@ -37,25 +38,12 @@ describe("ordering through pg-boss workers", () => {
     running--;
   };
 
-  beforeAll(async () => {
-    await freshSchema(
-      pool,
-      schema,
-      `CREATE TABLE "${schema}".effects (seq serial PRIMARY KEY, notification_id text NOT NULL, position text NOT NULL);
-       CREATE TABLE "${schema}".stale (notification_id text NOT NULL, position text NOT NULL)`,
-    );
-    boss = await startBoss(bossSchema);
-  });
   afterAll(async () => {
     await Promise.all(workers.map((worker) => worker.close({ timeoutMs: 5_000 })));
-    await boss.stop({ graceful: false });
-    await dropSchema(pool, bossSchema);
-    await dropSchema(pool, schema);
-    await pool.end();
   });
 
   it(`runs ${COUNT} notifications of one subscription in position order, one at a time, none stale`, async () => {
-    const queue = pgBossQueue({ boss, name: "ordered", schema: bossSchema });
+    const queue = pgBossQueue({ boss: bed.boss, name: "ordered", schema: bossSchema });
     const receiver = createReceiver({
       logger: silentLogger(),
       idempotency: store,
@@ -91,7 +79,7 @@ describe("ordering through pg-boss workers", () => {
     for (let i = 0; i < 2; i++)
       workers.push(
         createPgBossWorker({
-          boss,
+          boss: bed.boss,
           name: "ordered",
           schema: bossSchema,
           idempotency: store,

@@ -1,14 +1,12 @@
-import type PgBoss from "pg-boss";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver, hmacVerifier, type HandlerContext, type ReceiverResponse } from "merchant-webhooks";
-import { postgresStore } from "merchant-webhooks/postgres";
 import { hmacSigner } from "merchant-webhooks/testing";
 import { createPgBossWorker, jobIdFor, pgBossQueue, type PgBossNotificationWorker } from "merchant-webhooks/pg-boss";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
-import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
-import { jobStates, startBoss } from "./fixtures/boss.js";
+import { pgBossBed } from "./fixtures/bed.js";
+import { jobStates } from "./fixtures/boss.js";
 
 const post = (body: unknown, headers: Record<string, string> = {}) => ({
   method: "POST",
@@ -20,11 +18,8 @@ const accepted = { status: 200, processed: true, message: "accepted for processi
 const alreadyProcessed = { status: 200, processed: true, message: "already processed" };
 
 describe("pgBossQueue with postgresStore: the claim, the queued mark and the job commit together", () => {
-  const schema = uniqueSchema("pgbq");
-  const bossSchema = `${schema}_boss`;
-  const pool = testPool(20);
-  const store = postgresStore({ connection: pool, schema });
-  let boss: PgBoss;
+  const bed = pgBossBed("pgbq", (schema) => `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);
+  const { schema, bossSchema, pool, store } = bed;
   const workers: PgBossNotificationWorker[] = [];
   const effects = (id: string) =>
     pool
@@ -34,10 +29,10 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     await ctx.transaction.query(`INSERT INTO "${schema}".effects (notification_id) VALUES ($1)`, [n.id]);
   };
   const queueNamed = (name: string, extra: Partial<Parameters<typeof pgBossQueue>[0]> = {}) =>
-    pgBossQueue({ boss, name, schema: bossSchema, ...extra });
+    pgBossQueue({ boss: bed.boss, name, schema: bossSchema, ...extra });
   const workerOn = (name: string, handlers: Partial<Parameters<typeof createPgBossWorker>[0]> = {}) => {
     const worker = createPgBossWorker({
-      boss,
+      boss: bed.boss,
       name,
       schema: bossSchema,
       idempotency: store,
@@ -50,16 +45,8 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     return worker;
   };
 
-  beforeAll(async () => {
-    await freshSchema(pool, schema, `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);
-    boss = await startBoss(bossSchema);
-  });
   afterAll(async () => {
     for (const worker of workers) await worker.close({ timeoutMs: 5_000 });
-    await boss.stop({ graceful: false });
-    await dropSchema(pool, bossSchema);
-    await dropSchema(pool, schema);
-    await pool.end();
   });
 
   it("acknowledges once the job is committed; a worker started later runs it once, its write committed with the job", async () => {
@@ -70,7 +57,7 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     expect(answer(await receiver.handle(post(body)))).toEqual(accepted);
     expect(await store.get(body.id)).toMatchObject({ state: "queued", attempts: 1 });
     expect(await jobStates(pool, bossSchema, "ack")).toEqual({ created: 1 });
-    const job = await boss.getJobById("ack", jobIdFor("ack", body.id));
+    const job = await bed.boss.getJobById("ack", jobIdFor("ack", body.id));
     // Card verification data never reaches the job; the card number is masked.
     expect(JSON.stringify(job?.data)).not.toMatch(/"cvc"\s*:\s*"\d/);
 
@@ -109,14 +96,14 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     await worker.close({ timeoutMs: 5_000 });
 
     // A queue whose pg-boss tables are not there refuses: 503, and neither record nor job is left.
-    const broken = pgBossQueue({ boss, name: "table", schema: `${schema}_nothing` });
+    const broken = pgBossQueue({ boss: bed.boss, name: "table", schema: `${schema}_nothing` });
     const refusing = createReceiver({ logger: silentLogger(), idempotency: store, queue: broken });
     const other = notification();
     const refused = await refusing.handle(post(other));
     expect(refused.status).toBe(503);
     expect(refused.headers["retry-after"]).toBeDefined();
     expect(await store.get(other.id)).toBeUndefined();
-    expect(await boss.getJobById("table", jobIdFor("table", other.id))).toBeNull();
+    expect(await bed.boss.getJobById("table", jobIdFor("table", other.id))).toBeNull();
     await receiver.close();
     await refusing.close();
   });

@@ -1,36 +1,20 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import type PgBoss from "pg-boss";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
-import { postgresStore } from "merchant-webhooks/postgres";
 import { createPgBossWorker, jobIdFor, pgBossQueue } from "merchant-webhooks/pg-boss";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
-import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
-import { startBoss } from "./fixtures/boss.js";
+import { pgBossBed } from "./fixtures/bed.js";
+import { DATABASE_URL } from "../support/postgres.js";
 
 const script = fileURLToPath(new URL("./fixtures/receiver-process.ts", import.meta.url));
 const root = fileURLToPath(new URL("../../", import.meta.url));
 
 describe("a receiver killed between the claim and the commit", () => {
-  const schema = uniqueSchema("pgbrecv");
-  const bossSchema = `${schema}_boss`;
-  const pool = testPool();
-  const store = postgresStore({ connection: pool, schema });
-  let boss: PgBoss;
-
-  beforeAll(async () => {
-    await freshSchema(pool, schema, `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);
-    boss = await startBoss(bossSchema);
-  });
-  afterAll(async () => {
-    await boss.stop({ graceful: false });
-    await dropSchema(pool, bossSchema);
-    await dropSchema(pool, schema);
-    await pool.end();
-  });
+  const bed = pgBossBed("pgbrecv", (schema) => `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);
+  const { schema, bossSchema, pool, store } = bed;
 
   it("leaves, for every notification, either its record and its job or neither; the redelivery runs it once", async () => {
     const sent = Array.from({ length: 30 }, () => notification());
@@ -54,7 +38,7 @@ describe("a receiver killed between the claim and the commit", () => {
     expect(answered.size).toBe(20);
     for (const body of sent) {
       const record = await store.get(body.id);
-      const job = await boss.getJobById("recv", jobIdFor("recv", body.id));
+      const job = await bed.boss.getJobById("recv", jobIdFor("recv", body.id));
       // All three committed together, or nothing at all.
       expect({ id: body.id, record: record !== undefined, job: job !== null }).toEqual({
         id: body.id,
@@ -68,7 +52,7 @@ describe("a receiver killed between the claim and the commit", () => {
     const receiver = createReceiver({
       logger: silentLogger(),
       idempotency: store,
-      queue: pgBossQueue({ boss, name: "recv", schema: bossSchema }),
+      queue: pgBossQueue({ boss: bed.boss, name: "recv", schema: bossSchema }),
     });
     const again = await receiver.handle({
       method: "POST",
@@ -77,7 +61,7 @@ describe("a receiver killed between the claim and the commit", () => {
     });
     expect(again.status).toBe(200);
     const worker = createPgBossWorker({
-      boss,
+      boss: bed.boss,
       name: "recv",
       schema: bossSchema,
       idempotency: store,

@@ -1,15 +1,14 @@
 import { fileURLToPath } from "node:url";
-import type PgBoss from "pg-boss";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createReceiver } from "merchant-webhooks";
-import { postgresStore } from "merchant-webhooks/postgres";
 import { pgBossQueue } from "merchant-webhooks/pg-boss";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
-import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
+import { pgBossBed } from "./fixtures/bed.js";
+import { DATABASE_URL } from "../support/postgres.js";
 import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
-import { jobStates, startBoss } from "./fixtures/boss.js";
+import { jobStates } from "./fixtures/boss.js";
 
 const script = fileURLToPath(new URL("./fixtures/worker-process.ts", import.meta.url));
 const COUNT = 300;
@@ -20,34 +19,21 @@ const post = (body: unknown) => ({
 });
 
 describe("two pg-boss worker processes, one killed mid-handler", () => {
-  const schema = uniqueSchema("pgbkill");
-  const bossSchema = `${schema}_boss`;
-  const pool = testPool(20);
-  const store = postgresStore({ connection: pool, schema });
-  let boss: PgBoss;
-  const children: WorkerProcess[] = [];
-
-  beforeAll(async () => {
-    // No unique constraint: a notification run twice would leave two rows.
-    await freshSchema(
-      pool,
-      schema,
-      `CREATE TABLE "${schema}".effects (notification_id text NOT NULL, pid int NOT NULL);
+  // No unique constraint: a notification run twice would leave two rows.
+  const bed = pgBossBed(
+    "pgbkill",
+    (schema) => `CREATE TABLE "${schema}".effects (notification_id text NOT NULL, pid int NOT NULL);
        CREATE TABLE "${schema}".started (notification_id text NOT NULL, pid int NOT NULL)`,
-    );
-    boss = await startBoss(bossSchema);
-  });
+  );
+  const { schema, bossSchema, pool, store } = bed;
+  const children: WorkerProcess[] = [];
   afterAll(async () => {
     for (const child of children) child.kill("SIGKILL");
     await Promise.all(children.map((child) => child.exited));
-    await boss.stop({ graceful: false });
-    await dropSchema(pool, bossSchema);
-    await dropSchema(pool, schema);
-    await pool.end();
   });
 
   it(`runs each of ${COUNT} notifications delivered twice exactly once, within 90 s of the kill, no job left behind`, async () => {
-    const queue = pgBossQueue({ boss, name: "kill", schema: bossSchema });
+    const queue = pgBossQueue({ boss: bed.boss, name: "kill", schema: bossSchema });
     await queue.ready();
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
     const env = {
