@@ -93,6 +93,7 @@ export async function processJob(
       fingerprint,
       owner,
       leaseMs: runner.leaseMs,
+      handlerTimeoutMs: runner.timeoutMs,
       takeQueued: true,
       ...(order ? { order } : {}),
       ...(handoff ? { handoffFrom: handoff } : {}),

@@ -47,6 +47,12 @@ export interface ClaimRequest {
    * another notification of its key (only staleness is checked), and workers run the list in order.
    */
   forQueue?: boolean;
+  /**
+   * The time limit the claimed run's handler gets (0 or absent: none). A store that holds a transaction
+   * open for the run (`claimInTransaction`) bounds that transaction on the server by about this much,
+   * so a frozen or partitioned holder cannot keep the id, or a timed-out statement run on, for ever.
+   */
+  handlerTimeoutMs?: number;
 }
 
 /** Where a notification stands among the others of its ordering key (a subscription, by default). */

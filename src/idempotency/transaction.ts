@@ -51,6 +51,7 @@ export interface TransactionalStore extends IdempotencyStore {
     order: { key: string },
     owner: string,
     leaseMs: number,
+    handlerTimeoutMs?: number,
   ): Promise<TransactionalClaim | undefined>;
 }
 

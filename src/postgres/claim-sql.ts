@@ -59,6 +59,9 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
 
 export type ClaimStatements = ReturnType<typeof claimStatements>;
 
+/** Retry-After of a 409 for an id whose claim lives in an open transaction, with no lease to count down. */
+export const HELD_RETRY_MS = 1_000;
+
 /** How long a claim waits on a key's row lock before answering that the key is busy. */
 export const KEY_LOCK_WAIT_MS = 200;
 
@@ -83,7 +86,9 @@ export async function claimIn(query: Query, sql: ClaimStatements, request: Claim
     return row.fingerprint === fingerprint ? { status: "completed", answer: row.answer! } : { status: "conflict" };
   if (!lock!.locked) {
     if (row?.state === "queued" && !takeQueued && row.fingerprint === fingerprint) return { status: "queued" };
-    return { status: "processing", retryAfterMs: leaseLeft(row) ?? leaseMs };
+    // No committed lease: the id is held by a transaction running its handler right now, which ends
+    // with it (commit, rollback, or the server's bound on it); ask again shortly rather than after a lease.
+    return { status: "processing", retryAfterMs: leaseLeft(row) ?? Math.min(leaseMs, HELD_RETRY_MS) };
   }
   const handedOver = takeQueued && handoffFrom !== undefined && row?.owner === handoffFrom;
   const left = leaseLeft(row);
@@ -101,7 +106,7 @@ export async function claimIn(query: Query, sql: ClaimStatements, request: Claim
     } catch (err) {
       if (sqlState(err) !== LOCK_NOT_AVAILABLE) throw err;
       // Another transaction holds the key's row: a notification of the key is running right now.
-      return { status: "processing", retryAfterMs: Math.min(leaseMs, 1000), key: true };
+      return { status: "processing", retryAfterMs: Math.min(leaseMs, HELD_RETRY_MS), key: true };
     }
     newestPosition = key!.position ?? undefined;
     stale = order.position !== undefined && newestPosition !== undefined && isBefore(order.position, newestPosition);

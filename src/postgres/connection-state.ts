@@ -8,7 +8,12 @@ export interface ConnectionReports {
   answered(): void;
   /** The database could not be reached or did not answer in time. */
   unreachable(message: string): void;
+  /** A check-out waited past its time limit with every client of the pool busy: saturation, not an outage. */
+  exhausted(waiting: number): void;
 }
+
+/** At most one "pool exhausted" line this often: under saturation every check-out would log one. */
+const EXHAUSTED_LOG_INTERVAL_MS = 1_000;
 
 /**
  * The pool's state as the store sees it through its own statements (a pool has no connection of its
@@ -18,13 +23,31 @@ export interface ConnectionReports {
  */
 export function poolConnection(pool: Pool, ping: () => Promise<unknown>): StoreConnection & ConnectionReports {
   const tracker = connectionTracker("postgres", addressOf(pool), "connecting");
+  let exhaustedLoggedAt = Number.NEGATIVE_INFINITY;
+  const connection = tracker.connection(() => void ping().catch(() => {}));
   return {
-    ...tracker.connection(() => void ping().catch(() => {})),
+    ...connection,
+    watch(logger) {
+      const unwatch = connection.watch(logger);
+      // pg re-emits an idle client's dropped connection on the pool: with no listener, that ends the process.
+      if ((pool as Partial<Pool>).listenerCount?.("error") === 0)
+        logger.warn(
+          { store: "postgres", address: connection.address },
+          'the pg pool has no "error" listener: a dropped idle connection will end the process; add pool.on("error", (err) => logger.warn({ err }, "idle PostgreSQL client lost"))',
+        );
+      return unwatch;
+    },
     answered: () => tracker.up("postgresql"),
     unreachable(message) {
       if (tracker.current().state === "down") return;
       tracker.enter("down", message);
       tracker.log("warn", { err: message }, "postgresql unreachable");
+    },
+    exhausted(waiting) {
+      const now = Date.now();
+      if (now - exhaustedLoggedAt < EXHAUSTED_LOG_INTERVAL_MS) return;
+      exhaustedLoggedAt = now;
+      tracker.log("warn", { waiting }, `pool exhausted (${waiting} waiting)`);
     },
   };
 }

@@ -10,13 +10,17 @@ export {
 export { migrate, postgresSchemaSql } from "./schema-sql.js";
 export { purge, type PurgeOptions } from "./purge.js";
 export { MissingTableError } from "./sessions.js";
+export { TransactionClosedError, TransactionControlError } from "./guarded-transaction.js";
 export { DEFAULT_SCHEMA, DEFAULT_TABLE, type TableNames } from "./names.js";
 export { StoreUnavailableError } from "../idempotency/store.js";
 
 declare global {
   namespace MerchantWebhooks {
     interface TransactionTypes {
-      /** `ctx.transaction`: the pool client whose open transaction the record commits in. */
+      /**
+       * `ctx.transaction`: the pool client whose open transaction the record commits in, guarded: it
+       * refuses transaction control, and every query once the run has settled; `release()` does nothing.
+       */
       transaction: PoolClient;
     }
   }

@@ -18,7 +18,8 @@ import {
   type RecordRow,
 } from "./claim-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
-import { sessions } from "./sessions.js";
+import { backendCanceller } from "./cancel-backend.js";
+import { ISOLATION_LEVELS, sessions, type IsolationLevel } from "./sessions.js";
 import { poolConnection } from "./connection-state.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
@@ -34,6 +35,11 @@ export interface PostgresStoreOptions extends TableNames {
   retentionSeconds?: number;
   /** Limit on a connection check-out and on each statement; past it the store is unavailable (503). Default 5 s. */
   timeoutMs?: number;
+  /**
+   * The isolation level every transaction of the store begins with, whatever the database's default.
+   * Default `read committed`. Serialization failures and deadlocks while claiming are retried a few times.
+   */
+  isolationLevel?: IsolationLevel;
 }
 
 const POSTGRES_STORE_KEYS = {
@@ -43,6 +49,7 @@ const POSTGRES_STORE_KEYS = {
   leaseMs: true,
   retentionSeconds: true,
   timeoutMs: true,
+  isolationLevel: true,
 } as const satisfies KnownKeys<PostgresStoreOptions>;
 
 export type PostgresStore = TransactionalStore & {
@@ -65,16 +72,27 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
   const retentionSeconds = positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS);
   const timeoutMs = positive("timeoutMs", options.timeoutMs ?? DEFAULT_POSTGRES_TIMEOUT_MS);
+  const isolationLevel = options.isolationLevel ?? "read committed";
+  if (!ISOLATION_LEVELS.includes(isolationLevel))
+    throw new TypeError(
+      `postgresStore: isolationLevel must be one of ${ISOLATION_LEVELS.map((level) => `"${level}"`).join(", ")}`,
+    );
   const names = qualifiedNames(options);
   const claims = claimStatements(names, retentionSeconds);
   const settles = settleStatements(names, retentionSeconds);
   const connection = poolConnection(pool, () => ping());
-  const db = sessions(pool, names, timeoutMs, connection);
-  const inbox = { db, claims, settles };
+  const db = sessions(pool, names, { timeoutMs, isolationLevel }, connection);
+  const inbox = { db, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
   // Also proves the table is there: a store that would fail every claim is not healthy.
-  const ping = () => db.withClient(async (query) => void (await query(`SELECT 1 FROM ${names.records} LIMIT 0`)));
+  const ping = async () => {
+    // Every client busy, the last statement answered: the server is up and the pool saturated, which is
+    // not an outage (a check-out would wait behind the handlers and miss the health check's limit).
+    const max = (pool as Pool & { options?: { max?: number } }).options?.max ?? 10;
+    if (pool.idleCount === 0 && pool.totalCount >= max && connection.state().state === "up") return;
+    await db.withClient(async (query) => void (await query(`SELECT 1 FROM ${names.records} LIMIT 0`)));
+  };
 
-  const settle = async (statement: string, { id, owner }: ClaimHandle, extra: unknown[] = []) =>
+  const settle = (statement: string, { id, owner }: ClaimHandle, extra: unknown[] = []) =>
     db.withClient(async (query) => (await query<{ n: number }>(statement, [id, owner, ...extra]))[0]!.n > 0);
 
   return {
@@ -94,7 +112,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         return row && recordOf(row);
       }),
     claimInTransaction: (request: ClaimRequest): Promise<TransactionalClaim> => transactionalClaim(inbox, request),
-    takeNextInTransaction: (order, owner, ms) => transactionalTakeNext(inbox, order.key, owner, ms),
+    takeNextInTransaction: (order, owner, ms, handlerTimeoutMs) =>
+      transactionalTakeNext(inbox, order.key, owner, ms, handlerTimeoutMs),
     ping,
     connection: {
       address: connection.address,

@@ -38,6 +38,9 @@ CREATE INDEX IF NOT EXISTS ${names.positionsUpdatedIndex} ON ${names.positions} 
 `;
 }
 
+/** First key of `migrate()`'s two-key advisory lock (the second is the schema's hash): "mwmi" in ASCII. */
+export const MIGRATE_LOCK_SPACE = 0x6d776d69;
+
 /** The SQL `migrate()` runs, to review or to put in your own migrations. */
 export function postgresSchemaSql(options: TableNames = {}): string {
   return schemaSqlFor(qualifiedNames(options));
@@ -49,8 +52,10 @@ export function postgresSchemaSql(options: TableNames = {}): string {
  */
 export async function migrate(pool: Pick<Pool, "query">, options: TableNames = {}): Promise<void> {
   const names = qualifiedNames(options);
-  // One lock for the whole script, so two processes migrating at once do not race on CREATE.
+  // One lock per schema for the whole script, so two processes migrating at once (the same table, or
+  // two tables into one new schema) do not race on CREATE. Two-key form: a space of its own, apart
+  // from the one-key locks claims take on notification ids.
   await pool.query(
-    `BEGIN; SELECT pg_advisory_xact_lock(hashtextextended('${names.lockPrefix}migrate', 0)); ${schemaSqlFor(names)} COMMIT;`,
+    `BEGIN; SELECT pg_advisory_xact_lock(${MIGRATE_LOCK_SPACE}, hashtext('${names.schema}')); ${schemaSqlFor(names)} COMMIT;`,
   );
 }

@@ -23,19 +23,46 @@ export const sqlState = (err: unknown): string | undefined => {
   return typeof code === "string" && typeof severity === "string" ? code : undefined;
 };
 
+/** The isolation levels a store's transactions may begin with (`isolationLevel`). */
+export const ISOLATION_LEVELS = ["read committed", "repeatable read", "serializable"] as const;
+export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
+
+const SERIALIZATION_FAILURE = "40001";
+const DEADLOCK_DETECTED = "40P01";
+/** How many times a claim's transaction is run again after a serialization failure or a deadlock. */
+export const CONFLICT_RETRIES = 8;
+
+/** A serialization failure or a deadlock: the transaction was rolled back and may simply run again. */
+export const isConflict = (err: unknown) => {
+  const state = sqlState(err);
+  return state === SERIALIZATION_FAILURE || state === DEADLOCK_DETECTED;
+};
+
+export interface SessionSettings {
+  timeoutMs: number;
+  isolationLevel: IsolationLevel;
+}
+
 /**
  * Checked-out clients with a time limit on the check-out and on every statement. A client whose
  * statement ran out of time, or that failed for any reason but a plain SQL error, is destroyed rather
  * than returned to the pool: it may still be running that statement, or be inside a transaction.
+ * Every checked-out client has an `error` listener while the store holds it: pg emits a dropped
+ * connection (terminated backend, restart, failover) on the client, and the pool listens only to the
+ * clients it holds idle, so an unheard error would end the process with every request in flight.
  */
-export function sessions(pool: Pool, names: QualifiedNames, timeoutMs: number, reports: ConnectionReports) {
+export function sessions(pool: Pool, names: QualifiedNames, settings: SessionSettings, reports: ConnectionReports) {
+  const { timeoutMs, isolationLevel } = settings;
   const late = (what: string) => () =>
     new StoreUnavailableError(`PostgreSQL did not answer ${what} within ${timeoutMs} ms`);
+  /** Clients whose connection reported an error: never given back to the pool as healthy. */
+  const broken = new WeakSet<PoolClient>();
+  const listeners = new WeakMap<PoolClient, (err: Error) => void>();
 
   function unavailable(err: unknown): Error {
     if (err instanceof MissingTableError) return err;
     if (err instanceof StoreUnavailableError) {
-      reports.unreachable(err.message);
+      if (!(err instanceof PoolExhaustedError)) reports.unreachable(err.message);
       return err;
     }
     const state = sqlState(err);
@@ -57,6 +84,13 @@ export function sessions(pool: Pool, names: QualifiedNames, timeoutMs: number, r
     const pending = pool.connect();
     try {
       const client = await withTimeout(pending, timeoutMs, late("a connection"));
+      const heard = (err: Error) => {
+        broken.add(client);
+        // The server said why (terminated, shutting down): it answers. A socket error: out of reach.
+        if (sqlState(err) === undefined) reports.unreachable(err.message);
+      };
+      client.on("error", heard);
+      listeners.set(client, heard);
       reports.answered();
       return client;
     } catch (err) {
@@ -65,8 +99,29 @@ export function sessions(pool: Pool, names: QualifiedNames, timeoutMs: number, r
         (client) => client.release(),
         () => {},
       );
+      // Every client busy, with the pool at its `max`: the server may well answer everything.
+      const { totalCount, idleCount, waitingCount } = pool;
+      const max = (pool as Pool & { options?: { max?: number } }).options?.max ?? 10;
+      if (err instanceof StoreUnavailableError && totalCount >= max && idleCount === 0) {
+        reports.exhausted(waitingCount);
+        throw new PoolExhaustedError(waitingCount, timeoutMs);
+      }
       throw unavailable(err);
     }
+  }
+
+  /**
+   * Give a client back: to the pool when healthy, destroyed when `failure` is given or its connection
+   * broke. A destroyed client keeps a listener, as its socket may still report its end.
+   */
+  function release(client: PoolClient, failure?: unknown): void {
+    const destroy = failure !== undefined || broken.has(client);
+    const heard = listeners.get(client);
+    if (heard && !destroy) client.removeListener("error", heard);
+    listeners.delete(client);
+    client.release(
+      destroy ? (failure instanceof Error ? failure : new Error(String(failure ?? "connection lost"))) : undefined,
+    );
   }
 
   const queryOn =
@@ -79,29 +134,60 @@ export function sessions(pool: Pool, names: QualifiedNames, timeoutMs: number, r
     const client = await connect();
     try {
       const result = await work(queryOn(client), client);
-      client.release();
+      release(client);
       return result;
     } catch (err) {
-      client.release(err instanceof Error ? err : new Error(String(err)));
+      release(client, err);
       throw unavailable(err);
     }
   }
 
-  /** Run `work` in a transaction whose lock waits, if `lockWaitMs` is given, give up after it. */
+  /**
+   * Run `work` in a transaction whose lock waits, if `lockWaitMs` is given, give up after it. A
+   * serialization failure or deadlock runs it again, a bounded number of times.
+   */
   function inTransaction<T>(lockWaitMs: number | undefined, work: (query: Query) => Promise<T>): Promise<T> {
-    return withClient(async (query) => {
-      await query(begin(lockWaitMs));
-      const result = await work(query);
-      await query("COMMIT");
-      return result;
-    });
+    return retryConflicts(() =>
+      withClient(async (query) => {
+        await query(begin(isolationLevel, lockWaitMs));
+        const result = await work(query);
+        await query("COMMIT");
+        return result;
+      }),
+    );
   }
 
-  return { connect, queryOn, withClient, inTransaction, unavailable };
+  return { connect, release, queryOn, withClient, inTransaction, unavailable, isolationLevel, timeoutMs };
 }
 
 export type Sessions = ReturnType<typeof sessions>;
 
-/** `BEGIN`, with a limit on lock waits for this transaction only. */
-export const begin = (lockWaitMs: number | undefined) =>
-  lockWaitMs === undefined ? "BEGIN" : `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockWaitMs))}`;
+/** Every pooled client was busy past the time limit: the server is not down, the pool is full. */
+export class PoolExhaustedError extends StoreUnavailableError {
+  override name = "PoolExhaustedError";
+  readonly code = "MW_POOL_EXHAUSTED";
+  constructor(waiting: number, timeoutMs: number) {
+    super(`pool exhausted (${waiting} waiting): no client came free within ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * Run `attempt` again after a serialization failure or a deadlock (the transaction was rolled back),
+ * after a short random pause, at most `CONFLICT_RETRIES` times; then its error stands.
+ */
+export async function retryConflicts<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let retry = 0; ; retry++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      const conflict = isConflict(err) || isConflict((err as { cause?: unknown })?.cause);
+      if (!conflict || retry >= CONFLICT_RETRIES) throw err;
+      // Random and growing, so the transactions that collided do not meet again at once.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(250, 10 * 2 ** retry)));
+    }
+  }
+}
+
+/** `BEGIN` at the store's isolation level, with a limit on lock waits for this transaction only. */
+export const begin = (isolationLevel: IsolationLevel, lockWaitMs: number | undefined) =>
+  `BEGIN ISOLATION LEVEL ${isolationLevel.toUpperCase()}${lockWaitMs === undefined ? "" : `; SET LOCAL lock_timeout = ${Math.max(1, Math.round(lockWaitMs))}`}`;

@@ -1,9 +1,11 @@
 import type { PoolClient } from "pg";
-import type { ClaimRequest, ClaimResult } from "../idempotency/store.js";
+import type { ClaimedOrStale, ClaimRequest, ClaimResult } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { withTimeout } from "../shared/time-limit.js";
+import { backendOf, type BackendCanceller } from "./cancel-backend.js";
 import { claimIn, KEY_LOCK_WAIT_MS, lockWaitFor, takeNextIn, type ClaimStatements } from "./claim-sql.js";
-import { begin, type Query, type Sessions } from "./sessions.js";
+import { guardTransaction } from "./guarded-transaction.js";
+import { begin, retryConflicts, type Query, type Sessions } from "./sessions.js";
 import type { SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
@@ -12,6 +14,7 @@ export interface InboxStatements {
   db: Sessions;
   claims: ClaimStatements;
   settles: SettleStatements;
+  canceller: BackendCanceller;
 }
 
 /**
@@ -25,6 +28,7 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
     lockWaitFor(request),
     (query) => claimIn(query, inbox.claims, request),
     request,
+    request.handlerTimeoutMs,
   );
   // A claim always has an answer; only takeNext may find nothing.
   return claimed as TransactionalClaim;
@@ -36,9 +40,14 @@ export async function transactionalTakeNext(
   key: string,
   owner: string,
   leaseMs: number,
+  handlerTimeoutMs?: number,
 ): Promise<TransactionalClaim | undefined> {
-  const taken = await inTransaction(inbox, KEY_LOCK_WAIT_MS, async (query) =>
-    takeNextIn(query, inbox.claims, key, owner, leaseMs),
+  const taken = await inTransaction(
+    inbox,
+    KEY_LOCK_WAIT_MS,
+    async (query) => takeNextIn(query, inbox.claims, key, owner, leaseMs),
+    undefined,
+    handlerTimeoutMs,
   );
   return taken.result === undefined ? undefined : (taken as TransactionalClaim);
 }
@@ -49,42 +58,85 @@ export async function transactionalTakeNext(
  * from the waiting list). Any other answer ends the transaction at once.
  */
 async function inTransaction(
-  { db, claims, settles }: InboxStatements,
+  inbox: InboxStatements,
   lockWaitMs: number | undefined,
   claim: (query: Query) => Promise<ClaimResult | undefined>,
-  own?: ClaimRequest,
+  own: ClaimRequest | undefined,
+  handlerTimeoutMs: number | undefined,
 ): Promise<Omit<TransactionalClaim, "result"> & { result: ClaimResult | undefined }> {
-  const client = await db.connect();
-  const query = db.queryOn(client);
-  let result;
-  try {
-    await query(begin(lockWaitMs));
-    result = await claim(query);
-    if (result?.status !== "claimed" && result?.status !== "stale") {
-      await query("COMMIT");
-      client.release();
-      return { result, transaction: undefined, commit: over, rollback: over, detach: over };
+  const { db } = inbox;
+  // A serialization failure or deadlock while claiming rolled everything back: claim again.
+  const { client, result } = await retryConflicts(async () => {
+    const client = await db.connect();
+    const query = db.queryOn(client);
+    try {
+      await query(begin(db.isolationLevel, lockWaitMs));
+      const result = await claim(query);
+      if (result?.status !== "claimed" && result?.status !== "stale") {
+        await query("COMMIT");
+        db.release(client);
+        return { client: undefined, result };
+      }
+      // The handler's own statements wait for locks as the merchant's database is set to.
+      if (lockWaitMs !== undefined) await query("RESET lock_timeout");
+      return { client, result };
+    } catch (err) {
+      db.release(client, err);
+      throw db.unavailable(err);
     }
-    // The handler's own statements wait for locks as the merchant's database is set to.
-    if (lockWaitMs !== undefined) await query("RESET lock_timeout");
-  } catch (err) {
-    client.release(err instanceof Error ? err : new Error(String(err)));
-    throw db.unavailable(err);
-  }
-  const claimed = result;
-  let ended = false;
+  });
+  if (!client) return { result, transaction: undefined, commit: over, rollback: over, detach: over };
+  return openClaim(inbox, client, result as ClaimedOrStale, own, handlerTimeoutMs);
+}
 
-  /** Undo the transaction: a rollback when the client is free, or a dropped connection when it is not. */
-  async function abandon(client: PoolClient, destroy: boolean): Promise<void> {
-    if (!destroy) {
-      try {
-        await withTimeout(client.query("ROLLBACK"), 1_000, () => new Error("rollback took too long"));
-        client.release();
-        return;
-      } catch {}
+/** The claim to run, its transaction still open on `client`: the handler's handle, and how the run ends. */
+function openClaim(
+  { db, claims, settles, canceller }: InboxStatements,
+  client: PoolClient,
+  claimed: ClaimedOrStale,
+  own: ClaimRequest | undefined,
+  handlerTimeoutMs: number | undefined,
+): TransactionalClaim {
+  const query = db.queryOn(client);
+  // The handler gets the client behind a guard, closed as soon as the run settles, before anything else.
+  const guarded = guardTransaction(client);
+  let ended = false;
+  let started = false;
+
+  /**
+   * Bound the transaction on the server from the handler's start (not the claim's: a notification may
+   * wait for a backpressure slot first), by about the handler's time limit: a statement may run that long
+   * (so a timed-out one stops even if this process cannot cancel it), and the transaction may sit idle
+   * that long, so a frozen or partitioned holder loses the id to the next delivery within that bound.
+   * The store's own statement limit is the slack for this process to settle the run. Sent ahead of the
+   * handler's first query on the same connection, so nothing of the handler's runs before it.
+   */
+  function handlerStarts(): void {
+    if (started || !handlerTimeoutMs || handlerTimeoutMs <= 0) return;
+    started = true;
+    const bound = Math.round(handlerTimeoutMs + db.timeoutMs);
+    client
+      .query(`SET LOCAL statement_timeout = ${bound}; SET LOCAL idle_in_transaction_session_timeout = ${bound}`)
+      .catch(() => {}); // a broken connection fails the handler's own statements just the same
+  }
+
+  /**
+   * Undo the transaction. A timed-out handler may still be running a statement: it is cancelled on the
+   * server first, so the rollback does not queue behind it and the client goes back to the pool only
+   * once its backend is free (dropping the connection instead would leave the backend running its
+   * statement, holding its locks and a connection slot, outside the pool's count). A rollback that does
+   * not come back in time drops the connection after all.
+   */
+  async function abandon(client: PoolClient, cancelFirst: boolean): Promise<void> {
+    const pid = backendOf(client);
+    if (cancelFirst && pid !== undefined) await canceller.cancel(pid);
+    try {
+      await withTimeout(client.query("ROLLBACK"), db.timeoutMs, () => new Error("rollback took too long"));
+      db.release(client);
+    } catch (err) {
+      // Dropping the connection makes PostgreSQL roll the transaction back and free its locks.
+      db.release(client, err);
     }
-    // Dropping the connection makes PostgreSQL roll the transaction back and free its locks.
-    client.release(new Error("transaction abandoned"));
   }
 
   /**
@@ -106,16 +158,21 @@ async function inTransaction(
 
   return {
     result: claimed,
-    transaction: client,
+    // Read once, as the handler's context is made: the handler starts now.
+    get transaction() {
+      handlerStarts();
+      return guarded.handle;
+    },
     async commit(answer) {
       if (ended) return;
       ended = true;
+      guarded.close();
       try {
         const values = [claimed.id, claimed.owner, JSON.stringify(answer)];
         const [done] = await query<{ n: number }>(settles.complete, values);
         if (done!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
         await query("COMMIT");
-        client.release();
+        db.release(client);
       } catch (err) {
         // A statement the handler broke (the transaction is aborted), or a lost connection: nothing committed.
         await abandon(client, false);
@@ -126,11 +183,12 @@ async function inTransaction(
     async detach() {
       if (ended) return;
       ended = true;
+      guarded.close();
       try {
         await query("COMMIT");
-        client.release();
+        db.release(client);
       } catch (err) {
-        client.release(err instanceof Error ? err : new Error(String(err)));
+        db.release(client, err);
         throw db.unavailable(err);
       }
     },
@@ -156,7 +214,8 @@ async function inTransaction(
     async rollback(error) {
       if (ended) return;
       ended = true;
-      // A timed-out handler may still be running a statement on the client: drop it rather than queue behind it.
+      guarded.close();
+      // A timed-out handler may still be running a statement on the client: cancel it rather than queue behind it.
       await abandon(client, error === "handler_timeout");
       await recordFailure(error);
     },

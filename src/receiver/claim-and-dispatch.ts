@@ -61,7 +61,7 @@ export function claimAndDispatch(
       // Handed to a durable queue, an ordered notification joins its subscription's waiting list
       // instead of waiting for the subscription: accepted at once, run in position order by workers.
       const forQueue = options.queue?.durable ? { forQueue: true } : {};
-      const request = { id, fingerprint, owner, leaseMs, ...order, ...forQueue };
+      const request = { id, fingerprint, owner, leaseMs, handlerTimeoutMs: timeoutMs, ...order, ...forQueue };
       // With a store that claims in a transaction, the handler run here writes into that transaction.
       if (claimsInTransaction(store)) {
         transaction = await store.claimInTransaction(request);

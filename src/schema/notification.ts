@@ -74,11 +74,13 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export const notificationIdSchema = nonEmptyString
   .max(MAX_NOTIFICATION_ID_LENGTH)
-  .refine((id) => isWellFormedNotificationId(id), "must be well-formed Unicode (no lone surrogates)");
+  .refine((id) => !LONE_SURROGATE.test(id), "must be well-formed Unicode (no lone surrogates)")
+  // PostgreSQL's text cannot hold U+0000: refused here, the id gets the same 400 whatever the store.
+  .refine((id) => !id.includes("\u0000"), "must not contain a NUL character (U+0000)");
 
-/** The id's refine, also run by the accept path's compiled check (`passesEnvelopeCheck`). */
+/** The id's refines, also run by the accept path's compiled check (`passesEnvelopeCheck`). */
 export function isWellFormedNotificationId(id: string): boolean {
-  return !LONE_SURROGATE.test(id);
+  return !LONE_SURROGATE.test(id) && !id.includes("\u0000");
 }
 
 /**

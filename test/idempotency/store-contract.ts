@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { IdempotencyStore } from "merchant-webhooks";
+import { claimsInTransaction } from "../../src/idempotency/transaction.js";
 
 export interface ContractStoreOptions {
   retentionSeconds?: number;
@@ -244,6 +245,75 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       }
       for (const [i, id] of ids.entries())
         expect(await store.get(id)).toMatchObject({ fingerprint: `f${i}`, owner: `o${i}` });
+    });
+  });
+}
+
+/** The handle a transactional store hands the handler, as far as this suite uses it. */
+interface TransactionHandleForContract {
+  query(text: string, values?: unknown[]): Promise<unknown>;
+  release(): void;
+}
+
+/**
+ * Fencing of the handler's transaction, for stores that claim in one (`claimsInTransaction`): the
+ * handle works only while its claim is live, and never lets the handler end the transaction itself.
+ * `probe` is a statement the handle can run in any transaction.
+ */
+export function transactionFencingContract(
+  name: string,
+  makeStore: MakeStore,
+  probe: { statement: string; control: string[] },
+): void {
+  describe(`${name}: the transaction handle is fenced by its claim`, () => {
+    const claimIn = async (id: string) => {
+      const store = await makeStore({});
+      if (!claimsInTransaction(store)) throw new Error(`${name} does not claim in a transaction`);
+      const claimed = await store.claimInTransaction({ id, fingerprint: "f", owner: `o-${id}`, leaseMs: LEASE });
+      expect(claimed.result).toMatchObject({ status: "claimed" });
+      return { store, claimed, handle: claimed.transaction as TransactionHandleForContract };
+    };
+    const codeOf = (work: Promise<unknown>) =>
+      work.then(
+        () => "ran",
+        (err: { code?: unknown }) => err.code,
+      );
+
+    it("answers every query after commit with MW_TRANSACTION_CLOSED", async () => {
+      const { store, claimed, handle } = await claimIn("fence-commit");
+      expect(await codeOf(handle.query(probe.statement))).toBe("ran");
+      await claimed.commit(answer);
+      expect(await codeOf(handle.query(probe.statement))).toBe("MW_TRANSACTION_CLOSED");
+      expect(await store.get("fence-commit")).toMatchObject({ state: "completed", answer });
+      await store.close?.();
+    });
+
+    it("answers every query after rollback or detach with MW_TRANSACTION_CLOSED", async () => {
+      const rolledBack = await claimIn("fence-rollback");
+      await rolledBack.claimed.rollback("handler_failed");
+      expect(await codeOf(rolledBack.handle.query(probe.statement))).toBe("MW_TRANSACTION_CLOSED");
+      expect(await rolledBack.store.get("fence-rollback")).toMatchObject({ state: "failed" });
+      const detached = await claimIn("fence-detach");
+      await detached.claimed.detach();
+      expect(await codeOf(detached.handle.query(probe.statement))).toBe("MW_TRANSACTION_CLOSED");
+      expect(await detached.store.get("fence-detach")).toMatchObject({ state: "processing" });
+      await rolledBack.store.close?.();
+      await detached.store.close?.();
+    });
+
+    it("refuses transaction control with MW_TRANSACTION_CONTROL, ignores release(), and still commits", async () => {
+      const { store, claimed, handle } = await claimIn("fence-control");
+      for (const statement of probe.control)
+        expect([statement, await codeOf(handle.query(statement))]).toEqual([statement, "MW_TRANSACTION_CONTROL"]);
+      handle.release();
+      expect(await codeOf(handle.query(probe.statement))).toBe("ran");
+      // Until the commit, another delivery of the id finds it in progress.
+      expect(
+        await store.claim({ id: "fence-control", fingerprint: "f", owner: "other", leaseMs: LEASE }),
+      ).toMatchObject({ status: "processing" });
+      await claimed.commit(answer);
+      expect(await store.get("fence-control")).toMatchObject({ state: "completed", answer });
+      await store.close?.();
     });
   });
 }

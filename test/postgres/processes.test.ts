@@ -6,6 +6,7 @@ import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from ".
 import { eventually } from "../support/redis.js";
 import { deliver, deliverPast503, deliverUntilSettled } from "../redis/fixtures/deliver.js";
 import { spawnReceiver, type ReceiverProcess } from "../redis/fixtures/spawn-receiver.js";
+import { receiverTablesSql } from "./fixtures/receiver-tables.js";
 
 const script = fileURLToPath(new URL("./fixtures/receiver-process.ts", import.meta.url));
 /** Far longer than the test: a redelivery that runs had no lease to wait for. */
@@ -26,12 +27,7 @@ describe("receiver processes on one PostgreSQL, effects in the merchant's table"
   let second: ReceiverProcess;
 
   beforeAll(async () => {
-    await freshSchema(
-      pool,
-      schema,
-      `CREATE TABLE "${schema}".effects (id serial PRIMARY KEY, notification_id text NOT NULL, pid int, position text);
-       CREATE TABLE "${schema}".signals (notification_id text NOT NULL, backend int)`,
-    );
+    await freshSchema(pool, schema, receiverTablesSql(schema));
     [first, second] = await Promise.all([spawn(), spawn()]);
   });
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll } from "vitest";
 import { migrate, postgresStore } from "merchant-webhooks/postgres";
 import { orderContract } from "../idempotency/order-contract.js";
-import { storeContract } from "../idempotency/store-contract.js";
+import { storeContract, transactionFencingContract } from "../idempotency/store-contract.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 
 // The PostgreSQL store runs on the database's clock, with short real leases; each test gets its own table.
@@ -24,3 +24,7 @@ const freshPostgresStore = async ({ retentionSeconds }: { retentionSeconds?: num
 };
 storeContract("postgresStore", freshPostgresStore);
 orderContract("postgresStore", freshPostgresStore);
+transactionFencingContract("postgresStore", freshPostgresStore, {
+  statement: "SELECT 1",
+  control: ["COMMIT", "rollback", "/* first */ END", "-- first\nBEGIN", "ABORT", "START TRANSACTION"],
+});

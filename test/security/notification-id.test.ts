@@ -14,21 +14,35 @@ async function deliver(receiver: ReturnType<typeof createReceiver>, id: string) 
   return { status: response.status, ...response.answer };
 }
 
+async function expectRefused(receiver: ReturnType<typeof createReceiver>, ids: string[], rule: string) {
+  for (const id of ids)
+    expect(await deliver(receiver, id)).toEqual({
+      status: 400,
+      processed: false,
+      message: `invalid notification: id: ${rule}`,
+    });
+}
+
 describe("the notification id", () => {
   it("refuses ids that are not well-formed Unicode with 400, so they never share a key with U+FFFD", async () => {
     const onRenew = vi.fn();
     const receiver = createReceiver({ logger: silentLogger(), onRenew });
-    for (const id of ["x\ud800", "x\udbff", "\udc00x"]) {
-      expect(await deliver(receiver, id)).toEqual({
-        status: 400,
-        processed: false,
-        message: "invalid notification: id: must be well-formed Unicode (no lone surrogates)",
-      });
-    }
+    await expectRefused(
+      receiver,
+      ["x\ud800", "x\udbff", "\udc00x"],
+      "must be well-formed Unicode (no lone surrogates)",
+    );
     expect(await deliver(receiver, "x\ufffd")).toMatchObject({ status: 200, processed: true });
     // a surrogate pair is well-formed and its own id
     expect(await deliver(receiver, "x\ud83d\ude00")).toMatchObject({ status: 200, processed: true });
     expect(onRenew.mock.calls.map(([n]) => n.id)).toEqual(["x\ufffd", "x\ud83d\ude00"]);
+  });
+
+  it("refuses an id with a NUL character with 400 on every store (PostgreSQL's text cannot hold one)", async () => {
+    const onRenew = vi.fn();
+    const receiver = createReceiver({ logger: silentLogger(), onRenew });
+    await expectRefused(receiver, ["x\u0000", "\u0000", "a\u0000b"], "must not contain a NUL character (U+0000)");
+    expect(onRenew).not.toHaveBeenCalled();
   });
 
   it(`is at most ${MAX_NOTIFICATION_ID_LENGTH} characters; longer ids get 400`, async () => {

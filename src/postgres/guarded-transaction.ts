@@ -1,0 +1,179 @@
+import type { PoolClient, QueryConfig } from "pg";
+
+/** A query through `ctx.transaction` after its run settled: the transaction is not the handler's any more. */
+export class TransactionClosedError extends Error {
+  override name = "TransactionClosedError";
+  readonly code = "MW_TRANSACTION_CLOSED";
+  constructor() {
+    super(
+      "ctx.transaction is closed: the handler's run has settled, so this statement would land outside its transaction (await every query before the handler returns)",
+    );
+  }
+}
+
+/** `BEGIN`, `COMMIT`, `ROLLBACK` and the like through `ctx.transaction`: the library owns the transaction. */
+export class TransactionControlError extends Error {
+  override name = "TransactionControlError";
+  readonly code = "MW_TRANSACTION_CONTROL";
+  constructor(statement: string) {
+    super(
+      `ctx.transaction refuses ${statement}: the library begins and ends this transaction, with the notification's record in it (use SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT for a part to undo)`,
+    );
+  }
+}
+
+/** A transaction's client as a handler may hold it, and the switch that closes it when the run settles. */
+export interface GuardedTransaction {
+  /**
+   * The client for `ctx.transaction`: every method of the pool client, but `query` refuses transaction
+   * control and, once closed, everything; `release()` does nothing (the library gives the client back).
+   */
+  readonly handle: PoolClient;
+  /** From now on every `query` through `handle` rejects with `MW_TRANSACTION_CLOSED`. */
+  close(): void;
+  readonly closed: boolean;
+}
+
+/**
+ * Guard an open transaction's client before a handler gets it. Without the guard, a write the handler
+ * sends after returning (an un-awaited promise, a timer) lands in autocommit or in the next
+ * notification's transaction on the same pooled client; a `COMMIT` it sends commits the claim early;
+ * a query builder's `release()` hands the client back to the pool under the library's feet.
+ *
+ * Every query is sent with the extended protocol, which the server runs as exactly one statement: a
+ * string of several (`SELECT 1; COMMIT`) is refused by PostgreSQL itself, so reading the first keyword
+ * (after comments and blanks) is enough to know what the statement is.
+ */
+export function guardTransaction(client: PoolClient): GuardedTransaction {
+  let closed = false;
+  const query = (config: unknown, values?: unknown, callback?: unknown): unknown => {
+    const cb = [values, callback].find((arg) => typeof arg === "function") as
+      | ((err: Error | null, result?: unknown) => void)
+      | undefined;
+    const submittable = isSubmittable(config);
+    const text = typeof config === "string" ? config : (config as Partial<QueryConfig> | null)?.text;
+    const refusal = closed ? new TransactionClosedError() : typeof text === "string" ? controlError(text) : undefined;
+    if (refusal) {
+      if (submittable) {
+        process.nextTick(() => config.handleError?.(refusal));
+        return config;
+      }
+      if (cb) {
+        process.nextTick(() => cb(refusal));
+        return undefined;
+      }
+      return Promise.reject(refusal);
+    }
+    if (submittable) return client.query(config as never);
+    // As pg reads its arguments: a text or a config, then values unless that place holds the callback.
+    const extended = {
+      ...(typeof config === "string" ? { text: config } : (config as object)),
+      ...(Array.isArray(values) ? { values } : {}),
+      queryMode: "extended",
+    };
+    return cb ? client.query(extended as never, cb as never) : client.query(extended as never);
+  };
+  const overrides: Partial<Record<PropertyKey, unknown>> = {
+    query,
+    release: () => {},
+  };
+  const handle = new Proxy(client, {
+    get(target, property) {
+      if (Object.hasOwn(overrides, property)) return overrides[property];
+      const value = Reflect.get(target, property, target);
+      // Bound to the client: pg's methods read private state a proxy would not forward to them.
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return {
+    handle,
+    close: () => {
+      closed = true;
+    },
+    get closed() {
+      return closed;
+    },
+  };
+}
+
+function isSubmittable(config: unknown): config is { submit: unknown; handleError?: (err: Error) => void } {
+  return typeof (config as { submit?: unknown } | null)?.submit === "function";
+}
+
+/** The refusal for a statement that would begin, end or hand off the transaction; undefined for any other. */
+export function controlError(text: string): TransactionControlError | undefined {
+  const words = leadingWords(text, 3);
+  const [first, second, third] = words;
+  switch (first) {
+    case "begin":
+    case "commit": // also COMMIT PREPARED
+    case "end":
+    case "abort":
+      return new TransactionControlError(first.toUpperCase());
+    case "start":
+      return new TransactionControlError("START TRANSACTION");
+    case "prepare": // PREPARE TRANSACTION hands the transaction off to two-phase commit; PREPARE name AS ... is fine
+      return second === "transaction" ? new TransactionControlError("PREPARE TRANSACTION") : undefined;
+    case "rollback": {
+      // ROLLBACK [WORK | TRANSACTION] TO [SAVEPOINT] name undoes a savepoint; any other ROLLBACK ends the transaction.
+      const next = second === "work" || second === "transaction" ? third : second;
+      return next === "to" ? undefined : new TransactionControlError("ROLLBACK");
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The first `count` words of a statement, lower-cased, skipping what PostgreSQL's lexer skips before and
+ * between them: blanks, `--` comments, nested `/* *\/` comments, and empty statements (`;`). A word is
+ * what could be a keyword (ASCII letters and `_`); anything else ends the list.
+ */
+function leadingWords(text: string, count: number): string[] {
+  const words: string[] = [];
+  let at = 0;
+  while (words.length < count && at < text.length) {
+    const char = text[at]!;
+    if (
+      char === ";" ||
+      char === " " ||
+      char === "\t" ||
+      char === "\n" ||
+      char === "\r" ||
+      char === "\f" ||
+      char === "\v"
+    ) {
+      // Empty statements only before the first word: after it, `;` ends the statement.
+      if (char === ";" && words.length > 0) break;
+      at += 1;
+    } else if (text.startsWith("--", at)) {
+      const end = text.indexOf("\n", at);
+      at = end === -1 ? text.length : end + 1;
+    } else if (text.startsWith("/*", at)) {
+      at = afterBlockComment(text, at);
+    } else {
+      const word = /^[A-Za-z_]+/.exec(text.slice(at, at + 64));
+      if (!word) break;
+      words.push(word[0].toLowerCase());
+      at += word[0].length;
+    }
+  }
+  return words;
+}
+
+/** Index after the block comment opening at `at`; PostgreSQL's block comments nest. */
+function afterBlockComment(text: string, at: number): number {
+  let depth = 0;
+  let i = at;
+  while (i < text.length) {
+    if (text.startsWith("/*", i)) {
+      depth += 1;
+      i += 2;
+    } else if (text.startsWith("*/", i)) {
+      depth -= 1;
+      i += 2;
+      if (depth === 0) return i;
+    } else i += 1;
+  }
+  return text.length;
+}
