@@ -12,6 +12,8 @@ import { observeJob } from "../telemetry/observe-job.js";
 import { readNotificationJob, UnreadableJobDataError, type NotificationJob } from "../bullmq/job-data.js";
 import type { SealingKey } from "../bullmq/seal.js";
 import { executorOn, type JobTable, type Queryable } from "./job-table.js";
+import { guardTransaction } from "../postgres/guarded-transaction.js";
+import type { PoolClient } from "pg";
 
 /** A job found ready in the queue (`JobTable.ready`). */
 export interface ReadyJob {
@@ -58,8 +60,6 @@ type RunOutcome =
 
 /** When the store cannot be reached: look at the job again after this long. */
 const STORE_RETRY_MS = 1_000;
-/** Margin over the handler's time limit for the statements around it (take, completion, commit). */
-const STATEMENT_MARGIN_MS = 5_000;
 
 /**
  * Look at one ready job: claim its notification in a transaction (taking over the receiver's queued
@@ -89,6 +89,8 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
     fingerprint: own.fingerprint,
     owner: runner.nextOwner(job.id),
     leaseMs: runner.leaseMs,
+    // The store bounds the transaction on the server by it: a frozen worker's job is free again after it.
+    handlerTimeoutMs: runner.timeoutMs,
     takeQueued: true,
     ...(own.order ? { order: own.order } : {}),
     ...(own.handoff ? { handoffFrom: own.handoff } : {}),
@@ -131,7 +133,12 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
     current = undefined;
     if (key === undefined || runner.stopping() || !runner.store.takeNextInTransaction) break;
     try {
-      const taken = await runner.store.takeNextInTransaction({ key }, runner.nextOwner(job.id), runner.leaseMs);
+      const taken = await runner.store.takeNextInTransaction(
+        { key },
+        runner.nextOwner(job.id),
+        runner.leaseMs,
+        runner.timeoutMs,
+      );
       if (taken) current = { claim: taken.result as ClaimedOrStale, transaction: taken };
     } catch {
       // The store is out of reach: the waiters' jobs are still ready, and another look runs them.
@@ -155,13 +162,6 @@ async function runInTransaction(
   const jobId = runner.jobIdFor(claim.id);
   let taken: { data: unknown; created_ms: number } | undefined;
   try {
-    if (runner.timeoutMs > 0) {
-      // Bounded on the server too: a frozen worker's transaction ends by itself, and its job is free again.
-      const limit = Math.ceil(runner.timeoutMs + STATEMENT_MARGIN_MS);
-      await client.query(
-        `SET LOCAL statement_timeout = ${limit}; SET LOCAL idle_in_transaction_session_timeout = ${limit}`,
-      );
-    }
     [taken] = (await client.query(runner.table.take, [runner.name, jobId])).rows;
   } catch {
     await transaction.rollback("store_unavailable");
@@ -240,12 +240,22 @@ function completingJob(
   runner: PgBossRunner,
   jobId: string,
 ): TransactionalClaim {
+  // The handler's own guard, closed the moment its run settles: the job's completion below goes
+  // through the store's handle, and nothing the handler sends late can land beside it.
+  const handlers = guardTransaction(client as PoolClient);
   return {
     result: transaction.result,
-    transaction: transaction.transaction,
-    rollback: (error) => transaction.rollback(error),
-    detach: () => transaction.detach(),
+    transaction: handlers.handle,
+    rollback: (error) => {
+      handlers.close();
+      return transaction.rollback(error);
+    },
+    detach: () => {
+      handlers.close();
+      return transaction.detach();
+    },
     async commit(answer) {
+      handlers.close();
       try {
         // pg-boss 10 reads the options after the output (its types leave the output out); it answers a count.
         const done = (await runner.boss.complete(runner.name, jobId, {}, { db: executorOn(client) })) as unknown as {

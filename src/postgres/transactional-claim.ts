@@ -195,11 +195,12 @@ function openClaim(
     async commitQueued() {
       if (ended) return;
       ended = true;
+      guarded.close();
       try {
         const [marked] = await query<{ n: number }>(settles.markQueued, [claimed.id, claimed.owner]);
         if (marked!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
         await query("COMMIT");
-        client.release();
+        db.release(client);
       } catch (err) {
         // Nothing committed: neither the claim nor the job inserted beside it.
         await abandon(client, false);
@@ -209,6 +210,7 @@ function openClaim(
     async discard() {
       if (ended) return;
       ended = true;
+      guarded.close();
       await abandon(client, false);
     },
     async rollback(error) {

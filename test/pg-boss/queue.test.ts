@@ -148,4 +148,30 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     expect(await jobStates(pool, bossSchema, "retry")).toEqual({ completed: 1 });
     await receiver.close();
   });
+
+  it("fences ctx.transaction: control statements refused, a late write closed out, neither lands", async () => {
+    const queue = queueNamed("fenced");
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const refusals: Array<string | undefined> = [];
+    let late: Promise<unknown> | undefined;
+    workerOn("fenced", {
+      onRenew: async (n, ctx) => {
+        await ctx.transaction.query("COMMIT").catch((err: { code?: string }) => refusals.push(err.code));
+        // Sent after the handler returns: it must not land in the job's transaction or outside it.
+        late = new Promise((resolve) => setTimeout(resolve, 50)).then(() =>
+          ctx.transaction.query(`INSERT INTO "${schema}".effects (notification_id) VALUES ($1)`, [`${n.id}-late`]),
+        );
+        late.catch(() => {});
+        await write(n, ctx);
+      },
+    });
+    const body = notification();
+    expect(answer(await receiver.handle(post(body)))).toEqual(accepted);
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 15_000, "the record to complete");
+    await expect(late).rejects.toMatchObject({ code: "MW_TRANSACTION_CLOSED" });
+    expect(refusals).toEqual(["MW_TRANSACTION_CONTROL"]);
+    expect(await effects(body.id)).toBe(1);
+    expect(await effects(`${body.id}-late`)).toBe(0);
+    await receiver.close();
+  });
 });
