@@ -174,4 +174,36 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     expect(await effects(`${body.id}-late`)).toBe(0);
     await receiver.close();
   });
+
+  it("health() says up and how many run; close() past its limit aborts the handler and leaves the job for another worker, no attempt used", async () => {
+    const queue = queueNamed("closing");
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    let aborted = false;
+    const first = workerOn("closing", {
+      onRenew: (_n, ctx) =>
+        new Promise<void>((_resolve, reject) =>
+          ctx.signal.addEventListener("abort", () => {
+            aborted = true;
+            reject(new Error("stopped"));
+          }),
+        ),
+    });
+    expect(await first.health()).toMatchObject({ ok: true, store: "up", queue: "up", running: 0, closed: false });
+    const body = notification();
+    expect(answer(await receiver.handle(post(body)))).toEqual(accepted);
+    await eventually(async () => (await first.health()).running === 1, 10_000, "the handler to start");
+    expect(await first.close({ timeoutMs: 200 })).toBe(false);
+    expect(aborted).toBe(true);
+    expect(await first.health()).toMatchObject({ ok: false, closed: true, running: 0 });
+    expect(await jobStates(pool, bossSchema, "closing")).toEqual({ created: 1 });
+
+    workerOn("closing");
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 15_000, "another worker to run it");
+    expect(await effects(body.id)).toBe(1);
+    expect(await jobStates(pool, bossSchema, "closing")).toEqual({ completed: 1 });
+    // pg-boss counted no retry: the run cut off by the close was not a failure of the handler.
+    const job = await bed.boss.getJobById("closing", jobIdFor("closing", body.id));
+    expect(job?.retryCount).toBe(0);
+    await receiver.close();
+  });
 });
