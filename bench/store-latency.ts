@@ -22,6 +22,7 @@ const warmUp = 500;
 
 const tag = `mwbench_${process.pid}_${Date.now().toString(36)}`;
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+pool.on("error", () => {}); // an idle client's dropped connection must not end the run
 await migrate(pool, { schema: tag });
 await pool.query(`CREATE TABLE "${tag}".effects (notification_id text PRIMARY KEY)`);
 const redis = redisStore({ redis: redisUrl, prefix: `${tag}:` });

@@ -9,6 +9,9 @@ import { migrate, postgresStore } from "merchant-webhooks/postgres";
 // a retry after a crash or two processes racing never write it twice (see README.md beside this file).
 const logger = pino({ name: "merchant-webhooks-postgres-example" });
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test" });
+// An idle client whose connection drops (restart, failover, terminated backend) is reported on the pool:
+// unheard, that error would end the process. The store listens on the clients it holds itself.
+pool.on("error", (err) => logger.warn({ err }, "idle PostgreSQL client lost"));
 
 // Deploy-time steps, here at start for a self-contained example: the inbox tables, then the merchant's own.
 await migrate(pool);

@@ -151,7 +151,7 @@ export async function processJob(
         : () =>
             (early ??= runner.shutdown.aborted
               ? undefined
-              : takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs));
+              : takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs));
     if (data) {
       const result = await runOne(current, data, runner, isOwn ? observeHandler : undefined, inTransaction, takeEarly);
       if (isOwn) {
@@ -174,7 +174,7 @@ export async function processJob(
       // Taken early, a failed take (the completion's connection broke) is asked again now. One taken
       // early by a worker shutting down is left: its lease lapses and it goes back in line.
       let taken: Taken | undefined = early ? await early : undefined;
-      taken ??= await takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs);
+      taken ??= await takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs);
       ({ current, currentTransaction } = taken ?? {});
     }
   }
@@ -198,10 +198,11 @@ async function takeNext(
   key: string,
   owner: string,
   leaseMs: number,
+  handlerTimeoutMs: number,
 ): Promise<Taken | undefined> {
   try {
     if (claimsInTransaction(store) && store.takeNextInTransaction) {
-      const taken = await store.takeNextInTransaction({ key }, owner, leaseMs);
+      const taken = await store.takeNextInTransaction({ key }, owner, leaseMs, handlerTimeoutMs);
       return taken ? { current: taken.result as ClaimedOrStale, currentTransaction: taken } : {};
     }
     const next = store.takeNext ? await store.takeNext({ key }, owner, leaseMs) : undefined;

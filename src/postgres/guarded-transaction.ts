@@ -51,8 +51,18 @@ export function guardTransaction(client: PoolClient): GuardedTransaction {
       | ((err: Error | null, result?: unknown) => void)
       | undefined;
     const submittable = isSubmittable(config);
-    const text = typeof config === "string" ? config : (config as Partial<QueryConfig> | null)?.text;
-    const refusal = closed ? new TransactionClosedError() : typeof text === "string" ? controlError(text) : undefined;
+    // As pg reads its arguments: a text or a config, then values unless that place holds the callback.
+    // Copied once, and the copy both checked and sent: a getter cannot show one text and send another.
+    const sent: Partial<QueryConfig> & { queryMode?: string } = submittable
+      ? {}
+      : {
+          ...(typeof config === "string" ? { text: config } : (config as object)),
+          ...(Array.isArray(values) ? { values } : {}),
+          queryMode: "extended",
+        };
+    if (sent.text !== undefined) sent.text = String(sent.text);
+    const text = submittable ? (config as { text?: unknown }).text : sent.text;
+    const refusal = closed ? new TransactionClosedError() : text === undefined ? undefined : controlError(String(text));
     if (refusal) {
       if (submittable) {
         process.nextTick(() => config.handleError?.(refusal));
@@ -65,13 +75,7 @@ export function guardTransaction(client: PoolClient): GuardedTransaction {
       return Promise.reject(refusal);
     }
     if (submittable) return client.query(config as never);
-    // As pg reads its arguments: a text or a config, then values unless that place holds the callback.
-    const extended = {
-      ...(typeof config === "string" ? { text: config } : (config as object)),
-      ...(Array.isArray(values) ? { values } : {}),
-      queryMode: "extended",
-    };
-    return cb ? client.query(extended as never, cb as never) : client.query(extended as never);
+    return cb ? client.query(sent as never, cb as never) : client.query(sent as never);
   };
   const overrides: Partial<Record<PropertyKey, unknown>> = {
     query,

@@ -9,7 +9,7 @@ export {
 } from "./postgres-store.js";
 export { migrate, postgresSchemaSql } from "./schema-sql.js";
 export { purge, type PurgeOptions } from "./purge.js";
-export { MissingTableError } from "./sessions.js";
+export { MissingTableError, PoolExhaustedError, type IsolationLevel } from "./sessions.js";
 export { TransactionClosedError, TransactionControlError } from "./guarded-transaction.js";
 export { DEFAULT_SCHEMA, DEFAULT_TABLE, type TableNames } from "./names.js";
 export { StoreUnavailableError } from "../idempotency/store.js";

@@ -19,7 +19,7 @@ import {
 } from "./claim-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
 import { backendCanceller } from "./cancel-backend.js";
-import { ISOLATION_LEVELS, sessions, type IsolationLevel } from "./sessions.js";
+import { ISOLATION_LEVELS, retryConflicts, sessions, type IsolationLevel } from "./sessions.js";
 import { poolConnection } from "./connection-state.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
@@ -92,8 +92,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     await db.withClient(async (query) => void (await query(`SELECT 1 FROM ${names.records} LIMIT 0`)));
   };
 
+  // One statement each, at the session's default isolation: where that is serializable, a conflict is retried.
   const settle = (statement: string, { id, owner }: ClaimHandle, extra: unknown[] = []) =>
-    db.withClient(async (query) => (await query<{ n: number }>(statement, [id, owner, ...extra]))[0]!.n > 0);
+    retryConflicts(() =>
+      db.withClient(async (query) => (await query<{ n: number }>(statement, [id, owner, ...extra]))[0]!.n > 0),
+    );
 
   return {
     leaseMs,

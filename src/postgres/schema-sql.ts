@@ -24,8 +24,8 @@ CREATE TABLE IF NOT EXISTS ${names.records} (
   created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
-CREATE INDEX IF NOT EXISTS ${names.updatedIndex} ON ${names.records} (updated_at);
-CREATE INDEX IF NOT EXISTS ${names.waitingIndex} ON ${names.records} (order_key) WHERE waiting;
+${createIndex(names.schema, names.updatedIndex, `${names.records} (updated_at)`)}
+${createIndex(names.schema, names.waitingIndex, `${names.records} (order_key) WHERE waiting`)}
 
 CREATE TABLE IF NOT EXISTS ${names.positions} (
   order_key text PRIMARY KEY,
@@ -34,8 +34,19 @@ CREATE TABLE IF NOT EXISTS ${names.positions} (
   lease_until timestamptz NULL,
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
-CREATE INDEX IF NOT EXISTS ${names.positionsUpdatedIndex} ON ${names.positions} (updated_at);
+${createIndex(names.schema, names.positionsUpdatedIndex, `${names.positions} (updated_at)`)}
 `;
+}
+
+/**
+ * An index, created only when missing. `CREATE INDEX IF NOT EXISTS` takes its table's share lock before it
+ * finds the index there: it waits for every handler's transaction holding the table, and every new claim
+ * then queues behind it, so a deploy's `migrate()` would stall the receivers already running.
+ */
+function createIndex(schema: string, name: string, on: string): string {
+  return `DO $$ BEGIN
+  IF to_regclass('"${schema}".${name}') IS NULL THEN CREATE INDEX ${name} ON ${on}; END IF;
+END $$;`;
 }
 
 /** First key of `migrate()`'s two-key advisory lock (the second is the schema's hash): "mwmi" in ASCII. */

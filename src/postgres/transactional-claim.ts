@@ -10,6 +10,10 @@ import type { SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
 
+/** Whether `task` has settled by now (a turn of the microtask queue later). */
+const settled = (task: Promise<unknown>) =>
+  Promise.race([task.then(() => true), new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))]);
+
 export interface InboxStatements {
   db: Sessions;
   claims: ClaimStatements;
@@ -124,19 +128,27 @@ function openClaim(
    * Undo the transaction. A timed-out handler may still be running a statement: it is cancelled on the
    * server first, so the rollback does not queue behind it and the client goes back to the pool only
    * once its backend is free (dropping the connection instead would leave the backend running its
-   * statement, holding its locks and a connection slot, outside the pool's count). A rollback that does
-   * not come back in time drops the connection after all.
+   * statement, holding its locks and a connection slot, outside the pool's count). A rollback held up
+   * by a statement the handler left running (it threw without awaiting one) gets the same cancel, late.
+   * A rollback that still does not come back in time drops the connection after all.
    */
   async function abandon(client: PoolClient, cancelFirst: boolean): Promise<void> {
     const pid = backendOf(client);
     if (cancelFirst && pid !== undefined) await canceller.cancel(pid);
-    try {
-      await withTimeout(client.query("ROLLBACK"), db.timeoutMs, () => new Error("rollback took too long"));
-      db.release(client);
-    } catch (err) {
-      // Dropping the connection makes PostgreSQL roll the transaction back and free its locks.
-      db.release(client, err);
+    const rollback = client.query("ROLLBACK").then(
+      () => true,
+      () => false,
+    );
+    const within = () =>
+      withTimeout(rollback, db.timeoutMs, () => new Error("rollback took too long")).catch(() => false);
+    let rolledBack = await within();
+    if (!rolledBack && !cancelFirst && pid !== undefined && !(await settled(rollback))) {
+      await canceller.cancel(pid);
+      rolledBack = await within();
     }
+    // Dropping the connection makes PostgreSQL roll the transaction back and free its locks.
+    if (rolledBack) db.release(client);
+    else db.release(client, new Error("transaction abandoned"));
   }
 
   /**

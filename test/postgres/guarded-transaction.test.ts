@@ -176,6 +176,41 @@ describe("transaction control through ctx.transaction", () => {
     expect(await rowsOf(sent.id)).toBe(0);
   });
 
+  it("checks the text it sends: a getter changing its answer, a String object, the callback form", async () => {
+    const codes: Array<string | undefined> = [];
+    const receiver = receiverWith({
+      onRenew: async (n, ctx) => {
+        await insert(ctx.transaction, n.id);
+        let reads = 0;
+        const shifty = {
+          get text() {
+            reads += 1;
+            return reads === 1 ? "COMMIT" : "SELECT 1";
+          },
+        };
+        codes.push(await codeOf(ctx.transaction.query(shifty as never)));
+        const sneaky = {
+          get text() {
+            reads += 1;
+            return reads <= 2 ? "SELECT 1" : "COMMIT";
+          },
+        };
+        codes.push(await codeOf(ctx.transaction.query(sneaky as never)));
+        codes.push(await codeOf(ctx.transaction.query({ text: new String("COMMIT") } as never)));
+        codes.push(
+          await new Promise<string | undefined>((resolve) =>
+            ctx.transaction.query("ROLLBACK", (err: (Error & { code?: string }) | null) => resolve(err?.code ?? "ran")),
+          ),
+        );
+      },
+    });
+    const sent = notification();
+    expect(await statusOf(receiver.handle(post(json(sent))))).toEqual({ status: 200, processed: true });
+    // The first was refused as what it read; the second ran as what it read (SELECT 1), once.
+    expect(codes).toEqual(["MW_TRANSACTION_CONTROL", "written", "MW_TRANSACTION_CONTROL", "MW_TRANSACTION_CONTROL"]);
+    expect(await rowsOf(sent.id)).toBe(1);
+  });
+
   it("allows SAVEPOINT, ROLLBACK TO SAVEPOINT and RELEASE SAVEPOINT to undo a part of the handler's writes", async () => {
     const receiver = receiverWith({
       onRenew: async (n, ctx) => {

@@ -113,6 +113,39 @@ describe("a timed-out handler's statement", () => {
   });
 });
 
+describe("a handler that throws with a statement still running", () => {
+  it("has that statement cancelled, and its client back in the pool with the backend free", async () => {
+    const { named, applicationName } = namedPool(2);
+    const receiver = receiverOn(
+      named,
+      {
+        onRenew: async (n, ctx) => {
+          await ctx.transaction.query(`INSERT INTO ${effects} (notification_id) VALUES ($1)`, [n.id]);
+          // Not awaited: the rollback queues behind it on the connection.
+          ctx.transaction.query("SELECT pg_sleep(30)").catch(() => {});
+          throw new Error("gave up");
+        },
+      },
+      { timeoutMs: 500 },
+    );
+    const sent = notification();
+    const started = performance.now();
+    expect((await receiver.handle(post(json(sent)))).status).toBe(500);
+    expect(performance.now() - started).toBeLessThan(10_000);
+    const active = async () =>
+      (
+        await pool.query("SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND state = 'active'", [
+          applicationName,
+        ])
+      ).rowCount;
+    await eventually(async () => (await active()) === 0, 5_000, "the sleeping statement to end");
+    expect(named.totalCount).toBeLessThanOrEqual(2);
+    expect(await backendsOf(applicationName)).toBeLessThanOrEqual(2);
+    expect(await rowsOf([sent.id])).toBe(0);
+    await named.end();
+  });
+});
+
 describe("a saturated pool", () => {
   it('logs "pool exhausted (N waiting)", answers 503, and keeps health up and the store up', async () => {
     const { named } = namedPool(2);
@@ -230,7 +263,7 @@ describe("isolation", () => {
 });
 
 describe("migrate, ids and answers", () => {
-  it("migrates two tables into one new schema at once, and is not blocked by a notification whose id is 'migrate'", async () => {
+  it("migrates two tables into one new schema at once, beside a running handler, and apart from a notification whose id is 'migrate'", async () => {
     for (let round = 0; round < 3; round++) {
       const fresh = uniqueSchema("mig");
       try {
@@ -248,6 +281,24 @@ describe("migrate, ids and answers", () => {
       } finally {
         await dropSchema(pool, fresh);
       }
+    }
+    // A handler's transaction holding the table (its claim wrote the record) does not hold migrate() up.
+    const store = postgresStore({ connection: pool, schema });
+    const running = await store.claimInTransaction({
+      id: `run-${schema}`,
+      fingerprint: "f",
+      owner: "o",
+      leaseMs: 10_000,
+    });
+    expect(running.result).toMatchObject({ status: "claimed" });
+    try {
+      const beside = await Promise.race([
+        migrate(pool, { schema }).then(() => "migrated"),
+        sleep(5_000).then(() => "blocked"),
+      ]);
+      expect(beside).toBe("migrated");
+    } finally {
+      await running.commit({ processed: true, message: "done" });
     }
     // The advisory lock a claim of the id "migrate" takes (one key, the table's prefix and the id),
     // held by another session: migrate() takes its own, in the two-key space, and does not wait.
