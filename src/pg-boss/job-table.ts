@@ -76,6 +76,13 @@ export function jobTable(schema: string) {
     countAttempt: `UPDATE ${job} SET started_on = now(), retry_count = ${counted},
         retry_limit = CASE WHEN $3::bool THEN ${counted} ELSE retry_limit END
       WHERE name = $1 AND id = $2 AND state < 'active'`,
+    /**
+     * Settle job `$2` whose notification is settled already (completed, or its id taken by another
+     * payload): completed, as pg-boss completes one, if it still waits. A job another worker completed
+     * meanwhile is left as it is.
+     */
+    settle: `UPDATE ${job} SET state = 'completed', started_on = COALESCE(started_on, now()), completed_on = now()
+      WHERE name = $1 AND id = $2 AND state < 'active'`,
     /** Jobs waiting in a queue (a dead-letter queue), oldest first, after the key (`$2`, `$3`) of the last page. */
     waiting: `SELECT id, data, created_on FROM ${job}
       WHERE name = $1 AND state < 'active' AND (created_on, id) > ($2::timestamptz, $3::uuid)

@@ -105,11 +105,15 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
   switch (claim.status) {
     case "completed":
     case "conflict":
-      // Done before (or the id is another payload's): the job has nothing left to run.
-      await runner.boss.deleteJob(runner.name, job.id).catch(() => {});
+      // Done before (or the id is another payload's): the job has nothing left to run. Often another
+      // worker ran it between this worker's look and its claim, and completed the job already.
+      await runner.boss
+        .getDb()
+        .executeSql(runner.table.settle, [runner.name, job.id])
+        .catch(() => {});
       runner.logger.info(
         { notification_id: id, job_id: job.id, outcome: claim.status === "completed" ? "duplicate" : "conflict" },
-        "queued notification already settled; job removed",
+        "queued notification already settled; job completed",
       );
       return { done: true };
     case "processing":

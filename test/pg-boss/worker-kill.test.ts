@@ -22,7 +22,8 @@ describe("two pg-boss worker processes, one killed mid-handler", () => {
   // No unique constraint: a notification run twice would leave two rows.
   const bed = pgBossBed(
     "pgbkill",
-    (schema) => `CREATE TABLE "${schema}".effects (notification_id text NOT NULL, pid int NOT NULL);
+    (schema) => `CREATE TABLE "${schema}".effects (notification_id text NOT NULL, pid int NOT NULL,
+         at timestamptz NOT NULL DEFAULT clock_timestamp());
        CREATE TABLE "${schema}".started (notification_id text NOT NULL, pid int NOT NULL)`,
   );
   const { schema, bossSchema, pool, store } = bed;
@@ -41,7 +42,7 @@ describe("two pg-boss worker processes, one killed mid-handler", () => {
       SCHEMA: schema,
       BOSS_SCHEMA: bossSchema,
       QUEUE: "kill",
-      HANDLER_MS: "150",
+      HANDLER_MS: "300",
       CONCURRENCY: "5",
     };
     const [doomed, survivor] = await Promise.all([spawnWorker(env, { script }), spawnWorker(env, { script })]);
@@ -63,12 +64,26 @@ describe("two pg-boss worker processes, one killed mid-handler", () => {
         await Promise.all(sent.slice(i, i + 20).flatMap((body) => [deliver(body), deliver(body)]));
     })();
 
-    // Killed while handlers run: it has started some, and has some started but uncommitted.
+    // Killed while handlers run: it has started 20, and has some started but not committed right now.
     const startedBy = async (pid: number) =>
-      (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".started WHERE pid = $1`, [pid])).rows[0].n;
-    await eventually(async () => (await startedBy(doomed!.child.pid!)) >= 20, 60_000, "the doomed worker to start 20");
+      (
+        await pool.query(
+          `SELECT count(*)::int AS started, count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM "${schema}".effects e
+             WHERE e.notification_id = s.notification_id))::int AS running FROM "${schema}".started s WHERE s.pid = $1`,
+          [pid],
+        )
+      ).rows[0] as { started: number; running: number };
+    await eventually(
+      async () => {
+        const { started, running } = await startedBy(doomed!.child.pid!);
+        return started >= 20 && running > 0;
+      },
+      60_000,
+      "the doomed worker to start 20 and be running some",
+    );
     doomed!.kill("SIGKILL");
     const killedAt = Date.now();
+    const killedOnServer = (await pool.query("SELECT clock_timestamp() AS at")).rows[0].at as Date;
     await doomed!.exited;
     await sending;
 
@@ -86,18 +101,23 @@ describe("two pg-boss worker processes, one killed mid-handler", () => {
     expect(perId).toHaveLength(COUNT);
     expect(perId.filter((row) => row.n !== 1)).toEqual([]);
     // The kill cut handlers off: some the doomed worker started were run (once) by the survivor.
-    const cutOff = (
+    const { n: cutOff, rerunMs } = (
       await pool.query(
-        `SELECT count(DISTINCT s.notification_id)::int AS n FROM "${schema}".started s
-         JOIN "${schema}".effects e ON e.notification_id = s.notification_id
+        `SELECT count(DISTINCT s.notification_id)::int AS n,
+           (extract(epoch from max(e.at) - $2::timestamptz) * 1000)::int AS "rerunMs"
+         FROM "${schema}".started s JOIN "${schema}".effects e ON e.notification_id = s.notification_id
          WHERE s.pid = $1 AND e.pid <> $1`,
-        [doomed!.child.pid],
+        [doomed!.child.pid, killedOnServer],
       )
-    ).rows[0].n;
+    ).rows[0];
     expect(cutOff).toBeGreaterThan(0);
+    // Run again at once, not after a lease (30 s) nor pg-boss's expiry (15 min): their jobs were never committed active.
+    expect(rerunMs).toBeLessThan(30_000);
     // pg-boss holds every job completed: none active, waiting or retrying.
     expect(await jobStates(pool, bossSchema, "kill")).toEqual({ completed: COUNT });
-    console.log(`pg-boss worker kill: ${cutOff} handlers cut off, all ${COUNT} complete ${tookMs} ms after the kill`);
+    console.log(
+      `pg-boss worker kill: ${cutOff} handlers cut off and run again within ${rerunMs} ms, all ${COUNT} complete ${tookMs} ms after the kill`,
+    );
     await receiver.close();
   }, 150_000);
 });
