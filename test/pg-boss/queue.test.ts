@@ -206,4 +206,19 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     expect(job?.retryCount).toBe(0);
     await receiver.close();
   });
+
+  it("refuses at start a store that cannot commit with the job, a bad queue name and a misspelt option", async () => {
+    const { memoryStore } = await import("merchant-webhooks");
+    const base = { boss: bed.boss, name: "refusals", schema: bossSchema, logger: silentLogger() };
+    expect(() => createPgBossWorker({ ...base, idempotency: memoryStore() })).toThrow(
+      expect.objectContaining({ code: "MW_PGBOSS_SETUP", message: expect.stringContaining("postgresStore") }),
+    );
+    expect(() => pgBossQueue({ boss: bed.boss, name: "no spaces" })).toThrow(
+      expect.objectContaining({ code: "MW_PGBOSS_SETUP" }),
+    );
+    expect(() => createPgBossWorker({ ...base, idempotency: store, concurency: 2 } as never)).toThrow(
+      /unknown option "concurency"\. Did you mean "concurrency"\?/,
+    );
+    expect(() => pgBossQueue({ boss: {} as never, name: "x" })).toThrow(/started PgBoss instance/);
+  });
 });
