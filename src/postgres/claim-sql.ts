@@ -12,6 +12,11 @@ import type { QualifiedNames } from "./names.js";
 import { LOCK_NOT_AVAILABLE, sqlState, type Query } from "./sessions.js";
 import { firstWaiter, runWaiter, waitingStatements } from "./waiting-list.js";
 
+/** Where a claim wrote its new record (`ctid`): its own transaction can settle it without an index read. */
+export interface WrittenRow {
+  rowId?: string;
+}
+
 /** A record row as the claim reads it; times are epoch ms on the database's clock. */
 export interface RecordRow {
   state: RecordState;
@@ -49,6 +54,13 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
         holds_key = EXCLUDED.holds_key, waiting = EXCLUDED.waiting, fingerprint = EXCLUDED.fingerprint, state = 'processing',
         owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, attempts = EXCLUDED.attempts,
         answer = NULL, error = NULL, updated_at = clock_timestamp()`,
+    // A first claim of an id: no row is read before it is written, so a serializable transaction takes no
+    // predicate lock on the index gap, which every concurrent first claim nearby would write into.
+    insertNew: `INSERT INTO ${records}
+        (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, waiting)
+      VALUES ($1, NULL, NULL, false, $2, 'processing', $3, clock_timestamp() + $4::float8 * interval '1 millisecond', 1, false)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING ctid::text AS row_id`,
     holdKey: `UPDATE ${positions} SET owner = $2, lease_until = clock_timestamp() + $3::float8 * interval '1 millisecond',
       updated_at = clock_timestamp() WHERE order_key = $1`,
     get: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live}`,
@@ -78,9 +90,21 @@ export const lockWaitFor = (request: ClaimRequest) => (request.order ? KEY_LOCK_
  * now), and the answer is the committed record's, or `processing`. Taken, the record is read afresh
  * (after the lock, so no earlier commit is missed) and decided as every store decides it.
  */
-export async function claimIn(query: Query, sql: ClaimStatements, request: ClaimRequest): Promise<ClaimResult> {
+export async function claimIn(
+  query: Query,
+  sql: ClaimStatements,
+  request: ClaimRequest,
+  written?: WrittenRow,
+): Promise<ClaimResult> {
   const { id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue } = request;
   const [lock] = await query<{ locked: boolean }>(sql.lockId, [sql.lockPrefix + id]);
+  if (lock!.locked && !order) {
+    const [inserted] = await query<{ row_id: string }>(sql.insertNew, [id, fingerprint, owner, leaseMs]);
+    if (inserted) {
+      if (written) written.rowId = inserted.row_id;
+      return { status: "claimed", id, owner, attempt: 1 };
+    }
+  }
   const [row] = await query<RecordRow>(lock!.locked ? sql.readForUpdate : sql.read, [id]);
   if (row?.state === "completed")
     return row.fingerprint === fingerprint ? { status: "completed", answer: row.answer! } : { status: "conflict" };

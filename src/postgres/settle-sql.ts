@@ -36,6 +36,14 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
           lease_until = CASE WHEN p.owner = $2 THEN NULL ELSE p.lease_until END,
           updated_at = clock_timestamp())
       SELECT count(*)::int AS n FROM changed`,
+    /**
+     * `complete` for an unordered record its own transaction wrote, found by `ctid` ($4): a TID scan reads
+     * no index page, so a serializable transaction takes no predicate lock other claims write into.
+     */
+    completeWritten: `UPDATE ${records} SET state = 'completed', answer = $3, error = NULL, lease_until = NULL,
+        holds_key = false, waiting = false, updated_at = clock_timestamp()
+      WHERE ctid = $4::tid AND id = $1 AND owner = $2 AND state = 'processing' AND order_key IS NULL
+      RETURNING 1`,
     fail: settle("failed", "error = $3, waiting = false"),
     // A record queued in order stays in its key's waiting list.
     markQueued: settle("queued", "error = NULL", handedOver),

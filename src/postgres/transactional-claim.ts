@@ -3,7 +3,14 @@ import type { ClaimedOrStale, ClaimRequest, ClaimResult } from "../idempotency/s
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { backendOf, type BackendCanceller } from "./cancel-backend.js";
-import { claimIn, KEY_LOCK_WAIT_MS, lockWaitFor, takeNextIn, type ClaimStatements } from "./claim-sql.js";
+import {
+  claimIn,
+  KEY_LOCK_WAIT_MS,
+  lockWaitFor,
+  takeNextIn,
+  type ClaimStatements,
+  type WrittenRow,
+} from "./claim-sql.js";
 import { guardTransaction } from "./guarded-transaction.js";
 import { begin, retryConflicts, type Query, type Sessions } from "./sessions.js";
 import type { SettleStatements } from "./settle-sql.js";
@@ -30,7 +37,7 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
   const claimed = await inTransaction(
     inbox,
     lockWaitFor(request),
-    (query) => claimIn(query, inbox.claims, request),
+    (query, written) => claimIn(query, inbox.claims, request, written),
     request,
     request.handlerTimeoutMs,
   );
@@ -64,18 +71,20 @@ export async function transactionalTakeNext(
 async function inTransaction(
   inbox: InboxStatements,
   lockWaitMs: number | undefined,
-  claim: (query: Query) => Promise<ClaimResult | undefined>,
+  claim: (query: Query, written: WrittenRow) => Promise<ClaimResult | undefined>,
   own: ClaimRequest | undefined,
   handlerTimeoutMs: number | undefined,
 ): Promise<Omit<TransactionalClaim, "result"> & { result: ClaimResult | undefined }> {
   const { db } = inbox;
   // A serialization failure or deadlock while claiming rolled everything back: claim again.
+  const written: WrittenRow = {};
   const { client, result } = await retryConflicts(async () => {
+    written.rowId = undefined;
     const client = await db.connect();
     const query = db.queryOn(client);
     try {
       await query(begin(db.isolationLevel, lockWaitMs));
-      const result = await claim(query);
+      const result = await claim(query, written);
       if (result?.status !== "claimed" && result?.status !== "stale") {
         await query("COMMIT");
         db.release(client);
@@ -90,7 +99,7 @@ async function inTransaction(
     }
   });
   if (!client) return { result, transaction: undefined, commit: over, rollback: over, detach: over };
-  return openClaim(inbox, client, result as ClaimedOrStale, own, handlerTimeoutMs);
+  return openClaim(inbox, client, result as ClaimedOrStale, own, handlerTimeoutMs, written.rowId);
 }
 
 /** The claim to run, its transaction still open on `client`: the handler's handle, and how the run ends. */
@@ -100,6 +109,7 @@ function openClaim(
   claimed: ClaimedOrStale,
   own: ClaimRequest | undefined,
   handlerTimeoutMs: number | undefined,
+  rowId: string | undefined,
 ): TransactionalClaim {
   const query = db.queryOn(client);
   // The handler gets the client behind a guard, closed as soon as the run settles, before anything else.
@@ -181,8 +191,11 @@ function openClaim(
       guarded.close();
       try {
         const values = [claimed.id, claimed.owner, JSON.stringify(answer)];
-        const [done] = await query<{ n: number }>(settles.complete, values);
-        if (done!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
+        const found =
+          rowId === undefined
+            ? (await query<{ n: number }>(settles.complete, values))[0]!.n
+            : (await query(settles.completeWritten, [...values, rowId])).length;
+        if (found !== 1) throw new Error("the claim's record was not found in its own transaction");
         await query("COMMIT");
         db.release(client);
       } catch (err) {
