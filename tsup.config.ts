@@ -16,6 +16,7 @@ export default defineConfig([
       redis: "src/redis/index.ts",
       postgres: "src/postgres/index.ts",
       bullmq: "src/bullmq/index.ts",
+      "pg-boss": "src/pg-boss/index.ts",
       testing: "src/testing/index.ts",
       client: "src/client/index.ts",
       simulator: "src/simulator/index.ts",

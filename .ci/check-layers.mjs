@@ -28,6 +28,7 @@ const ORDER = [
   "src/telemetry", // OpenTelemetry spans and metrics around dispatch and the receiver
   "src/receiver", // the core: intake, claim, dispatch, answer
   "src/bullmq", // the durable queue and its worker
+  "src/pg-boss", // the durable queue on pg-boss, its worker in the claim's transaction
   "src/testing", // builders, signers, replay
   "src/client", // the payment API client
   "adapters", // framework shims over the receiver

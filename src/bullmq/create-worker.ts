@@ -12,7 +12,7 @@ import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/c
 import type { NotificationJobData } from "./job-data.js";
 import { jobProcessor } from "./job-processor.js";
 import type { JobOutcome, JobRunner } from "./process-job.js";
-import { sealingKey, type EncryptionKey, type SealingKey } from "./seal.js";
+import { sealingKeys, type EncryptionKey } from "./seal.js";
 import { workerStore } from "./worker-store.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { gaugeFailedSet } from "./failed-set-gauge.js";
@@ -155,7 +155,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ctxLogger: handlerLogger(logger, options.redact ?? {}),
     nextOwner: (job) => nextOwner(String(job.id)),
     shutdown: shutdown.signal,
-    keys: keysFrom(options.encryptionKey),
+    keys: sealingKeys(options.encryptionKey),
     ledger: queueLedger(handle.client, options.prefix, options.name),
   };
 
@@ -207,11 +207,4 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
       })());
     },
   };
-}
-
-function keysFrom(input: CreateWorkerOptions["encryptionKey"]): SealingKey[] {
-  if (input === undefined) return [];
-  const list: readonly EncryptionKey[] =
-    typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
-  return list.map(sealingKey);
 }

@@ -5,6 +5,8 @@ import type { QueuedNotification } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import type { OrderClaim } from "../idempotency/store.js";
 import { open, seal, SealError, type SealedPayload, type SealingKey } from "./seal.js";
+import { subscriptionNotificationSchema } from "../schema/index.js";
+import { validationMessage } from "../schema/validation-message.js";
 
 /**
  * What a queued notification carries to the worker, as it sits in Redis (and, for a failed job, stays
@@ -124,4 +126,62 @@ export function notificationIn(data: Partial<NotificationJobData> | undefined, k
   const { v } = data.sealed;
   const context = v === 1 ? String(data.id) : jobContext(data, v === 2 ? 2 : 3);
   return JSON.parse(open(data.sealed, keys, context));
+}
+
+/** A job's data once opened and validated: what a worker runs a notification from. */
+export interface NotificationJob {
+  /** The record the receiver claimed: the notification id, or `tenant/id` under `authorizeSender`. */
+  id: string;
+  notification: SubscriptionNotification;
+  headers: Record<string, string>;
+  receivedAt: number;
+  fingerprint: string;
+  order?: OrderClaim;
+  handoff?: string;
+  /** The ledger part holding its copy, when known. */
+  ledger?: number;
+}
+
+/** Job data that cannot be opened or is not a notification: no retry will read it, so it fails at once. */
+export class UnreadableJobDataError extends Error {
+  override name = "UnreadableJobDataError";
+  readonly code = "MW_INVALID_JOB_DATA";
+}
+
+/**
+ * Open and validate a job's data with the worker's keys; `enqueuedAt` stands in for a missing
+ * `receivedAt`. Throws `UnreadableJobDataError`, with the reason, when it is not a notification job.
+ */
+export function readNotificationJob(
+  data: Partial<NotificationJobData> | undefined,
+  keys: readonly SealingKey[],
+  enqueuedAt: number,
+): NotificationJob {
+  let carried: unknown;
+  try {
+    carried = notificationIn(data, keys);
+  } catch (err) {
+    throw new UnreadableJobDataError(err instanceof SealError ? err.message : "job data could not be read");
+  }
+  const parsed = subscriptionNotificationSchema.safeParse(carried);
+  if (!parsed.success) throw new UnreadableJobDataError(`job data: ${validationMessage(parsed.error.issues)}`);
+  if (typeof data!.fingerprint !== "string") throw new UnreadableJobDataError("job data has no payload fingerprint");
+  const order = data!.order;
+  if (
+    order !== undefined &&
+    (typeof order?.key !== "string" || (order.position !== undefined && typeof order.position !== "string"))
+  ) {
+    throw new UnreadableJobDataError("job data has a malformed order (key and position must be strings)");
+  }
+  return {
+    ...(order ? { order } : {}),
+    ...(typeof data!.handoff === "string" ? { handoff: data!.handoff } : {}),
+    ...(typeof data!.ledger === "number" ? { ledger: data!.ledger } : {}),
+    // Jobs written before the record id was carried name the notification's own id.
+    id: typeof data!.id === "string" && data!.id !== "" ? data!.id : parsed.data.id,
+    notification: parsed.data,
+    headers: data!.headers ?? {},
+    receivedAt: typeof data!.receivedAt === "number" ? data!.receivedAt : enqueuedAt,
+    fingerprint: data!.fingerprint,
+  };
 }

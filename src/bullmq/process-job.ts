@@ -4,31 +4,23 @@ import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
-import { validationMessage } from "../schema/validation-message.js";
-import { subscriptionNotificationSchema, type SubscriptionNotification } from "../schema/index.js";
-import type { OrderClaim } from "../idempotency/store.js";
 import { claimedOrder } from "../dispatch/claimed-order.js";
-import { notificationIn, type NotificationJobData } from "./job-data.js";
+import {
+  readNotificationJob,
+  UnreadableJobDataError,
+  type NotificationJob,
+  type NotificationJobData,
+} from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 import { withTimeout } from "../shared/time-limit.js";
-import { SealError, type SealingKey } from "./seal.js";
+import type { SealingKey } from "./seal.js";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
 
-/** A job's data once opened and validated. */
-interface ReadJobData {
-  /** The record the receiver claimed: the notification id, or `tenant/id` under `authorizeSender`. */
-  id: string;
-  notification: SubscriptionNotification;
-  headers: Record<string, string>;
-  receivedAt: number;
-  fingerprint: string;
-  order?: OrderClaim;
-  handoff?: string;
+/** A job's data once opened and validated, with the job when it is another notification's. */
+interface ReadJobData extends NotificationJob {
   job?: Job<NotificationJobData>;
-  /** The ledger part holding its copy, when known. */
-  ledger?: number;
 }
 
 /** Job data that cannot be opened or is not a notification: it goes straight to the failed set. */
@@ -370,36 +362,13 @@ async function removeDone(job: Job | undefined): Promise<void> {
 }
 
 function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
-  const data = job.data as Partial<NotificationJobData> | undefined;
-  let carried: unknown;
   try {
-    carried = notificationIn(data, keys);
+    return readNotificationJob(job.data, keys, job.timestamp);
   } catch (err) {
-    // No retry opens it with the same keys: straight to the failed set, for redrive once the key is given.
-    throw new InvalidJobDataError(err instanceof SealError ? err.message : "job data could not be read");
+    // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
+    if (err instanceof UnreadableJobDataError) throw new InvalidJobDataError(err.message);
+    throw err;
   }
-  const parsed = subscriptionNotificationSchema.safeParse(carried);
-  // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
-  if (!parsed.success) throw new InvalidJobDataError(`job data: ${validationMessage(parsed.error.issues)}`);
-  if (typeof data!.fingerprint !== "string") throw new InvalidJobDataError("job data has no payload fingerprint");
-  const order = data!.order;
-  if (
-    order !== undefined &&
-    (typeof order?.key !== "string" || (order.position !== undefined && typeof order.position !== "string"))
-  ) {
-    throw new InvalidJobDataError("job data has a malformed order (key and position must be strings)");
-  }
-  return {
-    ...(order ? { order } : {}),
-    ...(typeof data!.handoff === "string" ? { handoff: data!.handoff } : {}),
-    ...(typeof data!.ledger === "number" ? { ledger: data!.ledger } : {}),
-    // Jobs written before the record id was carried name the notification's own id.
-    id: typeof data!.id === "string" && data!.id !== "" ? data!.id : parsed.data.id,
-    notification: parsed.data,
-    headers: data!.headers ?? {},
-    receivedAt: typeof data!.receivedAt === "number" ? data!.receivedAt : job.timestamp,
-    fingerprint: data!.fingerprint,
-  };
 }
 
 /** 50 ms, then doubling with each start of this job that used no attempt, up to 5 s. */

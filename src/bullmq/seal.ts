@@ -94,3 +94,11 @@ export function open(sealed: SealedPayload, keys: readonly SealingKey[], context
     );
   }
 }
+
+/** A worker's `encryptionKey` option (one key, or the new and the old during a rotation) as sealing keys. */
+export function sealingKeys(input: EncryptionKey | readonly EncryptionKey[] | undefined): SealingKey[] {
+  if (input === undefined) return [];
+  const list: readonly EncryptionKey[] =
+    typeof input === "string" || input instanceof Uint8Array ? [input] : (input as readonly EncryptionKey[]);
+  return list.map(sealingKey);
+}

@@ -31,6 +31,13 @@ export interface TransactionalClaim {
    * notification handed to a queue).
    */
   detach(): Promise<void>;
+  /**
+   * Mark the record queued in the same transaction, then commit: a queue that inserts its job in this
+   * transaction (`NotificationQueue.enqueueInTransaction`) commits the claim, the mark and the job together.
+   */
+  commitQueued?(): Promise<void>;
+  /** Roll back the claim with everything in its transaction and record nothing: as if never claimed. */
+  discard?(): Promise<void>;
 }
 
 /**

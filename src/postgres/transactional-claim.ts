@@ -217,6 +217,27 @@ function openClaim(
         throw db.unavailable(err);
       }
     },
+    async commitQueued() {
+      if (ended) return;
+      ended = true;
+      guarded.close();
+      try {
+        const [marked] = await query<{ n: number }>(settles.markQueued, [claimed.id, claimed.owner]);
+        if (marked!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
+        await query("COMMIT");
+        db.release(client);
+      } catch (err) {
+        // Nothing committed: neither the claim nor the job inserted beside it.
+        await abandon(client, false);
+        throw db.unavailable(err);
+      }
+    },
+    async discard() {
+      if (ended) return;
+      ended = true;
+      guarded.close();
+      await abandon(client, false);
+    },
     async rollback(error) {
       if (ended) return;
       ended = true;

@@ -31,6 +31,12 @@ export interface NotificationQueue {
   readonly durable: boolean;
   enqueue(item: QueuedNotification): Promise<void>;
   /**
+   * Add the job inside the claim's open database transaction (`transaction` is the store's, as
+   * `ctx.transaction` gets it), so the claim, the record's queued mark and the job commit together. A
+   * receiver whose store claims in a transaction that can be committed queued uses it instead of `enqueue`.
+   */
+  enqueueInTransaction?(item: QueuedNotification, transaction: unknown): Promise<void>;
+  /**
    * Whether a job for the notification `id` is still in the queue (waiting, delayed, active or about to
    * retry). A receiver that finds the record queued asks, and queues the notification again if not.
    */

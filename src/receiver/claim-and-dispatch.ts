@@ -4,7 +4,7 @@ import { ownerTokens, runClaimed, type ClaimedOutcome, type ClaimedRun } from ".
 import { LeaseLostError } from "../dispatch/run-handler.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
-import type { NotificationQueue } from "../queue/queue.js";
+import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { UNOBSERVED, type ReceiveObservation } from "../telemetry/observe-receive.js";
 import type { Background } from "./background.js";
@@ -80,9 +80,10 @@ export function claimAndDispatch(
       if (claimsInTransaction(store)) {
         transaction = await store.claimInTransaction(request);
         claim = transaction.result;
-        // Handed to a queue, it runs later under its lease: the claim commits now. A stale one is
-        // settled here and now, so it keeps its transaction.
-        if (options.queue && claim.status === "claimed") {
+        // Handed to a queue, it runs later under its lease: the claim commits now, unless the queue
+        // adds its job in this transaction (then all commit together). A stale one is settled here
+        // and now, so it keeps its transaction.
+        if (options.queue && claim.status === "claimed" && !queuesWithin(options.queue, transaction)) {
           await transaction.detach();
           transaction = undefined;
         }
@@ -154,28 +155,34 @@ export function claimAndDispatch(
           { ...fields, outcome: "lost_claim" },
           "claim taken over while queued; the other delivery runs it",
         );
+      const queue = options.queue;
+      const item: QueuedNotification = {
+        id,
+        fingerprint,
+        notification,
+        headers,
+        receivedAt,
+        owner,
+        ...order,
+        trace: observation.carrier(),
+        // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
+        // queue holds the claim while the notification waits, and runs it only if still owned.
+        run: queue.durable ? runQueued : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
+      };
       try {
         // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
-        await observation.inSpan(() =>
-          options.queue!.enqueue({
-            id,
-            fingerprint,
-            notification,
-            headers,
-            receivedAt,
-            owner,
-            ...order,
-            trace: observation.carrier(),
-            // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
-            // queue holds the claim while the notification waits, and runs it only if still owned.
-            run: options.queue!.durable
-              ? runQueued
-              : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
-          }),
-        );
-        if (options.queue.durable) await store.markQueued(claim);
+        if (queuesWithin(queue, transaction)) {
+          // The claim, the queued mark and the job commit together: a crash leaves all or none.
+          await observation.inSpan(() => queue.enqueueInTransaction!(item, transaction.transaction));
+          await transaction.commitQueued();
+        } else {
+          await observation.inSpan(() => queue.enqueue(item));
+          if (queue.durable) await store.markQueued(claim);
+        }
       } catch (err) {
-        await Promise.resolve(store.release(claim)).catch(() => {});
+        // Refused, the notification leaves nothing behind: the sender's retry starts afresh.
+        if (transaction) await (transaction.discard?.() ?? transaction.rollback("queue_unavailable")).catch(() => {});
+        else await Promise.resolve(store.release(claim)).catch(() => {});
         return queueRefused(err, fields, unavailableRetry);
       }
       return verdict("queued", fields);
@@ -215,6 +222,14 @@ export function claimAndDispatch(
     decided.then(slots.leave, slots.leave);
     return decided;
   };
+}
+
+/** Whether the queue adds its job in the claim's transaction, and the claim can commit marked queued. */
+function queuesWithin(
+  queue: NotificationQueue,
+  transaction: TransactionalClaim | undefined,
+): transaction is TransactionalClaim & Required<Pick<TransactionalClaim, "commitQueued">> {
+  return transaction?.commitQueued !== undefined && queue.enqueueInTransaction !== undefined;
 }
 
 /** Whether a durable queue that can tell says it holds no job for `id`; an unanswered question counts as no. */

@@ -10,6 +10,7 @@ import {
 } from "../args.js";
 import { printable } from "../printable.js";
 import type { RedisTarget } from "../redis-target.js";
+import { redrivePgBoss } from "./redrive-pg-boss.js";
 
 export const REDRIVE_USAGE = `Usage: merchant-webhooks redrive --queue <name> [options]
 
@@ -17,7 +18,12 @@ Move queued notifications whose handler used up its attempts (the queue's failed
 queue) back to waiting, so the workers run them again. Run it once the cause of the failures is fixed.
 
 Options:
-  -q, --queue <name>     queue name, as given to bullmqQueue and createWorker (required)
+  -q, --queue <name>     queue name, as given to bullmqQueue and createWorker, or to pgBossQueue and
+                         createPgBossWorker (required)
+      --pg-boss <url>    the queue is pg-boss's in this PostgreSQL (a connection string): redrive its
+                         dead-letter queue (<name>_dead_letter unless --dead-letter says)
+      --schema <name>    pg-boss's schema, as given to new PgBoss (default: pgboss); with --pg-boss
+      --dead-letter <name>  the dead-letter queue given to pgBossQueue; with --pg-boss
   -r, --redis <url>      Redis URL (default: $REDIS_URL, else redis://127.0.0.1:6379); for a Redis
                          Cluster, repeat it or separate URLs with commas, one per startup node
       --cluster          the URL is a node of a Redis Cluster (implied by several URLs)
@@ -33,6 +39,7 @@ usage error.
 
 Examples:
   merchant-webhooks redrive --queue subscription-notifications --dry-run
+  merchant-webhooks redrive --pg-boss postgres://app@db/shop --queue subscription-notifications --dry-run
   merchant-webhooks redrive --queue subscription-notifications --id WH-1234 --id WH-5678
   merchant-webhooks redrive --queue subscription-notifications --prefix "{mw}" \\
     --redis redis://10.0.0.1:7000,redis://10.0.0.2:7000,redis://10.0.0.3:7000
@@ -65,15 +72,35 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
       prefix: { type: "string", short: "p" },
       id: { type: "string", multiple: true },
       "dry-run": { type: "boolean" },
+      "pg-boss": { type: "string" },
+      schema: { type: "string" },
+      "dead-letter": { type: "string" },
     });
     values = parsed.values;
     if (values.help) {
       io.out(REDRIVE_USAGE);
       return EXIT_OK;
     }
-    loaded = await loadRedrive();
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument: ${parsed.positionals[0]}`);
     if (!values.queue) throw new UsageError("--queue is required");
+    if (values["pg-boss"] !== undefined) {
+      if (values.redis || values.cluster || values.prefix)
+        throw new UsageError("--pg-boss redrives a pg-boss queue: --redis, --cluster and --prefix are for BullMQ");
+      return await redrivePgBoss(
+        {
+          url: values["pg-boss"],
+          queue: values.queue,
+          schema: values.schema,
+          deadLetter: values["dead-letter"],
+          ids: values.id,
+          dryRun: values["dry-run"] === true,
+        },
+        io,
+      );
+    }
+    if (values.schema || values["dead-letter"]) throw new UsageError("--schema and --dead-letter need --pg-boss");
+    // Loaded only for BullMQ: a pg-boss user need not install bullmq.
+    loaded = await loadRedrive();
     if (values.queue.includes(":")) throw new UsageError(`--queue cannot contain ":", got ${values.queue}`);
     target = loaded.redisTarget(values.redis, values.cluster === true);
     // BullMQ's scripts touch several keys of a queue at once: on a cluster they must share a slot.

@@ -1,0 +1,230 @@
+import { setMaxListeners } from "node:events";
+import type PgBoss from "pg-boss";
+import type { Logger } from "pino";
+import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
+import { claimsInTransaction } from "../idempotency/transaction.js";
+import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
+import type { RedactOptions } from "../logging/redact.js";
+import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
+import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
+import { ownerTokens } from "../dispatch/run-claimed.js";
+import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { settlesWithin } from "../shared/time-limit.js";
+import { loadOtelApi } from "../telemetry/load-api.js";
+import { checkHealth, type HealthOptions, type ReceiverHealth } from "../receiver/health.js";
+import { sealingKeys, type EncryptionKey } from "../bullmq/seal.js";
+import { PgBossSetupError } from "./job-table.js";
+import { checkBoss, pgBossQueue, queueName } from "./pg-boss-queue.js";
+import { runJob, type PgBossRunner, type ReadyJob } from "./run-job.js";
+
+export interface CreatePgBossWorkerOptions extends SubscriptionHandlers, HandlerHooks {
+  /** The merchant's `PgBoss`, started, on the database `idempotency` uses. */
+  boss: PgBoss;
+  /** Queue name, as given to `pgBossQueue`. */
+  name: string;
+  /** pg-boss's schema, as given to `new PgBoss({ schema })`. Default `pgboss`. */
+  schema?: string;
+  /** The receivers' `postgresStore`: each job's claim, handler writes and completion are one of its transactions. */
+  idempotency: IdempotencyStore;
+  /** Jobs run at once by this worker. Default 10; each holds one of the store's pool connections while it runs. */
+  concurrency?: number;
+  /** Gets the notifications of receivers with `ordering` that are stale when their turn comes. */
+  onStale?: Handler;
+  /** A pino logger. Default: pino to stdout, named `merchant-webhooks`. */
+  logger?: Logger;
+  /** What `ctx.log` redacts beyond card data. Default `{ pii: true }`. */
+  redact?: RedactOptions;
+  /** Time a handler may take before `ctx.signal` aborts and the attempt fails. Default 60 s; 0 for none. */
+  handlerTimeoutMs?: number;
+  /** Lease of claims outside a transaction (the store's by default). */
+  leaseMs?: number;
+  /** How often an idle worker looks for jobs. Default 1 s; a worker that just finished one looks at once. */
+  pollingIntervalMs?: number;
+  /** The key given to `pgBossQueue`, to open sealed jobs; during a rotation, the new and the old key. */
+  encryptionKey?: EncryptionKey | readonly EncryptionKey[];
+}
+
+/** `receiver.health()`'s shape, for the worker: its store and queue, and how many jobs it is running. */
+export interface PgBossWorkerHealth extends ReceiverHealth {
+  running: number;
+  closed: boolean;
+}
+
+export interface PgBossNotificationWorker {
+  /** Resolves once the queues exist and pg-boss's job table is readable. */
+  waitUntilReady(): Promise<void>;
+  /** Pings the store and pg-boss within `timeoutMs` (default 500 ms); `ok` is false once closed. */
+  health(options?: HealthOptions): Promise<PgBossWorkerHealth>;
+  /**
+   * Stop taking jobs and wait up to `timeoutMs` (default 30 s) for running handlers. Past it, their
+   * `ctx.signal` aborts; a run that does not commit rolls back, and its job is ready again at once
+   * for another worker, no attempt used. Resolves true when every running handler finished in time.
+   */
+  close(options?: CloseOptions): Promise<boolean>;
+}
+
+const WORKER_KEYS = {
+  boss: true,
+  name: true,
+  schema: true,
+  idempotency: true,
+  concurrency: true,
+  onStale: true,
+  logger: true,
+  redact: true,
+  handlerTimeoutMs: true,
+  leaseMs: true,
+  pollingIntervalMs: true,
+  encryptionKey: true,
+} as const satisfies KnownKeys<Omit<CreatePgBossWorkerOptions, keyof SubscriptionHandlers | keyof HandlerHooks>>;
+
+/** As `createWorker`'s: queued handlers are the slow ones, and no sender waits on them. */
+const DEFAULT_HANDLER_TIMEOUT_MS = 60_000;
+const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
+/** After the handlers are told to stop: time for their transactions to roll back before closing regardless. */
+const ABORT_GRACE_MS = 5_000;
+/** A job held elsewhere is looked at again after 50 ms, doubling each time, up to 5 s. */
+const RECHECK_MIN_MS = 50;
+const RECHECK_MAX_MS = 5_000;
+
+/**
+ * Work a pg-boss queue: the same typed handlers and context as a receiver, each job's handler run in
+ * one PostgreSQL transaction with its claim, its writes through `ctx.transaction`, its record's
+ * completion and its job's completion, so they commit together or not at all.
+ */
+export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNotificationWorker {
+  rejectUnknownKeys("createPgBossWorker", options, [...Object.keys(WORKER_KEYS), ...ALL_HANDLER_KEYS]);
+  const boss = checkBoss("createPgBossWorker", options?.boss);
+  const name = queueName("createPgBossWorker", options.name);
+  const store = options.idempotency;
+  if (!store || !claimsInTransaction(store))
+    throw new PgBossSetupError(
+      "createPgBossWorker: idempotency must be the receivers' postgresStore, on the database pg-boss uses: each job's handler, record and job commit in one of its transactions",
+    );
+  const concurrency = options.concurrency ?? 10;
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new PgBossSetupError(`createPgBossWorker: concurrency must be a whole number, 1 or more; got ${concurrency}`);
+  const pollingIntervalMs = options.pollingIntervalMs ?? 1_000;
+  if (!(pollingIntervalMs > 0))
+    throw new PgBossSetupError(`createPgBossWorker: pollingIntervalMs must be a positive number of milliseconds`);
+  const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
+  checkHandlingOptions(options, store, leaseMs);
+  const redact = options.redact ?? {};
+  const logger = libraryLogger(options.logger ?? defaultLogger(), redact);
+  const queue = pgBossQueue({ boss, name, ...(options.schema ? { schema: options.schema } : {}) });
+  const shutdown = new AbortController();
+  setMaxListeners(0, shutdown.signal);
+  const nextOwner = ownerTokens();
+  let stopping = false;
+
+  const runner: PgBossRunner = {
+    boss,
+    name,
+    table: queue.table,
+    jobIdFor: queue.jobIdFor,
+    store,
+    handlers: options,
+    onStale: options.onStale,
+    leaseMs,
+    timeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
+    ctxLogger: handlerLogger(logger, redact),
+    logger,
+    redact,
+    keys: sealingKeys(options.encryptionKey),
+    nextOwner,
+    shutdown: shutdown.signal,
+    stopping: () => stopping,
+  };
+  // pg-boss re-emits its pool's errors (a dropped connection) on the boss: unheard, they would crash the process.
+  const onBossError = (err: unknown) => logger.warn({ err }, "pg-boss reported an error");
+  boss.on("error", onBossError);
+  loadOtelApi();
+
+  /** Jobs running here, and jobs held elsewhere that are not looked at again before their time. */
+  const inHand = new Map<string, Promise<void>>();
+  const putOff = new Map<string, { until: number; times: number }>();
+  let wake: () => void = () => {};
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+
+  function start(job: ReadyJob): void {
+    const run = runJob(job, runner)
+      .then(
+        (visit) => {
+          if (visit.done) return void putOff.delete(job.id);
+          const times = (putOff.get(job.id)?.times ?? 0) + 1;
+          const delay = visit.retryInMs ?? Math.min(RECHECK_MAX_MS, RECHECK_MIN_MS * 2 ** Math.min(times, 10));
+          putOff.set(job.id, { until: Date.now() + delay, times });
+        },
+        (err) => logger.error({ err, job_id: job.id }, "job run failed unexpectedly; it runs again"),
+      )
+      .finally(() => {
+        inHand.delete(job.id);
+        wake();
+      });
+    inHand.set(job.id, run);
+  }
+
+  async function poll(): Promise<void> {
+    let readyLogged = false;
+    while (!stopping) {
+      const free = concurrency - inHand.size;
+      if (free <= 0) {
+        await Promise.race([...inHand.values(), pause(pollingIntervalMs)]);
+        continue;
+      }
+      const now = Date.now();
+      for (const [id, off] of putOff) if (off.until < now - 60_000) putOff.delete(id);
+      const skipped = [...inHand.keys(), ...[...putOff].filter(([, off]) => off.until > now).map(([id]) => id)];
+      let jobs: ReadyJob[];
+      try {
+        await queue.ready();
+        jobs = (await boss.getDb().executeSql(queue.table.ready, [name, free, skipped])).rows;
+        readyLogged = false;
+      } catch (err) {
+        if (!readyLogged) logger.error({ err, queue: name }, "cannot read the pg-boss queue; trying again");
+        readyLogged = true;
+        await pause(pollingIntervalMs);
+        continue;
+      }
+      for (const job of jobs) start(job);
+      if (jobs.length === 0) await pause(pollingIntervalMs);
+    }
+  }
+  const polling = poll();
+
+  let closing: Promise<boolean> | undefined;
+  return {
+    waitUntilReady: () => queue.ready(),
+    async health(healthOptions) {
+      const health = await checkHealth(store, queue, healthOptions, {
+        inFlight: () => inHand.size,
+        maxInFlight: concurrency,
+      });
+      const closed = closing !== undefined;
+      return { ...health, ok: health.ok && !closed, running: inHand.size, closed };
+    },
+    close(limit) {
+      const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
+      return (closing ??= (async () => {
+        stopping = true;
+        wake();
+        const finished = polling.then(() => Promise.all(inHand.values()));
+        const drained = await settlesWithin(finished, timeoutMs);
+        if (!drained) {
+          shutdown.abort(new Error("worker closing"));
+          await settlesWithin(finished, ABORT_GRACE_MS);
+        }
+        boss.off("error", onBossError);
+        return drained;
+      })());
+    },
+  };
+}

@@ -1,0 +1,292 @@
+import type PgBoss from "pg-boss";
+import type { Logger } from "pino";
+import type { ClaimedOrStale, ClaimRequest } from "../idempotency/store.js";
+import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
+import { runClaimed } from "../dispatch/run-claimed.js";
+import { claimedOrder } from "../dispatch/claimed-order.js";
+import { HandlerTimeoutError } from "../dispatch/run-handler.js";
+import { redactErrorInPlace } from "../logging/redact-error.js";
+import type { RedactOptions } from "../logging/redact.js";
+import { observeJob } from "../telemetry/observe-job.js";
+import { readNotificationJob, UnreadableJobDataError, type NotificationJob } from "../bullmq/job-data.js";
+import type { SealingKey } from "../bullmq/seal.js";
+import { executorOn, type JobTable, type Queryable } from "./job-table.js";
+import { guardTransaction } from "../postgres/guarded-transaction.js";
+import type { PoolClient } from "pg";
+
+/** A job found ready in the queue (`JobTable.ready`). */
+export interface ReadyJob {
+  id: string;
+  data: unknown;
+  created_ms: number;
+}
+
+export interface PgBossRunner {
+  boss: PgBoss;
+  name: string;
+  table: JobTable;
+  jobIdFor: (id: string) => string;
+  store: TransactionalStore;
+  handlers: SubscriptionHandlers & HandlerHooks;
+  onStale?: Handler | undefined;
+  leaseMs: number;
+  timeoutMs: number;
+  /** Base for `ctx.log`, with the worker's redaction. */
+  ctxLogger: Logger;
+  logger: Logger;
+  redact: RedactOptions;
+  keys: readonly SealingKey[];
+  nextOwner: (scope: string) => string;
+  /** Aborted when the worker gives up waiting for running handlers on close. */
+  shutdown: AbortSignal;
+  /** True once the worker is closing: a subscription's next waiter is left for another worker. */
+  stopping: () => boolean;
+}
+
+/** What became of a job looked at: its notification ran (or never will), or it is to be looked at again. */
+export type JobVisit = { done: true } | { done: false; retryInMs?: number };
+
+/** How one notification's run in its transaction ended, as its log line says. */
+type RunOutcome =
+  | "processed"
+  | "unhandled"
+  | "stale"
+  | "handler_failed"
+  | "handler_timeout"
+  | "invalid"
+  | "job_missing"
+  | "store_unavailable";
+
+/** When the store cannot be reached: look at the job again after this long. */
+const STORE_RETRY_MS = 1_000;
+
+/**
+ * Look at one ready job: claim its notification in a transaction (taking over the receiver's queued
+ * record), take the job in that same transaction, run the handler with it as `ctx.transaction`,
+ * and commit the record's completion with the job's. Nothing of a run is committed until the end:
+ * a worker killed mid-handler leaves the record queued and the job ready, and the next look at it
+ * runs it again, at once.
+ *
+ * In order, the claim may hand over an older notification of the subscription (the first of its
+ * waiting list); it runs from its own job, taken in its transaction, and so on down the list while
+ * the subscription stays here. A job whose notification was left waiting is looked at again later.
+ */
+export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVisit> {
+  let own: NotificationJob;
+  try {
+    own = readNotificationJob(job.data as never, runner.keys, job.created_ms);
+  } catch (err) {
+    if (!(err instanceof UnreadableJobDataError)) throw err;
+    // Bad data stays bad however often it is retried: to the dead-letter queue at once, with the reason.
+    await failJob(runner, job.id, err, "invalid", true);
+    runner.logger.error({ job_id: job.id, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
+    return { done: true };
+  }
+  const id = own.id;
+  const request: ClaimRequest = {
+    id,
+    fingerprint: own.fingerprint,
+    owner: runner.nextOwner(job.id),
+    leaseMs: runner.leaseMs,
+    // The store bounds the transaction on the server by it: a frozen worker's job is free again after it.
+    handlerTimeoutMs: runner.timeoutMs,
+    takeQueued: true,
+    ...(own.order ? { order: own.order } : {}),
+    ...(own.handoff ? { handoffFrom: own.handoff } : {}),
+  };
+  let transaction: TransactionalClaim;
+  try {
+    transaction = await runner.store.claimInTransaction(request);
+  } catch {
+    return { done: false, retryInMs: STORE_RETRY_MS };
+  }
+  const claim = transaction.result;
+  switch (claim.status) {
+    case "completed":
+    case "conflict":
+      // Done before (or the id is another payload's): the job has nothing left to run. Often another
+      // worker ran it between this worker's look and its claim, and completed the job already.
+      await runner.boss
+        .getDb()
+        .executeSql(runner.table.settle, [runner.name, job.id])
+        .catch(() => {});
+      runner.logger.info(
+        { notification_id: id, job_id: job.id, outcome: claim.status === "completed" ? "duplicate" : "conflict" },
+        "queued notification already settled; job completed",
+      );
+      return { done: true };
+    case "processing":
+      // Another worker has it, or holds its subscription and runs it in its turn.
+      return { done: false };
+    case "queued":
+      return { done: false };
+  }
+
+  let ranOwn = false;
+  let current: { claim: ClaimedOrStale; transaction: TransactionalClaim } | undefined = { claim, transaction };
+  while (current) {
+    const outcome = await runInTransaction(
+      current.claim,
+      current.transaction,
+      runner,
+      current.claim.id === id ? own : undefined,
+    );
+    if (current.claim.id === id && outcome !== "job_missing" && outcome !== "store_unavailable") ranOwn = true;
+    const key = current.claim.order?.key;
+    current = undefined;
+    if (key === undefined || runner.stopping() || !runner.store.takeNextInTransaction) break;
+    try {
+      const taken = await runner.store.takeNextInTransaction(
+        { key },
+        runner.nextOwner(job.id),
+        runner.leaseMs,
+        runner.timeoutMs,
+      );
+      if (taken) current = { claim: taken.result as ClaimedOrStale, transaction: taken };
+    } catch {
+      // The store is out of reach: the waiters' jobs are still ready, and another look runs them.
+    }
+  }
+  return ranOwn ? { done: true } : { done: false };
+}
+
+/**
+ * Run one claimed notification in the claim's transaction, its job taken in it too. Logs one line.
+ * `known` is the notification's data when the job was read already (the worker's own job).
+ */
+async function runInTransaction(
+  claim: ClaimedOrStale,
+  transaction: TransactionalClaim,
+  runner: PgBossRunner,
+  known: NotificationJob | undefined,
+): Promise<RunOutcome> {
+  const started = performance.now();
+  const client = transaction.transaction as Queryable;
+  const jobId = runner.jobIdFor(claim.id);
+  let taken: { data: unknown; created_ms: number } | undefined;
+  try {
+    [taken] = (await client.query(runner.table.take, [runner.name, jobId])).rows;
+  } catch {
+    await transaction.rollback("store_unavailable");
+    return "store_unavailable";
+  }
+  const fields = { notification_id: claim.id, job_id: jobId };
+  if (!taken) {
+    // Its job is gone (removed by hand, or already settled): nothing to run it from. Failed, it no
+    // longer holds up its subscription, and a redelivery by the sender runs it afresh.
+    await transaction.rollback("job_missing");
+    runner.logger.warn({ ...fields, outcome: "job_missing" }, "queued notification has no job to run from");
+    return "job_missing";
+  }
+  let data: NotificationJob;
+  try {
+    data = known ?? readNotificationJob(taken.data as never, runner.keys, taken.created_ms);
+  } catch (err) {
+    await transaction.rollback("invalid");
+    await failJob(runner, jobId, err, "invalid", true);
+    runner.logger.error({ ...fields, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
+    return "invalid";
+  }
+  const attempt = Math.max(1, claim.attempt - 1);
+  const queueLagMs = Date.now() - data.receivedAt;
+  const observation = observeJob({
+    carrier: (taken.data as { trace?: unknown } | null)?.trace,
+    queue: runner.name,
+    queueLagMs,
+    firstStart: attempt === 1,
+  });
+  const result = await runClaimed(
+    {
+      store: runner.store,
+      handlers: runner.handlers,
+      notification: data.notification,
+      claim,
+      attempt,
+      headers: data.headers,
+      receivedAt: data.receivedAt,
+      timeoutMs: runner.timeoutMs,
+      leaseMs: runner.leaseMs,
+      ctxLogger: runner.ctxLogger,
+      order: claimedOrder(claim.order, claim, runner.onStale),
+      transaction: completingJob(transaction, client, runner, jobId),
+    },
+    {
+      stop: runner.shutdown,
+      // A transaction's completion is its commit: nothing is written after it to retry.
+      retryCompletion: () => {},
+      observeHandler: observation.handler,
+    },
+  );
+  const line = {
+    ...fields,
+    event_type: data.notification.event_type,
+    subscription_id: data.notification.resource?.id,
+    attempt,
+    outcome: result.outcome,
+    queue_lag_ms: Math.round(queueLagMs),
+    duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
+  };
+  observation.end(line, true);
+  if ("err" in result) {
+    const err = redactErrorInPlace(result.err, runner.redact, data.notification);
+    // A run cut off by the worker's close says nothing about the handler: no attempt is counted.
+    if (!runner.shutdown.aborted) await failJob(runner, jobId, err, result.outcome, false);
+    runner.logger.error({ ...line, err }, "notification failed; pg-boss retries it, then dead-letters it");
+  } else runner.logger.info(line, "notification processed by worker");
+  return result.outcome;
+}
+
+/** The claim's transaction, whose commit also completes the job: the record and the job commit together. */
+function completingJob(
+  transaction: TransactionalClaim,
+  client: Queryable,
+  runner: PgBossRunner,
+  jobId: string,
+): TransactionalClaim {
+  // The handler's own guard, closed the moment its run settles: the job's completion below goes
+  // through the store's handle, and nothing the handler sends late can land beside it.
+  const handlers = guardTransaction(client as PoolClient);
+  return {
+    result: transaction.result,
+    transaction: handlers.handle,
+    rollback: (error) => {
+      handlers.close();
+      return transaction.rollback(error);
+    },
+    detach: () => {
+      handlers.close();
+      return transaction.detach();
+    },
+    async commit(answer) {
+      handlers.close();
+      try {
+        // pg-boss 10 reads the options after the output (its types leave the output out); it answers a count.
+        const done = (await runner.boss.complete(runner.name, jobId, {}, { db: executorOn(client) })) as unknown as {
+          affected: number;
+        };
+        if (done?.affected !== 1) throw new Error("the job taken in this transaction could not be completed in it");
+      } catch (err) {
+        await transaction.rollback("commit_failed");
+        throw err;
+      }
+      await transaction.commit(answer);
+    },
+  };
+}
+
+/**
+ * Count a failed attempt on the job and hand it to pg-boss's `fail`: retried after its back-off while
+ * attempts remain, else failed and copied to the dead-letter queue. The message is the redacted
+ * error's. If PostgreSQL cannot be reached, the job simply runs again, the attempt uncounted.
+ */
+async function failJob(runner: PgBossRunner, jobId: string, err: unknown, outcome: string, last: boolean) {
+  const message = err instanceof Error ? err.message : String(err);
+  const reason = err instanceof HandlerTimeoutError ? "handler_timeout" : outcome;
+  try {
+    await runner.boss.getDb().executeSql(runner.table.countAttempt, [runner.name, jobId, last]);
+    await runner.boss.fail(runner.name, jobId, { outcome: reason, message });
+  } catch (failure) {
+    runner.logger.warn({ job_id: jobId, err: failure }, "could not record the failed attempt; the job runs again");
+  }
+}
