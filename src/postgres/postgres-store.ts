@@ -22,6 +22,7 @@ import { sessions } from "./sessions.js";
 import { poolConnection } from "./connection-state.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
+import { listIn, listStatement } from "./list-sql.js";
 
 export const DEFAULT_POSTGRES_TIMEOUT_MS = 5_000;
 
@@ -71,6 +72,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const connection = poolConnection(pool, () => ping());
   const db = sessions(pool, names, timeoutMs, connection);
   const inbox = { db, claims, settles };
+  const listSql = listStatement(names, retentionSeconds);
   // Also proves the table is there: a store that would fail every claim is not healthy.
   const ping = () => db.withClient(async (query) => void (await query(`SELECT 1 FROM ${names.records} LIMIT 0`)));
 
@@ -93,6 +95,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const [row] = await query<RecordRow>(claims.get, [refOf(ref).id]);
         return row && recordOf(row);
       }),
+    list: (request) => db.withClient((query) => listIn(query, listSql, request)),
     claimInTransaction: (request: ClaimRequest): Promise<TransactionalClaim> => transactionalClaim(inbox, request),
     takeNextInTransaction: (order, owner, ms) => transactionalTakeNext(inbox, order.key, owner, ms),
     ping,

@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import { qualifiedNames, type QualifiedNames, type TableNames } from "./names.js";
+import { listIndexSql } from "./list-sql.js";
 
 /**
  * The inbox's tables. Positions are compared as text byte by byte (`COLLATE "C"`), as every store
@@ -35,6 +36,7 @@ CREATE TABLE IF NOT EXISTS ${names.positions} (
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX IF NOT EXISTS ${names.positionsUpdatedIndex} ON ${names.positions} (updated_at);
+${listIndexSql(names)}
 `;
 }
 
