@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { nodeListener } from "./http/node-listener.js";
+import type { ConsoleHandler } from "../src/console/console-handler.js";
+import { serveConsoleOnNode } from "./http/console-on-node.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -23,3 +25,15 @@ export function subscriptionWebhook(options: ReceiverOptions): NodeHandler {
 
 /** @deprecated Use `subscriptionWebhook` from `merchant-webhooks/node` (same function, the name every adapter shares). */
 export const createNodeHandler = subscriptionWebhook;
+
+/**
+ * The console (`consoleHandler` from `merchant-webhooks/console`) as a Node listener: requests under
+ * its `basePath` are answered, any other gets 404. Route to it from your server, or give it its own.
+ */
+export function serveConsole(handler: ConsoleHandler): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    if (await serveConsoleOnNode(handler, req, res)) return;
+    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
+    res.end("not found");
+  };
+}

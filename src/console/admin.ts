@@ -50,8 +50,9 @@ export interface NotificationSummary {
   state: RecordState;
   eventType?: string;
   subscriptionId?: string;
-  /** The order key it was claimed under (with `ordering`). */
+  /** The order key it was claimed under (with `ordering`), and its position there. */
   orderKey?: string;
+  position?: string;
   attempts: number;
   /** The stored answer's message when completed, the failure reason when failed. */
   outcome?: string;
@@ -192,6 +193,7 @@ export function createAdmin(options: AdminOptions): Admin {
     if (eventType !== undefined) summary.eventType = eventType;
     if (subscriptionId !== undefined) summary.subscriptionId = subscriptionId;
     if (item.order) summary.orderKey = item.order.key;
+    if (item.order?.position !== undefined) summary.position = item.order.position;
     return summary;
   }
 
@@ -516,9 +518,8 @@ function outcomeOf(record: IdempotencyRecord): string | undefined {
 
 /** A job as the console may show it: kept headers only, the notification redacted, never a sealed payload. */
 function redactedJob(job: JobView): JobView {
-  const { notification, failedReason, ...rest } = job;
+  const { notification, ...rest } = job;
   const view: JobView = { ...rest, headers: keptHeaders(job.headers) };
-  if (failedReason !== undefined) view.failedReason = redactCardNumbers(failedReason).slice(0, 1_000);
   if (notification !== undefined && !job.sealed) view.notification = redactNotification(notification);
   return view;
 }
@@ -553,8 +554,8 @@ function timelineOf(detail: NotificationDetail): TimelineEvent[] {
         what: "attempt",
         detail: `attempt ${Math.max(1, job.attemptsMade)}${job.sealed ? " (sealed job)" : ""}`,
       });
-    if (job.failedReason !== undefined && job.finishedAt !== undefined)
-      events.push({ at: job.finishedAt, what: "failed", detail: job.failedReason });
+    if (job.state === "failed" && job.finishedAt !== undefined)
+      events.push({ at: job.finishedAt, what: "failed", detail: "the job failed for good (dead letter)" });
   }
   const record = detail.record;
   if (record) {

@@ -17,5 +17,11 @@ export {
   type TimelineEvent,
 } from "./admin.js";
 export type { JobView } from "./queue-jobs.js";
+export {
+  consoleHandler,
+  CONSOLE_CSP,
+  type ConsoleHandler,
+  type ConsoleHandlerOptions,
+} from "./console-handler.js";
 export { memoryRecordings, jsonlRecordings, type MemoryRecordings, type RecordingSource } from "./recordings.js";
 export type { ListedRecord, ListPage, ListQuery } from "../idempotency/store.js";

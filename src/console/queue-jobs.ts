@@ -7,7 +7,6 @@ interface BullJob {
   id?: string;
   data: NotificationJobData;
   attemptsMade: number;
-  failedReason?: string;
   timestamp: number;
   processedOn?: number;
   finishedOn?: number;
@@ -22,7 +21,11 @@ interface BullQueue {
   getJobs(types: string[], start: number, end: number, asc?: boolean): Promise<Array<BullJob | undefined>>;
 }
 
-/** A notification's job, as the console shows it: never the notification in clear when it is sealed. */
+/**
+ * A notification's job, as the console shows it: never the notification in clear when it is sealed,
+ * and never the job's failure text (a handler's error message may quote the payload; the record's
+ * failure reason is the one to show).
+ */
 export interface JobView {
   state: string;
   attemptsMade: number;
@@ -30,8 +33,6 @@ export interface JobView {
   queuedAt: number;
   processedAt?: number;
   finishedAt?: number;
-  /** The error of the last failed run (card numbers redacted by the caller). */
-  failedReason?: string;
   eventType: string;
   /** The job's notification is sealed (`encryptionKey`): the console cannot and does not open it. */
   sealed: boolean;
@@ -77,7 +78,6 @@ export function queueJobsOf(queue: NotificationQueue | undefined): QueueJobs | u
       };
       if (job.processedOn) view.processedAt = job.processedOn;
       if (job.finishedOn) view.finishedAt = job.finishedOn;
-      if (job.failedReason) view.failedReason = job.failedReason;
       if (data.order) view.order = data.order;
       if (data.notification !== undefined) view.notification = data.notification;
       return view;
