@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { constantTimeEqual } from "../verify/constant-time.js";
 import { AdminError, type Admin, type NotificationFilter } from "./admin.js";
-import { CONSOLE_SCRIPT, CONSOLE_STYLE, type Html } from "./html.js";
+import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE, type Html } from "./html.js";
 import {
   deadLettersPage,
   listPage,
@@ -16,9 +16,10 @@ export interface ConsoleHandlerOptions {
   admin: Admin;
   /**
    * Decides whether a request may see the console: your own session, SSO header or basic-auth check.
-   * Required: there is no open mode. Falsy (or a throw) answers 401 and shows nothing.
+   * Required: there is no open mode. Falsy (or a throw) answers 401 and shows nothing; a `Response`
+   * is answered as it is (a redirect to your login page, a 401 with `WWW-Authenticate: Basic`).
    */
-  authorize: (request: Request) => boolean | Promise<boolean>;
+  authorize: (request: Request) => boolean | Response | Promise<boolean | Response>;
   /** Where the console is mounted; every link and form starts with it. Default `/console`. */
   basePath?: string;
   /** Hide every action and refuse every POST (403). Default false. */
@@ -75,12 +76,13 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
   const handler = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     if (url.pathname !== base && !url.pathname.startsWith(`${base}/`)) return text(404, "not found");
-    let allowed = false;
+    let allowed: boolean | Response = false;
     try {
-      allowed = Boolean(await authorize(request));
+      allowed = await authorize(request);
     } catch {
       allowed = false;
     }
+    if (allowed instanceof Response) return allowed;
     if (!allowed) return text(401, "unauthorized");
     const path = url.pathname.slice(base.length) || "/";
     try {
@@ -97,6 +99,7 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
   async function show(request: Request, url: URL, path: string): Promise<Response> {
     if (path === "/assets/console.js") return asset(CONSOLE_SCRIPT, "text/javascript; charset=utf-8");
     if (path === "/assets/console.css") return asset(CONSOLE_STYLE, "text/css; charset=utf-8");
+    if (path === "/assets/icon.svg") return asset(CONSOLE_ICON, "image/svg+xml");
     const query = url.searchParams;
     const token = readOnly ? undefined : (csrf.valid(cookieOf(request, CSRF_COOKIE)) ?? csrf.fresh());
     const ctx: PageContext = { base, csrf: token };

@@ -97,3 +97,6 @@ ol.timeline li::before { content: ""; position: absolute; left: -6px; top: .55re
 ol.timeline li.failed::before { background: var(--bad); } ol.timeline li.completed::before { background: var(--good); }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(16rem, 1fr)); gap: 1rem; }
 `;
+
+/** The tab's icon, served from the console's path so a browser does not ask the app for /favicon.ico. */
+export const CONSOLE_ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#1e8449"/><path d="M4 8.5l2.5 2.5L12 5.5" stroke="#fff" stroke-width="2" fill="none"/></svg>`;

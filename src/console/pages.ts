@@ -21,6 +21,7 @@ export function layout(ctx: PageContext, title: string, body: Html, options: { r
 <meta name="referrer" content="no-referrer">
 <title>${title} · notifications</title>
 <link rel="stylesheet" href="${ctx.base}/assets/console.css">
+<link rel="icon" href="${ctx.base}/assets/icon.svg">
 <script src="${ctx.base}/assets/console.js" defer></script>
 </head>
 <body${options.refreshSeconds ? html` data-refresh="${options.refreshSeconds}"` : ""}>

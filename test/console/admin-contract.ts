@@ -1,8 +1,9 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createReceiver, type IdempotencyStore } from "merchant-webhooks";
-import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
-import { createAdmin, memoryRecordings, type Admin, type NotificationSummary } from "merchant-webhooks/console";
+import type { IdempotencyStore } from "merchant-webhooks";
+import { createWorker } from "merchant-webhooks/bullmq";
+import type { Admin, NotificationSummary } from "merchant-webhooks/console";
+import { consoleRig } from "./rig.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
@@ -39,7 +40,6 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
   describe(`the admin API on ${label}`, () => {
     const prefix = uniquePrefix(`console-${label}`);
     const redis = new Redis(REDIS_URL);
-    const recordings = memoryRecordings();
     const runs = new Map<string, number>();
     const failing = new Set<string>();
     const failedAtFirst = new Set<string>();
@@ -56,14 +56,8 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
     beforeAll(async () => {
       setup = await backend();
       const store = setup.store;
-      const queue = bullmqQueue({ connection: REDIS_URL, name: "console", prefix, jobOptions: { attempts: 1 } });
-      const receiver = createReceiver({
-        logger: silentLogger(),
-        idempotency: store,
-        queue,
-        record: recordings,
-        ordering: true,
-      });
+      const rig = consoleRig(store, { name: "console", prefix });
+      const { queue, receiver } = rig;
       const worker = createWorker({
         connection: REDIS_URL,
         name: "console",
@@ -74,7 +68,7 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
         onRenew: handler,
         onCancel: handler,
       });
-      admin = createAdmin({ idempotency: store, queue, recorder: recordings });
+      admin = rig.admin;
       stop = async () => {
         await worker.close({ timeoutMs: 5_000 });
         await receiver.close();

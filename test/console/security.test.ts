@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createReceiver, hmacVerifier, memoryStore } from "merchant-webhooks";
-import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
-import { consoleHandler, createAdmin, memoryRecordings, CONSOLE_CSP } from "merchant-webhooks/console";
+import { hmacVerifier, memoryStore } from "merchant-webhooks";
+import { createWorker } from "merchant-webhooks/bullmq";
+import { consoleHandler, CONSOLE_CSP } from "merchant-webhooks/console";
 import { signHmac } from "merchant-webhooks/testing";
 import { silentLogger } from "../support/capture-logger.js";
 import { leakyNotification, SECRETS } from "../support/card-data.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { consoleRig } from "./rig.js";
 
 const BASE = "http://console.test/console";
 const LOGIN = `Basic ${Buffer.from("ops:pw-console-5521").toString("base64")}`;
@@ -35,21 +36,11 @@ describe("the console's security", () => {
   const prefix = uniquePrefix("console-security");
   const redis = new Redis(REDIS_URL);
   const store = memoryStore();
-  const recordings = memoryRecordings();
-  const queue = bullmqQueue({
-    connection: REDIS_URL,
-    name: "sec",
-    prefix,
-    encryptionKey: ENCRYPTION_KEY,
-    jobOptions: { attempts: 1 },
-  });
-  const receiver = createReceiver({
-    logger: silentLogger(),
-    idempotency: store,
-    queue,
-    record: recordings,
-    verify: hmacVerifier(hmac),
-  });
+  const { recordings, receiver, admin } = consoleRig(
+    store,
+    { name: "sec", prefix, encryptionKey: ENCRYPTION_KEY },
+    { verify: hmacVerifier(hmac), ordering: false },
+  );
   const worker = createWorker({
     connection: REDIS_URL,
     name: "sec",
@@ -63,7 +54,6 @@ describe("the console's security", () => {
     },
     onUnknown: async () => {},
   });
-  const admin = createAdmin({ idempotency: store, queue, recorder: recordings });
   const handler = consoleHandler({ admin, authorize: (request) => request.headers.get("authorization") === LOGIN });
   const leaky = leakyNotification();
   const marked = notification("SUBSCRIPTION_RENEW", `mk-${Date.now()}-${MARKUP}`);
