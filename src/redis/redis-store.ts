@@ -244,16 +244,19 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     ...(indexed
       ? {
-          list: (query: ListQuery) =>
-            connection.run("list", (client) =>
-              listFromIndex(
-                client,
-                prefix,
-                query,
-                recordOf,
-                (orderKey) => orderedKeys(prefix, orderKey, "").recordPrefix,
-              ),
-            ),
+          // Not under the store's call limit (kept short for the receive path): a page reads many keys,
+          // each command still bounded by the connection's own command timeout.
+          async list(query: ListQuery) {
+            // Connected (or unavailable) within the call limit first, as every store call is.
+            await connection.run("list", async () => undefined);
+            return listFromIndex(
+              connection.client,
+              prefix,
+              query,
+              recordOf,
+              (orderKey) => orderedKeys(prefix, orderKey, "").recordPrefix,
+            );
+          },
         }
       : {}),
 

@@ -5,6 +5,7 @@ import {
   type ListPage,
   type ListQuery,
 } from "../idempotency/store.js";
+import type { Cluster } from "ioredis";
 import type { RedisClient } from "./fail-fast-connection.js";
 import { keySlot } from "./key-slot.js";
 
@@ -22,8 +23,11 @@ import { keySlot } from "./key-slot.js";
 
 /** Which record a script's reply says it changed, and which ARGV holds the retention (for the trim). */
 interface Touch {
-  /** 'own': KEYS[1] when the reply is 1 or a claim; 'next': only the waiter a take-next claimed. */
-  record: "own" | "next";
+  /**
+   * 'own': KEYS[1] when the reply is 1 or a claim; 'next': only the waiter a take-next claimed;
+   * 'release': KEYS[1] leaves the index when the script deleted it.
+   */
+  record: "own" | "next" | "release";
   retentionArg?: number;
   /** The ARGV holding the record key prefix of a waiter claimed instead of the record asked for. */
   waiterPrefixArg?: number;
@@ -35,13 +39,13 @@ const TOUCHES: Record<string, Touch> = {
   mwIdemComplete: { record: "own", retentionArg: 3 },
   mwIdemFail: { record: "own", retentionArg: 3 },
   mwIdemMarkQueued: { record: "own", retentionArg: 2 },
-  mwIdemRelease: { record: "own" },
+  mwIdemRelease: { record: "release" },
   mwIdemOrderedClaim: { record: "own", retentionArg: 5, waiterPrefixArg: 10 },
   mwIdemOrderedNext: { record: "next", retentionArg: 3, waiterPrefixArg: 4 },
   mwIdemOrderedComplete: { record: "own", retentionArg: 3 },
   mwIdemOrderedFail: { record: "own", retentionArg: 3 },
   mwIdemOrderedMarkQueued: { record: "own", retentionArg: 2 },
-  mwIdemOrderedRelease: { record: "own" },
+  mwIdemOrderedRelease: { record: "release" },
 };
 
 /**
@@ -52,10 +56,13 @@ export function withTimeIndex(name: string, lua: string): string {
   const touch = TOUCHES[name];
   if (!touch) return lua;
   const retention = touch.retentionArg === undefined ? "nil" : `tonumber(ARGV[${touch.retentionArg}])`;
+  // A release deletes its record: the index lets go of it (the other scripts leave theirs in place).
   const changed =
-    touch.record === "own"
-      ? `if mw_reply == 1 or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'stale')) then mw_touch(KEYS[1]) end`
-      : "";
+    touch.record === "release"
+      ? "if mw_reply == 1 then redis.call('ZREM', KEYS[#KEYS], KEYS[1]) end"
+      : touch.record === "own"
+        ? `if mw_reply == 1 or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'stale')) then mw_touch(KEYS[1]) end`
+        : "";
   const waiter =
     touch.waiterPrefixArg === undefined
       ? ""
@@ -68,10 +75,13 @@ local mw_index, mw_retention = KEYS[#KEYS], ${retention}
 local function mw_touch(record)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  if redis.call('EXISTS', record) == 1 then redis.call('ZADD', mw_index, now, record)
-  else redis.call('ZREM', mw_index, record) end
+  redis.call('ZADD', mw_index, now, record)
   if mw_retention then
-    redis.call('ZREMRANGEBYSCORE', mw_index, '-inf', '(' .. string.format('%.0f', now - mw_retention))
+    -- Trimmed on about one write in 16 (by the clock's last digits): a record past its retention
+    -- stays listed a little longer, and the list skips it, since its hash is gone.
+    if now % 16 == 0 then
+      redis.call('ZREMRANGEBYSCORE', mw_index, '-inf', '(' .. string.format('%.0f', now - mw_retention))
+    end
     redis.call('PEXPIRE', mw_index, string.format('%.0f', mw_retention))
   end
 end
@@ -105,6 +115,7 @@ function allIndexKeys(prefix: string, cluster: boolean): string[] {
 }
 
 const SLOTS = 16384;
+const PIPELINE_SLICE = 512;
 let tags: string[] | undefined;
 
 /** A short string whose hash slot is `slot`, found once for all slots (about 160,000 CRC16s, a few ms). */
@@ -179,9 +190,7 @@ export async function listFromIndex(
   const items: ListedRecord[] = [];
   for (;;) {
     const max = frontier === undefined ? "+inf" : String(frontier.updatedAt);
-    const replies = await Promise.all(
-      keys.map((key) => client.zrevrangebyscore(key, max, min, "WITHSCORES", "LIMIT", 0, batch)),
-    );
+    const replies = await rangeEach(client, keys, max, min, batch);
     const members: Array<{ id: string; updatedAt: number }> = [];
     let more = false;
     for (const reply of replies) {
@@ -245,3 +254,51 @@ async function listOne(
 }
 
 const globEscape = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+
+/**
+ * ZREVRANGEBYSCORE on every index: on one Redis, as separate calls; on a cluster, one pipeline per
+ * master holding the indexes of its slots (16,384 ranges in three round trips, not 16,384).
+ */
+async function rangeEach(
+  client: RedisClient,
+  keys: string[],
+  max: string,
+  min: string,
+  batch: number,
+): Promise<string[][]> {
+  const range = ["WITHSCORES", "LIMIT", 0, batch] as const;
+  const cluster = client as Partial<Cluster>;
+  if (!isCluster(client) || keys.length === 1 || !cluster.slots || !cluster.nodes)
+    return Promise.all(keys.map((key) => client.zrevrangebyscore(key, max, min, ...range)));
+  const masters = new Map(cluster.nodes("master").map((node) => [`${node.options.host}:${node.options.port}`, node]));
+  const groups = new Map<string, number[]>();
+  keys.forEach((key, i) => {
+    const at = cluster.slots![keySlot(key)]?.[0] ?? "";
+    groups.set(at, [...(groups.get(at) ?? []), i]);
+  });
+  const replies: string[][] = new Array(keys.length);
+  await Promise.all(
+    [...groups].map(async ([at, indexes]) => {
+      const node = masters.get(at);
+      if (!node) {
+        // The slot map is changing (a failover): ask through the cluster client, which follows redirects.
+        for (const i of indexes) replies[i] = await client.zrevrangebyscore(keys[i]!, max, min, ...range);
+        return;
+      }
+      // In slices, one after another: each command of a pipeline is held to the connection's command
+      // timeout, which thousands queued behind each other on a busy node would pass.
+      for (let from = 0; from < indexes.length; from += PIPELINE_SLICE) {
+        const slice = indexes.slice(from, from + PIPELINE_SLICE);
+        const pipeline = node.pipeline();
+        for (const i of slice) pipeline.zrevrangebyscore(keys[i]!, max, min, ...range);
+        const results = (await pipeline.exec()) ?? [];
+        slice.forEach((i, n) => {
+          const [err, reply] = results[n] ?? [new Error("the pipeline was discarded"), undefined];
+          if (err) throw err;
+          replies[i] = reply as string[];
+        });
+      }
+    }),
+  );
+  return replies;
+}
