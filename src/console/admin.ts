@@ -427,6 +427,10 @@ export function createAdmin(options: AdminOptions): Admin {
       const found = await findRecord(id);
       if (!found) throw new AdminError(`no record of ${id}`, "MW_ADMIN_NOT_FOUND");
       if (found.record.state === "completed") return { discarded: false, message: "already completed" };
+      // A worker's claim on a queued record in order runs its key's first waiter, which may be another
+      // notification: the console never takes that path. Such a record waits its turn, or fails first.
+      if (found.record.state === "queued" && found.order)
+        return { discarded: false, message: "waiting its turn in its subscription's order; not discarded" };
       // Claimed like a delivery (its key held, when in order, but its position not moved), then
       // completed with the reason as its answer: a redelivery is answered as a duplicate.
       const owner = `console:${randomUUID()}`;
@@ -441,6 +445,7 @@ export function createAdmin(options: AdminOptions): Admin {
       });
       if (claim.status !== "claimed" && claim.status !== "stale")
         return { discarded: false, message: `not discarded: ${claim.status}` };
+      if (claim.id !== id) throw new Error(`discard claimed ${claim.id} instead of ${id}`);
       const message = `${DISCARDED}${redactCardNumbers(reason.trim()).slice(0, 500)}`;
       const done = await store.complete(claim, { processed: true, message });
       if (done) await jobs?.removeFailed(id).catch(() => false);

@@ -92,9 +92,10 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
                 failedAtFirst.add(body.id);
               }
               sent.push({ id: body.id, eventType, subscription: body.resource.id });
-              // A sender sends again on 503 (a store call past its limit on a loaded machine).
+              // A sender sends again what was not processed: 409 while its subscription's row is held
+              // by a worker's transaction (PostgreSQL), 503 past a store call's limit on a loaded machine.
               let answer = await receiver.handle(post(json(body)));
-              for (let tries = 1; answer.status === 503 && tries < 20; tries++) {
+              for (let tries = 1; (answer.status === 409 || answer.status === 503) && tries < 100; tries++) {
                 await sleep(100);
                 answer = await receiver.handle(post(json(body)));
               }
@@ -128,7 +129,14 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
         expect(pass.every((item) => known.has(item.id))).toBe(true);
         if (pass.some((item) => item.state === "queued" || item.state === "processing")) sawUnsettled = true;
         passes++;
-        if (Date.now() > deadline) throw new Error(`the notifications did not settle in 90 s (${passes} passes)`);
+        if (Date.now() > deadline) {
+          const states = new Map<string, number>();
+          for (const item of pass) states.set(item.state, (states.get(item.state) ?? 0) + 1);
+          const stuck = pass.filter((item) => item.state !== "completed" && item.state !== "failed").slice(0, 3);
+          throw new Error(
+            `the notifications did not settle in 90 s (${passes} passes; ${sent.length} sent; ${JSON.stringify([...states])}; ${JSON.stringify(stuck)})`,
+          );
+        }
         await sleep(100);
       }
       expect(sawUnsettled).toBe(true);
