@@ -149,8 +149,8 @@ export function deadLettersPage(
     ctx.csrf === undefined
       ? html``
       : dryRun
-        ? html`<p class="notice" role="status">${dryRun.matched} dead letter${dryRun.matched === 1 ? "" : "s"} match this filter.</p>
-${actionForm(ctx, "redrive", html`${fields}<input type="hidden" name="mode" value="filter">`, `Redrive all ${dryRun.matched}`, `Redrive ${dryRun.matched} dead letters?`)}`
+        ? html`<p class="notice" role="status">${dryRun.matched} dead letter${dryRun.matched === 1 ? " matches" : "s match"} this filter.</p>
+${dryRun.matched > 0 ? actionForm(ctx, "redrive", html`${fields}<input type="hidden" name="mode" value="filter">`, `Redrive all ${dryRun.matched}`, `Redrive ${dryRun.matched} dead letters?`) : ""}`
         : actionForm(
             ctx,
             "redrive",

@@ -151,6 +151,17 @@ describe("the console in a real browser", () => {
     expect(await page.locator("ol.timeline").textContent()).toContain("failed");
     await page.screenshot({ path: join(SHOTS, "notification-failed.png"), fullPage: true });
 
+    // The dead letters, counted for a bulk redrive first.
+    await page.getByRole("link", { name: "Dead letters" }).click();
+    await page.waitForURL(/\/console\/dead-letters$/);
+    await page.getByRole("button", { name: "Count matches for a bulk redrive" }).click();
+    await page.waitForURL(/matched=1/);
+    expect(await page.locator(".notice").textContent()).toContain("1 dead letter matches this filter");
+    expect(await page.getByRole("button", { name: "Redrive all 1" }).count()).toBe(1);
+    await page.screenshot({ path: join(SHOTS, "dead-letters.png"), fullPage: true });
+    await page.getByRole("link", { name: broken.id }).click();
+    await page.waitForURL(new RegExp(`/console/notifications/${broken.id}$`));
+
     // The cause is fixed; Redrive (a POST with the page's CSRF token, after a confirm).
     ledgerUp = true;
     await page.getByRole("button", { name: "Redrive" }).click();
@@ -167,13 +178,6 @@ describe("the console in a real browser", () => {
     await page.waitForURL(/\/console\/subscriptions\//);
     expect(await page.locator("h1").textContent()).toContain("M100200300:SUB-LEDGER");
     await page.screenshot({ path: join(SHOTS, "subscription.png"), fullPage: true });
-
-    await page.getByRole("link", { name: "Dead letters" }).click();
-    await page.waitForURL(/\/console\/dead-letters$/);
-    await page.getByRole("button", { name: "Count matches for a bulk redrive" }).click();
-    await page.waitForURL(/matched=0/);
-    expect(await page.locator(".notice").textContent()).toContain("0 dead letters match");
-    await page.screenshot({ path: join(SHOTS, "dead-letters.png"), fullPage: true });
 
     expect(problems).toEqual([]);
   }, 90_000);
