@@ -31,6 +31,7 @@ const ORDER = [
   "src/pg-boss", // the durable queue on pg-boss, its worker in the claim's transaction
   "src/testing", // builders, signers, replay
   "src/client", // the payment API client
+  "src/console", // the admin API and the notification console (adapters mount it)
   "adapters", // framework shims over the receiver
   "src/index.ts", // the root entry
   "src/simulator", // the platform simulator (a sender and an API server)

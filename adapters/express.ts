@@ -17,9 +17,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import type { FailureStatus } from "../src/answer/answer.js";
+import type { ConsoleHandler } from "../src/console/console-handler.js";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { bodyParserAnswer, isBodyParserError } from "./http/body-parser-error.js";
+import { serveConsoleOnNode } from "./http/console-on-node.js";
 import { nodeListener } from "./http/node-listener.js";
 import { writeNodeResponse } from "./http/write-node-response.js";
 
@@ -74,5 +76,19 @@ export function bodyParserErrorHandler(options: BodyParserErrorHandlerOptions = 
       "a body parser in front of the webhook refused the request; mount the webhook before any body parser",
     );
     writeNodeResponse(res, response);
+  };
+}
+
+/**
+ * `app.use(serveConsole(consoleHandler({ admin, authorize })))`: the console under its `basePath`;
+ * other paths go on to `next`. Mount it before any body parser, or behind `express.urlencoded()`.
+ */
+export function serveConsole(handler: ConsoleHandler) {
+  return (
+    req: IncomingMessage & { body?: unknown; originalUrl?: string },
+    res: ServerResponse,
+    next: (err?: unknown) => void,
+  ): void => {
+    serveConsoleOnNode(handler, req, res, req.originalUrl ?? req.url).then((served) => served || next(), next);
   };
 }

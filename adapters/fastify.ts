@@ -13,11 +13,14 @@
  *
  * @module
  */
+import type { IncomingMessage } from "node:http";
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from "fastify";
 import type { ReceiverResponse } from "../src/answer/answer.js";
+import type { ConsoleHandler } from "../src/console/console-handler.js";
 import { createReceiver, type EarlyRejection } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { readNodeBody } from "../src/shared/read-node-body.js";
+import { serveConsoleOnNode } from "./http/console-on-node.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 
@@ -118,3 +121,23 @@ function bodyErrorReason(error: FastifyError): EarlyRejection | undefined {
   if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") return "unsupported_media_type";
   return "unreadable";
 }
+
+/**
+ * `app.register(serveConsole, { handler: consoleHandler({ admin, authorize }) })`: the console's pages
+ * under its `basePath`. Encapsulated: inside it no body parser runs (the console reads its own forms),
+ * and Fastify hands the raw request and response over.
+ */
+export const serveConsole: FastifyPluginAsync<{ handler: ConsoleHandler }> = async (app, opts) => {
+  const { handler } = opts;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", (_request, _payload, done) => done(null, undefined));
+  const route = async (request: { raw: IncomingMessage; url: string }, reply: FastifyReply) => {
+    reply.hijack();
+    if (!(await serveConsoleOnNode(handler, request.raw, reply.raw, request.url))) {
+      reply.raw.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
+      reply.raw.end("not found");
+    }
+  };
+  for (const url of [handler.basePath, `${handler.basePath}/*`])
+    app.route({ method: ["GET", "POST"], url, handler: route });
+};

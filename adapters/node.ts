@@ -12,8 +12,10 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ConsoleHandler } from "../src/console/console-handler.js";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
+import { serveConsoleOnNode } from "./http/console-on-node.js";
 import { nodeListener } from "./http/node-listener.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
@@ -32,4 +34,16 @@ export interface NodeHandler {
 export function subscriptionWebhook(options: ReceiverOptions): NodeHandler {
   const receiver = createReceiver(options);
   return Object.assign(nodeListener(receiver), { receiver });
+}
+
+/**
+ * The console (`consoleHandler` from `merchant-webhooks/console`) as a Node listener: requests under
+ * its `basePath` are answered, any other gets 404. Route to it from your server, or give it its own.
+ */
+export function serveConsole(handler: ConsoleHandler): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    if (await serveConsoleOnNode(handler, req, res)) return;
+    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" });
+    res.end("not found");
+  };
 }

@@ -9,6 +9,7 @@ Commands:
   send <event> --url <url>        send one built notification of an event type
   validate <file|dir>...          check notifications against the schema
   redrive --queue <name>          move notifications that used up their attempts back to the queue
+  inspect <id>                    print one notification's record, ordering, job and recording
   simulate --webhook-url <url>    run a local platform: API endpoints, deliveries with retries, scenarios
 
 Run merchant-webhooks <command> --help for a command's options; --version prints the version.
@@ -30,6 +31,10 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   redrive: async () => {
     const { runRedrive } = await import("./commands/redrive.js");
     return (argv, io) => runRedrive(argv, io);
+  },
+  inspect: async () => {
+    const { runInspect } = await import("./commands/inspect.js");
+    return (argv, io) => runInspect(argv, io);
   },
 };
 

@@ -11,6 +11,11 @@ import {
   DEFAULT_RETENTION_SECONDS,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type ListedRecord,
+  type ListPage,
+  type ListQuery,
+  listCursor,
+  matchesListQuery,
   type OrderClaim,
   refOf,
   StoreUnavailableError,
@@ -380,9 +385,35 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       return record;
     },
 
+    list: (query) => listRecords(records, retentionMs, now(), query),
+
     // In this process's memory: reachable whenever the process can answer at all.
     ping() {},
   };
+}
+
+/**
+ * The console's page of records, by iteration: the map's tail is the most recently written, so walking
+ * it backwards gives newest first (a record's last change is its expiry less the retention).
+ */
+function listRecords(records: Map<string, Entry>, retentionMs: number, at: number, query: ListQuery): ListPage {
+  const limit = listCursor.limitOf(query);
+  const from = listCursor.parse(query.cursor);
+  const found: ListedRecord[] = [];
+  const only = query.id === undefined ? undefined : records.get(query.id);
+  const entries: Iterable<[string, Entry]> = query.id === undefined ? records : only ? [[query.id, only]] : [];
+  for (const [id, entry] of entries) {
+    if (entry.expiresAt <= at) continue;
+    const { expiresAt, bytes: _bytes, order, waiting: _waiting, ...record } = entry;
+    const item: ListedRecord = { ...record, id, updatedAt: expiresAt - retentionMs };
+    if (order)
+      item.order = order.position === undefined ? { key: order.key } : { key: order.key, position: order.position };
+    if (matchesListQuery(item, query) && listCursor.after(item, from)) found.push(item);
+  }
+  // Insertion order is nearly newest-last, but a kept live claim moves back without a new time: sort.
+  found.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const items = found.slice(0, limit);
+  return found.length > limit ? { items, cursor: listCursor.of(items[items.length - 1]!) } : { items };
 }
 
 /** A claim someone is acting on: a processing record under its lease, or one handed to a queue. */

@@ -136,6 +136,12 @@ export interface IdempotencyStore {
    * none waits, the key is held, or the first is still being handed to the queue.
    */
   takeNext?(order: { key: string }, owner: string, leaseMs: number): Awaitable<ClaimedOrStale | undefined>;
+  /**
+   * The records, most recently changed first, for the console (`merchant-webhooks/console`): by state,
+   * order key and time of last change, a page at a time. Optional: without it the console finds
+   * notifications through the queue and the recordings.
+   */
+  list?(query: ListQuery): Awaitable<ListPage>;
   /** Resolves when the backend answers; throws (or rejects) when it cannot be reached. Used by `receiver.health()`. */
   ping?(): Awaitable<void>;
   close?(): Awaitable<void>;
@@ -184,3 +190,78 @@ export function refOf(record: RecordRef): { id: string; key: string | undefined 
   return typeof record === "string" ? { id: record, key: undefined } : { id: record.id, key: record.order?.key };
 }
 export const DEFAULT_RETENTION_SECONDS = 7 * 24 * 60 * 60;
+
+/** What `IdempotencyStore.list` is asked for. Times are epoch ms of the record's last change. */
+export interface ListQuery {
+  /** Only the record of this notification id (with its order key and time, which `get` does not give). */
+  id?: string;
+  state?: RecordState;
+  /** Only records claimed in order under this key (a subscription, by default). */
+  orderKey?: string;
+  /** Changed at or after this time. */
+  since?: number;
+  /** Changed at or before this time. */
+  until?: number;
+  /** From the page before's `cursor`. */
+  cursor?: string;
+  /** Records per page. Default 50, at most 1,000. */
+  limit?: number;
+}
+
+/** One record as `list` gives it: the record, its id, its order key and position, and when it last changed. */
+export interface ListedRecord extends IdempotencyRecord {
+  id: string;
+  updatedAt: number;
+  order?: OrderClaim;
+}
+
+export interface ListPage {
+  items: ListedRecord[];
+  /** There may be more: pass it back for the next page. */
+  cursor?: string;
+}
+
+export const DEFAULT_LIST_LIMIT = 50;
+export const MAX_LIST_LIMIT = 1_000;
+
+/**
+ * Pages are newest first, ordered by (updatedAt, id) descending; a cursor is the last item's pair, so a
+ * record changed while paging moves to the front and is not seen twice on later pages.
+ */
+export const listCursor = {
+  of: (item: { updatedAt: number; id: string }): string =>
+    Buffer.from(JSON.stringify([item.updatedAt, item.id])).toString("base64url"),
+  parse(cursor: string | undefined): { updatedAt: number; id: string } | undefined {
+    if (cursor === undefined || cursor === "") return undefined;
+    try {
+      const [updatedAt, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
+      if (typeof updatedAt === "number" && typeof id === "string") return { updatedAt, id };
+    } catch {}
+    throw Object.assign(new TypeError("list: cursor is not one a page gave"), { code: "MW_LIST_CURSOR" });
+  },
+  /** Whether `item` comes after the cursor's position (so belongs to the next page). */
+  after(item: { updatedAt: number; id: string }, at: { updatedAt: number; id: string } | undefined): boolean {
+    return at === undefined || item.updatedAt < at.updatedAt || (item.updatedAt === at.updatedAt && item.id < at.id);
+  },
+  limitOf(query: ListQuery): number {
+    const limit = query.limit ?? DEFAULT_LIST_LIMIT;
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT)
+      throw Object.assign(
+        new RangeError(`list: limit must be a whole number from 1 to ${MAX_LIST_LIMIT}; got ${limit}`),
+        {
+          code: "MW_LIST_LIMIT",
+        },
+      );
+    return limit;
+  },
+};
+
+/** Whether a listed record passes the query's filters other than the cursor. */
+export function matchesListQuery(item: ListedRecord, query: ListQuery): boolean {
+  if (query.id !== undefined && item.id !== query.id) return false;
+  if (query.state !== undefined && item.state !== query.state) return false;
+  if (query.orderKey !== undefined && item.order?.key !== query.orderKey) return false;
+  if (query.since !== undefined && item.updatedAt < query.since) return false;
+  if (query.until !== undefined && item.updatedAt > query.until) return false;
+  return true;
+}

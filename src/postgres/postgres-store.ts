@@ -23,6 +23,7 @@ import { ISOLATION_LEVELS, MissingTableError, retryConflicts, sessions, type Iso
 import { poolConnection } from "./connection-state.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
+import { listIn, listStatement } from "./list-sql.js";
 
 export const DEFAULT_POSTGRES_TIMEOUT_MS = 5_000;
 
@@ -87,6 +88,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   );
   const db = sessions(pool, names, { timeoutMs, isolationLevel }, connection);
   const inbox = { db, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
+  const listSql = listStatement(names, retentionSeconds);
   // Also proves the table is there: a store that would fail every claim is not healthy.
   const ping = async () => {
     // Every client busy, the last statement answered: the server is up and the pool saturated, which is
@@ -118,6 +120,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         const [row] = await query<RecordRow>(claims.get, [refOf(ref).id]);
         return row && recordOf(row);
       }),
+    list: (request) => db.withClient((query) => listIn(query, listSql, request)),
     claimInTransaction: (request: ClaimRequest): Promise<TransactionalClaim> => transactionalClaim(inbox, request),
     takeNextInTransaction: (order, owner, ms, handlerTimeoutMs) =>
       transactionalTakeNext(inbox, order.key, owner, ms, handlerTimeoutMs),

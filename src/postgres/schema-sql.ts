@@ -37,6 +37,8 @@ CREATE TABLE IF NOT EXISTS ${names.positions} (
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 ${createIndex(names.schema, names.positionsUpdatedIndex, `${names.positions} (updated_at)`)}
+-- The console's pages (list): one state's records by time of last change, ties by id.
+${createIndex(names.schema, `"${names.table}_list"`, `${names.records} (state, updated_at, id)`)}
 `;
 }
 

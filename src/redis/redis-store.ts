@@ -7,6 +7,8 @@ import type {
   IdempotencyRecord,
   IdempotencyStore,
   RecordRef,
+  ListPage,
+  ListQuery,
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
@@ -19,6 +21,7 @@ import { connectionEvents } from "./connection-events.js";
 import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
 import { keySlot } from "./key-slot.js";
 import { BIND_ORDER, bindingKey, claimUnderBoundKey } from "./order-binding.js";
+import { isCluster, listFromIndex, timeIndexKey, withTimeIndex } from "./time-index.js";
 
 /**
  * `connection`: a URL, ioredis options or cluster nodes (the store connects with `failFastRedisOptions`
@@ -53,6 +56,12 @@ export interface RedisStoreSettings {
    * unconfirmed claim is let go at once, an unconfirmed completion is written again. Default: not waited for.
    */
   waitForReplicas?: { replicas: number; timeoutMs?: number };
+  /**
+   * Keep the records' time index (`time-index.ts`), written by the script that writes each record, for
+   * `list` and so for the console. Default true; false saves its write (see docs/console.md for the
+   * cost) and leaves the store without `list`.
+   */
+  timeIndex?: boolean;
 }
 
 /** The store interface, every call asynchronous (a Redis round trip). */
@@ -66,6 +75,8 @@ export interface RedisStore extends IdempotencyStore {
   markQueued(claim: ClaimHandle): Promise<boolean>;
   release(claim: ClaimHandle): Promise<boolean>;
   get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
+  /** Present unless `timeIndex: false`. */
+  list?(query: ListQuery): Promise<ListPage>;
   takeNext(order: { key: string }, owner: string, leaseMs?: number): Promise<ClaimedOrStale | undefined>;
   /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
   ping(): Promise<void>;
@@ -84,6 +95,7 @@ const REDIS_STORE_KEYS = {
   retentionSeconds: true,
   timeoutMs: true,
   waitForReplicas: true,
+  timeIndex: true,
 } as const satisfies KnownKeys<RedisStoreSettings & { connection: unknown }>;
 
 type ScriptReply = [string, (string | number)?, string?, string?, string?];
@@ -134,10 +146,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const replicated = replicaWait(options.waitForReplicas, timeoutMs);
   const connection = failFastConnection(options.connection, timeoutMs);
   const events = connectionEvents(connection.client, "redisStore");
-  for (const [name, lua] of Object.entries(COMMANDS)) connection.client.defineCommand(name, { lua, numberOfKeys: 1 });
-  connection.client.defineCommand("mwIdemBindOrder", { lua: BIND_ORDER, numberOfKeys: 1 });
-  for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
-    connection.client.defineCommand(name, { lua, numberOfKeys: ON_THE_KEY_ALONE.has(name) ? 2 : 3 });
+  const indexed = options.timeIndex !== false;
+  defineScripts(connection.client, indexed);
+  /** The keys a record's script gets: with the time index, its index after the script's own. */
+  const withIndex = (keys: string[]) =>
+    indexed ? [...keys, timeIndexKey(prefix, keys[0]!, isCluster(connection.client))] : keys;
 
   const key = (id: string) => prefix + id;
   /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
@@ -150,7 +163,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   ) => {
     const what = name.slice("mwIdem".length).toLowerCase();
     const [command, keys] = orderKey === undefined ? [name, [key(id)]] : orderedCommand(name, orderKey, id);
-    return connection.run(what, (client) => replicated(client, command, [...keys, ...args]), afterFailure);
+    return connection.run(what, (client) => replicated(client, command, [...withIndex(keys), ...args]), afterFailure);
   };
   const orderedCommand = (name: CommandName, orderKey: string, id: string): [OrderedCommandName, string[]] => {
     const keys = orderedKeys(prefix, orderKey, id);
@@ -257,8 +270,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         connection
           .run("abandon next", (client) =>
             (client as unknown as IdempotencyCommands).mwIdemOrderedAbandonNext(
-              keys.order,
-              keys.waiting,
+              ...withIndex([keys.order, keys.waiting]),
               owner,
               keys.recordPrefix,
             ),
@@ -269,8 +281,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         "take next",
         (client) =>
           replicated(client, "mwIdemOrderedNext", [
-            keys.order,
-            keys.waiting,
+            ...withIndex([keys.order, keys.waiting]),
             owner,
             lease,
             retentionMs,
@@ -283,6 +294,24 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         : claimedOf(reply as ScriptReply, { id: "", owner, order: { key: order.key } });
     },
 
+    ...(indexed
+      ? {
+          // Not under the store's call limit (kept short for the receive path): a page reads many keys,
+          // each command still bounded by the connection's own command timeout.
+          async list(query: ListQuery) {
+            // Connected (or unavailable) within the call limit first, as every store call is.
+            await connection.run("list", async () => undefined);
+            return listFromIndex(
+              connection.client,
+              prefix,
+              query,
+              recordOf,
+              (orderKey) => orderedKeys(prefix, orderKey, "").recordPrefix,
+            );
+          },
+        }
+      : {}),
+
     async ping() {
       await connection.run("ping", (client) => client.ping());
     },
@@ -291,6 +320,22 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     close: () => connection.close(),
   };
+}
+
+/**
+ * Register the record scripts on the client; with the time index, each record-writing script also
+ * writes the index, which it gets as one more key.
+ */
+function defineScripts(client: RedisClient, indexed: boolean): void {
+  // Every record script gets the index key as its last KEY (those that change no record leave it be).
+  const define = (name: string, lua: string, numberOfKeys: number) =>
+    indexed
+      ? client.defineCommand(name, { lua: withTimeIndex(name, lua), numberOfKeys: numberOfKeys + 1 })
+      : client.defineCommand(name, { lua, numberOfKeys });
+  for (const [name, lua] of Object.entries(COMMANDS)) define(name, lua, 1);
+  // An id's binding to its subscription is no record of its own: no index.
+  client.defineCommand("mwIdemBindOrder", { lua: BIND_ORDER, numberOfKeys: 1 });
+  for (const [name, lua] of Object.entries(ORDERED_COMMANDS)) define(name, lua, ON_THE_KEY_ALONE.has(name) ? 2 : 3);
 }
 
 type ScriptCall = (

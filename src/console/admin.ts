@@ -1,0 +1,577 @@
+import { randomUUID } from "node:crypto";
+import { keptHeaders } from "../logging/kept-headers.js";
+import { redactCardNumbers, redactNotification } from "../logging/redact.js";
+import {
+  DEFAULT_LEASE_MS,
+  type IdempotencyRecord,
+  type IdempotencyStore,
+  type ListedRecord,
+  type ListQuery,
+  type OrderClaim,
+  type RecordState,
+} from "../idempotency/store.js";
+import type { NotificationQueue } from "../queue/queue.js";
+import type { RecordedNotification } from "../recording/recorder.js";
+import type { SubscriptionNotification } from "../schema/index.js";
+import { queueJobsOf, type JobView } from "./queue-jobs.js";
+import type { RecordingSource } from "./recordings.js";
+
+export interface AdminOptions {
+  /** The store the receivers and workers claim in. */
+  idempotency: IdempotencyStore;
+  /**
+   * The receiver's durable queue (`bullmqQueue`): redrive and replay hand notifications to it, and a
+   * BullMQ queue's jobs and counts are shown. Without one the console only reads.
+   */
+  queue?: NotificationQueue;
+  /** Where recorded requests are read back (`memoryRecordings`, `jsonlRecordings`, or any `find(id)`). */
+  recorder?: RecordingSource;
+}
+
+/** `listNotifications`' filters. Times are epoch ms (or ISO strings) of the record's last change. */
+export interface NotificationFilter {
+  state?: RecordState;
+  eventType?: string;
+  /** The subscription's id (`resource.id`), or the order key its records were claimed under. */
+  subscriptionId?: string;
+  since?: number | string;
+  until?: number | string;
+}
+
+export interface ListOptions extends NotificationFilter {
+  cursor?: string;
+  /** Notifications per page. Default 50, at most 1,000. */
+  limit?: number;
+}
+
+/** One line of the list. */
+export interface NotificationSummary {
+  id: string;
+  state: RecordState;
+  eventType?: string;
+  subscriptionId?: string;
+  /** The order key it was claimed under (with `ordering`), and its position there. */
+  orderKey?: string;
+  position?: string;
+  attempts: number;
+  /** The stored answer's message when completed, the failure reason when failed. */
+  outcome?: string;
+  updatedAt: number;
+}
+
+export interface NotificationPage {
+  items: NotificationSummary[];
+  cursor?: string;
+}
+
+export interface TimelineEvent {
+  at: number;
+  what: "received" | "claimed" | "queued" | "attempt" | "completed" | "failed" | "processing";
+  detail?: string;
+}
+
+/** A notification's whole story, redacted: nothing here holds card data, a secret or a credential. */
+export interface NotificationDetail {
+  id: string;
+  record?: {
+    state: RecordState;
+    attempts: number;
+    outcome?: string;
+    answer?: { processed: boolean; message: string };
+    leaseUntil?: number;
+    updatedAt?: number;
+  };
+  eventType?: string;
+  subscriptionId?: string;
+  /** Its order key's state: the newest completed position, the key's records waiting and stale. */
+  ordering?: OrderingState;
+  job?: JobView;
+  recording?: RecordedNotification;
+  timeline: TimelineEvent[];
+}
+
+export interface OrderingState {
+  key: string;
+  position?: string;
+  newestCompleted?: string;
+  /** Handed to the queue, waiting for their turn, oldest position first. */
+  waiting: string[];
+  /** Completed as stale (older than a notification already completed). */
+  stale: string[];
+}
+
+export type RedriveRequest = { ids: readonly string[] } | { filter: NotificationFilter; dryRun?: boolean };
+
+export interface RedriveResult {
+  /** Notifications the ids or the filter named. */
+  matched: number;
+  /** Of those, handed back to the queue (0 on a dry run). */
+  redriven: number;
+  /** The ids redriven (on a dry run: the ids that would be considered). */
+  ids: string[];
+}
+
+export interface ReplayResult {
+  /** `queued`: handed to the queue; `completed`: already processed, nothing ran; `busy`: being processed now. */
+  status: "queued" | "completed" | "busy";
+  message: string;
+}
+
+export interface Admin {
+  listNotifications(options?: ListOptions): Promise<NotificationPage>;
+  getNotification(id: string): Promise<NotificationDetail | undefined>;
+  redrive(request: RedriveRequest): Promise<RedriveResult>;
+  replay(id: string): Promise<ReplayResult>;
+  discard(id: string, options: { reason: string }): Promise<{ discarded: boolean; message: string }>;
+  overview(options?: { sample?: number }): Promise<Overview>;
+  /** Whether redrive, replay and discard can act (a durable queue is configured). */
+  readonly canAct: boolean;
+}
+
+export interface Overview {
+  /** How many of the most recently changed records were counted (at most `sample`). */
+  counted: number;
+  byState: Record<string, number>;
+  byEventType: Record<string, number>;
+  /** Failed records among those counted, newest first (up to 20). */
+  deadLetters: NotificationSummary[];
+  queue?: { waiting: number; active: number; delayed: number; failed: number; lagMs?: number };
+}
+
+/** An admin action the console cannot take; `code` says why. */
+export class AdminError extends Error {
+  override name = "AdminError";
+  constructor(
+    message: string,
+    readonly code: "MW_ADMIN_NO_QUEUE" | "MW_ADMIN_NOT_FOUND" | "MW_ADMIN_NO_LIST" | "MW_ADMIN_BAD_FILTER",
+  ) {
+    super(message);
+  }
+}
+
+const STATES: readonly RecordState[] = ["processing", "queued", "completed", "failed"];
+const DISCARDED = "discarded by hand: ";
+/** Most records a redrive by filter or the overview reads. */
+const MAX_SCAN = 100_000;
+
+/**
+ * The console's admin API, usable from scripts, the CLI and the page: find notifications by state,
+ * event type, subscription and time; see one's whole story; and act on dead letters (redrive, replay,
+ * discard) through the same claim and queue a delivery goes through, so nothing runs twice.
+ */
+export function createAdmin(options: AdminOptions): Admin {
+  const store = options?.idempotency;
+  if (!store || typeof store.claim !== "function" || typeof store.get !== "function")
+    throw new TypeError("createAdmin: idempotency must be the store the receivers use (memoryStore, redisStore, ...)");
+  const queue = options.queue;
+  const jobs = queueJobsOf(queue);
+  const recorder = options.recorder;
+  const leaseMs = store.leaseMs ?? DEFAULT_LEASE_MS;
+
+  /** The event type and subscription a notification's job or recording tells, redacted on the way. */
+  async function about(id: string, order: OrderClaim | undefined) {
+    const [job, recording] = await Promise.all([
+      jobs?.view(id).catch(() => undefined),
+      Promise.resolve(recorder?.find(id)).catch(() => undefined),
+    ]);
+    const notification = (recording?.notification ?? job?.notification) as SubscriptionNotification | undefined;
+    const eventType = job?.eventType ?? (notification?.event_type as string | undefined);
+    const subscriptionId = (notification?.resource?.id as string | undefined) ?? order?.key;
+    return { job, recording, eventType, subscriptionId };
+  }
+
+  async function summaryOf(item: ListedRecord): Promise<NotificationSummary> {
+    const { eventType, subscriptionId } = await about(item.id, item.order);
+    const summary: NotificationSummary = {
+      id: item.id,
+      state: item.state,
+      attempts: item.attempts,
+      updatedAt: item.updatedAt,
+    };
+    const outcome = outcomeOf(item);
+    if (outcome !== undefined) summary.outcome = outcome;
+    if (eventType !== undefined) summary.eventType = eventType;
+    if (subscriptionId !== undefined) summary.subscriptionId = subscriptionId;
+    if (item.order) summary.orderKey = item.order.key;
+    if (item.order?.position !== undefined) summary.position = item.order.position;
+    return summary;
+  }
+
+  async function listNotifications(request: ListOptions = {}): Promise<NotificationPage> {
+    if (!store.list) return listFromQueue(request);
+    const limit = request.limit ?? 50;
+    const query = storeQuery(request);
+    const joined = request.eventType !== undefined || request.subscriptionId !== undefined;
+    const items: NotificationSummary[] = [];
+    let cursor = request.cursor;
+    // Filters the store cannot apply (event type, subscription) are applied to its pages: read on,
+    // a store page at a time, until this page is full or the store has no more.
+    for (let pages = 0; ; pages++) {
+      const page = await store.list({
+        ...query,
+        limit: joined ? Math.max(limit - items.length, 50) : limit,
+        ...(cursor ? { cursor } : {}),
+      });
+      for (const item of page.items) {
+        const summary = await summaryOf(item);
+        if (!joined || matchesJoined(summary, request)) items.push(summary);
+      }
+      cursor = page.cursor;
+      if (!cursor || items.length >= limit || !joined || pages >= 20) return cursor ? { items, cursor } : { items };
+    }
+  }
+
+  /** Without a store that lists: the failed set of a BullMQ queue, newest first. */
+  async function listFromQueue(request: ListOptions): Promise<NotificationPage> {
+    if (!jobs)
+      throw new AdminError(
+        "the store cannot list its records and there is no BullMQ queue to list from",
+        "MW_ADMIN_NO_LIST",
+      );
+    const limit = request.limit ?? 50;
+    const start = Number(request.cursor ?? 0) || 0;
+    const ids = await jobs.failed(start, limit);
+    const items: NotificationSummary[] = [];
+    for (const id of ids) {
+      const record = await store.get(id);
+      const { eventType, subscriptionId } = await about(id, undefined);
+      const summary: NotificationSummary = {
+        id,
+        state: record?.state ?? "failed",
+        attempts: record?.attempts ?? 0,
+        updatedAt: 0,
+      };
+      if (record && outcomeOf(record) !== undefined) summary.outcome = outcomeOf(record)!;
+      if (eventType !== undefined) summary.eventType = eventType;
+      if (subscriptionId !== undefined) summary.subscriptionId = subscriptionId;
+      if (matchesJoined(summary, request) && (request.state === undefined || summary.state === request.state))
+        items.push(summary);
+    }
+    return ids.length === limit ? { items, cursor: String(start + limit) } : { items };
+  }
+
+  /**
+   * A record by id alone: unordered records are found by id; one claimed in order is found through
+   * its job (which names its order key) or, failing that, in the store's list.
+   */
+  async function findRecord(
+    id: string,
+  ): Promise<{ record: IdempotencyRecord; order?: OrderClaim; updatedAt?: number } | undefined> {
+    if (store.list) {
+      // The list tells the record's order key and time of change, which `get` does not.
+      const [found] = (await store.list({ id, limit: 1 })).items;
+      if (!found) return undefined;
+      const { id: _id, updatedAt, order, ...record } = found;
+      return order ? { record, order, updatedAt } : { record, updatedAt };
+    }
+    // Without a list, a record claimed in order is found under the order key its job names.
+    const job = await jobs?.view(id).catch(() => undefined);
+    const record = await store.get(job?.order ? { id, order: job.order } : id);
+    return record ? (job?.order ? { record, order: job.order } : { record }) : undefined;
+  }
+
+  async function getNotification(id: string): Promise<NotificationDetail | undefined> {
+    const found = await findRecord(id);
+    const { job, recording, eventType, subscriptionId } = await about(id, found?.order);
+    if (!found && !job && !recording) return undefined;
+    const detail: NotificationDetail = { id, timeline: [] };
+    if (found) {
+      const { record } = found;
+      detail.record = { state: record.state, attempts: record.attempts };
+      const outcome = outcomeOf(record);
+      if (outcome !== undefined) detail.record.outcome = outcome;
+      if (record.answer) detail.record.answer = { processed: record.answer.processed, message: record.answer.message };
+      if (record.leaseUntil !== undefined) detail.record.leaseUntil = record.leaseUntil;
+      if (found.updatedAt !== undefined) detail.record.updatedAt = found.updatedAt;
+      if (found.order) detail.ordering = await orderingState(found.order);
+    }
+    if (eventType !== undefined) detail.eventType = eventType;
+    if (subscriptionId !== undefined) detail.subscriptionId = subscriptionId;
+    if (job) detail.job = redactedJob(job);
+    if (recording) detail.recording = redactedRecording(recording);
+    detail.timeline = timelineOf(detail);
+    return detail;
+  }
+
+  async function orderingState(order: OrderClaim): Promise<OrderingState> {
+    const state: OrderingState = { key: order.key, waiting: [], stale: [] };
+    if (order.position !== undefined) state.position = order.position;
+    if (!store.list) return state;
+    const page = await store.list({ orderKey: order.key, limit: 1_000 });
+    const byPosition = (a: ListedRecord, b: ListedRecord) =>
+      (a.order?.position ?? "") < (b.order?.position ?? "") ? -1 : 1;
+    for (const item of [...page.items].sort(byPosition)) {
+      if (item.state === "queued") state.waiting.push(item.id);
+      if (item.state === "completed" && item.answer?.message.startsWith("stale")) state.stale.push(item.id);
+      else if (item.state === "completed" && item.order?.position) state.newestCompleted = item.order.position;
+    }
+    return state;
+  }
+
+  function requireQueue(what: string): NotificationQueue {
+    if (!queue?.durable)
+      throw new AdminError(
+        `${what} needs the receiver's durable queue (createAdmin's queue option)`,
+        "MW_ADMIN_NO_QUEUE",
+      );
+    return queue;
+  }
+
+  /**
+   * Hand a notification to the queue as a delivery would: claim it for the queue (in order, when it
+   * was claimed in order), enqueue it under that claim, mark it queued. A completed record answers
+   * "already processed" at the claim, so nothing runs again.
+   */
+  async function replay(id: string): Promise<ReplayResult> {
+    const target = requireQueue("replay");
+    const found = await findRecord(id);
+    if (found?.record.state === "completed")
+      return { status: "completed", message: `already processed: ${found.record.answer?.message ?? ""}` };
+    // A dead letter's job has the notification as it arrived (masked or sealed): put it back to work.
+    if (await jobs?.retryFailed(id)) return { status: "queued", message: "its failed job was put back to work" };
+    const recording = await recorder?.find(id);
+    if (!recording) throw new AdminError(`no recording of ${id} to replay, and no failed job`, "MW_ADMIN_NOT_FOUND");
+    const owner = `console:${randomUUID()}`;
+    const fingerprint = found?.record.fingerprint ?? `replay:${randomUUID()}`;
+    const order = found?.order;
+    const request = {
+      id,
+      fingerprint,
+      owner,
+      leaseMs,
+      forQueue: true,
+      ...(found?.record.state === "queued" ? { takeQueued: true } : {}),
+      ...(order ? { order } : {}),
+    };
+    const claim = await store.claim(request);
+    switch (claim.status) {
+      case "completed":
+        return { status: "completed", message: `already processed: ${claim.answer.message}` };
+      case "queued":
+        return { status: "queued", message: "already queued" };
+      case "processing":
+      case "conflict":
+        return { status: "busy", message: "being processed now; try again later" };
+    }
+    try {
+      await target.enqueue({
+        id,
+        fingerprint,
+        notification: recording.notification as SubscriptionNotification,
+        headers: keptHeaders(recording.headers),
+        receivedAt: Date.now(),
+        owner,
+        ...(claim.order ? { order: claim.order } : {}),
+        run: async () => {},
+      });
+      await store.markQueued(claim);
+    } catch (err) {
+      await Promise.resolve(store.release(claim)).catch(() => {});
+      throw err;
+    }
+    return { status: "queued", message: "replayed from its recording" };
+  }
+
+  async function redriveOne(id: string): Promise<boolean> {
+    const found = await findRecord(id);
+    if (found?.record.state === "completed" || found?.record.state === "processing") return false;
+    if (await jobs?.retryFailed(id)) return true;
+    if (!recorder) return false;
+    try {
+      return (await replay(id)).status === "queued";
+    } catch (err) {
+      if (err instanceof AdminError && err.code === "MW_ADMIN_NOT_FOUND") return false;
+      throw err;
+    }
+  }
+
+  async function matchingIds(filter: NotificationFilter): Promise<string[]> {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listNotifications({ ...filter, limit: 1_000, ...(cursor ? { cursor } : {}) });
+      for (const item of page.items) ids.push(item.id);
+      cursor = page.cursor;
+    } while (cursor && ids.length < MAX_SCAN);
+    return ids;
+  }
+
+  return {
+    get canAct() {
+      return queue?.durable === true;
+    },
+    listNotifications,
+    getNotification,
+    replay,
+
+    async redrive(request) {
+      if ("ids" in request) {
+        requireQueue("redrive");
+        const ids: string[] = [];
+        for (const id of request.ids) if (await redriveOne(id)) ids.push(id);
+        return { matched: request.ids.length, redriven: ids.length, ids };
+      }
+      // By filter: dead letters unless another state is asked for, counted first.
+      const filter: NotificationFilter = { state: "failed", ...request.filter };
+      const matched = await matchingIds(filter);
+      if (request.dryRun) return { matched: matched.length, redriven: 0, ids: matched };
+      requireQueue("redrive");
+      const ids: string[] = [];
+      for (const id of matched) if (await redriveOne(id)) ids.push(id);
+      return { matched: matched.length, redriven: ids.length, ids };
+    },
+
+    async discard(id, { reason }) {
+      if (typeof reason !== "string" || reason.trim() === "")
+        throw new AdminError("discard needs a reason, kept with the record for audit", "MW_ADMIN_BAD_FILTER");
+      const found = await findRecord(id);
+      if (!found) throw new AdminError(`no record of ${id}`, "MW_ADMIN_NOT_FOUND");
+      if (found.record.state === "completed") return { discarded: false, message: "already completed" };
+      // A worker's claim on a queued record in order runs its key's first waiter, which may be another
+      // notification: the console never takes that path. Such a record waits its turn, or fails first.
+      if (found.record.state === "queued" && found.order)
+        return { discarded: false, message: "waiting its turn in its subscription's order; not discarded" };
+      // Claimed like a delivery (its key held, when in order, but its position not moved), then
+      // completed with the reason as its answer: a redelivery is answered as a duplicate.
+      const owner = `console:${randomUUID()}`;
+      const order = found.order ? { key: found.order.key } : undefined;
+      const claim = await store.claim({
+        id,
+        fingerprint: found.record.fingerprint,
+        owner,
+        leaseMs,
+        ...(found.record.state === "queued" ? { takeQueued: true } : {}),
+        ...(order ? { order } : {}),
+      });
+      if (claim.status !== "claimed" && claim.status !== "stale")
+        return { discarded: false, message: `not discarded: ${claim.status}` };
+      if (claim.id !== id) throw new Error(`discard claimed ${claim.id} instead of ${id}`);
+      const message = `${DISCARDED}${redactCardNumbers(reason.trim()).slice(0, 500)}`;
+      const done = await store.complete(claim, { processed: true, message });
+      if (done) await jobs?.removeFailed(id).catch(() => false);
+      return done ? { discarded: true, message } : { discarded: false, message: "claim lost before completing" };
+    },
+
+    async overview({ sample = 1_000 } = {}) {
+      const overview: Overview = { counted: 0, byState: {}, byEventType: {}, deadLetters: [] };
+      for (const state of STATES) overview.byState[state] = 0;
+      if (store.list) {
+        let cursor: string | undefined;
+        do {
+          const page = await listNotifications({
+            limit: Math.min(1_000, sample - overview.counted),
+            ...(cursor ? { cursor } : {}),
+          });
+          for (const item of page.items) {
+            overview.counted++;
+            overview.byState[item.state] = (overview.byState[item.state] ?? 0) + 1;
+            const type = item.eventType ?? "(unknown)";
+            overview.byEventType[type] = (overview.byEventType[type] ?? 0) + 1;
+            if (item.state === "failed" && overview.deadLetters.length < 20) overview.deadLetters.push(item);
+          }
+          cursor = page.cursor;
+        } while (cursor && overview.counted < sample);
+      }
+      if (jobs) overview.queue = await jobs.counts();
+      return overview;
+    },
+  };
+}
+
+function storeQuery(request: ListOptions): ListQuery {
+  const query: ListQuery = {};
+  if (request.state !== undefined) {
+    if (!STATES.includes(request.state))
+      throw new AdminError(
+        `state must be one of ${STATES.join(", ")}; got ${String(request.state)}`,
+        "MW_ADMIN_BAD_FILTER",
+      );
+    query.state = request.state;
+  }
+  const since = timeOf("since", request.since);
+  const until = timeOf("until", request.until);
+  if (since !== undefined) query.since = since;
+  if (until !== undefined) query.until = until;
+  return query;
+}
+
+function timeOf(name: string, value: number | string | undefined): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const ms = typeof value === "number" ? value : Date.parse(value);
+  if (!Number.isFinite(ms))
+    throw new AdminError(`${name} must be a date-time or epoch ms; got ${String(value)}`, "MW_ADMIN_BAD_FILTER");
+  return ms;
+}
+
+function matchesJoined(summary: NotificationSummary, filter: NotificationFilter): boolean {
+  if (filter.eventType !== undefined && summary.eventType !== filter.eventType) return false;
+  if (
+    filter.subscriptionId !== undefined &&
+    summary.subscriptionId !== filter.subscriptionId &&
+    summary.orderKey !== filter.subscriptionId
+  )
+    return false;
+  return true;
+}
+
+/** The answer's message when completed, the failure reason when failed (the stores keep no handler error text). */
+function outcomeOf(record: IdempotencyRecord): string | undefined {
+  if (record.state === "completed") return record.answer?.message;
+  if (record.state === "failed") return record.error;
+  return undefined;
+}
+
+/** A job as the console may show it: kept headers only, the notification redacted, never a sealed payload. */
+function redactedJob(job: JobView): JobView {
+  const { notification, ...rest } = job;
+  const view: JobView = { ...rest, headers: keptHeaders(job.headers) };
+  if (notification !== undefined && !job.sealed) view.notification = redactNotification(notification);
+  return view;
+}
+
+/** A recording redacted once more, in case it was written by a recorder with `pii: false`. */
+function redactedRecording(recording: RecordedNotification): RecordedNotification {
+  return {
+    received_at: recording.received_at,
+    headers: keptHeaders(recording.headers),
+    notification: redactNotification(recording.notification),
+    answer: recording.answer,
+  };
+}
+
+/** received → claimed → queued → attempts → completed or failed, from what the record, job and recording tell. */
+function timelineOf(detail: NotificationDetail): TimelineEvent[] {
+  const events: TimelineEvent[] = [];
+  if (detail.recording) {
+    const at = Date.parse(detail.recording.received_at);
+    events.push({
+      at,
+      what: "received",
+      detail: `answered ${detail.recording.answer.status}: ${detail.recording.answer.message}`,
+    });
+  }
+  const job = detail.job;
+  if (job) {
+    events.push({ at: job.queuedAt, what: "queued" });
+    if (job.processedAt !== undefined)
+      events.push({
+        at: job.processedAt,
+        what: "attempt",
+        detail: `attempt ${Math.max(1, job.attemptsMade)}${job.sealed ? " (sealed job)" : ""}`,
+      });
+    if (job.state === "failed" && job.finishedAt !== undefined)
+      events.push({ at: job.finishedAt, what: "failed", detail: "the job failed for good (dead letter)" });
+  }
+  const record = detail.record;
+  if (record) {
+    const at = record.updatedAt ?? job?.finishedAt ?? job?.processedAt ?? events.at(-1)?.at ?? 0;
+    const attempts = `${record.attempts} attempt${record.attempts === 1 ? "" : "s"}`;
+    if (record.state === "completed")
+      events.push({ at, what: "completed", detail: `${attempts}; ${record.outcome ?? ""}` });
+    else if (record.state === "failed")
+      events.push({ at, what: "failed", detail: `${attempts}; ${record.outcome ?? ""}` });
+    else if (record.state === "processing") events.push({ at, what: "processing", detail: attempts });
+    else events.push({ at, what: "queued", detail: attempts });
+  }
+  return events.sort((a, b) => a.at - b.at);
+}

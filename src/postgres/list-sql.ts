@@ -1,0 +1,57 @@
+import { listCursor, type ListedRecord, type ListPage, type ListQuery } from "../idempotency/store.js";
+import { recordOf, type RecordRow } from "./claim-sql.js";
+import type { QualifiedNames } from "./names.js";
+import type { Query } from "./sessions.js";
+
+/**
+ * The console's page of records, in SQL. The cursor keeps `updated_at` to the microsecond (the
+ * column's own precision), so no record is skipped or repeated between two pages that share a
+ * millisecond.
+ */
+export function listStatement(names: QualifiedNames, retentionSeconds: number): string {
+  return `SELECT id, order_key, position, state, fingerprint, owner, attempts, answer, error,
+      (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
+      (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
+      (extract(epoch from updated_at) * 1000000)::bigint::text AS updated_us
+    FROM ${names.records}
+    WHERE updated_at > clock_timestamp() - ${retentionSeconds}::float8 * interval '1 second'
+      AND ($1::text IS NULL OR state = $1)
+      AND ($2::text IS NULL OR order_key = $2)
+      AND ($3::float8 IS NULL OR updated_at >= timestamptz 'epoch' + $3::float8 * interval '1 millisecond')
+      AND ($4::float8 IS NULL OR updated_at < timestamptz 'epoch' + ($4::float8 + 1) * interval '1 millisecond')
+      AND ($8::text IS NULL OR id = $8)
+      AND ($5::bigint IS NULL OR (updated_at, id) < (timestamptz 'epoch' + $5::bigint * interval '1 microsecond', $6::text))
+    ORDER BY updated_at DESC, id DESC
+    LIMIT $7`;
+}
+
+interface ListRow extends RecordRow {
+  id: string;
+  order_key: string | null;
+  position: string | null;
+  updated_us: string;
+}
+
+export async function listIn(query: Query, statement: string, request: ListQuery): Promise<ListPage> {
+  const limit = listCursor.limitOf(request);
+  const from = listCursor.parse(request.cursor);
+  const rows = await query<ListRow>(statement, [
+    request.state ?? null,
+    request.orderKey ?? null,
+    request.since ?? null,
+    request.until ?? null,
+    from ? String(from.updatedAt) : null,
+    from?.id ?? null,
+    limit + 1,
+    request.id ?? null,
+  ]);
+  const items = rows.slice(0, limit).map((row): ListedRecord => {
+    const item: ListedRecord = { ...recordOf(row), id: row.id, updatedAt: Math.floor(Number(row.updated_us) / 1000) };
+    if (row.order_key !== null)
+      item.order = row.position === null ? { key: row.order_key } : { key: row.order_key, position: row.position };
+    return item;
+  });
+  if (rows.length <= limit) return { items };
+  const last = rows[limit - 1]!;
+  return { items, cursor: listCursor.of({ updatedAt: Number(last.updated_us), id: last.id }) };
+}

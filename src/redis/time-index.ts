@@ -1,0 +1,304 @@
+import {
+  listCursor,
+  matchesListQuery,
+  type ListedRecord,
+  type ListPage,
+  type ListQuery,
+} from "../idempotency/store.js";
+import type { Cluster } from "ioredis";
+import type { RedisClient } from "./fail-fast-connection.js";
+import { keySlot } from "./key-slot.js";
+
+/**
+ * The records' time index, for `redisStore`'s `list` (the console): a sorted set of record keys scored
+ * by the epoch ms of their last change, written by the same Lua script that writes the record, so the
+ * two never disagree, and trimmed to the store's retention on every write (the index itself expires
+ * with its last record).
+ *
+ * A script may touch only keys of its record's hash slot (Redis Cluster), so on a cluster there is one
+ * index per slot, `${prefix}{tag}:time-index`, where `tag` hashes to the slot of the record's key; on
+ * one Redis there is one index, `${prefix}{all}:time-index`. The key sits under the store's prefix, as
+ * the order keys do, so whatever clears a prefix clears the index too.
+ */
+
+/** Which record a script's reply says it changed, and which ARGV holds the retention (for the trim). */
+interface Touch {
+  /**
+   * 'own': KEYS[1] when the reply is 1 or a claim; 'next': only the waiter a take-next claimed;
+   * 'release': KEYS[1] leaves the index when the script deleted it.
+   */
+  record: "own" | "next" | "release";
+  retentionArg?: number;
+  /** The ARGV holding the record key prefix of a waiter claimed instead of the record asked for. */
+  waiterPrefixArg?: number;
+}
+
+/** The scripts that change a record (extends do not: a lease pushed forward is not news to the console). */
+const TOUCHES: Record<string, Touch> = {
+  mwIdemClaim: { record: "own", retentionArg: 5 },
+  mwIdemComplete: { record: "own", retentionArg: 3 },
+  mwIdemFail: { record: "own", retentionArg: 3 },
+  mwIdemMarkQueued: { record: "own", retentionArg: 2 },
+  mwIdemRelease: { record: "release" },
+  mwIdemOrderedClaim: { record: "own", retentionArg: 5, waiterPrefixArg: 10 },
+  mwIdemOrderedNext: { record: "next", retentionArg: 3, waiterPrefixArg: 4 },
+  mwIdemOrderedComplete: { record: "own", retentionArg: 3 },
+  mwIdemOrderedFail: { record: "own", retentionArg: 3 },
+  mwIdemOrderedMarkQueued: { record: "own", retentionArg: 2 },
+  mwIdemOrderedRelease: { record: "release" },
+};
+
+/**
+ * `lua` with the index write after it, the index key appended as the script's last KEY. The script
+ * runs as a function, unchanged, and its reply says whether (and which) record changed.
+ */
+export function withTimeIndex(name: string, lua: string): string {
+  const touch = TOUCHES[name];
+  if (!touch) return lua;
+  const retention = touch.retentionArg === undefined ? "nil" : `tonumber(ARGV[${touch.retentionArg}])`;
+  // A release deletes its record: the index lets go of it (the other scripts leave theirs in place).
+  const changed =
+    touch.record === "release"
+      ? "if mw_reply == 1 then redis.call('ZREM', KEYS[#KEYS], KEYS[1]) end"
+      : touch.record === "own"
+        ? `if mw_reply == 1 or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'stale')) then mw_touch(KEYS[1]) end`
+        : "";
+  const waiter =
+    touch.waiterPrefixArg === undefined
+      ? ""
+      : `if type(mw_reply) == 'table' and mw_reply[4] then mw_touch(ARGV[${touch.waiterPrefixArg}] .. mw_reply[4]) end`;
+  return `local function mw_script()
+${lua}
+end
+local mw_reply = mw_script()
+local mw_index, mw_retention = KEYS[#KEYS], ${retention}
+local function mw_touch(record)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  redis.call('ZADD', mw_index, now, record)
+  if mw_retention then
+    -- Trimmed on about one write in 16 (by the clock's last digits): a record past its retention
+    -- stays listed a little longer, and the list skips it, since its hash is gone.
+    if now % 16 == 0 then
+      redis.call('ZREMRANGEBYSCORE', mw_index, '-inf', '(' .. string.format('%.0f', now - mw_retention))
+    end
+    redis.call('PEXPIRE', mw_index, string.format('%.0f', mw_retention))
+  end
+end
+${changed}
+${waiter}
+return mw_reply
+`;
+}
+
+/** Whether the client is a Redis Cluster (records spread over slots, so one index per slot). */
+export function isCluster(client: RedisClient): boolean {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}
+
+const SUFFIX = ":time-index";
+
+/** The index the record at `recordKey` is listed in. */
+export function timeIndexKey(prefix: string, recordKey: string, cluster: boolean): string {
+  return `${prefix}{${cluster ? slotTag(keySlot(recordKey)) : "all"}}${SUFFIX}`;
+}
+
+/** Every index of the store: one, or on a cluster one per slot (just one when the prefix holds a hash tag). */
+function allIndexKeys(prefix: string, cluster: boolean): string[] {
+  if (!cluster) return [timeIndexKey(prefix, prefix, false)];
+  const keys = new Set<string>();
+  for (let slot = 0; slot < SLOTS; slot++) keys.add(`${prefix}{${slotTag(slot)}}${SUFFIX}`);
+  // A hash tag in the prefix puts every key of the store in its slot: the per-slot names are one index.
+  const slots = new Map<number, string>();
+  for (const key of keys) if (!slots.has(keySlot(key))) slots.set(keySlot(key), key);
+  return [...slots.values()];
+}
+
+const SLOTS = 16384;
+const PIPELINE_SLICE = 512;
+let tags: string[] | undefined;
+
+/** A short string whose hash slot is `slot`, found once for all slots (about 160,000 CRC16s, a few ms). */
+function slotTag(slot: number): string {
+  if (!tags) {
+    const found: string[] = new Array(SLOTS);
+    let left = SLOTS;
+    for (let n = 0; left > 0; n++) {
+      const tag = n.toString(36);
+      const at = keySlot(tag);
+      if (found[at] === undefined) {
+        found[at] = tag;
+        left--;
+      }
+    }
+    tags = found;
+  }
+  return tags[slot]!;
+}
+
+/** A record key's id and, for a record claimed in order (`${prefix}{key}:n:${id}`), its order key. */
+function idOf(prefix: string, recordKey: string): { id: string; orderKey?: string } {
+  const rest = recordKey.slice(prefix.length);
+  const ordered = /^\{([^}]*)\}:n:/.exec(rest);
+  if (!ordered) return { id: rest };
+  return {
+    id: rest.slice(ordered[0].length),
+    orderKey: ordered[1]!.replace(/%(25|7B|7D)/gi, (escaped) => decodeURIComponent(escaped)),
+  };
+}
+
+type Hash = Record<string, string>;
+
+/** The listed record an index member names, from its hash; undefined when the record is gone. */
+function itemOf(
+  prefix: string,
+  member: { id: string; updatedAt: number },
+  hash: Hash,
+  toRecord: (hash: Hash) => Omit<ListedRecord, "id" | "updatedAt"> | undefined,
+): ListedRecord | undefined {
+  const record = toRecord(hash);
+  if (!record) return undefined;
+  const { id, orderKey } = idOf(prefix, member.id);
+  const item: ListedRecord = { ...record, id, updatedAt: member.updatedAt };
+  if (orderKey !== undefined)
+    item.order = hash.position ? { key: orderKey, position: hash.position } : { key: orderKey };
+  return item;
+}
+
+/**
+ * A page of records from the index, newest first: each round reads the next `batch` members of every
+ * index below the cursor, merges them, and reads those records' hashes; members whose record is gone
+ * (expired, released) and records the filters refuse are passed over.
+ */
+export async function listFromIndex(
+  client: RedisClient,
+  prefix: string,
+  query: ListQuery,
+  toRecord: (hash: Hash) => Omit<ListedRecord, "id" | "updatedAt"> | undefined,
+  orderedPrefix: (orderKey: string) => string,
+): Promise<ListPage> {
+  const limit = listCursor.limitOf(query);
+  const cluster = isCluster(client);
+  if (query.id !== undefined) return listOne(client, prefix, { ...query, id: query.id }, toRecord, cluster);
+  const onlyKey = query.orderKey === undefined ? undefined : orderedPrefix(query.orderKey);
+  const keys = onlyKey ? [timeIndexKey(prefix, onlyKey, cluster)] : allIndexKeys(prefix, cluster);
+  const batch = Math.max(100, limit * 2);
+  const min = query.since === undefined ? "-inf" : String(query.since);
+  let frontier = listCursor.parse(query.cursor);
+  if (query.until !== undefined && (frontier === undefined || frontier.updatedAt > query.until))
+    frontier = { updatedAt: query.until, id: "\u{10FFFF}" };
+  const items: ListedRecord[] = [];
+  for (;;) {
+    const max = frontier === undefined ? "+inf" : String(frontier.updatedAt);
+    const replies = await rangeEach(client, keys, max, min, batch);
+    const members: Array<{ id: string; updatedAt: number }> = [];
+    let more = false;
+    for (const reply of replies) {
+      if (reply.length >= batch * 2) more = true;
+      for (let i = 0; i < reply.length; i += 2) {
+        const member = { id: reply[i]!, updatedAt: Number(reply[i + 1]) };
+        if (listCursor.after(member, frontier) && (onlyKey === undefined || member.id.startsWith(onlyKey)))
+          members.push(member);
+      }
+    }
+    members.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const round = members.slice(0, batch);
+    if (members.length > batch) more = true;
+    const hashes = await Promise.all(round.map((member) => client.hgetall(member.id)));
+    for (const [i, member] of round.entries()) {
+      const item = itemOf(prefix, member, hashes[i]!, toRecord);
+      if (!item || !matchesListQuery(item, query)) continue;
+      items.push(item);
+      if (items.length === limit) {
+        // The cursor names the index member, which sorts as the pages do.
+        return { items, cursor: listCursor.of(member) };
+      }
+    }
+    if (!more || round.length === 0) return { items };
+    frontier = round[round.length - 1];
+  }
+}
+
+/**
+ * The record of one id: an unordered one by its own key's score; one claimed in order (whose key
+ * names its order key, unknown here) by a scan of the indexes for members ending in `:n:${id}`.
+ */
+async function listOne(
+  client: RedisClient,
+  prefix: string,
+  query: ListQuery & { id: string },
+  toRecord: (hash: Hash) => Omit<ListedRecord, "id" | "updatedAt"> | undefined,
+  cluster: boolean,
+): Promise<ListPage> {
+  const own = prefix + query.id;
+  const candidates: Array<{ id: string; updatedAt: number }> = [];
+  const score = await client.zscore(timeIndexKey(prefix, own, cluster), own);
+  if (score !== null) candidates.push({ id: own, updatedAt: Number(score) });
+  else {
+    const pattern = `${globEscape(prefix)}{*}:n:${globEscape(query.id)}`;
+    for (const key of allIndexKeys(prefix, cluster)) {
+      let cursor = "0";
+      do {
+        const [next, reply] = await client.zscan(key, cursor, "MATCH", pattern, "COUNT", 1_000);
+        cursor = next;
+        for (let i = 0; i < reply.length; i += 2) candidates.push({ id: reply[i]!, updatedAt: Number(reply[i + 1]) });
+      } while (cursor !== "0");
+    }
+  }
+  const items: ListedRecord[] = [];
+  for (const member of candidates) {
+    const item = itemOf(prefix, member, await client.hgetall(member.id), toRecord);
+    if (item && matchesListQuery(item, query)) items.push(item);
+  }
+  return { items: items.slice(0, listCursor.limitOf(query)) };
+}
+
+const globEscape = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+
+/**
+ * ZREVRANGEBYSCORE on every index: on one Redis, as separate calls; on a cluster, one pipeline per
+ * master holding the indexes of its slots (16,384 ranges in three round trips, not 16,384).
+ */
+async function rangeEach(
+  client: RedisClient,
+  keys: string[],
+  max: string,
+  min: string,
+  batch: number,
+): Promise<string[][]> {
+  const range = ["WITHSCORES", "LIMIT", 0, batch] as const;
+  const cluster = client as Partial<Cluster>;
+  if (!isCluster(client) || keys.length === 1 || !cluster.slots || !cluster.nodes)
+    return Promise.all(keys.map((key) => client.zrevrangebyscore(key, max, min, ...range)));
+  const masters = new Map(cluster.nodes("master").map((node) => [`${node.options.host}:${node.options.port}`, node]));
+  const groups = new Map<string, number[]>();
+  keys.forEach((key, i) => {
+    const at = cluster.slots![keySlot(key)]?.[0] ?? "";
+    groups.set(at, [...(groups.get(at) ?? []), i]);
+  });
+  const replies: string[][] = new Array(keys.length);
+  await Promise.all(
+    [...groups].map(async ([at, indexes]) => {
+      const node = masters.get(at);
+      if (!node) {
+        // The slot map is changing (a failover): ask through the cluster client, which follows redirects.
+        for (const i of indexes) replies[i] = await client.zrevrangebyscore(keys[i]!, max, min, ...range);
+        return;
+      }
+      // In slices, one after another: each command of a pipeline is held to the connection's command
+      // timeout, which thousands queued behind each other on a busy node would pass.
+      for (let from = 0; from < indexes.length; from += PIPELINE_SLICE) {
+        const slice = indexes.slice(from, from + PIPELINE_SLICE);
+        const pipeline = node.pipeline();
+        for (const i of slice) pipeline.zrevrangebyscore(keys[i]!, max, min, ...range);
+        const results = (await pipeline.exec()) ?? [];
+        slice.forEach((i, n) => {
+          const [err, reply] = results[n] ?? [new Error("the pipeline was discarded"), undefined];
+          if (err) throw err;
+          replies[i] = reply as string[];
+        });
+      }
+    }),
+  );
+  return replies;
+}

@@ -1,0 +1,184 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { createWorker } from "merchant-webhooks/bullmq";
+import { consoleHandler } from "merchant-webhooks/console";
+import { serveConsole } from "merchant-webhooks/node";
+import { redisStore } from "merchant-webhooks/redis";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../support/capture-logger.js";
+import { json, notification } from "../support/notifications.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { consoleRig } from "./rig.js";
+
+/** Debian's chromium package; `.ci/run` installs it as it installs Redis. Nothing is downloaded here. */
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = fileURLToPath(new URL("../../test-output/console/", import.meta.url));
+const USER = { username: "ops", password: "console-browser-pw" };
+
+describe("the console in a real browser", () => {
+  const prefix = uniquePrefix("console-browser");
+  const redis = new Redis(REDIS_URL);
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}idem:` });
+  const { receiver, admin } = consoleRig(store, { name: "browser", prefix });
+  let ledgerUp = false;
+  const broken = notification("SUBSCRIPTION_RENEW", `WH-ledger-down-${Date.now()}`);
+  broken.resource.id = "SUB-LEDGER";
+  const worker = createWorker({
+    connection: REDIS_URL,
+    name: "browser",
+    prefix,
+    idempotency: store,
+    logger: silentLogger(),
+    onRenew: async (n) => {
+      if (n.id === broken.id && !ledgerUp) throw new Error("ledger unavailable");
+    },
+    onCancel: async () => {},
+    onCreated: async () => {},
+  });
+  const authorization = `Basic ${Buffer.from(`${USER.username}:${USER.password}`).toString("base64")}`;
+  const server = createServer(
+    serveConsole(
+      consoleHandler({
+        admin,
+        // Basic auth as a merchant might put in front: the challenge makes the browser send its credentials.
+        authorize: (request) =>
+          request.headers.get("authorization") === authorization ||
+          new Response("log in", { status: 401, headers: { "www-authenticate": 'Basic realm="console"' } }),
+      }),
+    ),
+  );
+  const userDataDir = mkdtempSync(join(tmpdir(), "mw-console-chromium-"));
+  let context: BrowserContext;
+  let origin: string;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package`).toBe(true);
+    mkdirSync(SHOTS, { recursive: true });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    origin = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const others = ["SUBSCRIPTION_CREATED", "SUBSCRIPTION_RENEW", "SUBSCRIPTION_CANCELLED", "SUBSCRIPTION_RENEW"];
+    const bodies = [
+      ...others.map((type, i) => {
+        const body = notification(type, `WH-${Date.now()}-${i}`);
+        body.resource.id = `SUB-${100 + (i % 2)}`;
+        body.resource.update_time = new Date(Date.UTC(2026, 10, 20, 8, i)).toISOString();
+        return body;
+      }),
+      broken,
+    ];
+    for (const body of bodies) {
+      const answer = await receiver.handle({
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        rawBody: json(body),
+      });
+      expect(answer.status).toBe(200);
+    }
+    await eventually(
+      async () => (await store.get({ id: broken.id, order: { key: "M100200300:SUB-LEDGER" } }))?.state === "failed",
+      20_000,
+      "the broken one to fail",
+    );
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+      httpCredentials: USER,
+      viewport: { width: 1280, height: 860 },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    rmSync(userDataDir, { recursive: true, force: true });
+    await new Promise((resolve) => server.close(resolve));
+    await worker.close({ timeoutMs: 5_000 });
+    await receiver.close();
+    await store.close();
+    await removeKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  /** A page that records every console error (a CSP violation is one) and failed request. */
+  async function openPage(): Promise<Page> {
+    const page = await context.newPage();
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(message.text());
+    });
+    page.on("pageerror", (err) => problems.push(err.message));
+    page.on("dialog", (dialog) => void dialog.accept());
+    return page;
+  }
+
+  it("opens the list, opens a failed notification, redrives it and sees it complete", async () => {
+    const page = await openPage();
+    await page.goto(`${origin}/console/`);
+    await expect.poll(() => page.locator("h1").textContent()).toBe("Overview");
+    await page.screenshot({ path: join(SHOTS, "overview.png"), fullPage: true });
+
+    await page.getByRole("link", { name: "All", exact: true }).click();
+    await page.waitForURL(/\/console\/notifications$/);
+    const row = page.locator("tr", { has: page.getByRole("link", { name: broken.id }) });
+    await expect.poll(() => row.locator(".state").textContent()).toBe("failed");
+    expect(await page.locator("tbody tr").count()).toBe(5);
+    await page.screenshot({ path: join(SHOTS, "list.png"), fullPage: true });
+
+    await page.locator("select[name=state]").selectOption("failed");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/state=failed/);
+    expect(await page.locator("tbody tr").count()).toBe(1);
+    await page.screenshot({ path: join(SHOTS, "list-failed.png"), fullPage: true });
+
+    await page.getByRole("link", { name: broken.id }).click();
+    await page.waitForURL(new RegExp(`/console/notifications/${broken.id}$`));
+    await expect.poll(() => page.locator("h1").textContent()).toBe(broken.id);
+    expect(await page.locator("table .state").first().textContent()).toBe("failed");
+    expect(await page.locator("ol.timeline").textContent()).toContain("failed");
+    await page.screenshot({ path: join(SHOTS, "notification-failed.png"), fullPage: true });
+
+    // The dead letters, counted for a bulk redrive first.
+    await page.getByRole("link", { name: "Dead letters" }).click();
+    await page.waitForURL(/\/console\/dead-letters$/);
+    await page.getByRole("button", { name: "Count matches for a bulk redrive" }).click();
+    await page.waitForURL(/matched=1/);
+    expect(await page.locator(".notice").textContent()).toContain("1 dead letter matches this filter");
+    expect(await page.getByRole("button", { name: "Redrive all 1" }).count()).toBe(1);
+    await page.screenshot({ path: join(SHOTS, "dead-letters.png"), fullPage: true });
+    await page.getByRole("link", { name: broken.id }).click();
+    await page.waitForURL(new RegExp(`/console/notifications/${broken.id}$`));
+
+    // The cause is fixed; Redrive (a POST with the page's CSRF token, after a confirm).
+    ledgerUp = true;
+    await page.getByRole("button", { name: "Redrive" }).click();
+    await page.waitForURL(/done=/);
+    expect(await page.locator(".notice").textContent()).toContain("redriven 1 of 1");
+    // The page refreshes itself while the notification is queued or running.
+    await expect
+      .poll(() => page.locator("table .state").first().textContent(), { timeout: 30_000, interval: 500 })
+      .toBe("completed");
+    expect(await page.locator("ol.timeline").textContent()).toContain("completed");
+    await page.screenshot({ path: join(SHOTS, "notification-completed.png"), fullPage: true });
+
+    await page.getByRole("link", { name: "SUB-LEDGER" }).first().click();
+    await page.waitForURL(/\/console\/subscriptions\//);
+    expect(await page.locator("h1").textContent()).toContain("M100200300:SUB-LEDGER");
+    await page.screenshot({ path: join(SHOTS, "subscription.png"), fullPage: true });
+
+    expect(problems).toEqual([]);
+  }, 90_000);
+});
