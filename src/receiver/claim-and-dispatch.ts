@@ -16,7 +16,7 @@ import { claimsInTransaction, type TransactionalClaim } from "../idempotency/tra
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
   notification: SubscriptionNotification;
-  /** The parsed body as received: its canonical JSON is the payload's fingerprint. */
+  /** The parsed body as received: the payload's fingerprint is of its JSON value. */
   body: Record<string, unknown>;
   headers: Record<string, string>;
 }
