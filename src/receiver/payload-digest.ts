@@ -15,14 +15,15 @@
  *   32-bit integer the integer under its own kind: two numbers share a text exactly when they share
  *   a double, so the digest is exact for numbers, with no collision at all;
  * - an array hashes its items' digests in order;
- * - an object member hashes its key's digest then its value's digest (each a fixed 16 bytes, so no
- *   key/value boundary can shift), and the object adds its members' digests lane by lane modulo 2^32:
- *   addition does not depend on key order, and unlike XOR two equal members cannot cancel (they
- *   cannot even occur: an object's keys are distinct, and the key is in each member's digest).
- *   The member count is folded into the object's finish.
+ * - an object member is one stream: the key's code units, then the value's code units (a string) or
+ *   its 16-byte digest (an array or object), finished with the key's length and the value's kind,
+ *   length and number words folded in, so no key/value boundary can shift; the object adds its
+ *   members' digests lane by lane modulo 2^32: addition does not depend on key order, and unlike XOR
+ *   two equal members cannot cancel (they cannot even occur: an object's keys are distinct, and the
+ *   key is in each member's digest). The member count is folded into the object's finish.
  *
- * What is left is the chance that two different values' 128-bit digests meet: about 2^-64 for a
- * birthday search over 2^32 payloads under one id, far below any sender's mistakes. It is not a
+ * What is left is the chance that two different values' 128-bit digests meet: about 2^-128 for two
+ * payloads under one id (2^-65 even among 2^32 of them), far below any sender's mistakes. It is not a
  * cryptographic hash, so a sender could craft two payloads with the same digest; only the sender
  * writes the payloads under its own ids, and such a pair would only turn its own second payload into
  * a duplicate instead of a 422. The HMAC over the digest keeps the stored fingerprint a keyed hash.
@@ -35,9 +36,14 @@ const FLOAT = 3;
 const TRUE = 4;
 const FALSE = 5;
 const NULL = 6;
-const MEMBER = 7;
+/** An array or object value (only as a member's kind: an array or object finishes as ARRAY or OBJECT). */
+const NESTED = 7;
 const ARRAY = 8;
 const OBJECT = 9;
+/** Added to a member value's kind: a member finishes as its own kind of node. */
+const MEMBER = 16;
+/** Not JSON data (`undefined`, a function, a symbol, a bigint, a non-finite number). */
+const NOT_JSON = -1;
 
 const C1 = 0x239b961b;
 const C2 = 0xab0e9789 | 0;
@@ -97,15 +103,19 @@ function finish(h1: number, h2: number, h3: number, h4: number, length: number, 
   LANES[3] = h4 + h1;
 }
 
-/**
- * A string's UTF-16 code units absorbed from the seeds, two to a 32-bit word, eight to a block, the
- * last block zero-padded; not finished (the caller folds in the length and kind).
- */
-function absorbString(text: string) {
+/** The lanes back to the seeds, to start a node. */
+function startLanes() {
   LANES[0] = SEEDS[0]!;
   LANES[1] = SEEDS[1]!;
   LANES[2] = SEEDS[2]!;
   LANES[3] = SEEDS[3]!;
+}
+
+/**
+ * A string's UTF-16 code units absorbed into the lanes, two to a 32-bit word, eight to a block, the
+ * last block zero-padded; not finished (the caller folds in the lengths and the kind).
+ */
+function absorbUnits(text: string) {
   const length = text.length;
   for (let i = 0; i < length; i += 8) {
     let k1: number;
@@ -133,48 +143,61 @@ function absorbString(text: string) {
   }
 }
 
-function digestNumber(value: number) {
-  if ((value | 0) === value) {
-    // -0 | 0 is 0: both write "0".
-    finish(SEEDS[0]! ^ value, SEEDS[1]!, SEEDS[2]!, SEEDS[3]!, 0, INTEGER);
-  } else {
-    bits.setFloat64(0, value, true);
-    finish(SEEDS[0]! ^ bits.getInt32(0, true), SEEDS[1]! ^ bits.getInt32(4, true), SEEDS[2]!, SEEDS[3]!, 0, FLOAT);
-  }
-}
-
 /** A number's bytes, little-endian on every platform (the digest must not depend on the CPU). */
 const bits = new DataView(new ArrayBuffer(8));
+/** A number's two words, set by `kindOf` (zero for anything else), XORed into the lanes before the finish. */
+const WORDS = new Int32Array(2);
 
-/** A leaf with nothing but its kind: true, false, null. */
-const constant = (kind: number) => finish(SEEDS[0]!, SEEDS[1]!, SEEDS[2]!, SEEDS[3]!, 0, kind);
+/** The kind of `value` (NESTED for an array or object), with a number's words in WORDS. */
+function kindOf(value: unknown): number {
+  WORDS[0] = 0;
+  WORDS[1] = 0;
+  switch (typeof value) {
+    case "string":
+      return STRING;
+    case "number":
+      if ((value | 0) === value) {
+        // -0 | 0 is 0: both write "0".
+        WORDS[0] = value;
+        return INTEGER;
+      }
+      if (!Number.isFinite(value)) return NOT_JSON;
+      bits.setFloat64(0, value, true);
+      WORDS[0] = bits.getInt32(0, true);
+      WORDS[1] = bits.getInt32(4, true);
+      return FLOAT;
+    case "boolean":
+      return value ? TRUE : FALSE;
+    case "object":
+      return value === null ? NULL : NESTED;
+    default:
+      return NOT_JSON;
+  }
+}
 
 /** Returned by the walk for anything that is not plain JSON data (the caller then normalises it). */
 const NOT_PLAIN = false;
 
-/** The digest of `value` into LANES; false when it is not plain JSON data as `JSON.parse` makes it. */
+const digestNested = (value: object): boolean =>
+  Array.isArray(value) ? digestArray(value) : digestObject(value as Record<string, unknown>);
+
+/**
+ * The digest of `value` into LANES; false when it is not plain JSON data as `JSON.parse` makes it. A
+ * scalar finishes from the seeds with its words XORed in (a bijection: numbers never collide) or,
+ * for a string, its code units absorbed and its length folded in.
+ */
 function digest(value: unknown): boolean {
-  switch (typeof value) {
-    case "string":
-      absorbString(value);
-      finish(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, value.length, STRING);
-      return true;
-    case "number":
-      if (!Number.isFinite(value)) return NOT_PLAIN;
-      digestNumber(value);
-      return true;
-    case "boolean":
-      constant(value ? TRUE : FALSE);
-      return true;
-    case "object":
-      if (value === null) {
-        constant(NULL);
-        return true;
-      }
-      return Array.isArray(value) ? digestArray(value) : digestObject(value as Record<string, unknown>);
-    default:
-      return NOT_PLAIN;
+  const kind = kindOf(value);
+  if (kind === NESTED) return digestNested(value as object);
+  if (kind === NOT_JSON) return NOT_PLAIN;
+  startLanes();
+  let length = 0;
+  if (kind === STRING) {
+    absorbUnits(value as string);
+    length = (value as string).length;
   }
+  finish(LANES[0]! ^ WORDS[0]!, LANES[1]!, LANES[2]! ^ WORDS[1]!, LANES[3]!, length, kind);
+  return true;
 }
 
 function digestArray(array: unknown[]): boolean {
@@ -207,16 +230,33 @@ function digestObject(object: Record<string, unknown>): boolean {
   const count = keys.length;
   for (let i = 0; i < count; i++) {
     const key = keys[i]!;
-    if (!digest(object[key])) return NOT_PLAIN;
-    const v1 = LANES[0]!;
-    const v2 = LANES[1]!;
-    const v3 = LANES[2]!;
-    const v4 = LANES[3]!;
-    // The key's code units, then the value's digest, finished with the key's length: where the key
-    // ends is fixed by that length, so no key/value boundary can shift.
-    absorbString(key);
-    absorb(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, v1, v2, v3, v4);
-    finish(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, key.length, MEMBER);
+    const item = object[key];
+    const kind = kindOf(item);
+    if (kind === NOT_JSON) return NOT_PLAIN;
+    const w1 = WORDS[0]!;
+    const w2 = WORDS[1]!;
+    let length = 0;
+    // One stream per member: the key's code units, then the value's (a string), or the value's own
+    // digest (an array or object), finished with the key's length and the value's kind, words and
+    // length. Where the key ends is fixed by its length, so no key/value boundary can shift.
+    if (kind === NESTED) {
+      if (!digestNested(item as object)) return NOT_PLAIN;
+      const v1 = LANES[0]!;
+      const v2 = LANES[1]!;
+      const v3 = LANES[2]!;
+      const v4 = LANES[3]!;
+      startLanes();
+      absorbUnits(key);
+      absorb(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, v1, v2, v3, v4);
+    } else {
+      startLanes();
+      absorbUnits(key);
+      if (kind === STRING) {
+        absorbUnits(item as string);
+        length = (item as string).length;
+      }
+    }
+    finish(LANES[0]! ^ w1, LANES[1]!, LANES[2]! ^ w2, LANES[3]! ^ length, key.length, kind + MEMBER);
     sum1 = (sum1 + LANES[0]!) | 0;
     sum2 = (sum2 + LANES[1]!) | 0;
     sum3 = (sum3 + LANES[2]!) | 0;
