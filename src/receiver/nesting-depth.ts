@@ -1,18 +1,10 @@
 /**
  * Deepest nesting of objects and arrays accepted in a body (the top-level object is level 1). A
  * notification nests about eight levels; the limit leaves room for merchants' metadata while keeping
- * every walk over a payload (redaction, recording, fingerprints, JSON.parse's reviver) far from the
- * stack's limit.
+ * every recursive walk over a payload (redaction, recording, the fingerprint's digest, the parse's
+ * own check) far from the stack's limit.
  */
 export const MAX_BODY_DEPTH = 64;
-
-/** Fewer opening brackets than the limit cannot nest past it: two native scans settle most bodies. */
-export function hasFewBrackets(text: string, max: number): boolean {
-  let opens = 0;
-  for (let i = text.indexOf("{"); i >= 0 && opens <= max; i = text.indexOf("{", i + 1)) opens++;
-  for (let i = text.indexOf("["); i >= 0 && opens <= max; i = text.indexOf("[", i + 1)) opens++;
-  return opens <= max;
-}
 
 /**
  * Whether an already parsed value nests deeper than `max`. Walked with an explicit stack, never

@@ -1,8 +1,16 @@
-import { hasFewBrackets, MAX_BODY_DEPTH, TOO_DEEP_MESSAGE } from "./nesting-depth.js";
+import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE } from "./nesting-depth.js";
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 export type ParsedBody = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
+
+/** Fewer opening brackets than the limit cannot nest past it: two native scans settle most bodies. */
+function hasFewBrackets(text: string, max: number): boolean {
+  let opens = 0;
+  for (let i = text.indexOf("{"); i >= 0 && opens <= max; i = text.indexOf("{", i + 1)) opens++;
+  for (let i = text.indexOf("["); i >= 0 && opens <= max; i = text.indexOf("[", i + 1)) opens++;
+  return opens <= max;
+}
 
 /**
  * Keys that reach an object's prototype machinery when a parsed payload is later merged or copied
