@@ -7,7 +7,10 @@ import { autocannonTemplate } from "./notification-body.js";
  * HTTP side by side in one run: each server in its own process (one core for the server, one for
  * autocannon), the same ~2.2 KB renewal with a unique id per request. Per framework (Fastify, Express,
  * Node's http): the bare route (parse JSON, answer), the hand-written route doing the library's work
- * (`servers/hand-written.ts`) and the library's adapter, each on the memory store and on Redis. After
+ * the way a user would (`servers/hand-written.ts`), the same route with the library's guarantees added
+ * ("same guarantees": the claim let go when the handler throws, a bounded `Map`, a body limit, a
+ * handler time limit, 409 for an id in progress, a hash of the key-sorted payload for the 422) and the
+ * library's adapter, each on the memory store and on Redis. After
  * the rounds, each target runs once more at 80% of its median saturating rate, for its p99 latency
  * below saturation.
  *
@@ -225,9 +228,14 @@ function framework(
     ["redis", REDIS],
   ] as const) {
     const hand = `${label} hand-written (${store})`;
+    const guarded = `${label} same guarantees (${store})`;
     const lib = `${label} ${adapter} (${store})`;
-    targets.push({ name: hand, server: `${label}-hand-written`, env }, { name: lib, server: server, env });
-    ratios.push([lib, hand], [lib, bare]);
+    targets.push(
+      { name: hand, server: `${label}-hand-written`, env },
+      { name: guarded, server: `${label}-guarded`, env },
+      { name: lib, server: server, env },
+    );
+    ratios.push([lib, hand], [lib, guarded], [lib, bare]);
     const baseline = process.env.BENCH_BASELINE;
     if (baseline) {
       targets.push({ name: `${lib} baseline`, server, env: { ...env, BENCH_LIB: baseline } });

@@ -9,8 +9,8 @@ import { performanceTable, writeTable } from "./readme-table.js";
  * `npm run bench`: every benchmark in its own process, one after another (the machine has few cores
  * and they must not compete), then one table, also written to bench/results/latest.json, and the
  * performance table between the `bench:start`/`bench:end` markers of docs/performance.md or README.md.
- * The core, the HTTP routes and the in-flight heap are measured in the same run, so their figures are
- * taken at the same machine load.
+ * The core, the HTTP routes, the cost per added KB and the in-flight heap are measured in the same run,
+ * so their figures are taken at the same machine load.
  *
  *   BENCH_QUICK=1 (npm run bench:quick): the core, one short HTTP round and the heap only, written to
  *                 bench/results/quick.json; the README is left alone.
@@ -57,6 +57,8 @@ console.error("core throughput ...");
 results.core = await bench("./core-throughput.ts", QUICK ? { CORE_BATCH: "3000", CORE_ROUNDS: "3" } : {});
 console.error("HTTP side by side ...");
 results.http = await bench("./http.ts");
+console.error("cost per added kilobyte ...");
+results.per_kb = await bench("./per-kilobyte.ts", QUICK ? { PER_KB_ROUNDS: "3" } : {});
 console.error("heap per 1,000 notifications in flight ...");
 results.heap = await bench("./in-flight-heap.ts", QUICK ? { IN_FLIGHT_ROUNDS: "2" } : {}, ["--expose-gc"]);
 machine.load_after = os.loadavg();
@@ -111,6 +113,7 @@ const table = performanceTable({
   core: results.core as any,
   http: results.http as HttpBenchmark,
   heap: results.heap as any,
+  perKb: results.per_kb as any,
 });
 console.log(table);
 if (!QUICK) {

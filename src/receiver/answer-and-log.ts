@@ -2,7 +2,48 @@ import type { Logger } from "pino";
 import { respond, responsesByOutcome, type FailureStatus, type ReceiverResponse } from "../answer/answer.js";
 import { OUTCOMES } from "../answer/outcomes.js";
 import type { ReceiveObservation } from "../telemetry/observe-receive.js";
-import type { Verdict } from "./verdict.js";
+import type { LogFields, Verdict } from "./verdict.js";
+
+/**
+ * The one log line, one shape for every request: its fields are copied by name, where spreading the
+ * verdict's fields made an object whose shape depended on which fields the verdict carried, and cost
+ * pino twice the time to write (6.1 against 3.1 µs per line). A field left undefined is not written,
+ * so the line holds exactly the fields it held before. Declaring every `LogFields` key here is checked
+ * by the compiler: a field added there and not here is an error, not a field silently dropped.
+ */
+class LogLine implements Record<keyof LogFields, unknown> {
+  notification_id: string | undefined;
+  event_type: string | undefined;
+  merchant_id: string | undefined;
+  subscription_id: string | undefined;
+  attempt: number | undefined;
+  reason: string | undefined;
+  detail: string | undefined;
+  err: unknown;
+  outcome: string;
+  status: number;
+  duration_ms: number;
+  /** Notifications the receiver holds at the moment the line is written (backpressure's count). */
+  in_flight: number;
+  /** Set by telemetry when a span records the request; declared so the line keeps its shape. */
+  trace_id: string | undefined = undefined;
+  span_id: string | undefined = undefined;
+
+  constructor(fields: LogFields, outcome: string, status: number, durationMs: number, inFlight: number) {
+    this.notification_id = fields.notification_id;
+    this.event_type = fields.event_type;
+    this.merchant_id = fields.merchant_id;
+    this.subscription_id = fields.subscription_id;
+    this.attempt = fields.attempt;
+    this.reason = fields.reason;
+    this.detail = fields.detail;
+    this.err = fields.err;
+    this.outcome = outcome;
+    this.status = status;
+    this.duration_ms = durationMs;
+    this.in_flight = inFlight;
+  }
+}
 
 /**
  * The last step: turn a verdict into the answer, and write the one log line per notification. The
@@ -21,13 +62,13 @@ export function answerAndLog(
       message !== undefined || headers
         ? respond(row.status, { processed: row.processed, message: message ?? row.message }, failureStatus, headers)
         : fixedResponses[outcome];
-    const line = {
-      ...fields,
+    const line = new LogLine(
+      fields,
       outcome,
-      status: response.status,
-      duration_ms: Math.round((performance.now() - started) * 1000) / 1000,
-      in_flight: inFlight(),
-    };
+      response.status,
+      Math.round((performance.now() - started) * 1000) / 1000,
+      inFlight(),
+    );
     observation?.end(line);
     if (row.status >= 500) logger.error(line, "notification not processed");
     else if (row.status >= 400) logger.warn(line, "notification rejected");

@@ -18,7 +18,7 @@ import { shownId } from "../logging/transform-payload.js";
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
   notification: SubscriptionNotification;
-  /** The parsed body as received: its canonical JSON is the payload's fingerprint. */
+  /** The parsed body as received: the payload's fingerprint is of its JSON value. */
   body: Record<string, unknown>;
   headers: Record<string, string>;
   /** The tenant `authorizeSender` authorized the sender as: its records are kept apart from other tenants'. */

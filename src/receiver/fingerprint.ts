@@ -1,5 +1,5 @@
-import { canonicalJson } from "../shared/canonical-json.js";
 import type * as NodeCrypto from "node:crypto";
+import { digestSeeds, valueDigest, type DigestSeeds } from "./payload-digest.js";
 
 /**
  * Node's HMAC is synchronous and about ten times cheaper than a Web Crypto signature, which waits for
@@ -26,13 +26,17 @@ export const MIN_FINGERPRINT_KEY_BYTES = 16;
 
 const utf8 = new TextEncoder();
 
+/** What the lanes' seeds are derived from: HMAC(key, this), so the digest inside is keyed too. */
+const SEED_LABEL = utf8.encode("merchant-webhooks payload digest seeds v2");
+
 /**
- * HMAC-SHA-256, hex, keyed with `key`, of the payload's canonical JSON (keys sorted): the fingerprint
- * is of the JSON value, never of the bytes, because a sender may re-serialise a retry with other
- * spacing, key order or escapes, and it is still the same notification. It is keyed because the
- * payload holds card data, and the fingerprint is kept beside the record (PCI DSS asks for keyed
- * hashes of card data); the same key must be used by every process sharing a store, or a
- * redelivery meets 422.
+ * HMAC-SHA-256, hex, keyed with `key`, of the payload's 128-bit digest (`payload-digest.ts`): the
+ * fingerprint is of the JSON value, never of the bytes, because a sender may re-serialise a retry with
+ * other spacing, key order or escapes, and it is still the same notification. The digest is taken in
+ * one walk of the parsed value, equal exactly where the canonical JSON text (keys sorted) is equal,
+ * without writing that text or a sorted copy. It is keyed because the payload holds card data, and
+ * the fingerprint is kept beside the record (PCI DSS asks for keyed hashes of card data); the same key
+ * must be used by every process sharing a store, or a redelivery meets 422.
  */
 export function payloadFingerprinter(
   key: FingerprintKey = DEFAULT_FINGERPRINT_KEY,
@@ -43,20 +47,31 @@ export function payloadFingerprinter(
   if (nodeCrypto) {
     // A KeyObject made once: each HMAC then skips importing the key.
     const secret = nodeCrypto.createSecretKey(bytes);
-    return (value) => nodeCrypto.createHmac("sha256", secret).update(canonicalJson(value)).digest("hex");
+    const seeds = digestSeeds(nodeCrypto.createHmac("sha256", secret).update(SEED_LABEL).digest());
+    return (value) => nodeCrypto.createHmac("sha256", secret).update(digestOf(value, seeds)).digest("hex");
   }
-  let imported: Promise<CryptoKey> | undefined;
+  let keyed: Promise<{ key: CryptoKey; seeds: DigestSeeds }> | undefined;
   return async (value) => {
-    imported ??= crypto.subtle.importKey(
-      "raw",
-      bytes as Uint8Array<ArrayBuffer>,
-      { name: "HMAC", hash: "SHA-256" },
-      false,
-      ["sign"],
+    keyed ??= crypto.subtle
+      .importKey("raw", bytes as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
+      .then(async (key) => ({
+        key,
+        seeds: digestSeeds(new Uint8Array(await crypto.subtle.sign("HMAC", key, SEED_LABEL))),
+      }));
+    const { key, seeds } = await keyed;
+    return hex(
+      new Uint8Array(await crypto.subtle.sign("HMAC", key, digestOf(value, seeds) as Uint8Array<ArrayBuffer>)),
     );
-    const text = utf8.encode(canonicalJson(value));
-    return hex(new Uint8Array(await crypto.subtle.sign("HMAC", await imported, text)));
   };
+}
+
+/**
+ * The digest of plain JSON data, or of what `JSON.stringify` makes of anything else (a `toJSON`,
+ * `undefined` members, class instances: a body another middleware parsed), which is the value its
+ * canonical text describes.
+ */
+function digestOf(value: unknown, seeds: DigestSeeds): Uint8Array {
+  return valueDigest(value, seeds) ?? valueDigest(JSON.parse(JSON.stringify(value) ?? "null"), seeds)!;
 }
 
 /** The fingerprint under the default key. */

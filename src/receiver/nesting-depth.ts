@@ -1,43 +1,10 @@
 /**
  * Deepest nesting of objects and arrays accepted in a body (the top-level object is level 1). A
  * notification nests about eight levels; the limit leaves room for merchants' metadata while keeping
- * every walk over a payload (redaction, recording, fingerprints, JSON.parse's reviver) far from the
- * stack's limit.
+ * every recursive walk over a payload (redaction, recording, the fingerprint's digest, the parse's
+ * own check) far from the stack's limit.
  */
 export const MAX_BODY_DEPTH = 64;
-
-const OPEN_OBJECT = 123; // {
-const OPEN_ARRAY = 91; // [
-const CLOSE_OBJECT = 125; // }
-const CLOSE_ARRAY = 93; // ]
-const QUOTE = 34;
-const BACKSLASH = 92;
-
-/** Fewer opening brackets than the limit cannot nest past it: two native scans settle most bodies. */
-function hasFewBrackets(text: string, max: number): boolean {
-  let opens = 0;
-  for (let i = text.indexOf("{"); i >= 0 && opens <= max; i = text.indexOf("{", i + 1)) opens++;
-  for (let i = text.indexOf("["); i >= 0 && opens <= max; i = text.indexOf("[", i + 1)) opens++;
-  return opens <= max;
-}
-
-/** Whether JSON text nests objects and arrays deeper than `max`; brackets inside strings do not count. */
-export function textNestsDeeperThan(text: string, max: number): boolean {
-  if (hasFewBrackets(text, max)) return false;
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === BACKSLASH) i++;
-      else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
-    else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (++depth > max) return true;
-    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
-  }
-  return false;
-}
 
 /**
  * Whether an already parsed value nests deeper than `max`. Walked with an explicit stack, never

@@ -87,7 +87,7 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
    */
   onStale?: Handler;
   /**
-   * Key of the payload fingerprint (an HMAC-SHA-256 of the canonical JSON, kept with each record to
+   * Key of the payload fingerprint (an HMAC-SHA-256 of a digest of the JSON value, kept with each record to
    * tell a redelivery from another payload under the same id), at least 16 bytes. Default: a fixed,
    * public key, which keeps fingerprints stable but hides nothing. Set a secret here so that the stored
    * fingerprint is a keyed hash of the card data it covers; give every receiver sharing a store the same

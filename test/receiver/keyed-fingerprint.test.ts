@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { createReceiver, type IdempotencyStore, memoryStore } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_FINGERPRINT_KEY } from "../../src/receiver/fingerprint.js";
+import { DEFAULT_FINGERPRINT_KEY, payloadFingerprinter } from "../../src/receiver/fingerprint.js";
 import { canonicalJson } from "../../src/shared/canonical-json.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
@@ -18,7 +18,10 @@ const post = (text: string) => ({
 const answerOf = (response: { status: number; body: string }) => [response.status, JSON.parse(response.body)] as const;
 
 const KEY = "a-secret-shared-by-every-receiver";
-const hmacOf = (key: string, value: unknown) => createHmac("sha256", key).update(canonicalJson(value)).digest("hex");
+const fingerprintUnder = (key: string, value: unknown) => payloadFingerprinter(key)(value) as string;
+/** What the fingerprint was before the digest walk: the HMAC of the canonical JSON text. */
+const canonicalHmacOf = (key: string, value: unknown) =>
+  createHmac("sha256", key).update(canonicalJson(value)).digest("hex");
 const sha256Of = (value: unknown) => createHash("sha256").update(canonicalJson(value)).digest("hex");
 
 /** A renewal paid by card: the payload the fingerprint covers holds a card number. */
@@ -28,7 +31,7 @@ function cardRenewal() {
   return renewal;
 }
 
-describe("the payload fingerprint is a keyed hash (HMAC-SHA-256 of the canonical JSON)", () => {
+describe("the payload fingerprint is a keyed hash (HMAC-SHA-256 of a keyed digest of the JSON value)", () => {
   it("is stored as the HMAC under fingerprintKey, never as the unkeyed SHA-256 of the payload", async () => {
     const store = memoryStore();
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, fingerprintKey: KEY });
@@ -36,9 +39,10 @@ describe("the payload fingerprint is a keyed hash (HMAC-SHA-256 of the canonical
     expect((await receiver.handle(post(JSON.stringify(renewal)))).status).toBe(200);
     const stored = (await store.get(renewal.id))!.fingerprint;
     const parsed = JSON.parse(JSON.stringify(renewal));
-    expect(stored).toBe(hmacOf(KEY, parsed));
+    expect(stored).toBe(fingerprintUnder(KEY, parsed));
     expect(stored).not.toBe(sha256Of(parsed));
-    expect(stored).not.toBe(hmacOf(DEFAULT_FINGERPRINT_KEY, parsed));
+    expect(stored).not.toBe(canonicalHmacOf(KEY, parsed));
+    expect(stored).not.toBe(fingerprintUnder(DEFAULT_FINGERPRINT_KEY, parsed));
   });
 
   it("uses the documented default key when none is given, the same in every receiver", async () => {
@@ -47,7 +51,7 @@ describe("the payload fingerprint is a keyed hash (HMAC-SHA-256 of the canonical
     const renewal = notification();
     await receiver.handle(post(JSON.stringify(renewal)));
     expect((await store.get(renewal.id))!.fingerprint).toBe(
-      hmacOf(DEFAULT_FINGERPRINT_KEY, JSON.parse(JSON.stringify(renewal))),
+      fingerprintUnder(DEFAULT_FINGERPRINT_KEY, JSON.parse(JSON.stringify(renewal))),
     );
   });
 
@@ -122,7 +126,8 @@ describe("in Redis", () => {
     );
     const parsed = JSON.parse(JSON.stringify(renewal));
     const fingerprints = fields.map((hash) => (hash as Record<string, string>).fingerprint).filter(Boolean);
-    expect(fingerprints).toContain(hmacOf(KEY, parsed));
+    expect(fingerprints).toContain(fingerprintUnder(KEY, parsed));
+    expect(fingerprints.join()).not.toContain("4111111111111111");
     expect(fingerprints).not.toContain(sha256Of(parsed));
   });
 });
