@@ -24,15 +24,22 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
     const prefix = "order-spread:";
     const store = redisStore({ connection: client, prefix });
     const subscriptions = Array.from({ length: 300 }, (_, i) => `M-1:SUB-${i}`);
+    // An id belongs to one subscription (a used id under another answers 422): each has its own ids.
     for (const key of subscriptions) {
       for (const [n, position] of ["2026-03-01T02:00:00", "2026-03-01T03:00:00"].entries()) {
         const owner = `${key}-${n}`;
         expect(
-          await store.claim({ id: `evt-${n}`, fingerprint: "f", owner, leaseMs: 30_000, order: { key, position } }),
+          await store.claim({
+            id: `evt-${key}-${n}`,
+            fingerprint: "f",
+            owner,
+            leaseMs: 30_000,
+            order: { key, position },
+          }),
         ).toMatchObject({ status: "claimed" });
         expect(
           await store.complete(
-            { id: `evt-${n}`, owner: owner, order: { key: key } },
+            { id: `evt-${key}-${n}`, owner: owner, order: { key: key } },
             { processed: true, message: "processed" },
           ),
         ).toBe(true);
@@ -41,10 +48,10 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
     const slotOf = (key: string) => client.cluster("KEYSLOT", key) as Promise<number>;
     const slots = new Set<number>();
     for (const key of subscriptions) {
-      const keys = orderedKeys(prefix, key, "evt-0");
+      const keys = orderedKeys(prefix, key, `evt-${key}-0`);
       const slot = await slotOf(keys.order);
       expect(await slotOf(keys.record)).toBe(slot);
-      expect(await slotOf(orderedKeys(prefix, key, "evt-1").record)).toBe(slot);
+      expect(await slotOf(orderedKeys(prefix, key, `evt-${key}-1`).record)).toBe(slot);
       slots.add(slot);
     }
     // Spread is per subscription: 300 subscriptions land in (nearly) 300 slots, on all three masters.
