@@ -174,6 +174,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   function runWaiter(id: string, key: string, owner: string, leaseMs: number, at: number): ClaimedOrStale {
     const entry = live(id)!;
     orders.leave(key, id);
+    orders.runner(key, at + leaseMs);
     const position = entry.order?.position;
     const newest = orders.position(key);
     const stale = position !== undefined && newest !== undefined && isBefore(position, newest);
@@ -312,6 +313,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
       if (stale) return { status: "stale", ...handle, attempt: attempts, newestPosition: newestPosition! };
       if (order && !forQueue) orders.hold(order.key, owner, at + leaseMs, takeQueued ? id : undefined);
+      // A worker holding the key runs its mailbox from here.
+      if (order && takeQueued && !forQueue) orders.runner(order.key, at + leaseMs);
       return newestPosition === undefined
         ? { status: "claimed", ...handle, attempt: attempts }
         : { status: "claimed", ...handle, attempt: attempts, previousPosition: newestPosition };
@@ -357,6 +360,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       });
     },
 
+    markWaiting(claim, leaseMs) {
+      const queued = ownedUpdate(claim, ["processing"], (entry) => {
+        entry.state = "queued";
+        delete entry.leaseUntil;
+        letGoOfKey(entry, claim.id, true);
+      });
+      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs) };
+    },
+
     release({ id, owner }) {
       const entry = live(id);
       if (!entry || entry.owner !== owner || (entry.state !== "processing" && entry.state !== "queued")) return false;
@@ -370,7 +382,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       if (orders.heldFor(order.key, owner) !== undefined) return undefined;
       returnLapsedHolder(order.key, undefined, at);
       const first = firstWaiter(order.key, undefined, at);
-      return first === undefined || first === "busy" ? undefined : runWaiter(first, order.key, owner, leaseMs, at);
+      if (first !== undefined && first !== "busy") return runWaiter(first, order.key, owner, leaseMs, at);
+      // The runner stops here, in the step that found the list empty: an append from now on wakes another.
+      orders.runner(order.key, undefined);
+      return undefined;
     },
 
     get(ref) {

@@ -3,7 +3,7 @@ import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { ownerTokens, runClaimed, type ClaimedOutcome, type ClaimedRun } from "../dispatch/run-claimed.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
-import type { NotificationQueue } from "../queue/queue.js";
+import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { UNOBSERVED, type ReceiveObservation } from "../telemetry/observe-receive.js";
 import type { Background } from "./background.js";
@@ -136,26 +136,33 @@ export function claimAndDispatch(
           { ...fields, outcome: "lost_claim" },
           "claim taken over while queued; the other delivery runs it",
         );
+      // An ordered notification joins its subscription's mailbox: kept by the queue without a job, and
+      // one drain job queued only when the store says the subscription has no runner.
+      const queue = options.queue;
+      const mailbox = queue.durable && queue.wake && store.markWaiting && claim.order ? { mailbox: true as const } : {};
       try {
         // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
-        await observation.inSpan(() =>
-          options.queue!.enqueue({
-            id,
-            fingerprint,
-            notification,
-            headers,
-            receivedAt,
-            owner,
-            ...order,
-            trace: observation.carrier(),
-            // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
-            // queue holds the claim while the notification waits, and runs it only if still owned.
-            run: options.queue!.durable
-              ? runQueued
-              : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
-          }),
-        );
-        if (options.queue.durable) await store.markQueued(claim);
+        const item: QueuedNotification = {
+          id,
+          fingerprint,
+          notification,
+          headers,
+          receivedAt,
+          owner,
+          ...order,
+          trace: observation.carrier(),
+          // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
+          // queue holds the claim while the notification waits, and runs it only if still owned.
+          run: options.queue!.durable
+            ? runQueued
+            : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
+          ...mailbox,
+        };
+        await observation.inSpan(() => queue.enqueue(item));
+        if (mailbox.mailbox) {
+          const { wake } = await store.markWaiting!(claim, leaseMs);
+          if (wake) await observation.inSpan(() => queue.wake!(item));
+        } else if (queue.durable) await store.markQueued(claim);
       } catch (err) {
         await Promise.resolve(store.release(claim)).catch(() => {});
         return queueRefused(err, fields, unavailableRetry);

@@ -2,6 +2,7 @@ import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS, refOf } from "../idempoten
 import type {
   ClaimedOrStale,
   ClaimHandle,
+  MailboxAppend,
   ClaimRequest,
   ClaimResult,
   IdempotencyRecord,
@@ -64,6 +65,7 @@ export interface RedisStore extends IdempotencyStore {
   complete(claim: ClaimHandle, answer: StoredAnswer): Promise<boolean>;
   fail(claim: ClaimHandle, error: string): Promise<boolean>;
   markQueued(claim: ClaimHandle): Promise<boolean>;
+  markWaiting(claim: ClaimHandle, leaseMs?: number): Promise<MailboxAppend>;
   release(claim: ClaimHandle): Promise<boolean>;
   get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
   takeNext(order: { key: string }, owner: string, leaseMs?: number): Promise<ClaimedOrStale | undefined>;
@@ -244,6 +246,21 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     fail: (claim, error) => changed("mwIdemFail", claim, [error, retentionMs]),
     markQueued: (claim) => changed("mwIdemMarkQueued", claim, [retentionMs]),
     release: (claim) => changed("mwIdemRelease", claim, []),
+
+    async markWaiting(claim, lease = leaseMs) {
+      const keys = orderedKeys(prefix, claim.order!.key, claim.id);
+      const [marked, wake] = (await connection.run("mark waiting", (client) =>
+        replicated(client, "mwIdemOrderedMarkWaiting", [
+          keys.record,
+          keys.order,
+          keys.waiting,
+          claim.owner,
+          retentionMs,
+          lease,
+        ]),
+      )) as unknown as [number, number];
+      return { queued: marked === 1, wake: wake === 1 };
+    },
 
     async get(record) {
       const { id, key: orderKey } = refOf(record);
