@@ -2,6 +2,7 @@ import type { Answer } from "../answer/answer.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import {
   DEFAULT_LEASE_MS,
+  DEFAULT_MAILBOX_MAX_LENGTH,
   DEFAULT_RETENTION_SECONDS,
   StoreUnavailableError,
   refOf,
@@ -20,6 +21,7 @@ const MEMORY_STORE_KEYS = {
   retentionSeconds: true,
   maxEntries: true,
   maxBytes: true,
+  mailboxMaxLength: true,
   now: true,
 } as const satisfies KnownKeys<MemoryStoreOptions>;
 
@@ -37,6 +39,11 @@ export interface MemoryStoreOptions {
    * positions are held to the same figure, counted apart (`orderBytes`), and to `maxEntries`.
    */
   maxBytes?: number;
+  /**
+   * With `ordering` through a durable queue: the most notifications a subscription's waiting list (its
+   * mailbox) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
+   */
+  mailboxMaxLength?: number;
   /** Clock in epoch ms; tests move it to expire leases. */
   now?: () => number;
 }
@@ -76,6 +83,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const mailboxMaxLength = options.mailboxMaxLength ?? DEFAULT_MAILBOX_MAX_LENGTH;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
   const orders = memoryOrders({ retentionMs, maxEntries, maxBytes, now });
@@ -288,6 +296,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         }
       }
       if (order && entry?.waiting && !forQueue) orders.leave(order.key, id);
+      if (order && forQueue && !stale && !entry?.waiting && orders.waiters(order.key).length >= mailboxMaxLength)
+        return { status: "processing", retryAfterMs: leaseMs, key: true, full: true };
       const attempts = (entry?.attempts ?? 0) + 1;
       const claimed: Entry = {
         state: "processing",

@@ -87,9 +87,10 @@ export type ClaimResult =
   | (ClaimHandle & { status: "stale"; attempt: number; newestPosition: string })
   /**
    * Another owner holds a live lease: on this id, or (`key: true`) on another notification of its key
-   * (or, for a worker, an older notification of the key is still being handed to the queue).
+   * (or, for a worker, an older notification of the key is still being handed to the queue). With
+   * `full: true`, a claim `forQueue` met its key's waiting list at its maximum length: not accepted.
    */
-  | { status: "processing"; retryAfterMs: number; key?: true }
+  | { status: "processing"; retryAfterMs: number; key?: true; full?: true }
   /** Accepted into a durable queue earlier; a worker will run it. */
   | { status: "queued" }
   /** Done before; `answer` is what was answered then. */
@@ -111,6 +112,9 @@ export type ClaimResult =
  * (complete, fail, markQueued, release) releases the key; `complete` also moves the key's position
  * forward, never back.
  */
+/** The longest an order key's waiting list (its mailbox) grows by default before a claim `forQueue` is refused. */
+export const DEFAULT_MAILBOX_MAX_LENGTH = 10_000;
+
 /** What `markWaiting` answers: whether the record was handed over, and whether a drain job must be queued. */
 export interface MailboxAppend {
   queued: boolean;

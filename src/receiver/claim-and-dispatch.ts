@@ -93,6 +93,13 @@ export function claimAndDispatch(
       case "conflict":
         return verdict("conflict", fields);
       case "processing":
+        // The subscription's mailbox is at its maximum length: not accepted, the sender keeps it.
+        if (claim.full)
+          return verdict(
+            "overloaded",
+            { ...fields, reason: "subscription's mailbox is full" },
+            { headers: unavailableRetry },
+          );
         if (claim.key) {
           return verdict(
             "in_progress",

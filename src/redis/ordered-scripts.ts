@@ -132,7 +132,8 @@ end
 
 /**
  * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, position ('' for none), id,
- * mode, handoff (owner token or ''), record key prefix (KEYS[1] without the id).
+ * mode, handoff (owner token or ''), record key prefix (KEYS[1] without the id), the waiting list's
+ * maximum length (a 'queue' claim beyond it answers {'processing', leaseMs, 'full'}).
  *
  * After the record's own checks, a position older than the key's newest completed one is stale (the
  * record is claimed, the key is not). Then, by mode:
@@ -177,6 +178,9 @@ if mode == 'direct' then
   return {'claimed', attempts, newest or ''}
 end
 if mode == 'queue' then
+  if not redis.call('HGET', key, 'waiting') and redis.call('ZCARD', waiting) >= tonumber(ARGV[11]) then
+    return {'processing', lease, 'full'}
+  end
   ${TAKE_RECORD}
   redis.call('HSET', key, 'position', position, 'waiting', member)
   redis.call('ZADD', waiting, 0, member)

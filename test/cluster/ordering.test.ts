@@ -27,24 +27,23 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
     for (const key of subscriptions) {
       for (const [n, position] of ["2026-03-01T02:00:00", "2026-03-01T03:00:00"].entries()) {
         const owner = `${key}-${n}`;
+        // An id is bound to one subscription (a used id under another answers as that one's): one id each.
+        const id = `${key}:evt-${n}`;
         expect(
-          await store.claim({ id: `evt-${n}`, fingerprint: "f", owner, leaseMs: 30_000, order: { key, position } }),
+          await store.claim({ id, fingerprint: "f", owner, leaseMs: 30_000, order: { key, position } }),
         ).toMatchObject({ status: "claimed" });
         expect(
-          await store.complete(
-            { id: `evt-${n}`, owner: owner, order: { key: key } },
-            { processed: true, message: "processed" },
-          ),
+          await store.complete({ id, owner: owner, order: { key: key } }, { processed: true, message: "processed" }),
         ).toBe(true);
       }
     }
     const slotOf = (key: string) => client.cluster("KEYSLOT", key) as Promise<number>;
     const slots = new Set<number>();
     for (const key of subscriptions) {
-      const keys = orderedKeys(prefix, key, "evt-0");
+      const keys = orderedKeys(prefix, key, `${key}:evt-0`);
       const slot = await slotOf(keys.order);
       expect(await slotOf(keys.record)).toBe(slot);
-      expect(await slotOf(orderedKeys(prefix, key, "evt-1").record)).toBe(slot);
+      expect(await slotOf(orderedKeys(prefix, key, `${key}:evt-1`).record)).toBe(slot);
       slots.add(slot);
     }
     // Spread is per subscription: 300 subscriptions land in (nearly) 300 slots, on all three masters.
