@@ -96,6 +96,7 @@ export {
   type ClaimResult,
   type RecordState,
   type OrderClaim,
+  type MailboxAppend,
 } from "./idempotency/store.js";
 
 // Processing after the answer.
