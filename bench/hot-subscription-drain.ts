@@ -1,10 +1,11 @@
 import { Redis } from "ioredis";
 import { createReceiver, type Receiver } from "merchant-webhooks";
-import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
+import { bullmqQueue } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
 import { pino } from "pino";
 import { removeKeys } from "../test/support/redis.js";
+import { hotWorker } from "./hot-worker.js";
 import { JSON_HEADERS } from "./renewal-body.js";
 
 /**
@@ -56,22 +57,17 @@ async function drain(mode: "ordered" | "unordered", round: number): Promise<{ ra
   };
   const started = performance.now();
   const workers = [0, 1].map(() =>
-    createWorker({
-      connection: url,
-      name: "hot",
-      prefix: `{${run}}`,
-      idempotency: store,
-      logger,
-      concurrency: 20,
-      onRenew: async (notification) => {
+    hotWorker(
+      { url, run, store, logger },
+      async (notification) => {
         await redis.set(`{${run}}effect:${notification.id}`, "1");
         count();
       },
-      onStale: async () => {
+      async () => {
         stale++;
         count();
       },
-    }),
+    ),
   );
   await finished;
   const seconds = (performance.now() - started) / 1000;

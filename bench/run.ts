@@ -86,6 +86,10 @@ if (wanted("hot-subscription-drain")) {
   console.error("one hot subscription's backlog through the queue, ordered and not ...");
   results.hot_subscription_drain = await bench("./hot-subscription-drain.ts");
 }
+if (wanted("hot-drain-processes")) {
+  console.error("the same through two worker processes: one subscription ordered, 1,000 unordered ...");
+  results.hot_drain_processes = await bench("./hot-drain-processes.ts");
+}
 if (wanted("cluster-throughput")) {
   console.error("redisStore on a 3-master cluster against one Redis ...");
   results.cluster = await bench("./cluster-throughput.ts");

@@ -94,6 +94,7 @@ export {
   type ClaimResult,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type MailboxAppend,
   type OrderClaim,
   type RecordState,
   StoreUnavailableError,

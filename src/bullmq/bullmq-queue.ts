@@ -74,6 +74,7 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   /** A copy of each queued job's data, kept apart from the queue until done (see `sweepQueued`). */
   readonly ledger: QueueLedger;
   enqueue(item: QueuedNotification): Promise<void>;
+  wake(item: QueuedNotification): Promise<void>;
   has(id: string): Promise<boolean>;
   /** A PING on the queue's connection within `timeoutMs`; rejects while Redis is down. */
   ping(): Promise<void>;
@@ -111,17 +112,28 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   queue.on("error", () => {});
   let connected = false;
 
-  async function add(item: QueuedNotification): Promise<void> {
+  async function ready(): Promise<void> {
     // Before the first connection BullMQ waits for Redis to come up; after it, a lost connection fails now.
     if (connected && handle.client.status !== "ready")
       throw new QueueUnavailableError("Redis connection for the queue is down");
     await queue.waitUntilReady();
     connected = true;
-    const jobId = jobIdFor(item.id);
+  }
+
+  async function add(item: QueuedNotification): Promise<void> {
+    await ready();
     const part = ledger.partFor(item.id);
     const data: NotificationJobData = jobDataFor(item, key, part);
+    // A mailbox's notification is kept as the copy alone: the runner of its subscription reads it there.
+    if (item.mailbox) return ledger.keep(item.id, data, part);
     // The copy goes beside the job, never after it: a job acknowledged without its copy could be lost for good.
-    await Promise.all([ledger.keep(item.id, data, part), queue.add(item.notification.event_type, data, { jobId })]);
+    await Promise.all([ledger.keep(item.id, data, part), addJob(item, data)]);
+  }
+
+  /** The notification's own job; for a mailbox's notification, the job that runs its subscription's mailbox. */
+  async function addJob(item: QueuedNotification, data: NotificationJobData): Promise<void> {
+    const jobId = jobIdFor(item.id);
+    await queue.add(item.notification.event_type, data, { jobId });
     // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;
     // a job left in the failed (or, if kept, completed) set would not, yet the receiver has just
     // claimed the id again: replace that job so the notification runs, with the payload just received.
@@ -139,6 +151,15 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     enqueue: (item) =>
       withTimeout(
         add(item),
+        timeoutMs,
+        () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`),
+      ),
+    wake: (item) =>
+      withTimeout(
+        (async () => {
+          await ready();
+          await addJob(item, jobDataFor(item, key, ledger.partFor(item.id)));
+        })(),
         timeoutMs,
         () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`),
       ),

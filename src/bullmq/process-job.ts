@@ -107,13 +107,24 @@ export async function processJob(
   } catch {
     return postpone(job, token, STORE_RETRY_MS);
   }
+  let current: ClaimedOrStale | undefined;
+  let leaseFrom = claimSent;
+  // Set when the job's own notification was settled before: the job's outcome, whatever it drains.
+  let settled: JobOutcome | undefined;
   switch (claim.status) {
     case "completed":
+    case "conflict": {
       await forgetCopy(runner, id, own.ledger);
-      return "duplicate";
-    case "conflict":
-      await forgetCopy(runner, id, own.ledger);
-      return "conflict";
+      settled = claim.status === "completed" ? "duplicate" : "conflict";
+      if (!order || runner.shutdown.aborted) return settled;
+      // An ordered job is also its subscription's drain job (the mailbox's notifications have none of
+      // their own): the runner that held it may have died after its own notification, so the job runs
+      // what still waits, from the head, before it ends.
+      const taken = await takeNext(runner.store, order.key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs);
+      ({ current, currentTransaction: transaction } = taken ?? {});
+      if (taken?.sentAt !== undefined) leaseFrom = taken.sentAt;
+      break;
+    }
     case "processing":
       // Another worker runs this id, or holds the subscription: that one runs this notification in
       // its turn, so come back only when its lease would have run out (it died), or soon when the
@@ -126,12 +137,14 @@ export async function processJob(
     case "queued":
       // Only a store that ignores `takeQueued` answers this; look again rather than drop the job.
       return postpone(job, token, recheckDelay(job));
+    default:
+      current = claim;
   }
 
-  let outcome: JobOutcome | undefined;
+  let outcome: JobOutcome | undefined = settled;
   let ownFailure: unknown;
-  let current: ClaimedOrStale | undefined = claim;
-  let leaseFrom = claimSent;
+  // A waiter's data could not be read: the subscription's mailbox is left to run later, by this job.
+  let unreachable = false;
   // The transaction the current claim was made in, with a store that claims in one.
   let currentTransaction = transaction;
   // Tidying after a waiter (its job removed, its ledger copy dropped) overlaps the next waiter's run:
@@ -145,10 +158,11 @@ export async function processJob(
       // Redis did not answer where the job is: the notification is not gone, and failing its record
       // would send an accepted, in-order notification to onStale. Let the claim go at once, so it
       // goes back in line at its position (see `return_lapsed_holder`), and stop taking this key's
-      // waiters here: their own jobs, postponed as safety nets, come back for them.
-      // (A claim made in a transaction is rolled back instead; its job comes back for it.)
+      // waiters for now: this job comes back for them (in a mailbox they have no job of their own).
+      // (A claim made in a transaction is rolled back instead.)
       if (currentTransaction?.result === current) await currentTransaction.rollback("job_unreachable");
       else await Promise.resolve(runner.store.extend(current, 0)).catch(() => {});
+      unreachable = true;
       break;
     }
     const inTransaction = currentTransaction?.result === current ? currentTransaction : undefined;
@@ -207,7 +221,9 @@ export async function processJob(
   if (ownFailure !== undefined) throw ownFailure;
   // Its notification still waits its turn in the list: the job stays as the safety net for it.
   if (outcome === undefined) return postpone(job, token, runner.leaseMs);
-  await forgetCopy(runner, id, own.ledger);
+  if (settled === undefined) await forgetCopy(runner, id, own.ledger);
+  // Back soon: its own notification is settled by then, and the job runs the mailbox on from its head.
+  if (unreachable) return postpone(job, token, STORE_RETRY_MS);
   return outcome;
 }
 
@@ -304,30 +320,27 @@ async function waiterJobData(
   id: string,
   runner: JobRunner,
 ): Promise<ReadJobData | undefined | typeof UNREACHABLE> {
-  let other: Job<NotificationJobData> | undefined;
-  let lookupFailed = false;
-  try {
-    other = await withTimeout(
+  // Both asked at once: a mailbox's notifications have no job of their own, only the ledger's copy,
+  // and asking one after the other would put a round trip more between each of a subscription's runs.
+  const [looked, found] = await Promise.allSettled([
+    withTimeout(
       // The job's own queue handle (protected in BullMQ's types) reaches its sibling jobs.
       Job.fromId<NotificationJobData>((job as unknown as { queue: MinimalQueue }).queue, jobIdFor(id)),
       WORKER_CALL_TIMEOUT_MS,
       () => new Error("job lookup timed out"),
-    );
-  } catch {
-    // The ledger's copy may still answer (it may sit on another master); it is the same data.
-    lookupFailed = true;
-  }
+    ),
+    runner.ledger
+      ? withTimeout(runner.ledger.find(id), WORKER_CALL_TIMEOUT_MS, () => new Error("ledger lookup timed out"))
+      : undefined,
+  ]);
+  // A failed lookup leaves the ledger's copy to answer (it may sit on another master); it is the same data.
+  const lookupFailed = looked.status === "rejected";
+  const other = looked.status === "fulfilled" ? looked.value : undefined;
   if (other) return readableOrUndefined(() => ({ ...readJobData(other, runner.keys), job: other }));
-  // The job is gone (a failover lost it, or it was removed), or could not be looked up: run the
-  // notification from the ledger's copy.
-  let copy: LedgerEntry | undefined;
-  try {
-    copy = runner.ledger
-      ? await withTimeout(runner.ledger.find(id), WORKER_CALL_TIMEOUT_MS, () => new Error("ledger lookup timed out"))
-      : undefined;
-  } catch {
-    return UNREACHABLE;
-  }
+  // The job is gone (a failover lost it, or it was removed; a mailbox's never had one), or could not
+  // be looked up: run the notification from the ledger's copy.
+  if (found.status === "rejected") return UNREACHABLE;
+  const copy: LedgerEntry | undefined = found.value;
   if (!copy?.data) return lookupFailed ? UNREACHABLE : undefined;
   const data = copy.data;
   return readableOrUndefined(() => ({

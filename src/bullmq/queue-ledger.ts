@@ -88,7 +88,11 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
       await Promise.all(chosen.map((keys) => client.multi().hdel(keys.jobs, id).zrem(keys.since, id).exec()));
     },
     async find(id) {
-      for (const [part, keys] of parts.entries()) {
+      // The part it was most likely kept in first: the one `partFor` picks now (the slot map may have moved).
+      const first = this.partFor(id);
+      for (let step = 0; step < LEDGER_PARTS; step++) {
+        const part = (first + step) % LEDGER_PARTS;
+        const keys = parts[part]!;
         const [text, since] = await Promise.all([client.hget(keys.jobs, id), client.zscore(keys.since, id)]);
         if (text !== null) return { id, part, since: Number(since ?? 0), data: parse(text) };
       }

@@ -40,7 +40,9 @@ const SWEEP_CALL_TIMEOUT_MS = 5_000;
  * has stopped: it was answered 200). Whether a copy is still needed is decided by its record:
  *
  * - `queued`, or `processing` with a lapsed lease (its receiver or worker died), and no job in the
- *   queue: queued again. The store runs it exactly once whoever else queues it meanwhile.
+ *   queue: queued again. The store runs it exactly once whoever else queues it meanwhile. Of an
+ *   ordered subscription's copies (its mailbox, which has no job per notification), one a sweep: its
+ *   job runs the subscription's waiting list from the head.
  * - no record: the claim itself was lost (or its retention ran out); with no job, queued again too.
  * - `completed`: the copy is dropped.
  * - `failed`: dropped once the job is in the failed set (for `redrive`) or gone; kept while BullMQ
@@ -52,6 +54,8 @@ export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepRes
   const result: SweepResult = { checked: 0, requeued: 0, dropped: 0 };
   const before = Date.now() - (options.olderThanMs ?? DEFAULT_SWEEP_MIN_AGE_MS);
   const pageSize = options.limit ?? DEFAULT_SWEEP_PAGE;
+  // A subscription's mailbox needs one job to run it from its head, not one per waiting copy.
+  const woken = new Set<string>();
   for (let part = 0; part < LEDGER_PARTS; part++) {
     // Pages by offset: a dropped copy leaves the part, so the next page starts that much earlier.
     for (let offset = 0; ; ) {
@@ -65,6 +69,9 @@ export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepRes
           dropped++;
         } else if (verdict === "requeue") {
           const data = entry.data!;
+          const key = data.order?.key;
+          if (key !== undefined && woken.has(key)) continue;
+          if (key !== undefined) woken.add(key);
           await bounded(queue.add(data.event_type, data, { jobId: jobIdFor(entry.id) }));
           result.requeued++;
         }

@@ -50,6 +50,11 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
     orders.delete(key);
     totalBytes -= entry.bytes;
   }
+  /**
+   * Until when each key's mailbox has a runner (a worker running its waiting list, or a drain job on
+   * its way); kept apart from the entries, and dropped when the runner stops or its time is up.
+   */
+  const runners = new Map<string, number>();
   /** Each key's waiting list: ids queued in order, sorted by position (none first), then id. */
   const waiting = new Map<string, Array<{ id: string; member: string }>>();
 
@@ -109,6 +114,25 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       entry.owner = owner;
       entry.leaseUntil = leaseUntil;
       write(key, entry);
+    },
+
+    /**
+     * For an append to the key's mailbox: whether the key has a runner (a live holder, or a runner
+     * marked within its lease); without one, the caller becomes it until `until` (see `markWaiting`).
+     */
+    wakeRunner(key: string, until: number): boolean {
+      const at = now();
+      const entry = live(key);
+      if (entry?.owner !== undefined && entry.leaseUntil! > at) return false;
+      if ((runners.get(key) ?? 0) > at) return false;
+      runners.set(key, until);
+      return true;
+    },
+
+    /** A runner took the key's next notification (until `until`), or found none and stopped (undefined). */
+    runner(key: string, until: number | undefined): void {
+      if (until === undefined) runners.delete(key);
+      else runners.set(key, until);
     },
 
     /** The notification a worker held the key for, and under which owner, once that hold has lapsed (forgotten then). */

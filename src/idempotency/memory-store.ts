@@ -8,6 +8,7 @@ import {
   type ClaimRequest,
   type ClaimResult,
   DEFAULT_LEASE_MS,
+  DEFAULT_MAILBOX_MAX_LENGTH,
   DEFAULT_RETENTION_SECONDS,
   type IdempotencyRecord,
   type IdempotencyStore,
@@ -25,6 +26,7 @@ const MEMORY_STORE_KEYS = {
   retentionSeconds: true,
   maxEntries: true,
   maxBytes: true,
+  mailboxMaxLength: true,
   now: true,
 } as const satisfies KnownKeys<MemoryStoreOptions>;
 
@@ -42,6 +44,11 @@ export interface MemoryStoreOptions {
    * positions are held to the same figure, counted apart (`orderBytes`), and to `maxEntries`.
    */
   maxBytes?: number;
+  /**
+   * With `ordering` through a durable queue: the most notifications a subscription's waiting list (its
+   * mailbox) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
+   */
+  mailboxMaxLength?: number;
   /** Clock in epoch ms; tests move it to expire leases. */
   now?: () => number;
 }
@@ -81,6 +88,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const mailboxMaxLength = options.mailboxMaxLength ?? DEFAULT_MAILBOX_MAX_LENGTH;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
   const orders = memoryOrders({ retentionMs, maxEntries, maxBytes, now });
@@ -179,6 +187,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   function runWaiter(id: string, key: string, owner: string, leaseMs: number, at: number): ClaimedOrStale {
     const entry = live(id)!;
     orders.leave(key, id);
+    orders.runner(key, at + leaseMs);
     const position = entry.order?.position;
     const newest = orders.position(key);
     const stale = position !== undefined && newest !== undefined && isBefore(position, newest);
@@ -292,6 +301,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         }
       }
       if (order && entry?.waiting && !forQueue) orders.leave(order.key, id);
+      if (order && forQueue && !stale && !entry?.waiting && orders.waiters(order.key).length >= mailboxMaxLength)
+        return { status: "processing", retryAfterMs: leaseMs, key: true, full: true };
       const attempts = (entry?.attempts ?? 0) + 1;
       const claimed: Entry = {
         state: "processing",
@@ -317,6 +328,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
       if (stale) return { status: "stale", ...handle, attempt: attempts, newestPosition: newestPosition! };
       if (order && !forQueue) orders.hold(order.key, owner, at + leaseMs, takeQueued ? id : undefined);
+      // A worker holding the key runs its mailbox from here.
+      if (order && takeQueued && !forQueue) orders.runner(order.key, at + leaseMs);
       return newestPosition === undefined
         ? { status: "claimed", ...handle, attempt: attempts }
         : { status: "claimed", ...handle, attempt: attempts, previousPosition: newestPosition };
@@ -362,6 +375,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       });
     },
 
+    markWaiting(claim, leaseMs) {
+      const queued = ownedUpdate(claim, ["processing"], (entry) => {
+        entry.state = "queued";
+        delete entry.leaseUntil;
+        letGoOfKey(entry, claim.id, true);
+      });
+      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs) };
+    },
+
     release({ id, owner }) {
       const entry = live(id);
       if (!entry || entry.owner !== owner || (entry.state !== "processing" && entry.state !== "queued")) return false;
@@ -375,7 +397,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       if (orders.heldFor(order.key, owner) !== undefined) return undefined;
       returnLapsedHolder(order.key, undefined, at);
       const first = firstWaiter(order.key, undefined, at);
-      return first === undefined || first === "busy" ? undefined : runWaiter(first, order.key, owner, leaseMs, at);
+      if (first !== undefined && first !== "busy") return runWaiter(first, order.key, owner, leaseMs, at);
+      // The runner stops here, in the step that found the list empty: an append from now on wakes another.
+      orders.runner(order.key, undefined);
+      return undefined;
     },
 
     get(ref) {

@@ -93,9 +93,10 @@ export type ClaimResult =
   | (ClaimHandle & { status: "stale"; attempt: number; newestPosition: string })
   /**
    * Another owner holds a live lease: on this id, or (`key: true`) on another notification of its key
-   * (or, for a worker, an older notification of the key is still being handed to the queue).
+   * (or, for a worker, an older notification of the key is still being handed to the queue). With
+   * `full: true`, a claim `forQueue` met its key's waiting list at its maximum length: not accepted.
    */
-  | { status: "processing"; retryAfterMs: number; key?: true }
+  | { status: "processing"; retryAfterMs: number; key?: true; full?: true }
   /** Accepted into a durable queue earlier; a worker will run it. */
   | { status: "queued" }
   /** Done before; `answer` is what was answered then. */
@@ -117,6 +118,15 @@ export type ClaimResult =
  * (complete, fail, markQueued, release) releases the key; `complete` also moves the key's position
  * forward, never back.
  */
+/** The longest an order key's waiting list (its mailbox) grows by default before a claim `forQueue` is refused. */
+export const DEFAULT_MAILBOX_MAX_LENGTH = 10_000;
+
+/** What `markWaiting` answers: whether the record was handed over, and whether a drain job must be queued. */
+export interface MailboxAppend {
+  queued: boolean;
+  wake: boolean;
+}
+
 export interface IdempotencyStore {
   /** The lease this store was configured with; receivers and workers use it unless given their own. */
   readonly leaseMs?: number;
@@ -127,6 +137,15 @@ export interface IdempotencyStore {
   fail(claim: ClaimHandle, error: string): Awaitable<boolean>;
   /** Hand a claimed record over to a queue; the owner token is kept for `release`. */
   markQueued(claim: ClaimHandle): Awaitable<boolean>;
+  /**
+   * Hand a claim made `forQueue` in order over to the queue as `markQueued` does, as one notification
+   * of its key's mailbox, with no job of its own, and answer in the same atomic step whether the key
+   * has a runner (a worker running its waiting list, or a drain job on its way). Without one the
+   * answer is `wake: true` and the key counts as having one for `leaseMs`: the caller queues the drain
+   * job. A runner that finds the list empty stops in one step with clearing that mark, so no append
+   * is left without a runner. A store without it gets one job per notification.
+   */
+  markWaiting?(claim: ClaimHandle, leaseMs: number): Awaitable<MailboxAppend>;
   /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */
   release(claim: ClaimHandle): Awaitable<boolean>;
   get(record: RecordRef): Awaitable<IdempotencyRecord | undefined>;

@@ -20,6 +20,11 @@ export interface QueuedNotification {
   trace?: Record<string, string>;
   /** Runs the handler under the receiver's claim; in-process queues call it, durable queues ignore it. */
   run: () => Promise<void>;
+  /**
+   * Set for an ordered notification that joins its subscription's mailbox (a queue with `wake`, a
+   * store with `markWaiting`): the queue keeps it durably but queues no job for it; `wake` does.
+   */
+  mailbox?: true;
 }
 
 /**
@@ -41,6 +46,12 @@ export interface NotificationQueue {
    * retry). A receiver that finds the record queued asks, and queues the notification again if not.
    */
   has?(id: string): Promise<boolean>;
+  /**
+   * Queue the job that runs a subscription's mailbox from its head, for a notification kept with
+   * `mailbox` whose store said its subscription had no runner. A queue without it gets one job per
+   * ordered notification.
+   */
+  wake?(item: QueuedNotification): Promise<void>;
   /** Resolves when the queue would accept a notification now; rejects when not. Used by `receiver.health()`. */
   ping?(): Promise<void>;
   /** Stop accepting and wait for accepted work at most `timeoutMs` (the queue's own default when not given). */

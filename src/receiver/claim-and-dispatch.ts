@@ -111,6 +111,13 @@ export function claimAndDispatch(
       case "conflict":
         return verdict("conflict", fields);
       case "processing":
+        // The subscription's mailbox is at its maximum length: not accepted, the sender keeps it.
+        if (claim.full)
+          return verdict(
+            "overloaded",
+            { ...fields, reason: "subscription's mailbox is full" },
+            { headers: unavailableRetry },
+          );
         if (claim.key) {
           return verdict(
             "in_progress",
@@ -156,6 +163,9 @@ export function claimAndDispatch(
           "claim taken over while queued; the other delivery runs it",
         );
       const queue = options.queue;
+      // An ordered notification joins its subscription's mailbox: kept by the queue without a job, and
+      // one drain job queued only when the store says the subscription has no runner.
+      const mailbox = queue.durable && queue.wake && store.markWaiting && claim.order ? { mailbox: true as const } : {};
       const item: QueuedNotification = {
         id,
         fingerprint,
@@ -168,6 +178,7 @@ export function claimAndDispatch(
         // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
         // queue holds the claim while the notification waits, and runs it only if still owned.
         run: queue.durable ? runQueued : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
+        ...mailbox,
       };
       try {
         // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
@@ -177,7 +188,10 @@ export function claimAndDispatch(
           await transaction.commitQueued();
         } else {
           await observation.inSpan(() => queue.enqueue(item));
-          if (queue.durable) await store.markQueued(claim);
+          if (mailbox.mailbox) {
+            const { wake } = await store.markWaiting!(claim, leaseMs);
+            if (wake) await observation.inSpan(() => queue.wake!(item));
+          } else if (queue.durable) await store.markQueued(claim);
         }
       } catch (err) {
         // Refused, the notification leaves nothing behind: the sender's retry starts afresh.

@@ -7,7 +7,9 @@ import { RECORD_STEPS } from "./scripts.js";
  * on Redis Cluster too. ARGV are those of the unordered script, plus more on a claim.
  *
  * Order hash fields: position (newest completed, sortable form), owner, leaseUntil and heldSince (the
- * claim holding the key), lastHeldMs (how long the last hold took). Record hash fields added:
+ * claim holding the key), lastHeldMs (how long the last hold took), runnerUntil (the key's mailbox has
+ * a runner, a worker draining its waiting list or a drain job on its way, until then; see
+ * ORDERED_MARK_WAITING). Record hash fields added:
  * position, holdsKey ('1' while this claim holds the key; a stale claim does not), waiting (its member
  * in the waiting list, while it is in it).
  */
@@ -121,6 +123,7 @@ end
 local function run_waiter(waiting, order_key, rec_prefix, id, pos, member, newest, owner, lease, retention, now)
   local rec_key = rec_prefix .. id
   local attempts = take_waiter(waiting, rec_key, member, owner, lease, retention, now)
+  redis.call('HSET', order_key, 'runnerUntil', int(now + lease))
   if pos ~= '' and newest and before(pos, newest) then return {'stale', attempts, newest, id, pos} end
   hold(rec_key, order_key, owner, lease, retention, now, id)
   return {'claimed', attempts, newest or '', id, pos}
@@ -129,7 +132,8 @@ end
 
 /**
  * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, position ('' for none), id,
- * mode, handoff (owner token or ''), record key prefix (KEYS[1] without the id).
+ * mode, handoff (owner token or ''), record key prefix (KEYS[1] without the id), the waiting list's
+ * maximum length (a 'queue' claim beyond it answers {'processing', leaseMs, 'full'}).
  *
  * After the record's own checks, a position older than the key's newest completed one is stale (the
  * record is claimed, the key is not). Then, by mode:
@@ -174,6 +178,9 @@ if mode == 'direct' then
   return {'claimed', attempts, newest or ''}
 end
 if mode == 'queue' then
+  if not redis.call('HGET', key, 'waiting') and redis.call('ZCARD', waiting) >= tonumber(ARGV[11]) then
+    return {'processing', lease, 'full'}
+  end
   ${TAKE_RECORD}
   redis.call('HSET', key, 'position', position, 'waiting', member)
   redis.call('ZADD', waiting, 0, member)
@@ -196,6 +203,7 @@ if first == id or not first then
   ${TAKE_RECORD}
   if position ~= '' then redis.call('HSET', key, 'position', position) end
   hold(key, order_key, owner, lease, retention, now, id)
+  redis.call('HSET', order_key, 'runnerUntil', int(now + lease))
   return {'claimed', attempts, newest or ''}
 end
 redis.call('HSET', key, 'state', 'queued', 'fingerprint', fingerprint, 'position', position, 'waiting', member)
@@ -218,7 +226,12 @@ local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil')
 if order[2] and tonumber(order[3]) and tonumber(order[3]) > now then return {} end
 return_lapsed_holder(order_key, waiting, rec_prefix, now, nil)
 local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, nil)
-if not first or first == 'busy' then return {} end
+if not first or first == 'busy' then
+  -- The runner stops here: an append from now on wakes a new one (ORDERED_MARK_WAITING), one before
+  -- this was in the list to be found; a head still being handed over wakes one when it is marked.
+  redis.call('HDEL', order_key, 'runnerUntil')
+  return {}
+end
 return run_waiter(waiting, order_key, rec_prefix, first, first_pos, first_member, order[1], owner, lease, retention, now)
 `;
 
@@ -282,6 +295,25 @@ export const ORDERED_MARK_QUEUED = `${PRELUDE}${OWNED_IN(["processing"])}${MARK_
 return 1
 `;
 
+/**
+ * ARGV: owner, retentionMs, leaseMs. MARK_QUEUED for a notification that joins its key's mailbox
+ * without a job of its own, answering {1, wake}: wake is 1 when the key has no runner (no live holder,
+ * no live runnerUntil), and the caller must then queue one drain job; the runner flag is set for
+ * `leaseMs` in the same step, so other appends meanwhile queue none. A runner clears the flag in the
+ * same step as it finds the list empty (ORDERED_NEXT), so an append is either found by the runner or
+ * wakes a new one. {0, 0} when the claim is no longer the caller's.
+ */
+export const ORDERED_MARK_WAITING = `${PRELUDE}${OWNED_IN(["processing"])}${MARK_QUEUED_RECORD}${LET_GO}
+local now = now_ms()
+local order = redis.call('HMGET', KEYS[2], 'owner', 'leaseUntil', 'runnerUntil')
+local held = order[1] and (tonumber(order[2]) or 0) > now
+if held or (tonumber(order[3]) or 0) > now then return {1, 0} end
+local lease = tonumber(ARGV[3])
+redis.call('HSET', KEYS[2], 'runnerUntil', int(now + lease))
+if redis.call('PTTL', KEYS[2]) < lease then redis.call('PEXPIRE', KEYS[2], int(math.max(tonumber(ARGV[2]), lease))) end
+return {1, 1}
+`;
+
 /** ARGV: owner. */
 export const ORDERED_RELEASE = `${PRELUDE}${OWNED_IN(["processing", "queued"])}${LEAVE_LIST}${LET_GO}
 redis.call('DEL', KEYS[1])
@@ -297,6 +329,7 @@ export const ORDERED_COMMANDS = {
   mwIdemOrderedComplete: ORDERED_COMPLETE,
   mwIdemOrderedFail: ORDERED_FAIL,
   mwIdemOrderedMarkQueued: ORDERED_MARK_QUEUED,
+  mwIdemOrderedMarkWaiting: ORDERED_MARK_WAITING,
   mwIdemOrderedRelease: ORDERED_RELEASE,
 } as const;
 

@@ -1,7 +1,13 @@
-import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS, refOf } from "../idempotency/store.js";
+import {
+  DEFAULT_LEASE_MS,
+  DEFAULT_MAILBOX_MAX_LENGTH,
+  DEFAULT_RETENTION_SECONDS,
+  refOf,
+} from "../idempotency/store.js";
 import type {
   ClaimedOrStale,
   ClaimHandle,
+  MailboxAppend,
   ClaimRequest,
   ClaimResult,
   IdempotencyRecord,
@@ -47,6 +53,11 @@ export interface RedisStoreSettings {
   /** The longest any store call may take before it fails with `StoreUnavailableError`. Default 500 ms. */
   timeoutMs?: number;
   /**
+   * With `ordering` through a durable queue: the most notifications a subscription's waiting list (its
+   * mailbox) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
+   */
+  mailboxMaxLength?: number;
+  /**
    * Act on a write only once this many replicas hold it (Redis `WAIT`, sent in one pipeline with the
    * write, so on a cluster it goes to the record's own master). Redis replicates asynchronously: a
    * master that dies just after acknowledging a claim or a completion can take that write with it, and
@@ -73,6 +84,7 @@ export interface RedisStore extends IdempotencyStore {
   complete(claim: ClaimHandle, answer: StoredAnswer): Promise<boolean>;
   fail(claim: ClaimHandle, error: string): Promise<boolean>;
   markQueued(claim: ClaimHandle): Promise<boolean>;
+  markWaiting(claim: ClaimHandle, leaseMs?: number): Promise<MailboxAppend>;
   release(claim: ClaimHandle): Promise<boolean>;
   get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
   /** Present unless `timeIndex: false`. */
@@ -94,6 +106,7 @@ const REDIS_STORE_KEYS = {
   leaseMs: true,
   retentionSeconds: true,
   timeoutMs: true,
+  mailboxMaxLength: true,
   waitForReplicas: true,
   timeIndex: true,
 } as const satisfies KnownKeys<RedisStoreSettings & { connection: unknown }>;
@@ -139,6 +152,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   checkRedisConnection(options?.connection, { what: "redisStore", options: true });
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
+  const mailboxMaxLength = positive("mailboxMaxLength", options.mailboxMaxLength ?? DEFAULT_MAILBOX_MAX_LENGTH);
   const retentionMs = Math.round(
     positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000,
   );
@@ -227,7 +241,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       if (order) {
         const mode = request.forQueue ? "queue" : takeQueued ? "worker" : "direct";
         const { recordPrefix } = orderedKeys(prefix, order.key, id);
-        args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix);
+        args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix, mailboxMaxLength);
       } else args.push(handoffFrom);
       const reply = (await script("mwIdemClaim", id, order?.key, args, () =>
         abandon(id, owner, order?.key),
@@ -238,6 +252,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         case "stale":
           return claimedOf(reply, { id, owner, ...(order ? { order } : {}) });
         case "processing":
+          if (position === "full") return { status, retryAfterMs: Number(value), key: true, full: true };
           return position === "key"
             ? { status, retryAfterMs: Number(value), key: true }
             : { status, retryAfterMs: Number(value) };
@@ -256,6 +271,19 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     fail: (claim, error) => changed("mwIdemFail", claim, [error, retentionMs]),
     markQueued: (claim) => changed("mwIdemMarkQueued", claim, [retentionMs]),
     release: (claim) => changed("mwIdemRelease", claim, []),
+
+    async markWaiting(claim, lease = leaseMs) {
+      const keys = orderedKeys(prefix, claim.order!.key, claim.id);
+      const [marked, wake] = (await connection.run("mark waiting", (client) =>
+        replicated(client, "mwIdemOrderedMarkWaiting", [
+          ...withIndex([keys.record, keys.order, keys.waiting]),
+          claim.owner,
+          retentionMs,
+          lease,
+        ]),
+      )) as unknown as [number, number];
+      return { queued: marked === 1, wake: wake === 1 };
+    },
 
     async get(record) {
       const { id, key: orderKey } = refOf(record);

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
-import { spawnWorker, type WorkerProcess } from "./fixtures/spawn-worker.js";
+import { queueWorkerEnv, spawnWorker, type WorkerProcess } from "./fixtures/spawn-worker.js";
 
 /**
  * Short claims, locks and stalled checks, so a dead worker's job is picked up in about two seconds.
@@ -43,11 +43,7 @@ describe("workers that die or stop", () => {
     cleanup.push(() => receiver.close());
     const spawn = async (env: Record<string, string> = {}) => {
       const child = await spawnWorker({
-        REDIS_URL,
-        QUEUE: name,
-        PREFIX: prefix,
-        STORE_PREFIX: storePrefix,
-        EFFECTS: effects,
+        ...queueWorkerEnv({ redisUrl: REDIS_URL, queue: name, prefix, storePrefix, effects }),
         LEASE_MS: String(LEASE_MS),
         STALLED_INTERVAL_MS: String(STALLED_INTERVAL_MS),
         ...env,
