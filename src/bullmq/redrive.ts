@@ -5,6 +5,7 @@ import { closeIfOwned, producerConnection, type RedisConnection } from "../redis
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
 export interface RedriveOptions {
   connection: RedisConnection;
@@ -32,13 +33,13 @@ export interface FoundQueue {
 }
 
 /** `redrive` with `requireQueue` found no such queue; `found` lists the queues Redis has. */
-export class QueueNotFoundError extends Error {
+export class QueueNotFoundError extends MerchantWebhooksError {
   override readonly name = "QueueNotFoundError";
   constructor(
     readonly queue: FoundQueue,
     readonly found: readonly FoundQueue[],
   ) {
-    super(`no queue "${queue.name}" with prefix "${queue.prefix}" in Redis`);
+    super("MW_QUEUE_NOT_FOUND", `no queue "${queue.name}" with prefix "${queue.prefix}" in Redis`);
   }
 }
 
