@@ -101,4 +101,60 @@ describe("MerchantWebhooksError", () => {
     const invalid = await parseNotification("{}", { "content-type": "application/json" }).catch((err: unknown) => err);
     expect(invalid).toMatchObject({ name: "NotificationError", code: "MW_NOTIFICATION_INVALID", status: 400 });
   });
+
+  it.each([
+    [
+      "a negative handlerTimeoutMs",
+      RangeError,
+      "MW_INVALID_TIMEOUT",
+      async () => {
+        const { createReceiver } = await import("merchant-webhooks");
+        createReceiver({ handlerTimeoutMs: -1 });
+      },
+    ],
+    [
+      "a short HMAC secret",
+      RangeError,
+      "MW_WEAK_SECRET",
+      async () => {
+        const { hmacVerifier } = await import("merchant-webhooks");
+        hmacVerifier({ secret: "short", header: "x-signature" });
+      },
+    ],
+    [
+      "a Standard Webhooks secret that is not base64",
+      TypeError,
+      "MW_INVALID_SECRET",
+      async () => {
+        const { standardWebhooksVerifier } = await import("merchant-webhooks");
+        standardWebhooksVerifier("whsec_!!!");
+      },
+    ],
+    [
+      "no Redis connection",
+      TypeError,
+      "MW_CONNECTION_MISSING",
+      async () => {
+        const { redisStore } = await import("merchant-webhooks/redis");
+        redisStore({ connection: undefined as never });
+      },
+    ],
+    [
+      "a payment client without baseUrl",
+      TypeError,
+      "MW_INVALID_OPTION",
+      async () => {
+        const { createPaymentClient } = await import("merchant-webhooks/client");
+        createPaymentClient({} as never);
+      },
+    ],
+  ] as const)("refuses %s with its type and code", async (_, type, code, call) => {
+    const thrown = await call().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(thrown).toBeInstanceOf(type);
+    expect(thrown).toBeInstanceOf(MerchantWebhooksError);
+    expect(thrown).toMatchObject({ code });
+  });
 });

@@ -49,16 +49,20 @@ export function checkHandlingOptions(
 /** Longest delay `setTimeout` honours: Node turns anything longer into 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
-/** A clear error for a limit that is negative or not a number. */
-export function nonNegative(name: string, value: number | undefined): void {
+/** A clear error for a limit that is negative or not a number; `code` says whether it is a time limit. */
+export function nonNegative(
+  name: string,
+  value: number | undefined,
+  code: "MW_INVALID_OPTION" | "MW_INVALID_TIMEOUT" = "MW_INVALID_OPTION",
+): void {
   if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
-    throw coded(new RangeError(`${name} must be a number of 0 or more, got ${value}`), "MW_INVALID_TIMEOUT");
+    throw coded(new RangeError(`${name} must be a number of 0 or more, got ${value}`), code);
   }
 }
 
 /** `nonNegative`, for a time in ms that ends up in a timer: at most `MAX_TIMER_MS` (about 24.8 days). */
 export function timerMs(name: string, value: number | undefined): void {
-  nonNegative(name, value);
+  nonNegative(name, value, "MW_INVALID_TIMEOUT");
   if (value !== undefined && value > MAX_TIMER_MS) {
     throw coded(
       new RangeError(

@@ -149,7 +149,7 @@ function positive(name: string, value: number): number {
       new TypeError(
         `postgresStore: ${name} must be a positive number of ${name === "retentionSeconds" ? "seconds" : "milliseconds"}`,
       ),
-      "MW_INVALID_OPTION",
+      "MW_INVALID_TIMEOUT",
     );
   return value;
 }

@@ -453,6 +453,6 @@ function recordOf(hash: Record<string, string>): IdempotencyRecord | undefined {
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0)
-    throw coded(new RangeError(`${name} must be a positive number, got ${value}`), "MW_INVALID_OPTION");
+    throw coded(new RangeError(`${name} must be a positive number, got ${value}`), "MW_INVALID_TIMEOUT");
   return value;
 }

@@ -74,7 +74,7 @@ export function checkOptions(options: PlatformSimulatorOptions): void {
   if (timeout !== undefined && !(timeout > 0 && timeout <= MAX_TIMER_MS))
     throw coded(
       new RangeError(`attemptTimeoutMs must be from 1 to ${MAX_TIMER_MS} ms, got ${timeout}`),
-      "MW_INVALID_OPTION",
+      "MW_INVALID_TIMEOUT",
     );
   for (const rate of [options.chaos?.duplicateRate, options.chaos?.reorderRate]) {
     if (rate !== undefined && !(rate >= 0 && rate <= 1))

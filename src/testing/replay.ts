@@ -197,7 +197,7 @@ function checkRetry(retry: ReplayRetry | undefined): void {
   if (typeof maxWaitMs !== "number" || Number.isNaN(maxWaitMs) || maxWaitMs < 0)
     throw coded(
       new RangeError(`retry.maxWaitMs must be a number of milliseconds, 0 or more, got ${maxWaitMs}`),
-      "MW_INVALID_OPTION",
+      "MW_INVALID_TIMEOUT",
     );
 }
 
