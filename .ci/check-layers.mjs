@@ -12,7 +12,7 @@ process.chdir(root);
 
 // Lowest first. A folder may use the folders before it.
 const ORDER = [
-  "src/shared", // helpers with no idea of the domain: canonical JSON, time limits, reading a Node body
+  "src/shared", // helpers with no idea of the domain: canonical JSON, time limits, reading a Node body; the errors' base
   "src/logging", // redaction and loggers
   "src/lifecycle", // close() options and closeOnSignals (which logs what it closes)
   "src/schema", // the notification's zod schemas, inferred types, and how a failed validation is told

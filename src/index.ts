@@ -26,6 +26,10 @@ export { NotificationError, type ParseNotificationOptions, parseNotification } f
 export type { Answer, FailureStatus, ReceiverResponse } from "./answer/answer.js";
 export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
 
+// The base of every error the package throws, with its stable `code` (docs/errors.md).
+
+export { MerchantWebhooksError } from "./shared/errors.js";
+
 // Handlers, their context, and the errors a handler may see.
 
 export { type DefinedHandlers, defineHandlers } from "./dispatch/define-handlers.js";

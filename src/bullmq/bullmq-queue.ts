@@ -20,6 +20,7 @@ const BULLMQ_QUEUE_KEYS = {
   encryptionKey: true,
 } as const satisfies KnownKeys<BullmqQueueOptions>;
 import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { coded, MerchantWebhooksError } from "../shared/errors.js";
 
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
@@ -63,8 +64,11 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: false,
 } as const satisfies JobsOptions;
 
-export class QueueUnavailableError extends Error {
+export class QueueUnavailableError extends MerchantWebhooksError {
   override name = "QueueUnavailableError";
+  constructor(message: string) {
+    super("MW_QUEUE_UNAVAILABLE", message, { status: 503 });
+  }
 }
 
 export interface BullmqNotificationQueue extends NotificationQueue {
@@ -94,8 +98,11 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   rejectUnknownKeys("bullmqQueue", options, Object.keys(BULLMQ_QUEUE_KEYS));
   checkRedisConnection(options?.connection, { what: "bullmqQueue", options: true });
   if (typeof options.name !== "string" || options.name === "")
-    throw new TypeError(
-      `bullmqQueue: name must be the queue's name, a non-empty string; got ${JSON.stringify(options.name)}`,
+    throw coded(
+      new TypeError(
+        `bullmqQueue: name must be the queue's name, a non-empty string; got ${JSON.stringify(options.name)}`,
+      ),
+      "MW_INVALID_OPTION",
     );
   assertClusterPrefix("bullmqQueue", options.connection, options.name, options.prefix);
   const key = options.encryptionKey === undefined ? undefined : sealingKey(options.encryptionKey);

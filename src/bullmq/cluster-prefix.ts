@@ -1,4 +1,5 @@
 import { isClusterConnection, type RedisConnection } from "../redis/connect.js";
+import { coded } from "../shared/errors.js";
 
 /** BullMQ's key prefix when none is given. */
 const BULLMQ_DEFAULT_PREFIX = "bull";
@@ -28,8 +29,11 @@ export function assertClusterPrefix(
   if (!isClusterConnection(connection)) return;
   if (hashTagOf(`${prefix ?? BULLMQ_DEFAULT_PREFIX}:${name}:`) !== undefined) return;
   const given = prefix === undefined ? 'no prefix (BullMQ\'s default is "bull")' : `prefix ${JSON.stringify(prefix)}`;
-  throw new Error(
-    `${caller}: on Redis Cluster every key of a queue must be in one hash slot, and ${given} has no hash tag. ` +
-      `Give a prefix with one, such as prefix: "{mw}", and the same prefix to bullmqQueue, createWorker and redrive.`,
+  throw coded(
+    new Error(
+      `${caller}: on Redis Cluster every key of a queue must be in one hash slot, and ${given} has no hash tag. ` +
+        `Give a prefix with one, such as prefix: "{mw}", and the same prefix to bullmqQueue, createWorker and redrive.`,
+    ),
+    "MW_CLUSTER_HASH_TAG",
   );
 }

@@ -23,6 +23,7 @@ import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js
 import { settlesWithin } from "../shared/time-limit.js";
 import { queueLedger } from "./queue-ledger.js";
 import { DEFAULT_SWEEP_EVERY_MS, sweepEvery } from "./sweep-every.js";
+import { coded } from "../shared/errors.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
@@ -121,8 +122,11 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   rejectUnknownKeys("createWorker", options, [...Object.keys(WORKER_KEYS), ...ALL_HANDLER_KEYS]);
   checkRedisConnection(options?.connection, { what: "createWorker", options: true });
   if (typeof options.name !== "string" || options.name === "")
-    throw new TypeError(
-      `createWorker: name must be the queue's name, as given to bullmqQueue; got ${JSON.stringify(options.name)}`,
+    throw coded(
+      new TypeError(
+        `createWorker: name must be the queue's name, as given to bullmqQueue; got ${JSON.stringify(options.name)}`,
+      ),
+      "MW_INVALID_OPTION",
     );
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});

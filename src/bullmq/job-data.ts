@@ -7,6 +7,7 @@ import type { OrderClaim } from "../idempotency/store.js";
 import { open, seal, SealError, type SealedPayload, type SealingKey } from "./seal.js";
 import { subscriptionNotificationSchema } from "../schema/index.js";
 import { validationMessage } from "../schema/validation-message.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
 /**
  * What a queued notification carries to the worker, as it sits in Redis (and, for a failed job, stays
@@ -143,9 +144,12 @@ export interface NotificationJob {
 }
 
 /** Job data that cannot be opened or is not a notification: no retry will read it, so it fails at once. */
-export class UnreadableJobDataError extends Error {
+export class UnreadableJobDataError extends MerchantWebhooksError {
   override name = "UnreadableJobDataError";
-  readonly code = "MW_INVALID_JOB_DATA";
+  declare readonly code: "MW_INVALID_JOB_DATA";
+  constructor(message: string) {
+    super("MW_INVALID_JOB_DATA", message);
+  }
 }
 
 /**

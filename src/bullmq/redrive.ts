@@ -5,6 +5,7 @@ import { closeIfOwned, producerConnection, type RedisConnection } from "../redis
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
+import { coded, MerchantWebhooksError } from "../shared/errors.js";
 
 export interface RedriveOptions {
   connection: RedisConnection;
@@ -32,13 +33,13 @@ export interface FoundQueue {
 }
 
 /** `redrive` with `requireQueue` found no such queue; `found` lists the queues Redis has. */
-export class QueueNotFoundError extends Error {
+export class QueueNotFoundError extends MerchantWebhooksError {
   override readonly name = "QueueNotFoundError";
   constructor(
     readonly queue: FoundQueue,
     readonly found: readonly FoundQueue[],
   ) {
-    super(`no queue "${queue.name}" with prefix "${queue.prefix}" in Redis`);
+    super("MW_QUEUE_NOT_FOUND", `no queue "${queue.name}" with prefix "${queue.prefix}" in Redis`);
   }
 }
 
@@ -100,10 +101,8 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
   };
   try {
     const connectMs = options.connectTimeoutMs ?? 5_000;
-    await withTimeout(
-      queue.waitUntilReady(),
-      connectMs,
-      () => new Error(`could not connect to Redis within ${connectMs} ms`),
+    await withTimeout(queue.waitUntilReady(), connectMs, () =>
+      coded(new Error(`could not connect to Redis within ${connectMs} ms`), "MW_QUEUE_UNAVAILABLE"),
     );
     if (options.requireQueue && (await handle.client.exists(queue.keys.meta!, queue.keys.id!)) === 0)
       throw new QueueNotFoundError(

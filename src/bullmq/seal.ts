@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { coded, MerchantWebhooksError } from "../shared/errors.js";
 
 /** 32 bytes, or their base64: the key `bullmqQueue` seals job payloads with and `createWorker` opens them with. */
 export type EncryptionKey = Uint8Array | string;
@@ -17,8 +18,11 @@ export interface SealedPayload {
   data: string;
 }
 
-export class SealError extends Error {
+export class SealError extends MerchantWebhooksError {
   override name = "SealError";
+  constructor(message: string) {
+    super("MW_JOB_DATA_SEAL", message);
+  }
 }
 
 const KEY_BYTES = 32;
@@ -31,10 +35,14 @@ export interface SealingKey {
 
 export function sealingKey(input: EncryptionKey): SealingKey {
   const key = typeof input === "string" ? keyFromBase64(input) : Buffer.from(input);
-  if (key.length !== KEY_BYTES) throw new RangeError(`encryptionKey must be 32 bytes (AES-256), got ${key.length}`);
+  if (key.length !== KEY_BYTES)
+    throw coded(new RangeError(`encryptionKey must be 32 bytes (AES-256), got ${key.length}`), "MW_INVALID_SECRET");
   if (key.every((byte) => byte === key[0]))
-    throw new RangeError(
-      'encryptionKey is one byte repeated 32 times, not a random key; generate one with crypto.randomBytes(32).toString("base64")',
+    throw coded(
+      new RangeError(
+        'encryptionKey is one byte repeated 32 times, not a random key; generate one with crypto.randomBytes(32).toString("base64")',
+      ),
+      "MW_WEAK_SECRET",
     );
   // A fingerprint of the key, not the key: it only tells keys apart.
   const id = createHash("sha256").update("merchant-webhooks job key").update(key).digest("hex").slice(0, 16);
@@ -49,13 +57,19 @@ export function sealingKey(input: EncryptionKey): SealingKey {
 function keyFromBase64(text: string): Buffer {
   const fix = 'generate one with crypto.randomBytes(32).toString("base64")';
   if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) && !/^[A-Za-z0-9_-]*={0,2}$/.test(text)) {
-    throw new RangeError(`encryptionKey must be base64 of 32 bytes; it holds characters outside base64 (${fix})`);
+    throw coded(
+      new RangeError(`encryptionKey must be base64 of 32 bytes; it holds characters outside base64 (${fix})`),
+      "MW_INVALID_SECRET",
+    );
   }
   const key = Buffer.from(text, "base64");
   const canonical = text.includes("-") || text.includes("_") ? key.toString("base64url") : key.toString("base64");
   if (canonical.replace(/=+$/, "") !== text.replace(/=+$/, "")) {
-    throw new RangeError(
-      `encryptionKey is not valid base64 of ${KEY_BYTES} bytes (${text.length} characters; 32 bytes are 44 with padding): truncated or mistyped? ${fix}`,
+    throw coded(
+      new RangeError(
+        `encryptionKey is not valid base64 of ${KEY_BYTES} bytes (${text.length} characters; 32 bytes are 44 with padding): truncated or mistyped? ${fix}`,
+      ),
+      "MW_INVALID_SECRET",
     );
   }
   return key;

@@ -6,6 +6,7 @@ import { DEFAULT_JOB_OPTIONS } from "./bullmq-queue.js";
 import type { NotificationJobData } from "./job-data.js";
 import type { QueueLedger } from "./queue-ledger.js";
 import { DEFAULT_SWEEP_MIN_AGE_MS, sweepQueued } from "./sweep-queued.js";
+import { coded } from "../shared/errors.js";
 
 export const DEFAULT_SWEEP_EVERY_MS = 30_000;
 
@@ -25,7 +26,10 @@ export interface SweepTarget {
  */
 export function sweepEvery(everyMs: number, target: SweepTarget): () => Promise<void> {
   if (!Number.isFinite(everyMs) || everyMs < 0)
-    throw new RangeError(`createWorker: sweepQueuedEveryMs must be 0 (off) or a positive number, got ${everyMs}`);
+    throw coded(
+      new RangeError(`createWorker: sweepQueuedEveryMs must be 0 (off) or a positive number, got ${everyMs}`),
+      "MW_INVALID_OPTION",
+    );
   if (everyMs === 0) return async () => {};
   let queue: Queue<NotificationJobData> | undefined;
   let running: Promise<void> | undefined;

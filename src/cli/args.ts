@@ -1,4 +1,5 @@
 import { type ParseArgsConfig, parseArgs } from "node:util";
+import { MerchantWebhooksError } from "../shared/errors.js";
 import type { Signer } from "../testing/replay.js";
 import { hmacSigner, standardWebhooksSigner } from "../testing/signers.js";
 import { standardWebhooksKey } from "../verify/standard-webhooks-verifier.js";
@@ -26,8 +27,11 @@ export function processIo(): CliIo {
 }
 
 /** Bad arguments: the command prints the message and its short usage and exits 2. */
-export class UsageError extends Error {
+export class UsageError extends MerchantWebhooksError {
   override readonly name = "UsageError";
+  constructor(message: string) {
+    super("MW_CLI_USAGE", message);
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 import { assertSafeKey } from "../testing/deep-merge.js";
 
 /** `resource.purchase_units[0].amount` -> ["resource", "purchase_units", 0, "amount"]. */
@@ -5,7 +6,8 @@ export function parsePath(path: string): (string | number)[] {
   const parts: (string | number)[] = [];
   for (const segment of path.split(".")) {
     const match = /^([^[\]]*)((?:\[\d+\])*)$/.exec(segment);
-    if (!match || (match[1] === "" && match[2] === "")) throw new TypeError(`"${path}" is not a field path`);
+    if (!match || (match[1] === "" && match[2] === ""))
+      throw coded(new TypeError(`"${path}" is not a field path`), "MW_INVALID_ARGUMENT");
     if (match[1] !== "") parts.push(match[1]!);
     for (const index of match[2]!.matchAll(/\[(\d+)\]/g)) parts.push(Number(index[1]));
   }
@@ -30,7 +32,7 @@ export function valueFor(text: string, current: unknown): unknown {
 /** Set `path=value` in `target`, creating the objects and arrays on the way. */
 export function setPath(target: Record<string, unknown>, assignment: string): void {
   const eq = assignment.indexOf("=");
-  if (eq <= 0) throw new TypeError(`"${assignment}" is not path=value`);
+  if (eq <= 0) throw coded(new TypeError(`"${assignment}" is not path=value`), "MW_INVALID_ARGUMENT");
   const parts = parsePath(assignment.slice(0, eq));
   let node: Record<string | number, unknown> = target;
   for (let i = 0; i < parts.length - 1; i++) {

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import { coded } from "../shared/errors.js";
 import { InvalidRequestError } from "./errors.js";
 import { FUND_SPLIT_DETAILS, type ListEndpoint, MERCHANT_QUOTES } from "./list-endpoints.js";
 import { fetchPage, type ListRecord, type Page, type PaginateOptions, paginate } from "./paginate.js";
@@ -28,7 +29,7 @@ export interface PaymentClientOptions {
   timeoutMs?: number;
   /**
    * Largest answer body read, in bytes. Default 10 MiB (10,485,760). A larger answer fails the call
-   * with `code: "RESPONSE_TOO_LARGE"` as soon as the limit is passed, and is not retried.
+   * with `code: "MW_CLIENT_RESPONSE_TOO_LARGE"` as soon as the limit is passed, and is not retried.
    */
   maxResponseBytes?: number;
   /** Retries of queries and lists. */
@@ -50,7 +51,10 @@ function checkedLimit(
 ): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > max)
-    throw new RangeError(`createPaymentClient: ${name} must be a whole number from 1 to ${max}, got ${String(value)}`);
+    throw coded(
+      new RangeError(`createPaymentClient: ${name} must be a whole number from 1 to ${max}, got ${String(value)}`),
+      "MW_INVALID_OPTION",
+    );
   return value;
 }
 
@@ -101,7 +105,7 @@ export interface PaymentClient {
 export function createPaymentClient(options: PaymentClientOptions): PaymentClient {
   rejectUnknownKeys("createPaymentClient", options, Object.keys(CLIENT_KEYS));
   rejectUnknownKeys("createPaymentClient: retry", options?.retry, Object.keys(RETRY_KEYS));
-  if (!options.baseUrl) throw new TypeError("createPaymentClient: baseUrl is required");
+  if (!options.baseUrl) throw coded(new TypeError("createPaymentClient: baseUrl is required"), "MW_INVALID_OPTION");
   const transport = createTransport({
     baseUrl: options.baseUrl,
     sign: options.sign,

@@ -1,26 +1,34 @@
 import type { z } from "zod";
 import type { StatusDetail } from "../schema/index.js";
 import { pathOf } from "../schema/validation-message.js";
+import { coded, MerchantWebhooksError } from "../shared/errors.js";
 
-export type PaymentApiErrorCode = "REDIRECT_REFUSED" | "RESPONSE_TOO_LARGE";
+/**
+ * Why a call failed: `MW_CLIENT_REDIRECT_REFUSED` (a 3xx; redirects are never followed) and
+ * `MW_CLIENT_RESPONSE_TOO_LARGE` (over `maxResponseBytes`) are never retried; `MW_CLIENT_NO_ANSWER` is
+ * a network error or time-out (`status` 0); `MW_CLIENT_REFUSED` is any other answer than the documented
+ * success.
+ */
+export type PaymentApiErrorCode =
+  | "MW_CLIENT_REDIRECT_REFUSED"
+  | "MW_CLIENT_RESPONSE_TOO_LARGE"
+  | "MW_CLIENT_NO_ANSWER"
+  | "MW_CLIENT_REFUSED";
 
 /**
  * A call the platform did not answer with success: a non-2xx answer, no answer at all (`status` 0:
  * network error or time-out), or an answer whose body is not the documented response.
  */
-export class PaymentApiError extends Error {
+export class PaymentApiError extends MerchantWebhooksError {
   override readonly name = "PaymentApiError";
   /** The HTTP status; 0 when no answer arrived. */
-  readonly status: number;
+  declare readonly status: number;
   /** The platform's `status_detail` (name, message, details), when the answer carried one. */
   readonly statusDetail: StatusDetail | undefined;
   /** The platform's request id header, when the answer carried one: quote it to the platform's support. */
   readonly requestId: string | undefined;
-  /**
-   * Why the client refused an answer it got: `REDIRECT_REFUSED` (a 3xx; redirects are never followed)
-   * or `RESPONSE_TOO_LARGE` (over `maxResponseBytes`). Undefined otherwise. Neither is retried.
-   */
-  readonly code: PaymentApiErrorCode | undefined;
+  /** Why the call failed; see `PaymentApiErrorCode`. */
+  declare readonly code: PaymentApiErrorCode;
 
   constructor(
     message: string,
@@ -32,11 +40,10 @@ export class PaymentApiError extends Error {
       cause?: unknown;
     },
   ) {
-    super(message, init.cause === undefined ? undefined : { cause: init.cause });
-    this.status = init.status;
+    const code = init.code ?? (init.status === 0 ? "MW_CLIENT_NO_ANSWER" : "MW_CLIENT_REFUSED");
+    super(code, message, { cause: init.cause, status: init.status });
     this.statusDetail = init.statusDetail;
     this.requestId = init.requestId;
-    this.code = init.code;
   }
 }
 
@@ -45,11 +52,13 @@ export class InvalidRequestError extends TypeError {
   override readonly name = "InvalidRequestError";
   /** The failing field paths, e.g. `purchase_units[0].description`. */
   readonly paths: readonly string[];
+  declare readonly code: "MW_CLIENT_INVALID_REQUEST";
 
   constructor(operation: string, issues: readonly z.core.$ZodIssue[]) {
     const lines = issues.map((issue) => `${pathOf(issue.path) || "(root)"}: ${issue.message}`);
     // Paths and the rule broken, never the values: a request may carry card data.
     super(`${operation}: invalid request: ${lines.join("; ")}`);
     this.paths = issues.map((issue) => pathOf(issue.path) || "(root)");
+    coded(this, "MW_CLIENT_INVALID_REQUEST");
   }
 }

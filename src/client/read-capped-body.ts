@@ -1,8 +1,9 @@
+import { MerchantWebhooksError } from "../shared/errors.js";
 /** The answer was larger than `maxResponseBytes`: what was read is dropped and the call is not retried. */
-export class ResponseTooLargeError extends Error {
+export class ResponseTooLargeError extends MerchantWebhooksError {
   override readonly name = "ResponseTooLargeError";
   constructor(readonly limit: number) {
-    super(`the answer exceeds maxResponseBytes (${limit} bytes)`);
+    super("MW_CLIENT_RESPONSE_TOO_LARGE", `the answer exceeds maxResponseBytes (${limit} bytes)`);
   }
 }
 

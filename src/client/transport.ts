@@ -75,7 +75,7 @@ export function createTransport(options: TransportOptions): Transport {
       await response.body?.cancel().catch(() => {});
       throw new PaymentApiError(
         `${path}: the server answered with a redirect (HTTP ${response.status}); redirects are refused, so the request and its signature go nowhere else`,
-        { status: response.status, requestId, code: "REDIRECT_REFUSED" },
+        { status: response.status, requestId, code: "MW_CLIENT_REDIRECT_REFUSED" },
       );
     }
     const text = await readCappedBody(response, options.maxResponseBytes).catch((err: unknown) => {
@@ -83,7 +83,7 @@ export function createTransport(options: TransportOptions): Transport {
         throw new PaymentApiError(`${path}: ${err.message}`, {
           status: response.status,
           requestId,
-          code: "RESPONSE_TOO_LARGE",
+          code: "MW_CLIENT_RESPONSE_TOO_LARGE",
           cause: err,
         });
       throw err;

@@ -15,6 +15,7 @@ import type { RecordedNotification } from "../recording/recorder.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { queueJobsOf, type JobView } from "./queue-jobs.js";
 import type { RecordingSource } from "./recordings.js";
+import { coded, MerchantWebhooksError } from "../shared/errors.js";
 
 export interface AdminOptions {
   /** The store the receivers and workers claim in. */
@@ -139,13 +140,11 @@ export interface Overview {
 }
 
 /** An admin action the console cannot take; `code` says why. */
-export class AdminError extends Error {
+export class AdminError extends MerchantWebhooksError {
   override name = "AdminError";
-  constructor(
-    message: string,
-    readonly code: "MW_ADMIN_NO_QUEUE" | "MW_ADMIN_NOT_FOUND" | "MW_ADMIN_NO_LIST" | "MW_ADMIN_BAD_FILTER",
-  ) {
-    super(message);
+  declare readonly code: "MW_ADMIN_NO_QUEUE" | "MW_ADMIN_NOT_FOUND" | "MW_ADMIN_NO_LIST" | "MW_ADMIN_BAD_FILTER";
+  constructor(message: string, code: AdminError["code"]) {
+    super(code, message);
   }
 }
 
@@ -162,7 +161,10 @@ const MAX_SCAN = 100_000;
 export function createAdmin(options: AdminOptions): Admin {
   const store = options?.idempotency;
   if (!store || typeof store.claim !== "function" || typeof store.get !== "function")
-    throw new TypeError("createAdmin: idempotency must be the store the receivers use (memoryStore, redisStore, ...)");
+    throw coded(
+      new TypeError("createAdmin: idempotency must be the store the receivers use (memoryStore, redisStore, ...)"),
+      "MW_INVALID_OPTION",
+    );
   const queue = options.queue;
   const jobs = queueJobsOf(queue);
   const recorder = options.recorder;

@@ -11,6 +11,7 @@ import {
   subscriptionPage,
   type PageContext,
 } from "./pages.js";
+import { coded } from "../shared/errors.js";
 
 export interface ConsoleHandlerOptions {
   admin: Admin;
@@ -60,9 +61,12 @@ const CSRF_COOKIE = "mw_console_csrf";
 export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
   const { admin, authorize } = options ?? ({} as ConsoleHandlerOptions);
   if (!admin || typeof admin.listNotifications !== "function")
-    throw new TypeError("consoleHandler: admin must be createAdmin(...)");
+    throw coded(new TypeError("consoleHandler: admin must be createAdmin(...)"), "MW_INVALID_OPTION");
   if (typeof authorize !== "function")
-    throw new TypeError("consoleHandler: authorize(request) is required; the console has no open mode");
+    throw coded(
+      new TypeError("consoleHandler: authorize(request) is required; the console has no open mode"),
+      "MW_INVALID_OPTION",
+    );
   const base = normaliseBase(options.basePath ?? "/console");
   const readOnly = options.readOnly === true || !admin.canAct;
   const secret =
@@ -212,7 +216,10 @@ function csrfTokens(secret: Uint8Array) {
 
 function normaliseBase(path: string): string {
   if (typeof path !== "string" || !path.startsWith("/"))
-    throw new TypeError(`consoleHandler: basePath must start with "/"; got ${JSON.stringify(path)}`);
+    throw coded(
+      new TypeError(`consoleHandler: basePath must start with "/"; got ${JSON.stringify(path)}`),
+      "MW_INVALID_OPTION",
+    );
   return path.replace(/\/+$/, "");
 }
 

@@ -1,4 +1,5 @@
 import { ALL_HANDLER_KEYS } from "./handlers.js";
+import { coded } from "../shared/errors.js";
 
 /** The options receivers and workers share, as far as start-up checks go. */
 export interface HandlingOptions {
@@ -23,18 +24,24 @@ export function checkHandlingOptions(
       !KNOWN_HANDLERS.has(key) &&
       typeof (options as Record<string, unknown>)[key] === "function"
     ) {
-      throw new TypeError(`unknown handler "${key}": handlers are ${[...KNOWN_HANDLERS].join(", ")}`);
+      throw coded(
+        new TypeError(`unknown handler "${key}": handlers are ${[...KNOWN_HANDLERS].join(", ")}`),
+        "MW_UNKNOWN_HANDLER",
+      );
     }
   }
   timerMs("handlerTimeoutMs", options.handlerTimeoutMs);
   if (!(Number.isFinite(leaseMs) && leaseMs > 0))
-    throw new RangeError(`leaseMs must be a positive number of ms, got ${leaseMs}`);
+    throw coded(new RangeError(`leaseMs must be a positive number of ms, got ${leaseMs}`), "MW_INVALID_TIMEOUT");
   const timeoutMs = options.handlerTimeoutMs;
   // A handler outliving its lease is safe only while the claim is renewed; without `extend` a redelivery
   // would take the claim over and run the handler a second time.
   if (typeof store.extend !== "function" && (timeoutMs === 0 || (timeoutMs !== undefined && timeoutMs > leaseMs))) {
-    throw new RangeError(
-      `handlerTimeoutMs (${timeoutMs}) exceeds leaseMs (${leaseMs}) and the store cannot renew a claim (no extend)`,
+    throw coded(
+      new RangeError(
+        `handlerTimeoutMs (${timeoutMs}) exceeds leaseMs (${leaseMs}) and the store cannot renew a claim (no extend)`,
+      ),
+      "MW_INVALID_TIMEOUT",
     );
   }
 }
@@ -42,19 +49,26 @@ export function checkHandlingOptions(
 /** Longest delay `setTimeout` honours: Node turns anything longer into 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
-/** A clear error for a limit that is negative or not a number. */
-export function nonNegative(name: string, value: number | undefined): void {
+/** A clear error for a limit that is negative or not a number; `code` says whether it is a time limit. */
+export function nonNegative(
+  name: string,
+  value: number | undefined,
+  code: "MW_INVALID_OPTION" | "MW_INVALID_TIMEOUT" = "MW_INVALID_OPTION",
+): void {
   if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
-    throw new RangeError(`${name} must be a number of 0 or more, got ${value}`);
+    throw coded(new RangeError(`${name} must be a number of 0 or more, got ${value}`), code);
   }
 }
 
 /** `nonNegative`, for a time in ms that ends up in a timer: at most `MAX_TIMER_MS` (about 24.8 days). */
 export function timerMs(name: string, value: number | undefined): void {
-  nonNegative(name, value);
+  nonNegative(name, value, "MW_INVALID_TIMEOUT");
   if (value !== undefined && value > MAX_TIMER_MS) {
-    throw new RangeError(
-      `${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${value}: a longer timer fires at once in Node`,
+    throw coded(
+      new RangeError(
+        `${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${value}: a longer timer fires at once in Node`,
+      ),
+      "MW_INVALID_TIMEOUT",
     );
   }
 }

@@ -1,17 +1,18 @@
 import type { Handler, HandlerContext } from "./handlers.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
-export class HandlerTimeoutError extends Error {
+export class HandlerTimeoutError extends MerchantWebhooksError {
   override name = "HandlerTimeoutError";
   constructor(ms: number) {
-    super(`handler did not finish within ${ms} ms`);
+    super("MW_HANDLER_TIMEOUT", `handler did not finish within ${ms} ms`);
   }
 }
 
-export class LeaseLostError extends Error {
+export class LeaseLostError extends MerchantWebhooksError {
   override name = "LeaseLostError";
   constructor() {
-    super("the claim on this notification was lost to another process");
+    super("MW_LEASE_LOST", "the claim on this notification was lost to another process");
   }
 }
 

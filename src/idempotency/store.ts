@@ -1,3 +1,4 @@
+import { coded, MerchantWebhooksError } from "../shared/errors.js";
 /** A value or a promise of it: the memory store answers synchronously, the Redis store does not. */
 export type Awaitable<T> = T | Promise<T>;
 
@@ -195,10 +196,10 @@ export interface StoreConnection {
 }
 
 /** Thrown (or rejected with) by stores whose backend cannot be reached: the receiver answers 503. */
-export class StoreUnavailableError extends Error {
+export class StoreUnavailableError extends MerchantWebhooksError {
   override name = "StoreUnavailableError";
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super("MW_STORE_UNAVAILABLE", message, { ...options, status: 503 });
   }
 }
 
@@ -256,7 +257,7 @@ export const listCursor = {
       const [updatedAt, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as unknown[];
       if (typeof updatedAt === "number" && typeof id === "string") return { updatedAt, id };
     } catch {}
-    throw Object.assign(new TypeError("list: cursor is not one a page gave"), { code: "MW_LIST_CURSOR" });
+    throw coded(new TypeError("list: cursor is not one a page gave"), "MW_LIST_CURSOR");
   },
   /** Whether `item` comes after the cursor's position (so belongs to the next page). */
   after(item: { updatedAt: number; id: string }, at: { updatedAt: number; id: string } | undefined): boolean {
@@ -265,11 +266,9 @@ export const listCursor = {
   limitOf(query: ListQuery): number {
     const limit = query.limit ?? DEFAULT_LIST_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT)
-      throw Object.assign(
+      throw coded(
         new RangeError(`list: limit must be a whole number from 1 to ${MAX_LIST_LIMIT}; got ${limit}`),
-        {
-          code: "MW_LIST_LIMIT",
-        },
+        "MW_LIST_LIMIT",
       );
     return limit;
   },

@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 /**
  * Start-up checks on an options object. In JavaScript a misspelt key (`store:` for `idempotency:`,
  * `onRenewal` for `onRenew`) is silently ignored and the default used instead, which is found out
@@ -21,7 +22,10 @@ export function rejectUnknownKeys(what: string, options: unknown, known: Iterabl
     const hint = near ? ` Did you mean "${near}"?` : "";
     // A misspelt handler would leave its events to onUnknown, or acknowledged unhandled.
     const kind = /^on[A-Z]/.test(key) ? "handler" : "option";
-    throw new TypeError(`${what}: unknown ${kind} "${key}".${hint} Accepted options: ${[...names].sort().join(", ")}.`);
+    throw coded(
+      new TypeError(`${what}: unknown ${kind} "${key}".${hint} Accepted options: ${[...names].sort().join(", ")}.`),
+      "MW_UNKNOWN_OPTION",
+    );
   }
 }
 

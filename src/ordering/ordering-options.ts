@@ -3,6 +3,7 @@ import { isBefore, type SortablePosition, sortablePosition } from "../idempotenc
 import type { OrderClaim } from "../idempotency/store.js";
 import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import { coded } from "../shared/errors.js";
 
 export interface OrderingOptions {
   /**
@@ -74,23 +75,31 @@ export function updateOrCreateTime(notification: SubscriptionNotification): stri
 export function resolveOrdering(option: OrderingOption | undefined, onStale?: Handler): Ordering | undefined {
   if (option === undefined || option === false) return undefined;
   if (option !== true && (typeof option !== "object" || option === null)) {
-    throw new TypeError("ordering must be true, false or an object { key?, position?, maxFutureSkewMs? }");
+    throw coded(
+      new TypeError("ordering must be true, false or an object { key?, position?, maxFutureSkewMs? }"),
+      "MW_INVALID_OPTION",
+    );
   }
   const parts: OrderingOptions = option === true ? {} : option;
   // Where it stood before 0.1.0: ignoring it would hand stale notifications to no handler in silence.
   if ("onStale" in parts)
-    throw new TypeError(
-      "ordering.onStale: give onStale beside the other handlers (onRenew, onCancel...), not in ordering",
+    throw coded(
+      new TypeError("ordering.onStale: give onStale beside the other handlers (onRenew, onCancel...), not in ordering"),
+      "MW_INVALID_OPTION",
     );
   rejectUnknownKeys("ordering", parts, Object.keys(ORDERING_KEYS));
   for (const name of ["key", "position"] as const) {
     if (parts[name] !== undefined && typeof parts[name] !== "function")
-      throw new TypeError(`ordering.${name} must be a function`);
+      throw coded(new TypeError(`ordering.${name} must be a function`), "MW_INVALID_OPTION");
   }
-  if (onStale !== undefined && typeof onStale !== "function") throw new TypeError("onStale must be a function");
+  if (onStale !== undefined && typeof onStale !== "function")
+    throw coded(new TypeError("onStale must be a function"), "MW_INVALID_OPTION");
   const maxSkew = parts.maxFutureSkewMs ?? DEFAULT_MAX_FUTURE_SKEW_MS;
   if (typeof maxSkew !== "number" || Number.isNaN(maxSkew) || maxSkew < 0)
-    throw new TypeError("ordering.maxFutureSkewMs must be a number of milliseconds, 0 or more (Infinity: no limit)");
+    throw coded(
+      new TypeError("ordering.maxFutureSkewMs must be a number of milliseconds, 0 or more (Infinity: no limit)"),
+      "MW_INVALID_OPTION",
+    );
   const keyOf = parts.key ?? subscriptionKey;
   const positionOf = parts.position ?? updateOrCreateTime;
   return {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { coded } from "../shared/errors.js";
 
 /** pg-boss's schema when `new PgBoss()` is given none. */
 export const DEFAULT_PG_BOSS_SCHEMA = "pgboss";
@@ -21,7 +22,11 @@ export const executorOn = (client: Queryable): SqlExecutor => ({
 /** A pg-boss setting this package cannot work with (schema name, job table), found at start. */
 export class PgBossSetupError extends TypeError {
   override name = "PgBossSetupError";
-  readonly code = "MW_PGBOSS_SETUP";
+  declare readonly code: "MW_PGBOSS_SETUP";
+  constructor(message: string) {
+    super(message);
+    coded(this, "MW_PGBOSS_SETUP");
+  }
 }
 
 /**

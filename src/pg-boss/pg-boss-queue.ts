@@ -14,6 +14,7 @@ import {
   type Queryable,
   type SqlExecutor,
 } from "./job-table.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
 /** The retry and dead-letter options this package sets on every job it sends. */
 export interface PgBossJobOptions {
@@ -69,9 +70,12 @@ const PG_BOSS_QUEUE_KEYS = {
 } as const satisfies KnownKeys<PgBossQueueOptions>;
 
 /** The queue could not take the notification in time, or PostgreSQL refused it: the receiver answers 503. */
-export class PgBossQueueUnavailableError extends Error {
+export class PgBossQueueUnavailableError extends MerchantWebhooksError {
   override name = "PgBossQueueUnavailableError";
-  readonly code = "MW_QUEUE_UNAVAILABLE";
+  declare readonly code: "MW_QUEUE_UNAVAILABLE";
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("MW_QUEUE_UNAVAILABLE", message, { ...options, status: 503 });
+  }
 }
 
 export interface PgBossNotificationQueue extends NotificationQueue {

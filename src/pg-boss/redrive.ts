@@ -2,6 +2,7 @@ import type PgBoss from "pg-boss";
 import type { NotificationJobData } from "../bullmq/job-data.js";
 import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";
 import { checkBoss, DEFAULT_PG_BOSS_JOB_OPTIONS, placeJob, queueName, type PgBossJobOptions } from "./pg-boss-queue.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
 export interface PgBossRedriveOptions {
   /** A started `PgBoss` on the queue's database. */
@@ -28,14 +29,14 @@ export interface PgBossRedriveResult {
 }
 
 /** The queue asked for is not in pg-boss; `found` lists the queues it has. */
-export class PgBossQueueNotFoundError extends Error {
+export class PgBossQueueNotFoundError extends MerchantWebhooksError {
   override readonly name = "PgBossQueueNotFoundError";
-  readonly code = "MW_QUEUE_NOT_FOUND";
+  declare readonly code: "MW_QUEUE_NOT_FOUND";
   constructor(
     readonly queue: string,
     readonly found: readonly string[],
   ) {
-    super(`no pg-boss queue "${queue}"`);
+    super("MW_QUEUE_NOT_FOUND", `no pg-boss queue "${queue}"`);
   }
 }
 

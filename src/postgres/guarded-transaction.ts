@@ -1,22 +1,25 @@
 import type { PoolClient, QueryConfig } from "pg";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
 /** A query through `ctx.transaction` after its run settled: the transaction is not the handler's any more. */
-export class TransactionClosedError extends Error {
+export class TransactionClosedError extends MerchantWebhooksError {
   override name = "TransactionClosedError";
-  readonly code = "MW_TRANSACTION_CLOSED";
+  declare readonly code: "MW_TRANSACTION_CLOSED";
   constructor() {
     super(
+      "MW_TRANSACTION_CLOSED",
       "ctx.transaction is closed: the handler's run has settled, so this statement would land outside its transaction (await every query before the handler returns)",
     );
   }
 }
 
 /** `BEGIN`, `COMMIT`, `ROLLBACK` and the like through `ctx.transaction`: the library owns the transaction. */
-export class TransactionControlError extends Error {
+export class TransactionControlError extends MerchantWebhooksError {
   override name = "TransactionControlError";
-  readonly code = "MW_TRANSACTION_CONTROL";
+  declare readonly code: "MW_TRANSACTION_CONTROL";
   constructor(statement: string) {
     super(
+      "MW_TRANSACTION_CONTROL",
       `ctx.transaction refuses ${statement}: the library begins and ends this transaction, with the notification's record in it (use SAVEPOINT, RELEASE SAVEPOINT and ROLLBACK TO SAVEPOINT for a part to undo)`,
     );
   }

@@ -24,6 +24,7 @@ import { poolConnection } from "./connection-state.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
 import { listIn, listStatement } from "./list-sql.js";
+import { coded } from "../shared/errors.js";
 
 export const DEFAULT_POSTGRES_TIMEOUT_MS = 5_000;
 
@@ -69,14 +70,20 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   rejectUnknownKeys("postgresStore", options, Object.keys(POSTGRES_STORE_KEYS));
   const pool = options?.connection;
   if (!pool || typeof (pool as Partial<Pool>).connect !== "function")
-    throw new TypeError("postgresStore: `connection` must be a pg.Pool (new pg.Pool({ connectionString }))");
+    throw coded(
+      new TypeError("postgresStore: `connection` must be a pg.Pool (new pg.Pool({ connectionString }))"),
+      "MW_CONNECTION_INVALID",
+    );
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
   const retentionSeconds = positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS);
   const timeoutMs = positive("timeoutMs", options.timeoutMs ?? DEFAULT_POSTGRES_TIMEOUT_MS);
   const isolationLevel = options.isolationLevel ?? "read committed";
   if (!ISOLATION_LEVELS.includes(isolationLevel))
-    throw new TypeError(
-      `postgresStore: isolationLevel must be one of ${ISOLATION_LEVELS.map((level) => `"${level}"`).join(", ")}`,
+    throw coded(
+      new TypeError(
+        `postgresStore: isolationLevel must be one of ${ISOLATION_LEVELS.map((level) => `"${level}"`).join(", ")}`,
+      ),
+      "MW_INVALID_OPTION",
     );
   const names = qualifiedNames(options);
   const claims = claimStatements(names, retentionSeconds);
@@ -138,8 +145,11 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
 function positive(name: string, value: number): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
-    throw new TypeError(
-      `postgresStore: ${name} must be a positive number of ${name === "retentionSeconds" ? "seconds" : "milliseconds"}`,
+    throw coded(
+      new TypeError(
+        `postgresStore: ${name} must be a positive number of ${name === "retentionSeconds" ? "seconds" : "milliseconds"}`,
+      ),
+      "MW_INVALID_TIMEOUT",
     );
   return value;
 }

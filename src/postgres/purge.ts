@@ -1,6 +1,7 @@
 import type { Pool } from "pg";
 import { DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
 import { qualifiedNames, type TableNames } from "./names.js";
+import { coded } from "../shared/errors.js";
 
 export interface PurgeOptions extends TableNames {
   /** Delete settled records (completed, failed) last changed longer ago than this. Default 7 days, the store's retention. */
@@ -19,7 +20,7 @@ export async function purge(
   const names = qualifiedNames(options);
   const seconds = options.olderThanSeconds ?? DEFAULT_RETENTION_SECONDS;
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0)
-    throw new TypeError("purge: olderThanSeconds must be a number of seconds, 0 or more");
+    throw coded(new TypeError("purge: olderThanSeconds must be a number of seconds, 0 or more"), "MW_INVALID_OPTION");
   const before = "clock_timestamp() - $1::float8 * interval '1 second'";
   const records = await pool.query(
     `DELETE FROM ${names.records} WHERE state IN ('completed', 'failed') AND updated_at < ${before}`,

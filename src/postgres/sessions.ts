@@ -3,13 +3,17 @@ import { StoreUnavailableError } from "../idempotency/store.js";
 import { withTimeout } from "../shared/time-limit.js";
 import type { QualifiedNames } from "./names.js";
 import type { ConnectionReports } from "./connection-state.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
 /** A pg client's `query`, narrowed to what the store calls. */
 export type Query = <R extends QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>;
 
 /** Thrown when the inbox tables are missing: the store never creates them on its own. */
-export class MissingTableError extends Error {
+export class MissingTableError extends MerchantWebhooksError {
   override name = "MissingTableError";
+  constructor(message: string) {
+    super("MW_MISSING_TABLE", message);
+  }
 }
 
 const UNDEFINED_TABLE = "42P01";
@@ -165,7 +169,7 @@ export type Sessions = ReturnType<typeof sessions>;
 /** Every pooled client was busy past the time limit: the server is not down, the pool is full. */
 export class PoolExhaustedError extends StoreUnavailableError {
   override name = "PoolExhaustedError";
-  readonly code = "MW_POOL_EXHAUSTED";
+  override readonly code = "MW_POOL_EXHAUSTED";
   constructor(waiting: number, timeoutMs: number) {
     super(`pool exhausted (${waiting} waiting): no client came free within ${timeoutMs} ms`);
   }

@@ -4,6 +4,7 @@ import { notificationIdSchema } from "../schema/notification.js";
 import type { ReceiverOptions } from "./options.js";
 import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { RECEIVER_OPTION_KEYS } from "./receiver-option-keys.js";
+import { coded } from "../shared/errors.js";
 
 const EVENT_HANDLER_KEYS = new Set<string>([...Object.values(HANDLER_KEYS), "onUnknown"]);
 
@@ -34,7 +35,10 @@ export function eventReceiverOptions<S extends z.ZodType<{ id: string }>>(
   const { schema, handler, ...receiverOptions } = options;
   // A durable queue's worker validates and dispatches subscription notifications only.
   if (receiverOptions.queue?.durable)
-    throw new TypeError("eventReceiverOptions: a durable queue is not supported; use the in-process queue or none");
+    throw coded(
+      new TypeError("eventReceiverOptions: a durable queue is not supported; use the in-process queue or none"),
+      "MW_INVALID_OPTION",
+    );
   const checked = schema.superRefine((event, ctx) => {
     const id = notificationIdSchema.safeParse(event.id);
     if (!id.success)

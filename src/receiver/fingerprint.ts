@@ -1,5 +1,6 @@
 import type * as NodeCrypto from "node:crypto";
 import { digestSeeds, valueDigest, type DigestSeeds } from "./payload-digest.js";
+import { coded } from "../shared/errors.js";
 
 /**
  * Node's HMAC is synchronous and about ten times cheaper than a Web Crypto signature, which waits for
@@ -43,7 +44,7 @@ export function payloadFingerprinter(
 ): (value: unknown) => string | Promise<string> {
   const bytes = typeof key === "string" ? utf8.encode(key) : key;
   if (!(bytes instanceof Uint8Array) || bytes.byteLength < MIN_FINGERPRINT_KEY_BYTES)
-    throw new TypeError(`fingerprintKey must be at least ${MIN_FINGERPRINT_KEY_BYTES} bytes`);
+    throw coded(new TypeError(`fingerprintKey must be at least ${MIN_FINGERPRINT_KEY_BYTES} bytes`), "MW_WEAK_SECRET");
   if (nodeCrypto) {
     // A KeyObject made once: each HMAC then skips importing the key.
     const secret = nodeCrypto.createSecretKey(bytes);

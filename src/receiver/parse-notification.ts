@@ -7,6 +7,7 @@ import type { HeaderSource } from "./headers.js";
 import { intake } from "./intake.js";
 import { DEFAULT_BODY_LIMIT } from "./options.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
 export interface ParseNotificationOptions {
   /** Checked on the exact bytes before anything is parsed, as the receiver's `verify`. */
@@ -26,14 +27,24 @@ const PARSE_OPTION_KEYS = {
   explainSignatureFailures: true,
 } as const satisfies KnownKeys<ParseNotificationOptions>;
 
+/** The code of each refusal `parseNotification` can make; `reason` says more (which signature check failed). */
+const REFUSAL_CODES: Partial<Record<Outcome, string>> = {
+  invalid: "MW_NOTIFICATION_INVALID",
+  unauthorized: "MW_SIGNATURE_FAILED",
+  forbidden: "MW_SENDER_FORBIDDEN",
+  too_large: "MW_BODY_TOO_LARGE",
+  unsupported_media_type: "MW_UNSUPPORTED_MEDIA_TYPE",
+  unavailable: "MW_SIGNATURE_TIMEOUT",
+};
+
 /**
  * Why `parseNotification` refused a delivery, with the answer a receiver would give: send `status`
  * and `answer` back as they are, and the sender keeps the notification and retries.
  */
-export class NotificationError extends Error {
+export class NotificationError extends MerchantWebhooksError {
   override readonly name = "NotificationError";
   /** The HTTP status of the answer table: 400, 401, 413 or 415. */
-  readonly status: number;
+  declare readonly status: number;
   /** The receiver's answer body, `{ processed: false, message }`: terse, safe to send back. */
   readonly answer: Answer;
   /**
@@ -50,8 +61,13 @@ export class NotificationError extends Error {
     details: { reason?: string | undefined; detail?: string | undefined } = {},
   ) {
     // The error's own message (for your logs) has the detail; the answer (for the sender) stays terse.
-    super(details.detail ? `${message}: ${details.detail}` : message);
-    this.status = OUTCOMES[outcome].status;
+    super(
+      REFUSAL_CODES[outcome] ?? "MW_NOTIFICATION_REFUSED",
+      details.detail ? `${message}: ${details.detail}` : message,
+      {
+        status: OUTCOMES[outcome].status,
+      },
+    );
     this.answer = { processed: false, message };
     this.reason = details.reason ?? outcome;
     this.detail = details.detail;

@@ -1,6 +1,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import { coded } from "../shared/errors.js";
 import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
 
 export interface JsonlRecorderOptions {
@@ -22,7 +23,10 @@ export function jsonlRecorder(options: JsonlRecorderOptions): JsonlRecorder {
   rejectUnknownKeys("jsonlRecorder", options, ["dir"] satisfies (keyof JsonlRecorderOptions)[]);
   const dir = options.dir;
   if (typeof dir !== "string" || dir === "")
-    throw new TypeError(`jsonlRecorder: dir must be the directory for the recordings; got ${JSON.stringify(dir)}`);
+    throw coded(
+      new TypeError(`jsonlRecorder: dir must be the directory for the recordings; got ${JSON.stringify(dir)}`),
+      "MW_INVALID_OPTION",
+    );
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   let current: { day: string; stream: WriteStream } | undefined;
   let closed = false;
@@ -49,7 +53,7 @@ export function jsonlRecorder(options: JsonlRecorderOptions): JsonlRecorder {
 
   return {
     write(entry: RecordedNotification): Promise<void> {
-      if (closed) return Promise.reject(new Error("jsonl recorder is closed"));
+      if (closed) return Promise.reject(coded(new Error("jsonl recorder is closed"), "MW_RECORDER_CLOSED"));
       const stream = streamFor(utcDay(entry.received_at));
       return new Promise((resolve, reject) => {
         stream.write(`${JSON.stringify(entry)}\n`, (err) => (err ? reject(err) : resolve()));

@@ -1,7 +1,11 @@
 import { eventLoopLag, holdLagSampler } from "../shared/event-loop-lag.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
-export class CallTimeoutError extends Error {
+export class CallTimeoutError extends MerchantWebhooksError {
   override name = "CallTimeoutError";
+  constructor(message: string) {
+    super("MW_REDIS_CALL_TIMEOUT", message);
+  }
 }
 
 interface Pending {

@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 /**
  * Start-up checks on a Redis connection option. ioredis reads an empty or missing URL as "localhost"
  * (`REDIS_URL=""` quietly connects to 127.0.0.1:6379) and fails on `undefined` with a TypeError about
@@ -20,39 +21,55 @@ export interface ConnectionShape {
 export function checkRedisConnection(value: unknown, given: ConnectionShape): void {
   const option = given.option ?? "connection";
   if (value === undefined || value === null) {
-    throw new TypeError(
-      `${given.what}: \`${option}\` is required, and none was given (${value}); expected a Redis URL such as ${EXAMPLE}, an ioredis client or cluster, or ioredis options. Is REDIS_URL set?`,
+    throw coded(
+      new TypeError(
+        `${given.what}: \`${option}\` is required, and none was given (${value}); expected a Redis URL such as ${EXAMPLE}, an ioredis client or cluster, or ioredis options. Is REDIS_URL set?`,
+      ),
+      "MW_CONNECTION_MISSING",
     );
   }
   const shape = { ...given, what: `${given.what}({ ${option} })` };
   const expected = `a Redis URL such as ${EXAMPLE}, an ioredis client or cluster${shape.options ? ", or ioredis options ({ host, port })" : ""}`;
   if (value === undefined || value === null) {
-    throw new TypeError(
-      `${shape.what}: no Redis connection was given (${value}); expected ${expected}. Is REDIS_URL set?`,
+    throw coded(
+      new TypeError(`${shape.what}: no Redis connection was given (${value}); expected ${expected}. Is REDIS_URL set?`),
+      "MW_CONNECTION_MISSING",
     );
   }
   if (typeof value === "string") {
     const problem = urlProblem(value);
-    if (problem) throw new TypeError(`${shape.what}: ${problem}; expected ${expected}`);
+    if (problem) throw coded(new TypeError(`${shape.what}: ${problem}; expected ${expected}`), "MW_CONNECTION_INVALID");
     return;
   }
   if (typeof value !== "object") {
-    throw new TypeError(`${shape.what}: a ${typeof value} is not a Redis connection; expected ${expected}`);
+    throw coded(
+      new TypeError(`${shape.what}: a ${typeof value} is not a Redis connection; expected ${expected}`),
+      "MW_CONNECTION_INVALID",
+    );
   }
   if (isClientLike(value)) return;
   if (Array.isArray(value)) {
     if (value.length > 0) return; // Redis Cluster start-up nodes
-    throw new TypeError(`${shape.what}: an empty list of cluster nodes; expected ${expected}`);
+    throw coded(
+      new TypeError(`${shape.what}: an empty list of cluster nodes; expected ${expected}`),
+      "MW_CONNECTION_INVALID",
+    );
   }
   if (!shape.options) {
-    throw new TypeError(
-      `${shape.what}: the object given is not an ioredis client (no on() and status); expected ${expected}`,
+    throw coded(
+      new TypeError(
+        `${shape.what}: the object given is not an ioredis client (no on() and status); expected ${expected}`,
+      ),
+      "MW_CONNECTION_INVALID",
     );
   }
   // ioredis reads options without an address as 127.0.0.1:6379, as it does an empty URL.
   if (!["host", "port", "path", "sentinels"].some((key) => key in value)) {
-    throw new TypeError(
-      `${shape.what}: ioredis options without host, port, path or sentinels would connect to 127.0.0.1:6379 in silence; expected ${expected}`,
+    throw coded(
+      new TypeError(
+        `${shape.what}: ioredis options without host, port, path or sentinels would connect to 127.0.0.1:6379 in silence; expected ${expected}`,
+      ),
+      "MW_CONNECTION_INVALID",
     );
   }
 }

@@ -28,6 +28,7 @@ import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordere
 import { keySlot } from "./key-slot.js";
 import { BIND_ORDER, bindingKey, claimUnderBoundKey } from "./order-binding.js";
 import { isCluster, listFromIndex, timeIndexKey, withTimeIndex } from "./time-index.js";
+import { coded } from "../shared/errors.js";
 
 /**
  * `connection`: a URL, ioredis options or cluster nodes (the store connects with `failFastRedisOptions`
@@ -383,11 +384,17 @@ function replicaWait(wanted: RedisStoreSettings["waitForReplicas"], callTimeoutM
     return (client, command, keysAndArgs) => (client as unknown as IdempotencyCommands)[command](...keysAndArgs);
   const { replicas } = wanted;
   if (!Number.isInteger(replicas) || replicas < 1)
-    throw new RangeError(`waitForReplicas.replicas must be a whole number of replicas, 1 or more; got ${replicas}`);
+    throw coded(
+      new RangeError(`waitForReplicas.replicas must be a whole number of replicas, 1 or more; got ${replicas}`),
+      "MW_INVALID_OPTION",
+    );
   const waitMs = wanted.timeoutMs ?? Math.min(DEFAULT_REPLICA_WAIT_MS, Math.floor(callTimeoutMs / 2));
   if (!Number.isInteger(waitMs) || waitMs < 1 || waitMs >= callTimeoutMs)
-    throw new RangeError(
-      `waitForReplicas.timeoutMs must be a whole number of milliseconds from 1 to below the store's timeoutMs (${callTimeoutMs}); got ${waitMs}`,
+    throw coded(
+      new RangeError(
+        `waitForReplicas.timeoutMs must be a whole number of milliseconds from 1 to below the store's timeoutMs (${callTimeoutMs}); got ${waitMs}`,
+      ),
+      "MW_INVALID_TIMEOUT",
     );
 
   const batches = new Map<string, WaitBatch>();
@@ -473,6 +480,7 @@ function recordOf(hash: Record<string, string>): IdempotencyRecord | undefined {
 }
 
 function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw coded(new RangeError(`${name} must be a positive number, got ${value}`), "MW_INVALID_TIMEOUT");
   return value;
 }

@@ -2,6 +2,7 @@ import { closeIfOwned, connect, type ConnectionOption, RECORDER_DEFAULTS, type R
 import type { NotificationRecorder, RecordedNotification } from "../recording/recorder.js";
 import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
+import { coded } from "../shared/errors.js";
 
 /** `connection` beside each function's own settings. */
 type Connected<T> = T & { connection?: unknown };
@@ -20,8 +21,11 @@ const READ_KEYS = {
 
 function checkStream(what: string, stream: unknown): void {
   if (typeof stream !== "string" || stream === "")
-    throw new TypeError(
-      `${what}: stream must be the stream's key, e.g. "merchant-webhooks:recording"; got ${JSON.stringify(stream)}`,
+    throw coded(
+      new TypeError(
+        `${what}: stream must be the stream's key, e.g. "merchant-webhooks:recording"; got ${JSON.stringify(stream)}`,
+      ),
+      "MW_INVALID_OPTION",
     );
 }
 
@@ -54,7 +58,8 @@ export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisS
   });
   checkStream("redisStreamRecorder", options.stream);
   const maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
-  if (!Number.isInteger(maxLen) || maxLen < 1) throw new RangeError(`maxLen must be a positive integer, got ${maxLen}`);
+  if (!Number.isInteger(maxLen) || maxLen < 1)
+    throw coded(new RangeError(`maxLen must be a positive integer, got ${maxLen}`), "MW_INVALID_OPTION");
   const connection = connectTo(options.connection);
   return {
     async write(entry: RecordedNotification) {

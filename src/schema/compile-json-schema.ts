@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 /**
  * A JSON Schema (the subset `z.toJSONSchema` writes for the notification schema) turned into one
  * boolean check made of closures: no code is generated, so it runs where `new Function` is refused
@@ -19,12 +20,14 @@ const DESCRIPTIVE = new Set(["$schema", "description", "title", "format", "examp
 
 export function compileJsonSchema(schema: unknown): Check {
   if (schema === true || (isObject(schema) && Object.keys(schema).every((key) => DESCRIPTIVE.has(key)))) return always;
-  if (!isObject(schema)) throw new TypeError(`unsupported schema ${JSON.stringify(schema)}`);
+  if (!isObject(schema))
+    throw coded(new TypeError(`unsupported schema ${JSON.stringify(schema)}`), "MW_UNSUPPORTED_SCHEMA");
   if (schema.format !== undefined && schema.pattern === undefined)
-    throw new TypeError(`format "${String(schema.format)}" without a pattern`);
+    throw coded(new TypeError(`format "${String(schema.format)}" without a pattern`), "MW_UNSUPPORTED_SCHEMA");
   const checks: Check[] = [];
   for (const key of Object.keys(schema)) {
-    if (!DESCRIPTIVE.has(key) && !KNOWN.has(key)) throw new TypeError(`unsupported JSON Schema keyword "${key}"`);
+    if (!DESCRIPTIVE.has(key) && !KNOWN.has(key))
+      throw coded(new TypeError(`unsupported JSON Schema keyword "${key}"`), "MW_UNSUPPORTED_SCHEMA");
   }
   if (schema.anyOf !== undefined) {
     const options = (schema.anyOf as unknown[]).map(compileJsonSchema);
@@ -63,7 +66,7 @@ export function compileJsonSchema(schema: unknown): Check {
       break;
     }
     default:
-      throw new TypeError(`unsupported type ${JSON.stringify(schema.type)}`);
+      throw coded(new TypeError(`unsupported type ${JSON.stringify(schema.type)}`), "MW_UNSUPPORTED_SCHEMA");
   }
   if (checks.length === 1) return checks[0]!;
   return (value) => checks.every((check) => check(value));

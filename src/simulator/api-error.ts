@@ -1,17 +1,18 @@
 import type { z } from "zod";
 import { pathOf } from "../schema/validation-message.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 
 /**
  * A refusal the simulator answers with `{ status_detail: { name, message, details } }`. The platform's
  * HTTP statuses and error names for failed calls are not published; these are the simulator's own.
  */
-export class SimulatorApiError extends Error {
+export class SimulatorApiError extends MerchantWebhooksError {
   constructor(
-    readonly status: number,
+    override readonly status: number,
     readonly statusName: string,
     message: string,
   ) {
-    super(message);
+    super("MW_SIMULATOR_API", message, { status });
   }
 }
 

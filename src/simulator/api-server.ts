@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { nearest } from "../lifecycle/option-keys.js";
+import { coded } from "../shared/errors.js";
 import { readNodeBody } from "../shared/read-node-body.js";
 import { SimulatorApiError } from "./api-error.js";
 
@@ -68,14 +69,23 @@ export function createApiServer(routes: ReadonlyMap<string, Route>) {
       // A misspelt path would inject nothing, and the test would pass for the wrong reason.
       if (!routes.has(path)) {
         const near = nearest(path, [...routes.keys()]);
-        throw new RangeError(
-          `failNext: no endpoint ${JSON.stringify(path)}${near ? `; did you mean "${near}"?` : ""} Endpoints: ${[...routes.keys()].join(", ")}`,
+        throw coded(
+          new RangeError(
+            `failNext: no endpoint ${JSON.stringify(path)}${near ? `; did you mean "${near}"?` : ""} Endpoints: ${[...routes.keys()].join(", ")}`,
+          ),
+          "MW_INVALID_ARGUMENT",
         );
       }
       if (!(Number.isInteger(status) && status >= 100 && status <= 599))
-        throw new RangeError(`failNext: status must be an HTTP status (100-599), got ${status}`);
+        throw coded(
+          new RangeError(`failNext: status must be an HTTP status (100-599), got ${status}`),
+          "MW_INVALID_ARGUMENT",
+        );
       if (!(Number.isInteger(times) && times >= 0))
-        throw new RangeError(`failNext: times must be a whole number of 0 or more, got ${times}`);
+        throw coded(
+          new RangeError(`failNext: times must be a whole number of 0 or more, got ${times}`),
+          "MW_INVALID_ARGUMENT",
+        );
       faults.set(path, { status, remaining: times });
     },
     listen(port: number, host: string): Promise<string> {

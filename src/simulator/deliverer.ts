@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 import { readAnswer } from "../testing/read-answer.js";
 import { signStandardWebhook } from "../verify/sign.js";
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
@@ -170,7 +171,7 @@ export function createDeliverer(options: DelivererOptions) {
 
     /** Start delivering `payload` to `url`; with chaos, perhaps twice. */
     send(url: string, payload: unknown, meta: DeliveryMeta): void {
-      if (closed) throw new Error("the simulator is closed");
+      if (closed) throw coded(new Error("the simulator is closed"), "MW_SIMULATOR_CLOSED");
       start(url, payload, meta, false);
       if (random() < (chaos.duplicateRate ?? 0)) start(url, payload, meta, true);
     },

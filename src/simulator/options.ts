@@ -1,4 +1,5 @@
 import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import { coded } from "../shared/errors.js";
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
 import type { AttemptListener, ChaosOptions, DeliverySigner } from "./deliverer.js";
 
@@ -65,21 +66,29 @@ export function checkOptions(options: PlatformSimulatorOptions): void {
   rejectUnknownKeys("createPlatformSimulator: chaos", options.chaos, Object.keys(CHAOS_KEYS));
   const schedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
   if (schedule.length === 0 || schedule.some((ms) => !(ms >= 0)))
-    throw new RangeError("retrySchedule must list one or more delays >= 0");
+    throw coded(new RangeError("retrySchedule must list one or more delays >= 0"), "MW_INVALID_OPTION");
   const scale = options.timeScale ?? 1;
-  if (!(scale >= 0 && Number.isFinite(scale))) throw new RangeError("timeScale must be a finite number >= 0");
+  if (!(scale >= 0 && Number.isFinite(scale)))
+    throw coded(new RangeError("timeScale must be a finite number >= 0"), "MW_INVALID_OPTION");
   const timeout = options.attemptTimeoutMs;
   if (timeout !== undefined && !(timeout > 0 && timeout <= MAX_TIMER_MS))
-    throw new RangeError(`attemptTimeoutMs must be from 1 to ${MAX_TIMER_MS} ms, got ${timeout}`);
+    throw coded(
+      new RangeError(`attemptTimeoutMs must be from 1 to ${MAX_TIMER_MS} ms, got ${timeout}`),
+      "MW_INVALID_TIMEOUT",
+    );
   for (const rate of [options.chaos?.duplicateRate, options.chaos?.reorderRate]) {
-    if (rate !== undefined && !(rate >= 0 && rate <= 1)) throw new RangeError("chaos rates must be between 0 and 1");
+    if (rate !== undefined && !(rate >= 0 && rate <= 1))
+      throw coded(new RangeError("chaos rates must be between 0 and 1"), "MW_INVALID_OPTION");
   }
   // Every wait is a delay times the scale; past the timer limit Node would fire it after 1 ms.
   const delays = [...schedule, options.chaos?.reorderWindowMs ?? 0, options.chaos?.delayMs ?? 0];
   const longest = Math.max(...delays.map((ms) => (ms >= 0 ? ms : Number.NaN))) * scale;
   if (!(longest <= MAX_TIMER_MS))
-    throw new RangeError(
-      `the longest scaled delay (${longest} ms) is beyond ${MAX_TIMER_MS} ms, the most a timer can wait: lower timeScale or the delays`,
+    throw coded(
+      new RangeError(
+        `the longest scaled delay (${longest} ms) is beyond ${MAX_TIMER_MS} ms, the most a timer can wait: lower timeScale or the delays`,
+      ),
+      "MW_INVALID_OPTION",
     );
   if (options.webhookUrl !== undefined) new URL(options.webhookUrl);
 }

@@ -1,5 +1,6 @@
 import { eventNamesList, eventTypeNamed } from "../schema/event-names.js";
 import { type SubscriptionEventType, subscriptionEventRows } from "../schema/event-types.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 import type { PlatformSimulator } from "./create-platform-simulator.js";
 import type { SimulatedSubscription } from "./subscriptions.js";
 
@@ -18,8 +19,11 @@ names, in any case (cancel, cancelled, onCancel, SUBSCRIPTION_CANCELLED):
 ${eventNamesList()}`;
 
 /** A scenario line that cannot be run: unknown command, unknown subscription, bad argument. */
-export class ScenarioError extends Error {
+export class ScenarioError extends MerchantWebhooksError {
   override readonly name = "ScenarioError";
+  constructor(message: string) {
+    super("MW_SIMULATOR_SCENARIO", message);
+  }
 }
 
 type LifecycleCall = (

@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 /**
  * A partial of `T` at every depth. Arrays are replaced whole rather than merged element by element:
  * an override of `purchase_units` says what the list is, not how to patch it.
@@ -15,7 +16,8 @@ export type DeepPartial<T> = T extends readonly unknown[]
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 export function assertSafeKey(key: string): void {
-  if (FORBIDDEN_KEYS.has(key)) throw new TypeError(`refusing the key "${key}" in an override`);
+  if (FORBIDDEN_KEYS.has(key))
+    throw coded(new TypeError(`refusing the key "${key}" in an override`), "MW_INVALID_ARGUMENT");
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -35,7 +37,8 @@ export function deepMerge<T>(base: T, overrides: DeepPartial<T> | undefined): T 
 const MAX_DEPTH = 64;
 
 function checkDepth(depth: number): void {
-  if (depth > MAX_DEPTH) throw new RangeError(`override nested deeper than ${MAX_DEPTH} levels`);
+  if (depth > MAX_DEPTH)
+    throw coded(new RangeError(`override nested deeper than ${MAX_DEPTH} levels`), "MW_INVALID_ARGUMENT");
 }
 
 /** Merge `override` into `target` (a private copy), returning the merged value. */

@@ -1,6 +1,7 @@
 import { createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { extname, join } from "node:path";
+import { MerchantWebhooksError } from "../shared/errors.js";
 import { jsonSyntaxError, lineAndColumn } from "./json-syntax-error.js";
 
 /** One notification to send, with the headers it was recorded with when it comes from a recording. */
@@ -27,13 +28,13 @@ export type SourceItem = SourceEntry | SourceProblem;
  */
 export type ReplaySource = readonly unknown[] | string;
 
-export class SourceError extends Error {
+export class SourceError extends MerchantWebhooksError {
   override readonly name = "SourceError";
   constructor(
     readonly origin: string,
     detail: string,
   ) {
-    super(`${origin}: ${detail}`);
+    super("MW_REPLAY_SOURCE", `${origin}: ${detail}`);
   }
 }
 

@@ -5,6 +5,7 @@ import { pino } from "pino";
 import type { Answer } from "../answer/answer.js";
 import { createReceiver, type Receiver } from "../receiver/create-receiver.js";
 import type { ReceiverOptions } from "../receiver/options.js";
+import { coded } from "../shared/errors.js";
 import { readAnswer } from "./read-answer.js";
 import { type ReplaySource, readSource, type SourceEntry } from "./read-source.js";
 
@@ -98,7 +99,7 @@ export async function replayEntries(
 ): Promise<ReplayResult[]> {
   const concurrency = options.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+    throw coded(new RangeError(`concurrency must be a positive integer, got ${concurrency}`), "MW_INVALID_OPTION");
   checkRetry(options.retry);
   const connection = await connect(target, options);
   const results: ReplayResult[] = new Array(entries.length);
@@ -188,10 +189,16 @@ async function sendEntry(send: Send, entry: SourceEntry, options: ReplayOptions)
 function checkRetry(retry: ReplayRetry | undefined): void {
   if (retry === undefined) return;
   if (!Number.isInteger(retry.attempts) || retry.attempts < 0)
-    throw new RangeError(`retry.attempts must be a whole number, 0 or more, got ${retry.attempts}`);
+    throw coded(
+      new RangeError(`retry.attempts must be a whole number, 0 or more, got ${retry.attempts}`),
+      "MW_INVALID_OPTION",
+    );
   const maxWaitMs = retry.maxWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
   if (typeof maxWaitMs !== "number" || Number.isNaN(maxWaitMs) || maxWaitMs < 0)
-    throw new RangeError(`retry.maxWaitMs must be a number of milliseconds, 0 or more, got ${maxWaitMs}`);
+    throw coded(
+      new RangeError(`retry.maxWaitMs must be a number of milliseconds, 0 or more, got ${maxWaitMs}`),
+      "MW_INVALID_TIMEOUT",
+    );
 }
 
 /** `Retry-After` as milliseconds from now: a number of seconds or an HTTP date. */
@@ -325,7 +332,7 @@ async function serve(server: Server, path: string, timeoutMs: number): Promise<C
 /** Where to reach a listening server from this process. */
 function loopbackHost(address: AddressInfo | string | null): string {
   if (address === null || typeof address === "string")
-    throw new TypeError("replay needs a server listening on a TCP port");
+    throw coded(new TypeError("replay needs a server listening on a TCP port"), "MW_INVALID_ARGUMENT");
   const { address: host, port } = address;
   if (host === "0.0.0.0" || host === "::") return `127.0.0.1:${port}`;
   return address.family === "IPv6" ? `[${host}]:${port}` : `${host}:${port}`;

@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 import { utf8 } from "./encoding.js";
 import { failure, type VerifyFailure } from "./verify-outcome.js";
 
@@ -13,7 +14,7 @@ const WEB_CRYPTO_HASH: Record<HmacAlgorithm, string> = { sha256: "SHA-256", sha5
 
 export function secretList(secret: HmacSecret | readonly HmacSecret[], what: string): Uint8Array[] {
   const list = (Array.isArray(secret) ? secret : [secret]) as readonly HmacSecret[];
-  if (list.length === 0) throw new TypeError(`${what}: at least one secret is required`);
+  if (list.length === 0) throw coded(new TypeError(`${what}: at least one secret is required`), "MW_INVALID_SECRET");
   return list.map((one) => hmacSecretBytes(one, what));
 }
 
@@ -26,8 +27,11 @@ export const MIN_HMAC_SECRET_BYTES = 16;
 /** Refuse a secret too short to trust, saying why and what to do; the secret itself is never shown. */
 export function strongEnough(bytes: Uint8Array, minimum: number, what: string): Uint8Array {
   if (bytes.length < minimum) {
-    throw new RangeError(
-      `${what}: a secret of ${bytes.length} byte(s) is too short to resist guessing; use at least ${minimum} random bytes (e.g. crypto.randomBytes(32).toString("base64url"))`,
+    throw coded(
+      new RangeError(
+        `${what}: a secret of ${bytes.length} byte(s) is too short to resist guessing; use at least ${minimum} random bytes (e.g. crypto.randomBytes(32).toString("base64url"))`,
+      ),
+      "MW_WEAK_SECRET",
     );
   }
   return bytes;
@@ -36,7 +40,8 @@ export function strongEnough(bytes: Uint8Array, minimum: number, what: string): 
 /** The key bytes of one secret: a string's UTF-8 bytes, a byte array as is; empty is refused. */
 export function hmacSecretBytes(secret: HmacSecret, what: string): Uint8Array {
   const bytes = typeof secret === "string" ? utf8.encode(secret) : secret;
-  if (!(bytes instanceof Uint8Array) || bytes.length === 0) throw new TypeError(`${what}: a secret must not be empty`);
+  if (!(bytes instanceof Uint8Array) || bytes.length === 0)
+    throw coded(new TypeError(`${what}: a secret must not be empty`), "MW_INVALID_SECRET");
   return bytes;
 }
 
@@ -47,7 +52,7 @@ export function hmacSecretBytes(secret: HmacSecret, what: string): Uint8Array {
  */
 export function hmacKeys(secrets: readonly Uint8Array[], algorithm: HmacAlgorithm): () => Promise<CryptoKey[]> {
   const hash = WEB_CRYPTO_HASH[algorithm];
-  if (!hash) throw new TypeError(`unsupported HMAC algorithm: ${String(algorithm)}`);
+  if (!hash) throw coded(new TypeError(`unsupported HMAC algorithm: ${String(algorithm)}`), "MW_INVALID_OPTION");
   let keys: Promise<CryptoKey[]> | undefined;
   return () =>
     (keys ??= Promise.all(
@@ -96,7 +101,7 @@ export function timestampFailure(
 
 export function checkTolerance(toleranceSeconds: number, what: string): number {
   if (!Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
-    throw new RangeError(`${what}: toleranceSeconds must be a non-negative number`);
+    throw coded(new RangeError(`${what}: toleranceSeconds must be a non-negative number`), "MW_INVALID_OPTION");
   }
   return toleranceSeconds;
 }

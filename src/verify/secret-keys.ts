@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 import { bytesToHex } from "./encoding.js";
 import { type HmacAlgorithm, hmacKeys } from "./hmac.js";
 import { failure, type VerifyFailure } from "./verify-outcome.js";
@@ -38,7 +39,7 @@ export function secretKeys<S>(
 ): (headers: Headers) => Promise<CryptoKey[] | VerifyFailure> {
   if (typeof secret !== "function") {
     const list = listOf(secret as S | readonly S[]);
-    if (list.length === 0) throw new TypeError(`${what}: at least one secret is required`);
+    if (list.length === 0) throw coded(new TypeError(`${what}: at least one secret is required`), "MW_INVALID_SECRET");
     const keys = hmacKeys(list.map(keyBytes), algorithm);
     return () => keys();
   }

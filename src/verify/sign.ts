@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 import { bytesToBase64, bytesToHex, utf8 } from "./encoding.js";
 import { hmac, hmacKeys, secretList } from "./hmac.js";
 import { type HmacVerifierOptions, hmacSignedContent } from "./hmac-verifier.js";
@@ -26,7 +27,10 @@ export async function signHmac(
   at: SignAt = {},
 ): Promise<Record<string, string>> {
   if (typeof options.secret === "function")
-    throw new TypeError("signHmac: give the secret itself; a sender signs with one secret, not a lookup");
+    throw coded(
+      new TypeError("signHmac: give the secret itself; a sender signs with one secret, not a lookup"),
+      "MW_INVALID_OPTION",
+    );
   const [secret] = secretList(options.secret, "signHmac");
   const [key] = await hmacKeys([secret!], options.algorithm ?? "sha256")();
   const timestamp = options.timestamp ? String(at.timestamp ?? nowSeconds()) : undefined;

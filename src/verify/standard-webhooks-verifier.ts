@@ -1,3 +1,4 @@
+import { coded } from "../shared/errors.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes } from "./encoding.js";
 import { checkTolerance, DEFAULT_TOLERANCE_SECONDS, hmac, prefixed, strongEnough, timestampFailure } from "./hmac.js";
@@ -26,14 +27,18 @@ export const MIN_STANDARD_WEBHOOKS_KEY_BYTES = 24;
 /** The key bytes of a `whsec_…` or base64 secret; throws at start-up rather than failing every delivery. */
 export function standardWebhooksKey(secret: StandardWebhooksSecret): Uint8Array {
   if (secret instanceof Uint8Array) {
-    if (secret.length === 0) throw new TypeError(`${WHAT}: a secret must not be empty`);
+    if (secret.length === 0) throw coded(new TypeError(`${WHAT}: a secret must not be empty`), "MW_INVALID_SECRET");
     return secret;
   }
-  if (typeof secret !== "string") throw new TypeError(`${WHAT}: a secret must be a string or bytes`);
+  if (typeof secret !== "string")
+    throw coded(new TypeError(`${WHAT}: a secret must be a string or bytes`), "MW_INVALID_SECRET");
   const key = base64ToBytes(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret);
   if (!key || key.length === 0) {
-    throw new TypeError(
-      `${WHAT}: a secret must be "whsec_" followed by base64 (A-Z, a-z, 0-9, +, /, optional = padding); the one given is not valid base64`,
+    throw coded(
+      new TypeError(
+        `${WHAT}: a secret must be "whsec_" followed by base64 (A-Z, a-z, 0-9, +, /, optional = padding); the one given is not valid base64`,
+      ),
+      "MW_INVALID_SECRET",
     );
   }
   return key;

@@ -72,7 +72,7 @@ describe("a server streaming an endless answer", () => {
     const before = process.memoryUsage().arrayBuffers;
     const err = await failure(client.queryOrder({ id: "ORD-1" }));
     expect(err).toBeInstanceOf(PaymentApiError);
-    expect(err.code).toBe("RESPONSE_TOO_LARGE");
+    expect(err.code).toBe("MW_CLIENT_RESPONSE_TOO_LARGE");
     expect(err.message).toContain("maxResponseBytes (1048576 bytes)");
     expect(seen).toHaveLength(1);
     await connectionClosed;
@@ -89,7 +89,7 @@ describe("a server streaming an endless answer", () => {
     });
     const client = createPaymentClient({ baseUrl, retry });
     const err = await failure(client.queryOrder({ id: "ORD-1" }));
-    expect(err.code).toBe("RESPONSE_TOO_LARGE");
+    expect(err.code).toBe("MW_CLIENT_RESPONSE_TOO_LARGE");
     expect(seen).toHaveLength(1);
   });
 
@@ -117,7 +117,7 @@ describe("a server answering with a redirect", () => {
     });
     const client = createPaymentClient({ baseUrl: platform.baseUrl, sign, retry });
     const err = await failure(client.refundPayment(refund));
-    expect(err).toMatchObject({ status: 307, code: "REDIRECT_REFUSED" });
+    expect(err).toMatchObject({ status: 307, code: "MW_CLIENT_REDIRECT_REFUSED" });
     expect(platform.seen).toHaveLength(1);
     expect(platform.seen[0]!.headers["x-signature"]).toBe("sig-secret-value");
     expect(elsewhere.seen).toHaveLength(0);
@@ -131,7 +131,7 @@ describe("a server answering with a redirect", () => {
     });
     const client = createPaymentClient({ baseUrl: platform.baseUrl, sign, retry });
     const err = await failure(client.queryOrder({ id: "ORD-1" }));
-    expect(err).toMatchObject({ status: 302, code: "REDIRECT_REFUSED" });
+    expect(err).toMatchObject({ status: 302, code: "MW_CLIENT_REDIRECT_REFUSED" });
     expect(platform.seen).toHaveLength(1);
     expect(elsewhere.seen).toHaveLength(0);
   });
