@@ -1,14 +1,14 @@
-import { Queue, type JobsOptions, type QueueOptions } from "bullmq";
+import { type JobsOptions, Queue, type QueueOptions } from "bullmq";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
-import { assertClusterPrefix } from "./cluster-prefix.js";
+import { checkRedisConnection } from "../redis/check-connection.js";
 import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
 import { withTimeout } from "../shared/time-limit.js";
+import { assertClusterPrefix } from "./cluster-prefix.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
-import { queueLedger, type QueueLedger } from "./queue-ledger.js";
-import { sealingKey, type EncryptionKey } from "./seal.js";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
-import { checkRedisConnection } from "../redis/check-connection.js";
+import { type QueueLedger, queueLedger } from "./queue-ledger.js";
+import { type EncryptionKey, sealingKey } from "./seal.js";
 
 const BULLMQ_QUEUE_KEYS = {
   connection: true,
@@ -19,6 +19,7 @@ const BULLMQ_QUEUE_KEYS = {
   timeoutMs: true,
   encryptionKey: true,
 } as const satisfies KnownKeys<BullmqQueueOptions>;
+
 import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
 import { coded, MerchantWebhooksError } from "../shared/errors.js";
 

@@ -1,29 +1,29 @@
 import { setMaxListeners } from "node:events";
 import { Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "pino";
+import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
+import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
+import { ownerTokens } from "../dispatch/run-claimed.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
+import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
-import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
-import { ownerTokens } from "../dispatch/run-claimed.js";
+import { checkRedisConnection } from "../redis/check-connection.js";
+import { closeIfOwned, type RedisConnection, workerConnection } from "../redis/connect.js";
+import { coded } from "../shared/errors.js";
+import { settlesWithin } from "../shared/time-limit.js";
+import { loadOtelApi } from "../telemetry/load-api.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { closeIfOwned, workerConnection, type RedisConnection } from "../redis/connect.js";
+import { gaugeFailedSet } from "./failed-set-gauge.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobProcessor } from "./job-processor.js";
 import type { JobOutcome, JobRunner } from "./process-job.js";
-import { sealingKeys, type EncryptionKey } from "./seal.js";
-import { workerStore } from "./worker-store.js";
-import { loadOtelApi } from "../telemetry/load-api.js";
-import { gaugeFailedSet } from "./failed-set-gauge.js";
-import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
-import { checkRedisConnection } from "../redis/check-connection.js";
-import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
-import { settlesWithin } from "../shared/time-limit.js";
 import { queueLedger } from "./queue-ledger.js";
+import { type EncryptionKey, sealingKeys } from "./seal.js";
 import { DEFAULT_SWEEP_EVERY_MS, sweepEvery } from "./sweep-every.js";
-import { coded } from "../shared/errors.js";
+import { workerStore } from "./worker-store.js";
 
 export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */

@@ -1,13 +1,13 @@
-import { keptHeaders } from "../logging/kept-headers.js";
+import type { OrderClaim } from "../idempotency/store.js";
 import { maskCardNumber, maskCardNumbers, REDACTED } from "../logging/card-numbers.js";
-import { transformPayload, type PayloadPolicy } from "../logging/transform-payload.js";
+import { keptHeaders } from "../logging/kept-headers.js";
+import { type PayloadPolicy, transformPayload } from "../logging/transform-payload.js";
 import type { QueuedNotification } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import type { OrderClaim } from "../idempotency/store.js";
-import { open, seal, SealError, type SealedPayload, type SealingKey } from "./seal.js";
 import { subscriptionNotificationSchema } from "../schema/index.js";
 import { validationMessage } from "../schema/validation-message.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import { open, SealError, type SealedPayload, type SealingKey, seal } from "./seal.js";
 
 /**
  * What a queued notification carries to the worker, as it sits in Redis (and, for a failed job, stays

@@ -1,13 +1,13 @@
-import { DelayedError, UnrecoverableError, type Job } from "bullmq";
+import { DelayedError, type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
-import { redactErrorInPlace } from "../logging/redact-error.js";
-import type { RedactOptions } from "../logging/redact.js";
 import { HandlerTimeoutError } from "../dispatch/run-handler.js";
+import type { RedactOptions } from "../logging/redact.js";
+import { redactErrorInPlace } from "../logging/redact-error.js";
+import { settlesWithin } from "../shared/time-limit.js";
 import { otelApiLoading } from "../telemetry/load-api.js";
 import { observeJob } from "../telemetry/observe-job.js";
-import { notificationIn, type NotificationJobData } from "./job-data.js";
-import { settlesWithin } from "../shared/time-limit.js";
-import { InvalidJobDataError, processJob, type JobOutcome, type JobRunner } from "./process-job.js";
+import { type NotificationJobData, notificationIn } from "./job-data.js";
+import { InvalidJobDataError, type JobOutcome, type JobRunner, processJob } from "./process-job.js";
 
 /** The longest putting a job back on close may take. */
 const REQUEUE_TIMEOUT_MS = 5_000;

@@ -1,22 +1,22 @@
-import { DelayedError, Job, UnrecoverableError, type MinimalQueue } from "bullmq";
+import { DelayedError, Job, type MinimalQueue, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
-import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
+import { claimedOrder } from "../dispatch/claimed-order.js";
+import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
-import { claimedOrder } from "../dispatch/claimed-order.js";
+import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
+import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
+import { withTimeout } from "../shared/time-limit.js";
 import {
-  readNotificationJob,
-  UnreadableJobDataError,
   type NotificationJob,
   type NotificationJobData,
+  readNotificationJob,
+  UnreadableJobDataError,
 } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
-import { withTimeout } from "../shared/time-limit.js";
-import type { SealingKey } from "./seal.js";
-import type { HandlerObserver } from "../dispatch/handler-observer.js";
-import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
+import type { SealingKey } from "./seal.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
 interface ReadJobData extends NotificationJob {

@@ -1,11 +1,11 @@
-import { Queue, type Job } from "bullmq";
+import { type Job, Queue } from "bullmq";
 import { Cluster, type Redis } from "ioredis";
-import { assertClusterPrefix } from "./cluster-prefix.js";
 import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
+import { coded, MerchantWebhooksError } from "../shared/errors.js";
 import { withTimeout } from "../shared/time-limit.js";
+import { assertClusterPrefix } from "./cluster-prefix.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
-import { coded, MerchantWebhooksError } from "../shared/errors.js";
 
 export interface RedriveOptions {
   connection: RedisConnection;

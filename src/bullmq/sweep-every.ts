@@ -2,11 +2,11 @@ import { Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { RedisClient } from "../redis/fail-fast-connection.js";
+import { coded } from "../shared/errors.js";
 import { DEFAULT_JOB_OPTIONS } from "./bullmq-queue.js";
 import type { NotificationJobData } from "./job-data.js";
 import type { QueueLedger } from "./queue-ledger.js";
 import { DEFAULT_SWEEP_MIN_AGE_MS, sweepQueued } from "./sweep-queued.js";
-import { coded } from "../shared/errors.js";
 
 export const DEFAULT_SWEEP_EVERY_MS = 30_000;
 

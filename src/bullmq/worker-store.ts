@@ -1,8 +1,8 @@
-import { StoreUnavailableError, type IdempotencyStore } from "../idempotency/store.js";
+import { type IdempotencyStore, StoreUnavailableError } from "../idempotency/store.js";
+import { claimsInTransaction, type TransactionalStore } from "../idempotency/transaction.js";
 import type { RedisConnection } from "../redis/connect.js";
 import { redisStore } from "../redis/index.js";
 import { withTimeout } from "../shared/time-limit.js";
-import { claimsInTransaction, type TransactionalStore } from "../idempotency/transaction.js";
 
 export interface WorkerStore {
   store: IdempotencyStore;

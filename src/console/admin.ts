@@ -1,6 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { keptHeaders } from "../logging/kept-headers.js";
-import { redactCardNumbers, redactNotification } from "../logging/redact.js";
 import {
   DEFAULT_LEASE_MS,
   type IdempotencyRecord,
@@ -10,12 +8,14 @@ import {
   type OrderClaim,
   type RecordState,
 } from "../idempotency/store.js";
+import { keptHeaders } from "../logging/kept-headers.js";
+import { redactCardNumbers, redactNotification } from "../logging/redact.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { RecordedNotification } from "../recording/recorder.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { queueJobsOf, type JobView } from "./queue-jobs.js";
-import type { RecordingSource } from "./recordings.js";
 import { coded, MerchantWebhooksError } from "../shared/errors.js";
+import { type JobView, queueJobsOf } from "./queue-jobs.js";
+import type { RecordingSource } from "./recordings.js";
 
 export interface AdminOptions {
   /** The store the receivers and workers claim in. */

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
+import { coded } from "../shared/errors.js";
 import { constantTimeEqual } from "../verify/constant-time.js";
-import { AdminError, type Admin, type NotificationFilter } from "./admin.js";
+import { type Admin, AdminError, type NotificationFilter } from "./admin.js";
 import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE, type Html } from "./html.js";
 import {
   deadLettersPage,
@@ -8,10 +9,9 @@ import {
   messagePage,
   notificationPage,
   overviewPage,
-  subscriptionPage,
   type PageContext,
+  subscriptionPage,
 } from "./pages.js";
-import { coded } from "../shared/errors.js";
 
 export interface ConsoleHandlerOptions {
   admin: Admin;

@@ -1,9 +1,11 @@
 // merchant-webhooks/console: the admin API and the notification console served over it.
+
+export type { ListedRecord, ListPage, ListQuery } from "../idempotency/store.js";
 export {
-  createAdmin,
-  AdminError,
   type Admin,
+  AdminError,
   type AdminOptions,
+  createAdmin,
   type ListOptions,
   type NotificationDetail,
   type NotificationFilter,
@@ -16,12 +18,11 @@ export {
   type ReplayResult,
   type TimelineEvent,
 } from "./admin.js";
-export type { JobView } from "./queue-jobs.js";
 export {
-  consoleHandler,
   CONSOLE_CSP,
   type ConsoleHandler,
   type ConsoleHandlerOptions,
+  consoleHandler,
 } from "./console-handler.js";
-export { memoryRecordings, jsonlRecordings, type MemoryRecordings, type RecordingSource } from "./recordings.js";
-export type { ListedRecord, ListPage, ListQuery } from "../idempotency/store.js";
+export type { JobView } from "./queue-jobs.js";
+export { jsonlRecordings, type MemoryRecordings, memoryRecordings, type RecordingSource } from "./recordings.js";

@@ -1,5 +1,5 @@
 import type { NotificationDetail, NotificationFilter, NotificationSummary, Overview } from "./admin.js";
-import { html, type Html, queryString, timeText } from "./html.js";
+import { type Html, html, queryString, timeText } from "./html.js";
 
 /** What every page needs to draw its links and its forms. */
 export interface PageContext {

@@ -1,5 +1,5 @@
-import { jobIdFor } from "../bullmq/job-id.js";
 import type { NotificationJobData } from "../bullmq/job-data.js";
+import { jobIdFor } from "../bullmq/job-id.js";
 import type { NotificationQueue } from "../queue/queue.js";
 
 /** The parts of a BullMQ job the console reads or acts on (typed here, so `bullmq` stays optional). */

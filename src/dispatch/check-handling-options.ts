@@ -1,5 +1,5 @@
-import { ALL_HANDLER_KEYS } from "./handlers.js";
 import { coded } from "../shared/errors.js";
+import { ALL_HANDLER_KEYS } from "./handlers.js";
 
 /** The options receivers and workers share, as far as start-up checks go. */
 export interface HandlingOptions {

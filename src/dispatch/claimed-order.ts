@@ -1,5 +1,5 @@
-import type { Handler } from "./handlers.js";
 import type { ClaimResult, OrderClaim } from "../idempotency/store.js";
+import type { Handler } from "./handlers.js";
 
 /** What the run of a notification claimed in order needs beside the claim itself. */
 export interface ClaimedOrder {

@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
-import { eventObjectOf, type AnyEventObject, type SubscriptionNotification } from "../schema/index.js";
-import { SUBSCRIPTION_EVENTS } from "../schema/event-types.js";
-import type { HandlerContext } from "./handlers.js";
 import { positionToRfc3339 } from "../idempotency/position.js";
 import type { TransactionHandle } from "../idempotency/transaction.js";
+import { SUBSCRIPTION_EVENTS } from "../schema/event-types.js";
+import { type AnyEventObject, eventObjectOf, type SubscriptionNotification } from "../schema/index.js";
+import type { HandlerContext } from "./handlers.js";
 
 export interface HandlerContextInput {
   notification: SubscriptionNotification;

@@ -1,12 +1,12 @@
 import type { Logger } from "pino";
+import type { TransactionHandle } from "../idempotency/transaction.js";
+import { type SUBSCRIPTION_EVENTS, type SubscriptionEventType, subscriptionEventRows } from "../schema/event-types.js";
 import type {
   AnyEventObject,
   KnownEventType,
   SubscriptionNotification,
   SubscriptionResource,
 } from "../schema/index.js";
-import type { TransactionHandle } from "../idempotency/transaction.js";
-import { subscriptionEventRows, type SUBSCRIPTION_EVENTS, type SubscriptionEventType } from "../schema/event-types.js";
 
 /** What every handler gets beside the notification. */
 export interface HandlerContext<

@@ -3,17 +3,17 @@ import { OUTCOMES } from "../answer/outcomes.js";
 import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import type { ClaimedOrder } from "./claimed-order.js";
 import { handlerContext } from "./handler-context.js";
+import type { HandlerObserver } from "./handler-observer.js";
 import {
-  handlerFor,
   type Handler,
   type HandlerContext,
   type HandlerHooks,
+  handlerFor,
   type SubscriptionHandlers,
 } from "./handlers.js";
 import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
-import type { ClaimedOrder } from "./claimed-order.js";
-import type { HandlerObserver } from "./handler-observer.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
 export interface ClaimedRun {
@@ -61,7 +61,7 @@ export interface ClaimedHooks {
    * The handler's effect happened but the store did not take the completion: keep retrying it, in the
    * background (a receiver, which answers at once) or while the job holds its place (a worker).
    */
-  retryCompletion: (write: () => Promise<unknown>) => Promise<unknown> | void;
+  retryCompletion: (write: () => Promise<unknown>) => unknown;
   /** Runs the handler in its span (see `observeHandler`). Default: runs it as it is. */
   observeHandler?: HandlerObserver;
   /**

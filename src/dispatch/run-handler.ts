@@ -1,6 +1,6 @@
-import type { Handler, HandlerContext } from "./handlers.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import type { Handler, HandlerContext } from "./handlers.js";
 
 export class HandlerTimeoutError extends MerchantWebhooksError {
   override name = "HandlerTimeoutError";

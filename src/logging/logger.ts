@@ -1,5 +1,5 @@
-import { pino, type Logger } from "pino";
-import { REDACTED, redactNotification, type RedactOptions } from "./redact.js";
+import { type Logger, pino } from "pino";
+import { REDACTED, type RedactOptions, redactNotification } from "./redact.js";
 import { redactedErrorSerializer } from "./redact-error.js";
 import { redactingMessages } from "./redacting-messages.js";
 

@@ -1,6 +1,6 @@
 import { stdSerializers } from "pino";
 import { redactValues, sensitiveValuesOf } from "./known-values.js";
-import { redactNotification, redactText, type RedactOptions } from "./redact.js";
+import { type RedactOptions, redactNotification, redactText } from "./redact.js";
 
 /**
  * pino's `err` serializer followed by redaction: the message and stack (causes included) and any

@@ -1,7 +1,7 @@
 import { REDACTED, redactCardNumbers, redactCardText } from "./card-numbers.js";
 import { redactPersonalText } from "./personal-text.js";
 import { isCardKind } from "./sensitive-keys.js";
-import { MAX_REDACT_DEPTH, transformPayload, type PayloadPolicy } from "./transform-payload.js";
+import { MAX_REDACT_DEPTH, type PayloadPolicy, transformPayload } from "./transform-payload.js";
 
 export { MAX_REDACT_DEPTH, REDACTED, redactCardNumbers, redactCardText };
 

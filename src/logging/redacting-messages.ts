@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { redactText, type RedactOptions } from "./redact.js";
+import { type RedactOptions, redactText } from "./redact.js";
 
 /**
  * `logger` with the string arguments of every log call (the message and its `%s` arguments) passed

@@ -1,5 +1,5 @@
 import { holdsCardNumber, isCardNumber, REDACTED } from "./card-numbers.js";
-import { isDigitsByNature, kindOfKey, type KeyKind } from "./sensitive-keys.js";
+import { isDigitsByNature, type KeyKind, kindOfKey } from "./sensitive-keys.js";
 
 /**
  * Deeper than this, a value is replaced whole. Bodies deeper than `MAX_BODY_DEPTH` never get this far;

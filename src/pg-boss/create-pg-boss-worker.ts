@@ -1,22 +1,22 @@
 import { setMaxListeners } from "node:events";
 import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
+import { type EncryptionKey, sealingKeys } from "../bullmq/seal.js";
+import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
+import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
+import { ownerTokens } from "../dispatch/run-claimed.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { claimsInTransaction } from "../idempotency/transaction.js";
+import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
-import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
-import { ownerTokens } from "../dispatch/run-claimed.js";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
-import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { checkHealth, type HealthOptions, type ReceiverHealth } from "../receiver/health.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
-import { checkHealth, type HealthOptions, type ReceiverHealth } from "../receiver/health.js";
-import { sealingKeys, type EncryptionKey } from "../bullmq/seal.js";
 import { PgBossSetupError } from "./job-table.js";
 import { checkBoss, pgBossQueue, queueName } from "./pg-boss-queue.js";
-import { runJob, type PgBossRunner, type ReadyJob } from "./run-job.js";
+import { type PgBossRunner, type ReadyJob, runJob } from "./run-job.js";
 
 export interface CreatePgBossWorkerOptions extends SubscriptionHandlers, HandlerHooks {
   /** The merchant's `PgBoss`, started, on the database `idempotency` uses. */

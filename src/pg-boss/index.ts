@@ -1,22 +1,23 @@
 // merchant-webhooks/pg-boss: a durable queue in PostgreSQL (pg-boss), its worker and redrive.
+
 export {
-  pgBossQueue,
-  DEFAULT_PG_BOSS_JOB_OPTIONS,
-  PgBossQueueUnavailableError,
-  type PgBossQueueOptions,
-  type PgBossJobOptions,
-  type PgBossNotificationQueue,
-} from "./pg-boss-queue.js";
-export {
-  createPgBossWorker,
   type CreatePgBossWorkerOptions,
+  createPgBossWorker,
   type PgBossNotificationWorker,
   type PgBossWorkerHealth,
 } from "./create-pg-boss-worker.js";
+export { jobIdFor, PgBossSetupError } from "./job-table.js";
 export {
-  redrive,
+  DEFAULT_PG_BOSS_JOB_OPTIONS,
+  type PgBossJobOptions,
+  type PgBossNotificationQueue,
+  type PgBossQueueOptions,
+  PgBossQueueUnavailableError,
+  pgBossQueue,
+} from "./pg-boss-queue.js";
+export {
   PgBossQueueNotFoundError,
   type PgBossRedriveOptions,
   type PgBossRedriveResult,
+  redrive,
 } from "./redrive.js";
-export { jobIdFor, PgBossSetupError } from "./job-table.js";

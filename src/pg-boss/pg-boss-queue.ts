@@ -1,20 +1,20 @@
 import type PgBoss from "pg-boss";
-import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
-import { withTimeout } from "../shared/time-limit.js";
 import { jobDataFor, type NotificationJobData } from "../bullmq/job-data.js";
-import { sealingKey, type EncryptionKey } from "../bullmq/seal.js";
+import { type EncryptionKey, sealingKey } from "../bullmq/seal.js";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
+import { withTimeout } from "../shared/time-limit.js";
 import {
   DEFAULT_PG_BOSS_SCHEMA,
   executorOn,
+  type JobTable,
   jobIdFor,
   jobTable,
   PgBossSetupError,
-  type JobTable,
   type Queryable,
   type SqlExecutor,
 } from "./job-table.js";
-import { MerchantWebhooksError } from "../shared/errors.js";
 
 /** The retry and dead-letter options this package sets on every job it sends. */
 export interface PgBossJobOptions {

@@ -1,8 +1,8 @@
 import type PgBoss from "pg-boss";
 import type { NotificationJobData } from "../bullmq/job-data.js";
-import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";
-import { checkBoss, DEFAULT_PG_BOSS_JOB_OPTIONS, placeJob, queueName, type PgBossJobOptions } from "./pg-boss-queue.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";
+import { checkBoss, DEFAULT_PG_BOSS_JOB_OPTIONS, type PgBossJobOptions, placeJob, queueName } from "./pg-boss-queue.js";
 
 export interface PgBossRedriveOptions {
   /** A started `PgBoss` on the queue's database. */

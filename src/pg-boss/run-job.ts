@@ -1,19 +1,19 @@
+import type { PoolClient } from "pg";
 import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
-import type { ClaimedOrStale, ClaimRequest } from "../idempotency/store.js";
-import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
+import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../bullmq/job-data.js";
+import type { SealingKey } from "../bullmq/seal.js";
+import { claimedOrder } from "../dispatch/claimed-order.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { runClaimed } from "../dispatch/run-claimed.js";
-import { claimedOrder } from "../dispatch/claimed-order.js";
 import { HandlerTimeoutError } from "../dispatch/run-handler.js";
-import { redactErrorInPlace } from "../logging/redact-error.js";
+import type { ClaimedOrStale, ClaimRequest } from "../idempotency/store.js";
+import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
 import type { RedactOptions } from "../logging/redact.js";
-import { observeJob } from "../telemetry/observe-job.js";
-import { readNotificationJob, UnreadableJobDataError, type NotificationJob } from "../bullmq/job-data.js";
-import type { SealingKey } from "../bullmq/seal.js";
-import { executorOn, type JobTable, type Queryable } from "./job-table.js";
+import { redactErrorInPlace } from "../logging/redact-error.js";
 import { guardTransaction } from "../postgres/guarded-transaction.js";
-import type { PoolClient } from "pg";
+import { observeJob } from "../telemetry/observe-job.js";
+import { executorOn, type JobTable, type Queryable } from "./job-table.js";
 
 /** A job found ready in the queue (`JobTable.ready`). */
 export interface ReadyJob {

@@ -1,3 +1,4 @@
+import { isBefore } from "../idempotency/position.js";
 import type {
   ClaimedOrStale,
   ClaimHandle,
@@ -7,9 +8,8 @@ import type {
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
-import { isBefore } from "../idempotency/position.js";
 import type { QualifiedNames } from "./names.js";
-import { LOCK_NOT_AVAILABLE, sqlState, type Query } from "./sessions.js";
+import { LOCK_NOT_AVAILABLE, type Query, sqlState } from "./sessions.js";
 import { firstWaiter, runWaiter, waitingStatements } from "./waiting-list.js";
 
 /** Where a claim wrote its new record (`ctid`): its own transaction can settle it without an index read. */

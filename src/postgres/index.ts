@@ -1,18 +1,18 @@
 // merchant-webhooks/postgres: the idempotency store whose record commits in the handler's own transaction.
 import type { PoolClient } from "pg";
 
+export { StoreUnavailableError } from "../idempotency/store.js";
+export { TransactionClosedError, TransactionControlError } from "./guarded-transaction.js";
+export { DEFAULT_SCHEMA, DEFAULT_TABLE, type TableNames } from "./names.js";
 export {
-  postgresStore,
   DEFAULT_POSTGRES_TIMEOUT_MS,
   type PostgresStore,
   type PostgresStoreOptions,
+  postgresStore,
 } from "./postgres-store.js";
+export { type PurgeOptions, purge } from "./purge.js";
 export { migrate, postgresSchemaSql } from "./schema-sql.js";
-export { purge, type PurgeOptions } from "./purge.js";
-export { MissingTableError, PoolExhaustedError, type IsolationLevel } from "./sessions.js";
-export { TransactionClosedError, TransactionControlError } from "./guarded-transaction.js";
-export { DEFAULT_SCHEMA, DEFAULT_TABLE, type TableNames } from "./names.js";
-export { StoreUnavailableError } from "../idempotency/store.js";
+export { type IsolationLevel, MissingTableError, PoolExhaustedError } from "./sessions.js";
 
 declare global {
   namespace MerchantWebhooks {

@@ -1,5 +1,5 @@
-import { listCursor, type ListedRecord, type ListPage, type ListQuery } from "../idempotency/store.js";
-import { recordOf, type RecordRow } from "./claim-sql.js";
+import { type ListedRecord, type ListPage, type ListQuery, listCursor } from "../idempotency/store.js";
+import { type RecordRow, recordOf } from "./claim-sql.js";
 import type { QualifiedNames } from "./names.js";
 import type { Query } from "./sessions.js";
 

@@ -1,4 +1,5 @@
 import { coded } from "../shared/errors.js";
+
 /** Plain SQL identifiers only: a name that needs quoting to be read is more likely a mistake than a wish. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,49}$/;
 

@@ -1,30 +1,30 @@
 import type { Pool } from "pg";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
 import {
+  type ClaimHandle,
+  type ClaimRequest,
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_SECONDS,
   refOf,
-  type ClaimHandle,
-  type ClaimRequest,
 } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import { coded } from "../shared/errors.js";
+import { backendCanceller } from "./cancel-backend.js";
 import {
   claimIn,
   claimStatements,
   KEY_LOCK_WAIT_MS,
   lockWaitFor,
+  type RecordRow,
   recordOf,
   takeNextIn,
-  type RecordRow,
 } from "./claim-sql.js";
-import { qualifiedNames, type TableNames } from "./names.js";
-import { backendCanceller } from "./cancel-backend.js";
-import { ISOLATION_LEVELS, MissingTableError, retryConflicts, sessions, type IsolationLevel } from "./sessions.js";
 import { poolConnection } from "./connection-state.js";
+import { listIn, listStatement } from "./list-sql.js";
+import { qualifiedNames, type TableNames } from "./names.js";
+import { ISOLATION_LEVELS, type IsolationLevel, MissingTableError, retryConflicts, sessions } from "./sessions.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
-import { listIn, listStatement } from "./list-sql.js";
-import { coded } from "../shared/errors.js";
 
 export const DEFAULT_POSTGRES_TIMEOUT_MS = 5_000;
 

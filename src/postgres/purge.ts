@@ -1,7 +1,7 @@
 import type { Pool } from "pg";
 import { DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
-import { qualifiedNames, type TableNames } from "./names.js";
 import { coded } from "../shared/errors.js";
+import { qualifiedNames, type TableNames } from "./names.js";
 
 export interface PurgeOptions extends TableNames {
   /** Delete settled records (completed, failed) last changed longer ago than this. Default 7 days, the store's retention. */

@@ -1,6 +1,6 @@
 import type { Pool } from "pg";
 import { StoreUnavailableError } from "../idempotency/store.js";
-import { qualifiedNames, type QualifiedNames, type TableNames } from "./names.js";
+import { type QualifiedNames, qualifiedNames, type TableNames } from "./names.js";
 import { sqlState } from "./sessions.js";
 
 /**

@@ -1,9 +1,9 @@
 import type { Pool, PoolClient, QueryResultRow } from "pg";
 import { StoreUnavailableError } from "../idempotency/store.js";
-import { withTimeout } from "../shared/time-limit.js";
-import type { QualifiedNames } from "./names.js";
-import type { ConnectionReports } from "./connection-state.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import { withTimeout } from "../shared/time-limit.js";
+import type { ConnectionReports } from "./connection-state.js";
+import type { QualifiedNames } from "./names.js";
 
 /** A pg client's `query`, narrowed to what the store calls. */
 export type Query = <R extends QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>;

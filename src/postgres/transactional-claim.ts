@@ -2,17 +2,17 @@ import type { PoolClient } from "pg";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { withTimeout } from "../shared/time-limit.js";
-import { backendOf, type BackendCanceller } from "./cancel-backend.js";
+import { type BackendCanceller, backendOf } from "./cancel-backend.js";
 import {
+  type ClaimStatements,
   claimIn,
   KEY_LOCK_WAIT_MS,
   lockWaitFor,
   takeNextIn,
-  type ClaimStatements,
   type WrittenRow,
 } from "./claim-sql.js";
 import { guardTransaction } from "./guarded-transaction.js";
-import { begin, retryConflicts, type Query, type Sessions } from "./sessions.js";
+import { begin, type Query, retryConflicts, type Sessions } from "./sessions.js";
 import type { SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};

@@ -1,5 +1,5 @@
-import type { ClaimedOrStale, ClaimHandle } from "../idempotency/store.js";
 import { isBefore } from "../idempotency/position.js";
+import type { ClaimedOrStale, ClaimHandle } from "../idempotency/store.js";
 import type { QualifiedNames } from "./names.js";
 import type { Query } from "./sessions.js";
 

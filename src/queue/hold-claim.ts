@@ -36,7 +36,10 @@ export function holdClaimWhileQueued(
     } catch {
       return undefined;
     }
-    if (!held) return ((lost = true), false);
+    if (!held) {
+      lost = true;
+      return false;
+    }
     confirmedFrom = sent;
     return claim.leaseMs - (performance.now() - sent) >= margin ? true : undefined;
   };

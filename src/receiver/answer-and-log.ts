@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { respond, responsesByOutcome, type FailureStatus, type ReceiverResponse } from "../answer/answer.js";
+import { type FailureStatus, type ReceiverResponse, respond, responsesByOutcome } from "../answer/answer.js";
 import { OUTCOMES } from "../answer/outcomes.js";
 import type { ReceiveObservation } from "../telemetry/observe-receive.js";
 import type { LogFields, Verdict } from "./verdict.js";

@@ -1,8 +1,8 @@
 import { nonNegative, timerMs } from "../dispatch/check-handling-options.js";
 import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import { coded } from "../shared/errors.js";
 import type { ReceiverOptions } from "./options.js";
 import { RECEIVER_OPTION_KEYS } from "./receiver-option-keys.js";
-import { coded } from "../shared/errors.js";
 
 /**
  * Bytes of the smallest body the notification schema accepts:

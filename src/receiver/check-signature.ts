@@ -1,9 +1,9 @@
-import { MAX_NOTIFICATION_ID_LENGTH } from "../schema/index.js";
 import { shownText } from "../logging/shown-text.js";
-import { explainVerify, failure, type VerifyOutcome } from "../verify/verify-outcome.js";
+import { MAX_NOTIFICATION_ID_LENGTH } from "../schema/index.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
+import { explainVerify, failure, type VerifyOutcome } from "../verify/verify-outcome.js";
 import { parseJsonObject } from "./parse-json.js";
-import { verdict, type Verdict } from "./verdict.js";
+import { type Verdict, verdict } from "./verdict.js";
 
 /** How long a signature check (a per-tenant secret lookup included) may take by default. */
 export const DEFAULT_VERIFY_TIMEOUT_MS = 5_000;

@@ -1,19 +1,19 @@
 import { retryAfter } from "../answer/answer.js";
-import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { ownerTokens, runClaimed, type ClaimedOutcome, type ClaimedRun } from "../dispatch/run-claimed.js";
-import { LeaseLostError } from "../dispatch/run-handler.js";
-import { holdClaimWhileQueued } from "../queue/hold-claim.js";
-import { QueueFullError } from "../queue/queue-full-error.js";
-import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
-import type { SubscriptionNotification } from "../schema/index.js";
-import { UNOBSERVED, type ReceiveObservation } from "../telemetry/observe-receive.js";
-import type { Background } from "./background.js";
-import type { ResolvedOptions } from "./resolve-options.js";
-import { verdict, type LogFields, type Verdict } from "./verdict.js";
 import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
-import { orderOrMisconfigured } from "../ordering/order-of.js";
+import { retryInBackground } from "../dispatch/retry-in-background.js";
+import { type ClaimedOutcome, type ClaimedRun, ownerTokens, runClaimed } from "../dispatch/run-claimed.js";
+import { LeaseLostError } from "../dispatch/run-handler.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
+import { orderOrMisconfigured } from "../ordering/order-of.js";
+import { holdClaimWhileQueued } from "../queue/hold-claim.js";
+import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
+import { QueueFullError } from "../queue/queue-full-error.js";
+import type { SubscriptionNotification } from "../schema/index.js";
+import { type ReceiveObservation, UNOBSERVED } from "../telemetry/observe-receive.js";
+import type { Background } from "./background.js";
+import type { ResolvedOptions } from "./resolve-options.js";
+import { type LogFields, type Verdict, verdict } from "./verdict.js";
 
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {

@@ -1,20 +1,20 @@
 import type { ReceiverResponse } from "../answer/answer.js";
+import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
 import { recordingOf } from "../recording/recorder.js";
+import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
+import { observeReceive } from "../telemetry/observe-receive.js";
 import { answerAndLog } from "./answer-and-log.js";
 import { background } from "./background.js";
 import { claimAndDispatch } from "./claim-and-dispatch.js";
 import { earlyVerdict, internalErrorVerdict } from "./early-verdicts.js";
-import { intake, type EarlyRejection, type Intake, type ReceiverRequest } from "./intake.js";
+import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
+import { type EarlyRejection, type Intake, intake, type ReceiverRequest } from "./intake.js";
 import type { ReceiverOptions } from "./options.js";
 import { resolveOptions } from "./resolve-options.js";
 import type { Verdict } from "./verdict.js";
-import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
-import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
-import { observeReceive } from "../telemetry/observe-receive.js";
 import { watchStore } from "./watch-store.js";
-import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
 
-export type { ReceiverRequest, EarlyRejection } from "./intake.js";
+export type { EarlyRejection, ReceiverRequest } from "./intake.js";
 
 export interface Receiver {
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;

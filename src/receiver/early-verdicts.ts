@@ -1,5 +1,5 @@
 import type { EarlyRejection } from "./intake.js";
-import { verdict, type Verdict } from "./verdict.js";
+import { type Verdict, verdict } from "./verdict.js";
 
 /** What the early answers depend on: the receiver's limits, and how its framework turns a parser off. */
 export interface EarlyRules {

@@ -1,10 +1,10 @@
 import type { z } from "zod";
 import { HANDLER_KEYS, type Handler, type SubscriptionHandlers } from "../dispatch/handlers.js";
-import { notificationIdSchema } from "../schema/notification.js";
-import type { ReceiverOptions } from "./options.js";
 import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
-import { RECEIVER_OPTION_KEYS } from "./receiver-option-keys.js";
+import { notificationIdSchema } from "../schema/notification.js";
 import { coded } from "../shared/errors.js";
+import type { ReceiverOptions } from "./options.js";
+import { RECEIVER_OPTION_KEYS } from "./receiver-option-keys.js";
 
 const EVENT_HANDLER_KEYS = new Set<string>([...Object.values(HANDLER_KEYS), "onUnknown"]);
 

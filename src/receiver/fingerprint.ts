@@ -1,6 +1,6 @@
 import type * as NodeCrypto from "node:crypto";
-import { digestSeeds, valueDigest, type DigestSeeds } from "./payload-digest.js";
 import { coded } from "../shared/errors.js";
+import { type DigestSeeds, digestSeeds, valueDigest } from "./payload-digest.js";
 
 /**
  * Node's HMAC is synchronous and about ten times cheaper than a Web Crypto signature, which waits for

@@ -1,19 +1,19 @@
 import type { z } from "zod";
 import { shownText } from "../logging/shown-text.js";
+import { passesEnvelopeCheck } from "../schema/envelope-check.js";
 import {
   MAX_NOTIFICATION_ID_LENGTH,
-  subscriptionNotificationSchema,
   type SubscriptionNotification,
+  subscriptionNotificationSchema,
 } from "../schema/index.js";
-import { passesEnvelopeCheck } from "../schema/envelope-check.js";
+import { validationMessage } from "../schema/validation-message.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { checkSignature, DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
 import { contentTypeProblem } from "./content-type.js";
-import { normalizeHeaders, type HeaderSource } from "./headers.js";
+import { type HeaderSource, normalizeHeaders } from "./headers.js";
 import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
 import { parseJsonObject } from "./parse-json.js";
-import { validationMessage } from "../schema/validation-message.js";
-import { verdict, type Verdict } from "./verdict.js";
+import { type Verdict, verdict } from "./verdict.js";
 
 /** Longest piece of a sender's header text put in a log line. */
 const MAX_REASON_SHOWN = 100;

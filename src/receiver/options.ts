@@ -1,16 +1,16 @@
 import type { Logger } from "pino";
+import type { z } from "zod";
+import type { FailureStatus } from "../answer/answer.js";
+import type { BackpressureOptions } from "../dispatch/handler-slots.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { RedactOptions } from "../logging/redact.js";
-import type { NotificationRecorder } from "../recording/recorder.js";
-import type { NotificationQueue } from "../queue/queue.js";
-import type { VerifyHook } from "../verify/verify-hook.js";
-import type { SenderCheck } from "./intake.js";
-import type { FailureStatus } from "../answer/answer.js";
-import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { OrderingOption } from "../ordering/ordering-options.js";
-import type { z } from "zod";
+import type { NotificationQueue } from "../queue/queue.js";
+import type { NotificationRecorder } from "../recording/recorder.js";
+import type { VerifyHook } from "../verify/verify-hook.js";
 import type { FingerprintKey } from "./fingerprint.js";
-import type { BackpressureOptions } from "../dispatch/handler-slots.js";
+import type { SenderCheck } from "./intake.js";
 
 export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */

@@ -1,20 +1,20 @@
 import type { Logger } from "pino";
-import { retryAfter, type FailureStatus } from "../answer/answer.js";
+import { type FailureStatus, retryAfter } from "../answer/answer.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
-import { checkReceiverOptions } from "./check-receiver-options.js";
-import { DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
-import { handlerSlots, type HandlerSlots } from "../dispatch/handler-slots.js";
+import { type HandlerSlots, handlerSlots } from "../dispatch/handler-slots.js";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
-import { resolveOrdering, type Ordering } from "../ordering/ordering-options.js";
+import { type Ordering, resolveOrdering } from "../ordering/ordering-options.js";
+import { checkReceiverOptions } from "./check-receiver-options.js";
+import { DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
+import { payloadFingerprinter } from "./fingerprint.js";
 import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_HANDLER_TIMEOUT_MS,
   type ReceiverOptions,
 } from "./options.js";
-import { payloadFingerprinter } from "./fingerprint.js";
 
 /** A receiver's options with every default filled in, checked once at start-up. */
 export interface ResolvedOptions {

@@ -1,5 +1,5 @@
-import { eventLoopLag, holdLagSampler } from "../shared/event-loop-lag.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import { eventLoopLag, holdLagSampler } from "../shared/event-loop-lag.js";
 
 export class CallTimeoutError extends MerchantWebhooksError {
   override name = "CallTimeoutError";

@@ -1,4 +1,5 @@
 import { coded } from "../shared/errors.js";
+
 /**
  * Start-up checks on a Redis connection option. ioredis reads an empty or missing URL as "localhost"
  * (`REDIS_URL=""` quietly connects to 127.0.0.1:6379) and fails on `undefined` with a TypeError about

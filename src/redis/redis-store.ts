@@ -1,34 +1,34 @@
+import type {
+  ClaimedOrStale,
+  ClaimHandle,
+  ClaimRequest,
+  ClaimResult,
+  IdempotencyRecord,
+  IdempotencyStore,
+  ListPage,
+  ListQuery,
+  MailboxAppend,
+  RecordRef,
+  RecordState,
+  StoredAnswer,
+} from "../idempotency/store.js";
 import {
   DEFAULT_LEASE_MS,
   DEFAULT_MAILBOX_MAX_LENGTH,
   DEFAULT_RETENTION_SECONDS,
   refOf,
 } from "../idempotency/store.js";
-import type {
-  ClaimedOrStale,
-  ClaimHandle,
-  MailboxAppend,
-  ClaimRequest,
-  ClaimResult,
-  IdempotencyRecord,
-  IdempotencyStore,
-  RecordRef,
-  ListPage,
-  ListQuery,
-  RecordState,
-  StoredAnswer,
-} from "../idempotency/store.js";
-import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./fail-fast-connection.js";
-import type { ConnectionOption } from "./connect.js";
-import { COMMANDS, type CommandName } from "./scripts.js";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import { coded } from "../shared/errors.js";
 import { checkRedisConnection } from "./check-connection.js";
+import type { ConnectionOption } from "./connect.js";
 import { connectionEvents } from "./connection-events.js";
-import { ORDERED_COMMANDS, orderedKeys, type OrderedCommandName } from "./ordered-scripts.js";
+import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./fail-fast-connection.js";
 import { keySlot } from "./key-slot.js";
 import { BIND_ORDER, bindingKey, claimUnderBoundKey } from "./order-binding.js";
+import { ORDERED_COMMANDS, type OrderedCommandName, orderedKeys } from "./ordered-scripts.js";
+import { COMMANDS, type CommandName } from "./scripts.js";
 import { isCluster, listFromIndex, timeIndexKey, withTimeIndex } from "./time-index.js";
-import { coded } from "../shared/errors.js";
 
 /**
  * `connection`: a URL, ioredis options or cluster nodes (the store connects with `failFastRedisOptions`

@@ -1,8 +1,8 @@
-import { closeIfOwned, connect, type ConnectionOption, RECORDER_DEFAULTS, type RedisConnection } from "./connect.js";
+import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { NotificationRecorder, RecordedNotification } from "../recording/recorder.js";
-import { rejectUnknownKeys, type KnownKeys } from "../lifecycle/option-keys.js";
-import { checkRedisConnection } from "./check-connection.js";
 import { coded } from "../shared/errors.js";
+import { checkRedisConnection } from "./check-connection.js";
+import { type ConnectionOption, closeIfOwned, connect, RECORDER_DEFAULTS, type RedisConnection } from "./connect.js";
 
 /** `connection` beside each function's own settings. */
 type Connected<T> = T & { connection?: unknown };

@@ -1,11 +1,11 @@
+import type { Cluster } from "ioredis";
 import {
-  listCursor,
-  matchesListQuery,
   type ListedRecord,
   type ListPage,
   type ListQuery,
+  listCursor,
+  matchesListQuery,
 } from "../idempotency/store.js";
-import type { Cluster } from "ioredis";
 import type { RedisClient } from "./fail-fast-connection.js";
 import { keySlot } from "./key-slot.js";
 
