@@ -34,7 +34,8 @@ async function keysPerMaster(client: Cluster, prefix: string): Promise<number[]>
       do {
         const [next, keys] = await node.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
         cursor = next;
-        count += keys.length;
+        // Records only: the console's time index sits beside them, one key per slot that holds a record.
+        count += keys.filter((key) => !key.endsWith(":time-index")).length;
       } while (cursor !== "0");
       return count;
     }),
