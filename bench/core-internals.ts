@@ -6,5 +6,5 @@ export { handlerContext } from "../src/dispatch/handler-context.js";
 export { runHandler } from "../src/dispatch/run-handler.js";
 export { handlerLogger } from "../src/logging/logger.js";
 export { fingerprintOf } from "../src/receiver/fingerprint.js";
-export { normalizeHeaders } from "../src/receiver/headers.js";
+export { normalizeHeaders } from "../src/receiver/intake.js";
 export { parseJsonObject } from "../src/receiver/parse-json.js";

@@ -15,10 +15,10 @@ export {
   type ReceiverRequest,
 } from "./receiver/create-receiver.js";
 export { type EventReceiverOptions, eventReceiverOptions } from "./receiver/event-receiver-options.js";
-export type { HeaderSource } from "./receiver/headers.js";
 export type { HealthOptions, HealthState, ReceiverHealth } from "./receiver/health.js";
-export { MAX_BODY_DEPTH } from "./receiver/nesting-depth.js";
+export type { HeaderSource } from "./receiver/intake.js";
 export type { ReceiverOptions } from "./receiver/options.js";
+export { MAX_BODY_DEPTH } from "./receiver/parse-json.js";
 export { NotificationError, type ParseNotificationOptions, parseNotification } from "./receiver/parse-notification.js";
 
 // The answer the sender gets.

@@ -3,6 +3,7 @@ import { OUTCOMES } from "../answer/outcomes.js";
 import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import { withTimeout } from "../shared/time-limit.js";
 import type { ClaimedOrder } from "./claimed-order.js";
 import { handlerContext } from "./handler-context.js";
 import type { HandlerObserver } from "./handler-observer.js";
@@ -198,16 +199,12 @@ function handlerThenOnAny(handlers: SubscriptionHandlers & HandlerHooks, eventTy
 async function reportFailure(run: ClaimedRun, err: unknown, ctx: HandlerContext): Promise<void> {
   const onError = run.handlers.onError;
   if (!onError) return;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    if (run.timeoutMs > 0) timer = setTimeout(() => reject(new HandlerTimeoutError(run.timeoutMs)), run.timeoutMs);
-  });
+  const hook = Promise.resolve().then(() => onError(err, run.notification, ctx));
   try {
-    await Promise.race([Promise.resolve().then(() => onError(err, run.notification, ctx)), limit]);
+    // A time limit of 0 means none, as for the handler.
+    await (run.timeoutMs > 0 ? withTimeout(hook, run.timeoutMs, () => new HandlerTimeoutError(run.timeoutMs)) : hook);
   } catch (hookErr) {
     run.ctxLogger.error({ err: hookErr, notification_id: run.notification.id }, "onError hook failed");
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,5 +1,6 @@
 import { shownText } from "../logging/shown-text.js";
 import { MAX_NOTIFICATION_ID_LENGTH } from "../schema/index.js";
+import { raceTimer } from "../shared/time-limit.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { explainVerify, failure, type VerifyOutcome } from "../verify/verify-outcome.js";
 import { parseJsonObject } from "./parse-json.js";
@@ -40,21 +41,12 @@ export async function checkSignature(
   return { ok: false, refusal: verdict("unauthorized", fields, message === undefined ? {} : { message }) };
 }
 
-async function withinLimit(check: Promise<VerifyOutcome>, ms: number): Promise<VerifyOutcome> {
+/** The check's outcome, or `verify_timed_out` once `ms` pass first (0: no limit). */
+function withinLimit(check: Promise<VerifyOutcome>, ms: number): Promise<VerifyOutcome> {
   if (ms === 0) return check;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<VerifyOutcome>((resolve) => {
-    timer = setTimeout(
-      () =>
-        resolve(failure("verify_timed_out", `the signature check did not settle within ${ms} ms (verifyTimeoutMs)`)),
-      ms,
-    );
-  });
-  try {
-    return await Promise.race([check, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return raceTimer(check, ms, () =>
+    failure("verify_timed_out", `the signature check did not settle within ${ms} ms (verifyTimeoutMs)`),
+  );
 }
 
 /** The id an unverified body claims, for the log only (cut, card-redacted): never trusted beyond that. */

@@ -3,6 +3,7 @@ import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { type ClaimedOutcome, type ClaimedRun, ownerTokens, runClaimed } from "../dispatch/run-claimed.js";
 import { LeaseLostError } from "../dispatch/run-handler.js";
+import type { ClaimedOrStale, ClaimRequest, ClaimResult, OrderClaim } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
 import { orderOrMisconfigured } from "../ordering/order-of.js";
@@ -47,170 +48,12 @@ export function claimAndDispatch(
   work: Background,
   logQueued: (verdict: Verdict, started: number) => void,
 ): (accepted: Accepted, observation?: ReceiveObservation) => Promise<Verdict> {
-  const { options, store, leaseMs, slots, unavailableRetry, ordering, fingerprint: fingerprintOf } = resolved;
-  const { timeoutMs, ctxLogger } = resolved;
-  const nextOwner = ownerTokens();
-  const retryCompletion = (write: () => Promise<unknown>) => work.track("completion record", retryInBackground(write));
-
-  const claimThenDispatch = async (
-    { notification, body, headers, tenant }: Accepted,
-    fields: LogFields,
-    observation: ReceiveObservation,
-  ): Promise<Verdict> => {
-    const id = inTenant(tenant, notification.id);
-
-    const order = orderOrMisconfigured(ordering, notification);
-    if ("misconfigured" in order)
-      return verdict("misconfigured", { ...fields, reason: order.misconfigured, err: order.err });
-    if (order.order && tenant !== undefined) order.order = { ...order.order, key: inTenant(tenant, order.order.key) };
-    // Node's HMAC answers synchronously: awaiting it anyway would cost a microtask hop per request.
-    const computed = fingerprintOf(body);
-    const fingerprint = typeof computed === "string" ? computed : await computed;
-    const owner = nextOwner();
-    let claim;
-    let transaction: TransactionalClaim | undefined;
-    // When the claim's request went out: its lease is counted from here, not from its answer.
-    let claimSent: number | undefined;
-    try {
-      // Handed to a durable queue, an ordered notification joins its subscription's waiting list
-      // instead of waiting for the subscription: accepted at once, run in position order by workers.
-      const forQueue = options.queue?.durable ? { forQueue: true } : {};
-      const request = { id, fingerprint, owner, leaseMs, handlerTimeoutMs: timeoutMs, ...order, ...forQueue };
-      // With a store that claims in a transaction, the handler run here writes into that transaction.
-      if (claimsInTransaction(store)) {
-        transaction = await store.claimInTransaction(request);
-        claim = transaction.result;
-        // Handed to a queue, it runs later under its lease: the claim commits now, unless the queue
-        // adds its job in this transaction (then all commit together). A stale one is settled here
-        // and now, so it keeps its transaction.
-        if (options.queue && claim.status === "claimed" && !queuesWithin(options.queue, transaction)) {
-          await transaction.detach();
-          transaction = undefined;
-        }
-      } else {
-        claimSent = performance.now();
-        claim = await store.claim(request);
-      }
-      // "Already queued" must never hide a job that no longer exists (lost in a failover, removed by
-      // hand): the record is taken over and the notification queued again.
-      if (claim.status === "queued" && (await jobMissing(options.queue, id)))
-        claim = await store.claim({ ...request, takeQueued: true });
-    } catch (err) {
-      const reason = "idempotency store unavailable";
-      return verdict(
-        "unavailable",
-        { ...fields, reason, err },
-        { message: `${reason}; retry later`, headers: unavailableRetry },
-      );
-    }
-    switch (claim.status) {
-      case "completed":
-        return verdict("duplicate", fields);
-      case "queued":
-        return verdict("duplicate", { ...fields, reason: "already queued" });
-      case "conflict":
-        return verdict("conflict", fields);
-      case "processing":
-        // The subscription's mailbox is at its maximum length: not accepted, the sender keeps it.
-        if (claim.full)
-          return verdict(
-            "overloaded",
-            { ...fields, reason: "subscription's mailbox is full" },
-            { headers: unavailableRetry },
-          );
-        if (claim.key) {
-          return verdict(
-            "in_progress",
-            { ...fields, reason: SUBSCRIPTION_BUSY },
-            { message: `${SUBSCRIPTION_BUSY}; retry later`, headers: retryAfter(claim.retryAfterMs) },
-          );
-        }
-        return verdict("in_progress", fields, { headers: retryAfter(claim.retryAfterMs) });
-    }
-    fields.attempt = claim.attempt;
-    const claimed = claimedOrder(order.order, claim, ordering?.onStale);
-
-    const receivedAt = Date.now();
-    // Named fields, not a spread of the resolved options: a spread copied all of them per request.
-    const claimedRun: ClaimedRun = {
-      store,
-      handlers: options,
-      notification,
-      claim,
-      attempt: claim.attempt,
-      headers,
-      receivedAt,
-      timeoutMs,
-      leaseMs,
-      ctxLogger,
-      order: claimed,
-      transaction,
-      leaseFrom: claimSent,
-    };
-    const run = () => runClaimed(claimedRun, { retryCompletion, observeHandler: observation.handler });
-    const outcomeVerdict = (result: ClaimedOutcome) =>
-      verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
-    // A notification found stale at claim is settled here and now: there is nothing to queue.
-    if (options.queue && !claimed?.stale) {
-      // Built only on the queue path: a synchronous notification needs neither.
-      const runQueued = async () => {
-        const started = performance.now();
-        logQueued(outcomeVerdict(await run()), started);
-      };
-      const lostWhileQueued = () =>
-        resolved.logger.warn(
-          { ...fields, outcome: "lost_claim" },
-          "claim taken over while queued; the other delivery runs it",
-        );
-      const queue = options.queue;
-      // An ordered notification joins its subscription's mailbox: kept by the queue without a job, and
-      // one drain job queued only when the store says the subscription has no runner.
-      const mailbox = queue.durable && queue.wake && store.markWaiting && claim.order ? { mailbox: true as const } : {};
-      const item: QueuedNotification = {
-        id,
-        fingerprint,
-        notification,
-        headers,
-        receivedAt,
-        owner,
-        ...order,
-        trace: observation.carrier(),
-        // Nobody waits on a queued run's answer: its outcome gets its own log line. An in-process
-        // queue holds the claim while the notification waits, and runs it only if still owned.
-        run: queue.durable ? runQueued : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
-        ...mailbox,
-      };
-      try {
-        // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
-        if (queuesWithin(queue, transaction)) {
-          // The claim, the queued mark and the job commit together: a crash leaves all or none.
-          await observation.inSpan(() => queue.enqueueInTransaction!(item, transaction.transaction));
-          await transaction.commitQueued();
-        } else {
-          await observation.inSpan(() => queue.enqueue(item));
-          if (mailbox.mailbox) {
-            const { wake } = await store.markWaiting!(claim, leaseMs);
-            if (wake) await observation.inSpan(() => queue.wake!(item));
-          } else if (queue.durable) await store.markQueued(claim);
-        }
-      } catch (err) {
-        // Refused, the notification leaves nothing behind: the sender's retry starts afresh.
-        if (transaction) await (transaction.discard?.() ?? transaction.rollback("queue_unavailable")).catch(() => {});
-        else await Promise.resolve(store.release(claim)).catch(() => {});
-        return queueRefused(err, fields, unavailableRetry);
-      }
-      return verdict("queued", fields);
-    }
-
-    try {
-      return outcomeVerdict(await slots.run(run));
-    } catch (err) {
-      // The claim's answer came too late (a slow store, a stalled event loop) and no extension confirmed
-      // it: the handler never started, and another delivery may hold the id now. The sender retries.
-      if (err instanceof LeaseLostError)
-        return verdict("in_progress", { ...fields, reason: "claim not confirmed live; handler not started" });
-      throw err;
-    }
+  const { slots, unavailableRetry } = resolved;
+  const receiver: Receiving = {
+    resolved,
+    logQueued,
+    nextOwner: ownerTokens(),
+    retryCompletion: (write) => work.track("completion record", retryInBackground(write)),
   };
 
   return (accepted, observation = UNOBSERVED) => {
@@ -232,11 +75,276 @@ export function claimAndDispatch(
       );
     // Not another async layer (a promise and a hop per request): the place is given back once the
     // verdict is reached, settled either way, before the caller's own continuation runs.
-    const decided = claimThenDispatch(accepted, fields, observation);
+    const decided = claimThenDispatch(receiver, accepted, fields, observation);
     decided.then(slots.leave, slots.leave);
     return decided;
   };
 }
+
+/** What every step reads: the resolved options, and what the receiver makes once for all its requests. */
+interface Receiving {
+  resolved: ResolvedOptions;
+  logQueued: (verdict: Verdict, started: number) => void;
+  /** A fresh owner token per claim, so a lost lease's holder cannot settle the record it lost. */
+  nextOwner: () => string;
+  /** A completion the store did not take is retried in the background, which `close` waits for. */
+  retryCompletion: (write: () => Promise<unknown>) => void;
+}
+
+/** What the store answered a claim with, and how the claim was made. */
+interface Claimed {
+  claim: ClaimResult;
+  /** The claim's open transaction, when the handler's writes (or the queue's job) go into it. */
+  transaction: TransactionalClaim | undefined;
+  /** When the claim's request went out: its lease is counted from here, not from its answer. */
+  claimSent: number | undefined;
+}
+
+/**
+ * The steps in order: the record's id and ordering key in the sender's tenant, the payload's
+ * fingerprint, the claim; a claim that is not ours is answered as it stands; ours becomes a run that
+ * the queue takes or that runs here. Each step returns early with its verdict, so the sequence reads
+ * as the request goes.
+ */
+async function claimThenDispatch(
+  receiver: Receiving,
+  accepted: Accepted,
+  fields: LogFields,
+  observation: ReceiveObservation,
+): Promise<Verdict> {
+  const { resolved } = receiver;
+  const { notification, body, tenant } = accepted;
+  const id = inTenant(tenant, notification.id);
+
+  const order = orderOrMisconfigured(resolved.ordering, notification);
+  if ("misconfigured" in order)
+    return verdict("misconfigured", { ...fields, reason: order.misconfigured, err: order.err });
+  if (order.order && tenant !== undefined) order.order = { ...order.order, key: inTenant(tenant, order.order.key) };
+  // Node's HMAC answers synchronously: awaiting it anyway would cost a microtask hop per request.
+  const fingerprintOf = resolved.fingerprint;
+  const computed = fingerprintOf(body);
+  const fingerprint = typeof computed === "string" ? computed : await computed;
+  // Handed to a durable queue, an ordered notification joins its subscription's waiting list
+  // instead of waiting for the subscription: accepted at once, run in position order by workers.
+  const forQueue = resolved.options.queue?.durable ? { forQueue: true } : {};
+  const owner = receiver.nextOwner();
+  const { leaseMs, timeoutMs: handlerTimeoutMs } = resolved;
+  const request: ClaimRequest = { id, fingerprint, owner, leaseMs, handlerTimeoutMs, ...order, ...forQueue };
+
+  const claimed = await claim(resolved, request, fields);
+  if ("outcome" in claimed) return claimed;
+  const ours = claimed.claim;
+  if (!isOurs(ours)) return answerNotOurs(ours, fields, resolved.unavailableRetry);
+  fields.attempt = ours.attempt;
+
+  const run = claimedRun(resolved, accepted, { ...claimed, claim: ours }, order.order);
+  const runIt = () =>
+    runClaimed(run, { retryCompletion: receiver.retryCompletion, observeHandler: observation.handler });
+  const queue = resolved.options.queue;
+  // A notification found stale at claim is settled here and now: there is nothing to queue.
+  if (queue && !run.order?.stale) {
+    const job = { id, fingerprint, owner, order };
+    return handToQueue(receiver, queue, run, job, runIt, fields, observation);
+  }
+  return runHere(resolved, runIt, fields);
+}
+
+/**
+ * Claim the id in the idempotency store, once, under the request's fresh owner token: only the claim's
+ * holder may run the handler or write its effects. A store that cannot answer is the store's trouble,
+ * answered 503 so the sender keeps the notification and nothing ran.
+ */
+async function claim(resolved: ResolvedOptions, request: ClaimRequest, fields: LogFields): Promise<Claimed | Verdict> {
+  const { options, store } = resolved;
+  let claim: ClaimResult;
+  let transaction: TransactionalClaim | undefined;
+  let claimSent: number | undefined;
+  try {
+    // With a store that claims in a transaction, the handler run here writes into that transaction.
+    if (claimsInTransaction(store)) {
+      transaction = await store.claimInTransaction(request);
+      claim = transaction.result;
+      // Handed to a queue, it runs later under its lease: the claim commits now, unless the queue
+      // adds its job in this transaction (then all commit together). A stale one is settled here
+      // and now, so it keeps its transaction.
+      if (options.queue && claim.status === "claimed" && !queuesWithin(options.queue, transaction)) {
+        await transaction.detach();
+        transaction = undefined;
+      }
+    } else {
+      claimSent = performance.now();
+      claim = await store.claim(request);
+    }
+    // "Already queued" must never hide a job that no longer exists (lost in a failover, removed by
+    // hand): the record is taken over and the notification queued again.
+    if (claim.status === "queued" && (await jobMissing(options.queue, request.id)))
+      claim = await store.claim({ ...request, takeQueued: true });
+  } catch (err) {
+    const reason = "idempotency store unavailable";
+    return verdict(
+      "unavailable",
+      { ...fields, reason, err },
+      { message: `${reason}; retry later`, headers: resolved.unavailableRetry },
+    );
+  }
+  return { claim, transaction, claimSent };
+}
+
+/** Whether the claim is this request's to run (or, stale, to settle). */
+const isOurs = (claim: ClaimResult): claim is ClaimedOrStale => claim.status === "claimed" || claim.status === "stale";
+
+/**
+ * A record already there decides the answer, and nothing runs: done before (200 duplicate), accepted
+ * into a queue before, another payload under the same id (422), or another delivery holding the id or
+ * its subscription (409 with Retry-After, or 503 when the subscription's mailbox is full), so the
+ * sender retries later rather than running it twice.
+ */
+function answerNotOurs(
+  claim: Exclude<ClaimResult, ClaimedOrStale>,
+  fields: LogFields,
+  unavailableRetry: Record<string, string>,
+): Verdict {
+  switch (claim.status) {
+    case "completed":
+      return verdict("duplicate", fields);
+    case "queued":
+      return verdict("duplicate", { ...fields, reason: "already queued" });
+    case "conflict":
+      return verdict("conflict", fields);
+    case "processing":
+      // The subscription's mailbox is at its maximum length: not accepted, the sender keeps it.
+      if (claim.full)
+        return verdict(
+          "overloaded",
+          { ...fields, reason: "subscription's mailbox is full" },
+          { headers: unavailableRetry },
+        );
+      if (claim.key) {
+        return verdict(
+          "in_progress",
+          { ...fields, reason: SUBSCRIPTION_BUSY },
+          { message: `${SUBSCRIPTION_BUSY}; retry later`, headers: retryAfter(claim.retryAfterMs) },
+        );
+      }
+      return verdict("in_progress", fields, { headers: retryAfter(claim.retryAfterMs) });
+  }
+}
+
+/**
+ * The run of a claim that is ours, as `runClaimed` takes it here, in the in-process queue or in a
+ * worker. Named fields, not a spread of the resolved options: a spread copied all of them per request.
+ */
+function claimedRun(
+  resolved: ResolvedOptions,
+  { notification, headers }: Accepted,
+  { claim, transaction, claimSent }: Claimed & { claim: ClaimedOrStale },
+  order: OrderClaim | undefined,
+): ClaimedRun {
+  const { options, store, leaseMs, timeoutMs, ctxLogger, ordering } = resolved;
+  return {
+    store,
+    handlers: options,
+    notification,
+    claim,
+    attempt: claim.attempt,
+    headers,
+    receivedAt: Date.now(),
+    timeoutMs,
+    leaseMs,
+    ctxLogger,
+    order: claimedOrder(order, claim, ordering?.onStale),
+    transaction,
+    leaseFrom: claimSent,
+  };
+}
+
+/**
+ * Hand the claimed notification to the queue and answer 202 at once: nobody waits on a queued run,
+ * whose outcome gets its own log line. The claim, its queued mark and the job are made to agree (in one
+ * transaction, or in that order); a queue that refuses leaves nothing behind, so the sender's retry
+ * starts afresh.
+ */
+async function handToQueue(
+  { resolved, logQueued }: Receiving,
+  queue: NotificationQueue,
+  run: ClaimedRun,
+  job: Pick<QueuedNotification, "id" | "fingerprint" | "owner"> & { order: { order?: OrderClaim } },
+  runIt: () => Promise<ClaimedOutcome>,
+  fields: LogFields,
+  observation: ReceiveObservation,
+): Promise<Verdict> {
+  const { store, leaseMs, unavailableRetry } = resolved;
+  const { claim, transaction } = run;
+  const runQueued = async () => {
+    const started = performance.now();
+    logQueued(outcomeVerdict(await runIt(), fields), started);
+  };
+  const lostWhileQueued = () =>
+    resolved.logger.warn(
+      { ...fields, outcome: "lost_claim" },
+      "claim taken over while queued; the other delivery runs it",
+    );
+  // An ordered notification joins its subscription's mailbox: kept by the queue without a job, and
+  // one drain job queued only when the store says the subscription has no runner.
+  const mailbox = queue.durable && queue.wake && store.markWaiting && claim.order ? { mailbox: true as const } : {};
+  const item: QueuedNotification = {
+    id: job.id,
+    fingerprint: job.fingerprint,
+    notification: run.notification,
+    headers: run.headers,
+    receivedAt: run.receivedAt,
+    owner: job.owner,
+    ...job.order,
+    trace: observation.carrier(),
+    // An in-process queue holds the claim while the notification waits, and runs it only if still owned.
+    run: queue.durable ? runQueued : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
+    ...mailbox,
+  };
+  try {
+    // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
+    if (queuesWithin(queue, transaction)) {
+      // The claim, the queued mark and the job commit together: a crash leaves all or none.
+      await observation.inSpan(() => queue.enqueueInTransaction!(item, transaction.transaction));
+      await transaction.commitQueued();
+    } else {
+      await observation.inSpan(() => queue.enqueue(item));
+      if (mailbox.mailbox) {
+        const { wake } = await store.markWaiting!(claim, leaseMs);
+        if (wake) await observation.inSpan(() => queue.wake!(item));
+      } else if (queue.durable) await store.markQueued(claim);
+    }
+  } catch (err) {
+    // Refused, the notification leaves nothing behind: the sender's retry starts afresh.
+    if (transaction) await (transaction.discard?.() ?? transaction.rollback("queue_unavailable")).catch(() => {});
+    else await Promise.resolve(store.release(claim)).catch(() => {});
+    return queueRefused(err, fields, unavailableRetry);
+  }
+  return verdict("queued", fields);
+}
+
+/**
+ * Run the handler here, in one of the backpressure slots, and answer with its outcome: the sender
+ * waits for it, so a failure is answered as one and retried.
+ */
+async function runHere(
+  resolved: ResolvedOptions,
+  runIt: () => Promise<ClaimedOutcome>,
+  fields: LogFields,
+): Promise<Verdict> {
+  try {
+    return outcomeVerdict(await resolved.slots.run(runIt), fields);
+  } catch (err) {
+    // The claim's answer came too late (a slow store, a stalled event loop) and no extension confirmed
+    // it: the handler never started, and another delivery may hold the id now. The sender retries.
+    if (err instanceof LeaseLostError)
+      return verdict("in_progress", { ...fields, reason: "claim not confirmed live; handler not started" });
+    throw err;
+  }
+}
+
+/** A run's outcome as the verdict answered (or logged, for a queued run), with its error if it failed. */
+const outcomeVerdict = (result: ClaimedOutcome, fields: LogFields): Verdict =>
+  verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
 
 /** Whether the queue adds its job in the claim's transaction, and the claim can commit marked queued. */
 function queuesWithin(

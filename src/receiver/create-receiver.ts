@@ -6,15 +6,15 @@ import { observeReceive } from "../telemetry/observe-receive.js";
 import { answerAndLog } from "./answer-and-log.js";
 import { background } from "./background.js";
 import { claimAndDispatch } from "./claim-and-dispatch.js";
-import { earlyVerdict, internalErrorVerdict } from "./early-verdicts.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
-import { type EarlyRejection, type Intake, intake, type ReceiverRequest } from "./intake.js";
+import { type Intake, intake, type ReceiverRequest } from "./intake.js";
 import type { ReceiverOptions } from "./options.js";
 import { resolveOptions } from "./resolve-options.js";
-import type { Verdict } from "./verdict.js";
+import { type EarlyRejection, earlyVerdict, internalErrorVerdict, type Verdict } from "./verdict.js";
 import { watchStore } from "./watch-store.js";
 
-export type { EarlyRejection, ReceiverRequest } from "./intake.js";
+export type { ReceiverRequest } from "./intake.js";
+export type { EarlyRejection } from "./verdict.js";
 
 export interface Receiver {
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;

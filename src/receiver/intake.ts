@@ -9,14 +9,14 @@ import {
 import { validationMessage } from "../schema/validation-message.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { checkSignature, DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
-import { contentTypeProblem } from "./content-type.js";
-import { type HeaderSource, normalizeHeaders } from "./headers.js";
-import { MAX_BODY_DEPTH, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./nesting-depth.js";
-import { parseJsonObject } from "./parse-json.js";
-import { type Verdict, verdict } from "./verdict.js";
+import { MAX_BODY_DEPTH, parseJsonObject, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./parse-json.js";
+import { type EarlyRejection, type Verdict, verdict } from "./verdict.js";
 
 /** Longest piece of a sender's header text put in a log line. */
 const MAX_REASON_SHOWN = 100;
+
+/** Headers as Node (`IncomingHttpHeaders`) or the Fetch API (`Headers`) hold them. */
+export type HeaderSource = Headers | Record<string, string | string[] | number | undefined>;
 
 /** The framework-neutral request an adapter builds. */
 export interface ReceiverRequest {
@@ -84,9 +84,6 @@ export type Intake = {
 
 /** An early answer: an outcome, or a reason the adapter gave (`Receiver.reject`). */
 export type Refusal = Verdict | EarlyRejection;
-
-/** Answers an adapter gives before the core can see a body. */
-export type EarlyRejection = "too_large" | "body_consumed" | "unreadable" | "body_timeout" | "unsupported_media_type";
 
 /**
  * Method, size, content type, signature, JSON and schema, in that order: the request becomes either a
@@ -210,4 +207,41 @@ async function authorizedTenant(
   } catch {
     return undefined;
   }
+}
+
+/** One plain object with lower-case names, as `verify` hooks and handlers see the request headers. */
+export function normalizeHeaders(source: HeaderSource): Record<string, string> {
+  const out: Record<string, string> = Object.create(null);
+  if (typeof (source as Headers).forEach === "function" && typeof (source as Headers).get === "function") {
+    (source as Headers).forEach((value, name) => {
+      out[name] = value;
+    });
+    return out;
+  }
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : String(value);
+  }
+  return out;
+}
+
+/**
+ * A notification is JSON. A missing content-type is tolerated (some senders omit it); a present one must
+ * be `application/json` or a `+json` type, in UTF-8 when a charset is named.
+ *
+ * What is wrong with a content-type, as the 415 answer says it: the media type, or (for JSON in
+ * another encoding) the charset, so a sender with `charset=latin1` is not told to send JSON it sends.
+ */
+function contentTypeProblem(value: string | undefined): string | undefined {
+  if (value === undefined || value === "") return undefined;
+  const [type = "", ...params] = value.toLowerCase().split(";");
+  const mime = type.trim();
+  if (mime !== "application/json" && !(mime.startsWith("application/") && mime.endsWith("+json")))
+    return "content-type must be application/json";
+  for (const param of params) {
+    const [name, charset] = param.split("=").map((part) => part.trim().replace(/^"|"$/g, ""));
+    if (name === "charset" && charset !== "utf-8" && charset !== "utf8")
+      return "charset must be utf-8: JSON notifications are UTF-8 (RFC 8259)";
+  }
+  return undefined;
 }
