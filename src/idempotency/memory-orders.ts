@@ -52,9 +52,11 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
   }
   /**
    * Until when each key's mailbox has a runner (a worker running its waiting list, or a drain job on
-   * its way); kept apart from the entries, and dropped when the runner stops or its time is up.
+   * its way), and the receiver's claim that set it for a drain job it is about to queue (`wokenBy`,
+   * until a worker takes the runner over); kept apart from the entries, and dropped when the runner
+   * stops or its time is up.
    */
-  const runners = new Map<string, number>();
+  const runners = new Map<string, { until: number; wokenBy?: string }>();
   /** Each key's waiting list: ids queued in order, sorted by position (none first), then id. */
   const waiting = new Map<string, Array<{ id: string; member: string }>>();
 
@@ -120,19 +122,24 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
      * For an append to the key's mailbox: whether the key has a runner (a live holder, or a runner
      * marked within its lease); without one, the caller becomes it until `until` (see `markWaiting`).
      */
-    wakeRunner(key: string, until: number): boolean {
+    wakeRunner(key: string, until: number, wokenBy: string): boolean {
       const at = now();
       const entry = live(key);
       if (entry?.owner !== undefined && entry.leaseUntil! > at) return false;
-      if ((runners.get(key) ?? 0) > at) return false;
-      runners.set(key, until);
+      if ((runners.get(key)?.until ?? 0) > at) return false;
+      runners.set(key, { until, wokenBy });
       return true;
+    },
+
+    /** The drain job `wokenBy`'s append woke was never queued: the key has no runner after all. */
+    unwake(key: string, wokenBy: string): void {
+      if (runners.get(key)?.wokenBy === wokenBy) runners.delete(key);
     },
 
     /** A runner took the key's next notification (until `until`), or found none and stopped (undefined). */
     runner(key: string, until: number | undefined): void {
       if (until === undefined) runners.delete(key);
-      else runners.set(key, until);
+      else runners.set(key, { until });
     },
 
     /** The notification a worker held the key for, and under which owner, once that hold has lapsed (forgotten then). */

@@ -381,12 +381,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         delete entry.leaseUntil;
         letGoOfKey(entry, claim.id, true);
       });
-      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs) };
+      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs, claim.owner) };
     },
 
     release({ id, owner }) {
       const entry = live(id);
       if (!entry || entry.owner !== owner || (entry.state !== "processing" && entry.state !== "queued")) return false;
+      // A runner this append woke goes too: its drain job was never queued (see ORDERED_RELEASE).
+      if (entry.order) orders.unwake(entry.order.key, owner);
       letGoOfKey(entry, id);
       remove(id);
       return true;

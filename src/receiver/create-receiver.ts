@@ -76,6 +76,15 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   };
   loadOtelApi();
   const unwatchStore = watchStore(resolved.store, logger);
+  // Said once, at start-up: ordered notifications through a durable queue drain from per-subscription
+  // mailboxes only where the store keeps them (markWaiting) and the queue can wake a runner (wake).
+  // postgresStore and the pg-boss queue do not: each ordered notification keeps its own job, which
+  // works and stays in order, at the older, slower drain (docs/ordering.md).
+  if (resolved.ordering && options.queue?.durable && !(options.queue.wake && resolved.store.markWaiting))
+    logger.info(
+      { mailbox: false },
+      "ordering: each ordered notification runs as its own queued job with this store and queue (no per-subscription mailbox; see docs/ordering.md)",
+    );
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     const started = performance.now();

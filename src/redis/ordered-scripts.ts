@@ -9,7 +9,8 @@ import { RECORD_STEPS } from "./scripts.js";
  * Order hash fields: position (newest completed, sortable form), owner, leaseUntil and heldSince (the
  * claim holding the key), lastHeldMs (how long the last hold took), runnerUntil (the key's mailbox has
  * a runner, a worker draining its waiting list or a drain job on its way, until then; see
- * ORDERED_MARK_WAITING). Record hash fields added:
+ * ORDERED_MARK_WAITING), wokenBy (the receiver's claim whose append set runnerUntil for a drain job
+ * it is about to queue; dropped once a worker takes the runner over). Record hash fields added:
  * position, holdsKey ('1' while this claim holds the key; a stale claim does not), waiting (its member
  * in the waiting list, while it is in it).
  */
@@ -124,6 +125,7 @@ local function run_waiter(waiting, order_key, rec_prefix, id, pos, member, newes
   local rec_key = rec_prefix .. id
   local attempts = take_waiter(waiting, rec_key, member, owner, lease, retention, now)
   redis.call('HSET', order_key, 'runnerUntil', int(now + lease))
+  redis.call('HDEL', order_key, 'wokenBy')
   if pos ~= '' and newest and before(pos, newest) then return {'stale', attempts, newest, id, pos} end
   hold(rec_key, order_key, owner, lease, retention, now, id)
   return {'claimed', attempts, newest or '', id, pos}
@@ -204,6 +206,7 @@ if first == id or not first then
   if position ~= '' then redis.call('HSET', key, 'position', position) end
   hold(key, order_key, owner, lease, retention, now, id)
   redis.call('HSET', order_key, 'runnerUntil', int(now + lease))
+  redis.call('HDEL', order_key, 'wokenBy')
   return {'claimed', attempts, newest or ''}
 end
 redis.call('HSET', key, 'state', 'queued', 'fingerprint', fingerprint, 'position', position, 'waiting', member)
@@ -229,7 +232,7 @@ local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, ni
 if not first or first == 'busy' then
   -- The runner stops here: an append from now on wakes a new one (ORDERED_MARK_WAITING), one before
   -- this was in the list to be found; a head still being handed over wakes one when it is marked.
-  redis.call('HDEL', order_key, 'runnerUntil')
+  redis.call('HDEL', order_key, 'runnerUntil', 'wokenBy')
   return {}
 end
 return run_waiter(waiting, order_key, rec_prefix, first, first_pos, first_member, order[1], owner, lease, retention, now)
@@ -301,7 +304,9 @@ return 1
  * no live runnerUntil), and the caller must then queue one drain job; the runner flag is set for
  * `leaseMs` in the same step, so other appends meanwhile queue none. A runner clears the flag in the
  * same step as it finds the list empty (ORDERED_NEXT), so an append is either found by the runner or
- * wakes a new one. {0, 0} when the claim is no longer the caller's.
+ * wakes a new one. The flag is marked as this claim's (wokenBy) until a worker takes the runner over,
+ * so a receiver whose drain job could not be queued clears it on release (ORDERED_RELEASE) and the
+ * next append wakes a runner at once. {0, 0} when the claim is no longer the caller's.
  */
 export const ORDERED_MARK_WAITING = `${PRELUDE}${OWNED_IN(["processing"])}${MARK_QUEUED_RECORD}${LET_GO}
 local now = now_ms()
@@ -309,13 +314,18 @@ local order = redis.call('HMGET', KEYS[2], 'owner', 'leaseUntil', 'runnerUntil')
 local held = order[1] and (tonumber(order[2]) or 0) > now
 if held or (tonumber(order[3]) or 0) > now then return {1, 0} end
 local lease = tonumber(ARGV[3])
-redis.call('HSET', KEYS[2], 'runnerUntil', int(now + lease))
+redis.call('HSET', KEYS[2], 'runnerUntil', int(now + lease), 'wokenBy', ARGV[1])
 if redis.call('PTTL', KEYS[2]) < lease then redis.call('PEXPIRE', KEYS[2], int(math.max(tonumber(ARGV[2]), lease))) end
 return {1, 1}
 `;
 
-/** ARGV: owner. */
+/**
+ * ARGV: owner. A runner flag this claim's append set (ORDERED_MARK_WAITING) goes too: its drain job
+ * was never queued (the queue refused it), and a flag left standing would keep the next appends from
+ * waking one for a whole lease. A worker that took the runner over has dropped wokenBy: its flag stays.
+ */
 export const ORDERED_RELEASE = `${PRELUDE}${OWNED_IN(["processing", "queued"])}${LEAVE_LIST}${LET_GO}
+if redis.call('HGET', KEYS[2], 'wokenBy') == ARGV[1] then redis.call('HDEL', KEYS[2], 'runnerUntil', 'wokenBy') end
 redis.call('DEL', KEYS[1])
 return 1
 `;

@@ -7,6 +7,7 @@ import { buildNotification } from "merchant-webhooks/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { untilQueueEmpty } from "./fixtures/mailbox.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "./fixtures/recorded-calls.js";
 
 const COUNT = 1_000;
@@ -104,14 +105,7 @@ describe("one hot subscription drained in order", () => {
     const stale = (await readCalls(redis, effects, subscription)).filter((call) => call.kind === "stale");
     expect(stale.filter((call) => !refused.has(call.id))).toEqual([]);
     // The queue ends empty: the jobs the subscription's holder ran for others are gone too.
-    await eventually(
-      async () => {
-        const counts = await queue.queue.getJobCounts("waiting", "delayed", "active", "failed");
-        return Object.values(counts).every((count) => count === 0);
-      },
-      60_000,
-      "the queue to empty",
-    );
+    await untilQueueEmpty(queue, 60_000);
     const records = await Promise.all(
       notifications.map((n) => store.get({ id: n.id, order: { key: `M-1:${encodeURIComponent(n.resource.id!)}` } })),
     );

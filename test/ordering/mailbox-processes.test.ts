@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { queueWorkerEnv, spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { untilQueueEmpty } from "./fixtures/mailbox.js";
 
 /** Short leases, stalled checks and sweeps, so a dead runner's mailbox is taken up again in seconds. */
 const LEASE_MS = 2_000;
@@ -87,14 +88,7 @@ describe("an ordered subscription's mailbox, run by worker processes", () => {
     expect(await done()).toEqual(notifications.map((n) => n.id));
     const starts = await Promise.all(notifications.map((n) => started(n.id)));
     expect(starts.filter((count) => count !== 1)).toEqual([]);
-    await eventually(
-      async () => {
-        const counts = await queue.queue.getJobCounts("waiting", "delayed", "active", "failed");
-        return Object.values(counts).every((count) => count === 0);
-      },
-      30_000,
-      "the queue to empty",
-    );
+    await untilQueueEmpty(queue);
   }, 180_000);
 
   it("a runner killed with SIGKILL mid-mailbox: the rest runs once, in order, within a lease and a sweep", async () => {

@@ -4,7 +4,7 @@ import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { postgresStore } from "merchant-webhooks/postgres";
 import { buildNotification } from "merchant-webhooks/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { silentLogger } from "../support/capture-logger.js";
+import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
@@ -30,8 +30,9 @@ describe("ordering through BullMQ workers on postgresStore", () => {
       n.resource.update_time,
     ]);
   };
+  const receiverLog = captureLogger();
   const receiver = createReceiver({
-    logger: silentLogger(),
+    logger: receiverLog.logger,
     idempotency: store,
     queue,
     ordering: true,
@@ -65,6 +66,18 @@ describe("ordering through BullMQ workers on postgresStore", () => {
     redis.disconnect();
     await dropSchema(pool, schema);
     await pool.end();
+  });
+
+  it("says once at start-up that ordered notifications run one job each on this store; a store with mailboxes does not", async () => {
+    const line = (log: ReturnType<typeof captureLogger>) =>
+      log.lines().filter((entry) => entry.mailbox === false && entry.level === 30);
+    expect(line(receiverLog)).toHaveLength(1);
+    expect(line(receiverLog)[0]!.msg).toContain("each ordered notification runs as its own queued job");
+    const withMailboxes = captureLogger();
+    const ownQueue = bullmqQueue({ connection: REDIS_URL, name: "with-mailboxes", prefix });
+    const other = createReceiver({ logger: withMailboxes.logger, queue: ownQueue, ordering: true });
+    await other.close();
+    expect(line(withMailboxes)).toEqual([]);
   });
 
   it("runs a subscription's shuffled notifications in position order, older ones to onStale, none lost, each in a transaction", async () => {
