@@ -8,6 +8,7 @@ export const REDACTED = "[REDACTED]";
  */
 const DIGIT_RUN = /(?<![0-9])[0-9](?:[\s._,/-]{0,2}[0-9]){12,}/g;
 const GROUP = /[0-9]+/g;
+const LETTER = /^[A-Za-z]$/;
 
 /**
  * Forms a card number takes that a scan for ASCII digits would miss: full-width digits (U+FF10 to
@@ -190,7 +191,11 @@ function replaceCardNumbers(text: string, replacement: (pan: string) => string):
  */
 export function holdsCardNumber(text: string): boolean {
   if (text.length < MIN_PAN || !hasCardManyDigits(text)) return false;
-  for (const run of normalised(text).text.matchAll(DIGIT_RUN)) {
+  const plain = normalised(text).text;
+  for (const run of plain.matchAll(DIGIT_RUN)) {
+    // Glued to a letter it is part of a token, such as a hex id (`WH-5438EA8149404097823D`): a card
+    // number written in an id stands apart from letters (`ref-4111 1111 1111 1111`, `4111111111111111`).
+    if (LETTER.test(plain[run.index - 1] ?? "") || LETTER.test(plain[run.index + run[0].length] ?? "")) continue;
     const groups = run[0].match(GROUP)!;
     const digits = groups.join("");
     if (plausibleIssuer(digits) && isCardNumber(digits) && groupedLikeACard(groups)) return true;
