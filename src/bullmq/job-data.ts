@@ -1,5 +1,5 @@
 import type { OrderClaim } from "../idempotency/store.js";
-import { maskCardNumber, maskCardNumbers, REDACTED } from "../logging/card-numbers.js";
+import { maskCardNumber, maskCardText, REDACTED } from "../logging/card-numbers.js";
 import { keptHeaders } from "../logging/kept-headers.js";
 import { type PayloadPolicy, transformPayload } from "../logging/transform-payload.js";
 import type { QueuedNotification } from "../queue/queue.js";
@@ -62,7 +62,7 @@ const MASKED: PayloadPolicy = {
       return typeof value === "string" || typeof value === "number" ? maskCardNumber(String(value)) : REDACTED;
     return undefined;
   },
-  text: maskCardNumbers,
+  text: maskCardText,
   cardNumber: (value) => maskCardNumber(String(value)),
 };
 

@@ -255,6 +255,14 @@ const THREE_DIGITS = /[0-9]{3}/;
 
 /** `redactCardNumbers`, and verification codes named in the text. */
 export function redactCardText(text: string): string {
-  const cards = redactCardNumbers(text);
-  return cards.length < 6 || !THREE_DIGITS.test(cards) ? cards : cards.replace(NAMED_CVV, `$1$2${REDACTED}`);
+  return withoutNamedCodes(redactCardNumbers(text));
+}
+
+/** `maskCardNumbers`, and verification codes named in the text: what a job's data may keep of free text. */
+export function maskCardText(text: string): string {
+  return withoutNamedCodes(maskCardNumbers(text));
+}
+
+function withoutNamedCodes(text: string): string {
+  return text.length < 6 || !THREE_DIGITS.test(text) ? text : text.replace(NAMED_CVV, `$1$2${REDACTED}`);
 }

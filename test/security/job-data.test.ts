@@ -24,7 +24,7 @@ function renewalWithCardData() {
     card_number: PAN,
     card_contract_id: CONTRACT,
   });
-  detail.metadata = { note: `customer wrote ${PAN_IN_TEXT} in the memo` };
+  detail.metadata = { note: `customer wrote ${PAN_IN_TEXT} in the memo`, call: "cvc: 9417 read out on the phone" };
   return body;
 }
 const VERIFICATION = ["cvc-901", "cvv-902", "pwd-9030"];
@@ -67,7 +67,8 @@ describe("card data in BullMQ job data", () => {
     const queue = bullmqQueue({ connection: REDIS_URL, name: "masked", prefix });
     const body = renewalWithCardData();
     const stored = await enqueue(queue, body);
-    for (const secret of [...VERIFICATION, PAN, PAN_IN_TEXT, CONTRACT]) expect(stored).not.toContain(secret);
+    for (const secret of [...VERIFICATION, PAN, PAN_IN_TEXT, CONTRACT, "cvc: 9417"])
+      expect(stored).not.toContain(secret);
 
     const seen = await handled("masked");
     const card = seen.resource.renewal_event!.payment_detail!.card_info as Record<string, unknown>;
@@ -81,6 +82,7 @@ describe("card data in BullMQ job data", () => {
     expect(card.card_mask).toBe(body.resource.renewal_event.payment_detail.card_info.card_mask);
     expect(seen.resource.renewal_event!.payment_detail!.metadata).toEqual({
       note: "customer wrote 555555******4444 in the memo",
+      call: `cvc: ${REDACTED} read out on the phone`,
     });
     expect(seen.resource.subscriber).toEqual(body.resource.subscriber);
     await queue.close();
