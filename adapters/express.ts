@@ -22,8 +22,7 @@ import { createReceiver, type Receiver } from "../src/receiver/create-receiver.j
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { bodyParserAnswer, isBodyParserError } from "./http/body-parser-error.js";
 import { serveConsoleOnNode } from "./http/console-on-node.js";
-import { nodeListener } from "./http/node-listener.js";
-import { writeNodeResponse } from "./http/write-node-response.js";
+import { nodeListener, writeNodeResponse } from "./http/node-listener.js";
 
 export type { ReceiverOptions as SubscriptionWebhookOptions } from "../src/receiver/options.js";
 

@@ -2,7 +2,7 @@
 // files move, only this list changes.
 
 export { respond } from "../src/answer/answer.js";
-export { handlerContext } from "../src/dispatch/handler-context.js";
+export { handlerContext } from "../src/dispatch/run-claimed.js";
 export { runHandler } from "../src/dispatch/run-handler.js";
 export { handlerLogger } from "../src/logging/logger.js";
 export { fingerprintOf } from "../src/receiver/fingerprint.js";

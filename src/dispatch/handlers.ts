@@ -122,7 +122,3 @@ export const ALL_HANDLER_KEYS: readonly (keyof (SubscriptionHandlers & HandlerHo
 export function handlerKeyFor(eventType: string): EventHandlerKey {
   return Object.hasOwn(HANDLER_KEYS, eventType) ? HANDLER_KEYS[eventType]! : "onUnknown";
 }
-
-export function handlerFor(handlers: SubscriptionHandlers, eventType: string): Handler | undefined {
-  return handlers[handlerKeyFor(eventType)] as Handler | undefined;
-}

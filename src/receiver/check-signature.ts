@@ -3,8 +3,8 @@ import { MAX_NOTIFICATION_ID_LENGTH } from "../schema/index.js";
 import { raceTimer } from "../shared/time-limit.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { explainVerify, failure, type VerifyOutcome } from "../verify/verify-outcome.js";
+import { type Verdict, verdict } from "./answer-and-log.js";
 import { parseJsonObject } from "./parse-json.js";
-import { type Verdict, verdict } from "./verdict.js";
 
 /** How long a signature check (a per-tenant secret lookup included) may take by default. */
 export const DEFAULT_VERIFY_TIMEOUT_MS = 5_000;

@@ -6,15 +6,15 @@ import { LeaseLostError } from "../dispatch/run-handler.js";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult, OrderClaim } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
-import { orderOrMisconfigured } from "../ordering/order-of.js";
+import type { Ordering } from "../ordering/ordering-options.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { type ReceiveObservation, UNOBSERVED } from "../telemetry/observe-receive.js";
+import { type LogFields, type Verdict, verdict } from "./answer-and-log.js";
 import type { Background } from "./background.js";
 import type { ResolvedOptions } from "./resolve-options.js";
-import { type LogFields, type Verdict, verdict } from "./verdict.js";
 
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
@@ -375,4 +375,22 @@ function queueRefused(err: unknown, fields: LogFields, unavailableRetry: Record<
       headers: unavailableRetry,
     },
   );
+}
+
+/**
+ * The `order` of a claim request (empty when ordering is off or the notification has no key), or why
+ * it could not be had: a `key` or `position` function that throws is the merchant's configuration,
+ * answered 500 so the sender keeps the notification.
+ */
+function orderOrMisconfigured(
+  ordering: Ordering | undefined,
+  notification: SubscriptionNotification,
+): { order?: OrderClaim } | { misconfigured: string; err: unknown } {
+  if (!ordering) return {};
+  try {
+    const order = ordering.orderOf(notification);
+    return order ? { order } : {};
+  } catch (err) {
+    return { misconfigured: "ordering key or position function threw", err };
+  }
 }

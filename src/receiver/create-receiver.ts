@@ -3,18 +3,23 @@ import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js
 import { recordingOf } from "../recording/recorder.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
-import { answerAndLog } from "./answer-and-log.js";
+import {
+  answerAndLog,
+  type EarlyRejection,
+  earlyVerdict,
+  internalErrorVerdict,
+  type Verdict,
+} from "./answer-and-log.js";
 import { background } from "./background.js";
 import { claimAndDispatch } from "./claim-and-dispatch.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
 import { type Intake, intake, type ReceiverRequest } from "./intake.js";
 import type { ReceiverOptions } from "./options.js";
 import { resolveOptions } from "./resolve-options.js";
-import { type EarlyRejection, earlyVerdict, internalErrorVerdict, type Verdict } from "./verdict.js";
 import { watchStore } from "./watch-store.js";
 
+export type { EarlyRejection } from "./answer-and-log.js";
 export type { ReceiverRequest } from "./intake.js";
-export type { EarlyRejection } from "./verdict.js";
 
 export interface Receiver {
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;

@@ -8,9 +8,9 @@ import {
 } from "../schema/index.js";
 import { validationMessage } from "../schema/validation-message.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
+import { type EarlyRejection, type Verdict, verdict } from "./answer-and-log.js";
 import { checkSignature, DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
 import { MAX_BODY_DEPTH, parseJsonObject, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./parse-json.js";
-import { type EarlyRejection, type Verdict, verdict } from "./verdict.js";
 
 /** Longest piece of a sender's header text put in a log line. */
 const MAX_REASON_SHOWN = 100;

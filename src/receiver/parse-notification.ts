@@ -4,9 +4,9 @@ import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
+import { earlyVerdict } from "./answer-and-log.js";
 import { type HeaderSource, intake } from "./intake.js";
 import { DEFAULT_BODY_LIMIT } from "./options.js";
-import { earlyVerdict } from "./verdict.js";
 
 export interface ParseNotificationOptions {
   /** Checked on the exact bytes before anything is parsed, as the receiver's `verify`. */
