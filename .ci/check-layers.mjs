@@ -24,7 +24,6 @@ const ORDER = [
   "src/redis", // the Redis store and stream recorder, and every Redis connection
   "src/postgres", // the PostgreSQL store: the inbox tables, claims in the handler's transaction
   "src/dispatch", // running a claimed notification's handler
-  "src/ordering", // the `ordering` option
   "src/telemetry", // OpenTelemetry spans and metrics around dispatch and the receiver
   "src/receiver", // the core: intake, claim, dispatch, answer
   "src/bullmq", // the durable queue and its worker

@@ -46,7 +46,7 @@ export type {
 } from "./dispatch/handlers.js";
 export { handlerKeyFor } from "./dispatch/handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
-export type { OrderingOption, OrderingOptions } from "./ordering/ordering-options.js";
+export type { OrderingOption, OrderingOptions } from "./receiver/options.js";
 
 // The notification: its schema and the types a handler is written with (every other schema and type
 // is in `merchant-webhooks/schema`).

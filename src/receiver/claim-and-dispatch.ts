@@ -1,3 +1,4 @@
+import PQueue from "p-queue";
 import { retryAfter } from "../answer/answer.js";
 import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
@@ -6,7 +7,6 @@ import { LeaseLostError } from "../dispatch/run-handler.js";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult, OrderClaim } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
-import type { Ordering } from "../ordering/ordering-options.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
@@ -14,7 +14,7 @@ import type { SubscriptionNotification } from "../schema/index.js";
 import { type ReceiveObservation, UNOBSERVED } from "../telemetry/observe-receive.js";
 import { type LogFields, type Verdict, verdict } from "./answer-and-log.js";
 import type { Background } from "./background.js";
-import type { ResolvedOptions } from "./resolve-options.js";
+import { type BackpressureOptions, DEFAULT_MAX_IN_FLIGHT, type Ordering, type ResolvedOptions } from "./options.js";
 
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
@@ -45,12 +45,14 @@ export const inTenant = (tenant: string | undefined, key: string): string =>
  */
 export function claimAndDispatch(
   resolved: ResolvedOptions,
+  slots: HandlerSlots,
   work: Background,
   logQueued: (verdict: Verdict, started: number) => void,
 ): (accepted: Accepted, observation?: ReceiveObservation) => Promise<Verdict> {
-  const { slots, unavailableRetry } = resolved;
+  const { unavailableRetry } = resolved;
   const receiver: Receiving = {
     resolved,
+    slots,
     logQueued,
     nextOwner: ownerTokens(),
     retryCompletion: (write) => work.track("completion record", retryInBackground(write)),
@@ -84,6 +86,8 @@ export function claimAndDispatch(
 /** What every step reads: the resolved options, and what the receiver makes once for all its requests. */
 interface Receiving {
   resolved: ResolvedOptions;
+  /** Load shedding and, with `backpressure.concurrency`, the slots handlers run in. */
+  slots: HandlerSlots;
   logQueued: (verdict: Verdict, started: number) => void;
   /** A fresh owner token per claim, so a lost lease's holder cannot settle the record it lost. */
   nextOwner: () => string;
@@ -146,7 +150,7 @@ async function claimThenDispatch(
     const job = { id, fingerprint, owner, order };
     return handToQueue(receiver, queue, run, job, runIt, fields, observation);
   }
-  return runHere(resolved, runIt, fields);
+  return runHere(receiver.slots, runIt, fields);
 }
 
 /**
@@ -326,13 +330,9 @@ async function handToQueue(
  * Run the handler here, in one of the backpressure slots, and answer with its outcome: the sender
  * waits for it, so a failure is answered as one and retried.
  */
-async function runHere(
-  resolved: ResolvedOptions,
-  runIt: () => Promise<ClaimedOutcome>,
-  fields: LogFields,
-): Promise<Verdict> {
+async function runHere(slots: HandlerSlots, runIt: () => Promise<ClaimedOutcome>, fields: LogFields): Promise<Verdict> {
   try {
-    return outcomeVerdict(await resolved.slots.run(runIt), fields);
+    return outcomeVerdict(await slots.run(runIt), fields);
   } catch (err) {
     // The claim's answer came too late (a slow store, a stalled event loop) and no extension confirmed
     // it: the handler never started, and another delivery may hold the id now. The sender retries.
@@ -394,3 +394,34 @@ function orderOrMisconfigured(
     return { misconfigured: "ordering key or position function threw", err };
   }
 }
+
+/**
+ * The receiver's load shedding, one mechanism: a count of notifications in flight with its limit and,
+ * with `concurrency`, slots for synchronous handlers (p-queue): the answer still waits for the handler,
+ * but only `concurrency` handlers run at once and only `maxPending` requests wait for a slot.
+ */
+export function handlerSlots({
+  maxInFlight = DEFAULT_MAX_IN_FLIGHT,
+  concurrency,
+  maxPending = concurrency === undefined ? Number.POSITIVE_INFINITY : concurrency * 10,
+}: BackpressureOptions = {}) {
+  const queue = concurrency === undefined ? undefined : new PQueue({ concurrency });
+  let inFlight = 0;
+  return {
+    maxInFlight,
+    inFlight: () => inFlight,
+    /** Takes a place for one notification, or false when the receiver should shed it. */
+    enter(): boolean {
+      if (inFlight >= maxInFlight || (queue && queue.size >= maxPending)) return false;
+      inFlight++;
+      return true;
+    },
+    /** Gives back the place `enter` took. */
+    leave(): void {
+      inFlight--;
+    },
+    run: <T>(task: () => Promise<T>): Promise<T> => (queue ? (queue.add(task) as Promise<T>) : task()),
+  };
+}
+
+export type HandlerSlots = ReturnType<typeof handlerSlots>;

@@ -11,11 +11,10 @@ import {
   type Verdict,
 } from "./answer-and-log.js";
 import { background } from "./background.js";
-import { claimAndDispatch } from "./claim-and-dispatch.js";
+import { claimAndDispatch, handlerSlots } from "./claim-and-dispatch.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
 import { type Intake, intake, type ReceiverRequest } from "./intake.js";
-import type { ReceiverOptions } from "./options.js";
-import { resolveOptions } from "./resolve-options.js";
+import { type ReceiverOptions, resolveOptions } from "./options.js";
 import { watchStore } from "./watch-store.js";
 
 export type { EarlyRejection } from "./answer-and-log.js";
@@ -58,8 +57,9 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   const resolved = resolveOptions(options);
   const { logger, bodyLimit, bodyTimeoutMs } = resolved;
   const work = background(logger);
-  const answer = answerAndLog(logger, resolved.failureStatus, resolved.slots.inFlight);
-  const dispatch = claimAndDispatch(resolved, work, (verdict, started) => void answer(verdict, started));
+  const slots = handlerSlots(options.backpressure);
+  const answer = answerAndLog(logger, resolved.failureStatus, slots.inFlight);
+  const dispatch = claimAndDispatch(resolved, slots, work, (verdict, started) => void answer(verdict, started));
   const rules = {
     bodyLimit,
     bodyTimeoutMs,
@@ -135,7 +135,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     bodyLimit,
     bodyTimeoutMs,
     inFlight: () => work.size(),
-    health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions, resolved.slots),
+    health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions, slots),
     async close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       unwatchStore();
