@@ -16,8 +16,8 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import type { FailureStatus } from "../src/answer/answer.js";
 import type { ConsoleHandler } from "../src/console/console-handler.js";
+import type { FailureStatus } from "../src/receiver/answer-and-log.js";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { bodyParserAnswer, isBodyParserError } from "./http/body-parser-error.js";

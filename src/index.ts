@@ -23,8 +23,8 @@ export { NotificationError, type ParseNotificationOptions, parseNotification } f
 
 // The answer the sender gets.
 
-export type { Answer, FailureStatus, ReceiverResponse } from "./answer/answer.js";
-export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
+export { OUTCOMES, type Outcome } from "./dispatch/outcomes.js";
+export type { Answer, FailureStatus, ReceiverResponse } from "./receiver/answer-and-log.js";
 
 // The base of every error the package throws, with its stable `code` (docs/errors.md).
 

@@ -1,5 +1,5 @@
-import { type FailureStatus, type ReceiverResponse, respond } from "../../src/answer/answer.js";
-import { OUTCOMES } from "../../src/answer/outcomes.js";
+import { OUTCOMES } from "../../src/dispatch/outcomes.js";
+import { type FailureStatus, type ReceiverResponse, respond } from "../../src/receiver/answer-and-log.js";
 
 /** An error from body-parser or raw-body (`express.json()`, `express.text()`, ...), as they describe it. */
 interface BodyParserError {

@@ -1,4 +1,4 @@
-import type { ReceiverResponse } from "../../src/answer/answer.js";
+import type { ReceiverResponse } from "../../src/receiver/answer-and-log.js";
 import type { Receiver } from "../../src/receiver/create-receiver.js";
 import { base64ToBytes, utf8 } from "../../src/verify/encoding.js";
 

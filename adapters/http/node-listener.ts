@@ -1,7 +1,7 @@
 // Node's HTTP glue for the Express, Next (Pages Router) and plain Node adapters: the listener, reading
 // the request (or what a body parser left of it), and writing the answer.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ReceiverResponse } from "../../src/answer/answer.js";
+import type { ReceiverResponse } from "../../src/receiver/answer-and-log.js";
 import type { Receiver } from "../../src/receiver/create-receiver.js";
 import { readNodeBody } from "../../src/shared/read-node-body.js";
 

@@ -1,5 +1,4 @@
 import type { Logger } from "pino";
-import { OUTCOMES } from "../answer/outcomes.js";
 import { positionToRfc3339 } from "../idempotency/position.js";
 import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionHandle } from "../idempotency/transaction.js";
@@ -15,6 +14,7 @@ import {
   handlerKeyFor,
   type SubscriptionHandlers,
 } from "./handlers.js";
+import { OUTCOMES } from "./outcomes.js";
 import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */

@@ -1,5 +1,4 @@
 import PQueue from "p-queue";
-import { retryAfter } from "../answer/answer.js";
 import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { type ClaimedOutcome, type ClaimedRun, ownerTokens, runClaimed } from "../dispatch/run-claimed.js";
@@ -12,7 +11,7 @@ import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { type ReceiveObservation, UNOBSERVED } from "../telemetry/observe-receive.js";
-import { type LogFields, type Verdict, verdict } from "./answer-and-log.js";
+import { type LogFields, retryAfter, type Verdict, verdict } from "./answer-and-log.js";
 import type { Background } from "./background.js";
 import { type BackpressureOptions, DEFAULT_MAX_IN_FLIGHT, type Ordering, type ResolvedOptions } from "./options.js";
 

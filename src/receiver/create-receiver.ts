@@ -1,8 +1,8 @@
-import type { ReceiverResponse } from "../answer/answer.js";
 import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
 import { recordingOf } from "../recording/recorder.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
+import type { ReceiverResponse } from "./answer-and-log.js";
 import {
   answerAndLog,
   type EarlyRejection,

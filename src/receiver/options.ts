@@ -4,7 +4,6 @@
 // `checkHandlingOptions` (src/dispatch/check-handling-options.ts), which this calls too.
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { type FailureStatus, retryAfter } from "../answer/answer.js";
 import { checkHandlingOptions, nonNegative, timerMs } from "../dispatch/check-handling-options.js";
 import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
 import { memoryStore } from "../idempotency/memory-store.js";
@@ -18,6 +17,7 @@ import type { NotificationRecorder } from "../recording/recorder.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { coded } from "../shared/errors.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
+import { type FailureStatus, retryAfter } from "./answer-and-log.js";
 import { DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
 import { type FingerprintKey, payloadFingerprinter } from "./fingerprint.js";
 import type { SenderCheck } from "./intake.js";

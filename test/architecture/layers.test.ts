@@ -52,7 +52,7 @@ describe("the layers", () => {
 
   it("fails on a file in a folder the order does not place", () => {
     const dir = copyOfTree();
-    cpSync(join(dir, "src/answer"), join(dir, "src/extras"), { recursive: true });
+    cpSync(join(dir, "src/verify"), join(dir, "src/extras"), { recursive: true });
     const { code, output } = check(dir);
     expect(code).toBe(1);
     expect(output).toContain("outside the order: src/extras/");
