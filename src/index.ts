@@ -32,7 +32,6 @@ export { MerchantWebhooksError } from "./shared/errors.js";
 
 // Handlers, their context, and the errors a handler may see.
 
-export { type DefinedHandlers, defineHandlers } from "./dispatch/define-handlers.js";
 export type {
   ErrorHook,
   EventObjectFor,
@@ -44,7 +43,7 @@ export type {
   NotificationOf,
   SubscriptionHandlers,
 } from "./dispatch/handlers.js";
-export { handlerKeyFor } from "./dispatch/handlers.js";
+export { type DefinedHandlers, defineHandlers, handlerKeyFor } from "./dispatch/handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
 export type { OrderingOption, OrderingOptions } from "./receiver/options.js";
 

@@ -120,6 +120,14 @@ export interface BackpressureOptions {
   maxPending?: number;
 }
 
+/**
+ * Past this many notifications in flight a process is only queueing work it cannot finish in time:
+ * each waits longer for its store calls and its turn on the event loop, until whole bursts time out.
+ * A sender's retry later costs less than that.
+ */
+export const DEFAULT_MAX_IN_FLIGHT = 1000;
+
+/** The parts of the `ordering` option, each with its default. */
 export interface OrderingOptions {
   /**
    * Notifications with the same key run one at a time and never out of order. Default: the
@@ -159,13 +167,6 @@ export interface Ordering {
   orderOf(notification: SubscriptionNotification): OrderClaim | undefined;
   onStale: Handler | undefined;
 }
-
-/**
- * Past this many notifications in flight a process is only queueing work it cannot finish in time:
- * each waits longer for its store calls and its turn on the event loop, until whole bursts time out.
- * A sender's retry later costs less than that.
- */
-export const DEFAULT_MAX_IN_FLIGHT = 1000;
 
 /** Every option `createReceiver` (and so every adapter) takes; the compiler keeps it in step with the type. */
 const NON_HANDLER_KEYS = {
