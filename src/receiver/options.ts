@@ -18,9 +18,18 @@ import type { SubscriptionNotification } from "../schema/index.js";
 import { coded } from "../shared/errors.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { type FailureStatus, retryAfter } from "./answer-and-log.js";
-import { DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
 import { type FingerprintKey, payloadFingerprinter } from "./fingerprint.js";
-import type { SenderCheck } from "./intake.js";
+
+/**
+ * Whether the sender a delivery's signature was checked for may send this notification: `true`, or the
+ * name of the tenant it is authorized as (a non-empty string); `false` (or a throw) refuses it. The
+ * notification's records are kept under that tenant (with `true`, under its `resource.merchant_id`),
+ * so one tenant's ids and ordering keys never meet another's.
+ */
+export type SenderCheck = (
+  notification: SubscriptionNotification,
+  headers: Readonly<Record<string, string>>,
+) => boolean | string | Promise<boolean | string>;
 
 export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
@@ -109,6 +118,8 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
 export const DEFAULT_HANDLER_TIMEOUT_MS = 10_000;
 export const DEFAULT_BODY_TIMEOUT_MS = 10_000;
+/** How long a signature check (a per-tenant secret lookup included) may take by default. */
+export const DEFAULT_VERIFY_TIMEOUT_MS = 5_000;
 
 /** The `backpressure` option: how much work a receiver takes on before it answers 503 "overloaded". */
 export interface BackpressureOptions {
