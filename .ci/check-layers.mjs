@@ -24,7 +24,7 @@ const ORDER = [
   "src/postgres", // the PostgreSQL store: the inbox tables, claims in the handler's transaction
   "src/dispatch", // running a claimed notification's handler; the table of every way a notification ends
   "src/telemetry", // OpenTelemetry spans and metrics around dispatch and the receiver
-  "src/receiver", // the core: intake, claim, dispatch, answer
+  "src/receiver", // the core: intake, claim, dispatch, answer, and the receiver's options
   "src/bullmq", // the durable queue and its worker
   "src/pg-boss", // the durable queue on pg-boss, its worker in the claim's transaction
   "src/testing", // builders, signers, replay

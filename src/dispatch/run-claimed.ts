@@ -1,3 +1,6 @@
+// Running a claimed notification, the same for the receiver and every queue worker: the handler its
+// event selects, the `ctx` it gets (`handlerContext`), the run under its limits, and the outcome
+// recorded under the claim's owner.
 import type { Logger } from "pino";
 import { positionToRfc3339 } from "../idempotency/position.js";
 import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
