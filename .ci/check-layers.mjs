@@ -16,17 +16,15 @@ const ORDER = [
   "src/logging", // redaction and loggers
   "src/lifecycle", // close() options and closeOnSignals (which logs what it closes)
   "src/schema", // the notification's zod schemas, inferred types, and how a failed validation is told
-  "src/answer", // the status table and the answer's shape
   "src/verify", // signature checks
   "src/idempotency", // the store interface, the memory store, positions the stores compare
   "src/queue", // the queue interface and the in-process queue
   "src/recording", // the recorder interface, the JSONL recorder, redaction for replay
   "src/redis", // the Redis store and stream recorder, and every Redis connection
   "src/postgres", // the PostgreSQL store: the inbox tables, claims in the handler's transaction
-  "src/dispatch", // running a claimed notification's handler
-  "src/ordering", // the `ordering` option
+  "src/dispatch", // running a claimed notification's handler; the table of every way a notification ends
   "src/telemetry", // OpenTelemetry spans and metrics around dispatch and the receiver
-  "src/receiver", // the core: intake, claim, dispatch, answer
+  "src/receiver", // the core: intake, claim, dispatch, answer, and the receiver's options
   "src/bullmq", // the durable queue and its worker
   "src/pg-boss", // the durable queue on pg-boss, its worker in the claim's transaction
   "src/testing", // builders, signers, replay

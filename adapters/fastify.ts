@@ -15,8 +15,8 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { FastifyError, FastifyPluginAsync, FastifyReply } from "fastify";
-import type { ReceiverResponse } from "../src/answer/answer.js";
 import type { ConsoleHandler } from "../src/console/console-handler.js";
+import type { ReceiverResponse } from "../src/receiver/answer-and-log.js";
 import { createReceiver, type EarlyRejection } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
 import { readNodeBody } from "../src/shared/read-node-body.js";

@@ -23,8 +23,8 @@ export { NotificationError, type ParseNotificationOptions, parseNotification } f
 
 // The answer the sender gets.
 
-export type { Answer, FailureStatus, ReceiverResponse } from "./answer/answer.js";
-export { OUTCOMES, type Outcome } from "./answer/outcomes.js";
+export { OUTCOMES, type Outcome } from "./dispatch/outcomes.js";
+export type { Answer, FailureStatus, ReceiverResponse } from "./receiver/answer-and-log.js";
 
 // The base of every error the package throws, with its stable `code` (docs/errors.md).
 
@@ -32,7 +32,6 @@ export { MerchantWebhooksError } from "./shared/errors.js";
 
 // Handlers, their context, and the errors a handler may see.
 
-export { type DefinedHandlers, defineHandlers } from "./dispatch/define-handlers.js";
 export type {
   ErrorHook,
   EventObjectFor,
@@ -44,9 +43,9 @@ export type {
   NotificationOf,
   SubscriptionHandlers,
 } from "./dispatch/handlers.js";
-export { handlerKeyFor } from "./dispatch/handlers.js";
+export { type DefinedHandlers, defineHandlers, handlerKeyFor } from "./dispatch/handlers.js";
 export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
-export type { OrderingOption, OrderingOptions } from "./ordering/ordering-options.js";
+export type { OrderingOption, OrderingOptions } from "./receiver/options.js";
 
 // The notification: its schema and the types a handler is written with (every other schema and type
 // is in `merchant-webhooks/schema`).

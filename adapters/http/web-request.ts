@@ -1,6 +1,7 @@
-import type { ReceiverResponse } from "../../src/answer/answer.js";
+// The Fetch API glue for the fetch and Next (App Router) adapters: reading a `Request` body within the
+// receiver's limits, and the answer as a `Response`.
+import type { ReceiverResponse } from "../../src/receiver/answer-and-log.js";
 import type { Receiver } from "../../src/receiver/create-receiver.js";
-import { readWebBody } from "./read-web-body.js";
 
 /** Feed a Fetch API `Request` to the core: the body is read once, within the receiver's limits. */
 async function handleWebRequest(receiver: Receiver, request: Request): Promise<ReceiverResponse> {
@@ -28,4 +29,75 @@ export function webHandler(receiver: Receiver): (request: Request) => Promise<Re
 /** The core's answer as a Fetch API `Response`, byte for byte what the Node adapters write. */
 export function toWebResponse(response: ReceiverResponse): Response {
   return new Response(response.body, { status: response.status, headers: response.headers });
+}
+
+type WebBodyRead =
+  | { ok: true; bytes: Uint8Array }
+  | { ok: false; reason: "too_large" | "unreadable" | "consumed" | "body_timeout" };
+
+/**
+ * Read a Fetch API `Request` body, refusing it as soon as it passes `limit`: by its Content-Length
+ * when declared, otherwise while streaming, so an oversized body never occupies more than `limit`
+ * bytes (an unbounded `arrayBuffer()` would buffer all of it first), and giving up after `timeoutMs`
+ * (0: never) so a body trickled a byte at a time cannot hold the request. Settles on every path.
+ */
+async function readWebBody(request: Request, limit: number, timeoutMs = 0): Promise<WebBodyRead> {
+  if (request.bodyUsed) return { ok: false, reason: "consumed" };
+  const declared = Number(request.headers.get("content-length"));
+  if (declared > limit) {
+    discard(request.body);
+    return { ok: false, reason: "too_large" };
+  }
+  if (!request.body) return { ok: true, bytes: new Uint8Array(0) };
+
+  let reader: ReadableStreamDefaultReader<Uint8Array>;
+  try {
+    reader = request.body.getReader();
+  } catch {
+    return { ok: false, reason: "consumed" }; // locked by someone else's reader
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let timedOut = false;
+  const timer =
+    timeoutMs > 0
+      ? setTimeout(() => {
+          timedOut = true;
+          reader.cancel().catch(() => {}); // ends the pending read
+        }, timeoutMs)
+      : undefined;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (timedOut) return { ok: false, reason: "body_timeout" };
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        reader.cancel().catch(() => {});
+        return { ok: false, reason: "too_large" };
+      }
+      chunks.push(value);
+    }
+  } catch {
+    return { ok: false, reason: timedOut ? "body_timeout" : "unreadable" };
+  } finally {
+    clearTimeout(timer);
+  }
+  return { ok: true, bytes: concat(chunks, size) };
+}
+
+function concat(chunks: Uint8Array[], size: number): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
+}
+
+/** Tell the sender we will not read the rest; a runtime may otherwise keep buffering it. */
+function discard(body: ReadableStream<Uint8Array> | null): void {
+  if (body && !body.locked) body.cancel().catch(() => {});
 }

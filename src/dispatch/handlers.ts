@@ -102,6 +102,20 @@ export interface HandlerHooks {
   onError?: ErrorHook;
 }
 
+/** Handlers, hooks and `onStale`: what a receiver or worker takes beside its settings. */
+export type DefinedHandlers = SubscriptionHandlers & HandlerHooks & { onStale?: Handler };
+
+/**
+ * Declare handlers apart from the receiver call, typed as they would be inside it: each handler's
+ * notification and `ctx` are inferred, and a misspelt key (`onRenewal`) fails to compile instead of
+ * being ignored. The same as writing `{ ... } satisfies SubscriptionHandlers`.
+ */
+export function defineHandlers<const H extends DefinedHandlers>(
+  handlers: H & Record<Exclude<keyof H, keyof DefinedHandlers>, never>,
+): H {
+  return handlers;
+}
+
 /** The handler keys that an event_type can select. */
 export type EventHandlerKey = keyof SubscriptionHandlers;
 
@@ -121,8 +135,4 @@ export const ALL_HANDLER_KEYS: readonly (keyof (SubscriptionHandlers & HandlerHo
 /** The handler key an event_type goes to; anything unrecognised goes to `onUnknown`. */
 export function handlerKeyFor(eventType: string): EventHandlerKey {
   return Object.hasOwn(HANDLER_KEYS, eventType) ? HANDLER_KEYS[eventType]! : "onUnknown";
-}
-
-export function handlerFor(handlers: SubscriptionHandlers, eventType: string): Handler | undefined {
-  return handlers[handlerKeyFor(eventType)] as Handler | undefined;
 }

@@ -1,4 +1,3 @@
-import type { Answer } from "../answer/answer.js";
 import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { memoryOrders } from "./memory-orders.js";
 import { isBefore } from "./position.js";
@@ -19,6 +18,7 @@ import {
   matchesListQuery,
   type OrderClaim,
   refOf,
+  type StoredAnswer,
   StoreUnavailableError,
 } from "./store.js";
 
@@ -347,7 +347,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       });
     },
 
-    complete(claim, answer: Answer) {
+    complete(claim, answer: StoredAnswer) {
       return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "completed";
         entry.answer = answer;

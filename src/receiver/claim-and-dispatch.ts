@@ -1,4 +1,4 @@
-import { retryAfter } from "../answer/answer.js";
+import PQueue from "p-queue";
 import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { type ClaimedOutcome, type ClaimedRun, ownerTokens, runClaimed } from "../dispatch/run-claimed.js";
@@ -6,15 +6,14 @@ import { LeaseLostError } from "../dispatch/run-handler.js";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult, OrderClaim } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
-import { orderOrMisconfigured } from "../ordering/order-of.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { type ReceiveObservation, UNOBSERVED } from "../telemetry/observe-receive.js";
+import { type LogFields, retryAfter, type Verdict, verdict } from "./answer-and-log.js";
 import type { Background } from "./background.js";
-import type { ResolvedOptions } from "./resolve-options.js";
-import { type LogFields, type Verdict, verdict } from "./verdict.js";
+import { type BackpressureOptions, DEFAULT_MAX_IN_FLIGHT, type Ordering, type ResolvedOptions } from "./options.js";
 
 /** An accepted notification, as intake hands it on. */
 export interface Accepted {
@@ -45,12 +44,14 @@ export const inTenant = (tenant: string | undefined, key: string): string =>
  */
 export function claimAndDispatch(
   resolved: ResolvedOptions,
+  slots: HandlerSlots,
   work: Background,
   logQueued: (verdict: Verdict, started: number) => void,
 ): (accepted: Accepted, observation?: ReceiveObservation) => Promise<Verdict> {
-  const { slots, unavailableRetry } = resolved;
+  const { unavailableRetry } = resolved;
   const receiver: Receiving = {
     resolved,
+    slots,
     logQueued,
     nextOwner: ownerTokens(),
     retryCompletion: (write) => work.track("completion record", retryInBackground(write)),
@@ -84,6 +85,8 @@ export function claimAndDispatch(
 /** What every step reads: the resolved options, and what the receiver makes once for all its requests. */
 interface Receiving {
   resolved: ResolvedOptions;
+  /** Load shedding and, with `backpressure.concurrency`, the slots handlers run in. */
+  slots: HandlerSlots;
   logQueued: (verdict: Verdict, started: number) => void;
   /** A fresh owner token per claim, so a lost lease's holder cannot settle the record it lost. */
   nextOwner: () => string;
@@ -146,7 +149,7 @@ async function claimThenDispatch(
     const job = { id, fingerprint, owner, order };
     return handToQueue(receiver, queue, run, job, runIt, fields, observation);
   }
-  return runHere(resolved, runIt, fields);
+  return runHere(receiver.slots, runIt, fields);
 }
 
 /**
@@ -326,13 +329,9 @@ async function handToQueue(
  * Run the handler here, in one of the backpressure slots, and answer with its outcome: the sender
  * waits for it, so a failure is answered as one and retried.
  */
-async function runHere(
-  resolved: ResolvedOptions,
-  runIt: () => Promise<ClaimedOutcome>,
-  fields: LogFields,
-): Promise<Verdict> {
+async function runHere(slots: HandlerSlots, runIt: () => Promise<ClaimedOutcome>, fields: LogFields): Promise<Verdict> {
   try {
-    return outcomeVerdict(await resolved.slots.run(runIt), fields);
+    return outcomeVerdict(await slots.run(runIt), fields);
   } catch (err) {
     // The claim's answer came too late (a slow store, a stalled event loop) and no extension confirmed
     // it: the handler never started, and another delivery may hold the id now. The sender retries.
@@ -376,3 +375,52 @@ function queueRefused(err: unknown, fields: LogFields, unavailableRetry: Record<
     },
   );
 }
+
+/**
+ * The `order` of a claim request (empty when ordering is off or the notification has no key), or why
+ * it could not be had: a `key` or `position` function that throws is the merchant's configuration,
+ * answered 500 so the sender keeps the notification.
+ */
+function orderOrMisconfigured(
+  ordering: Ordering | undefined,
+  notification: SubscriptionNotification,
+): { order?: OrderClaim } | { misconfigured: string; err: unknown } {
+  if (!ordering) return {};
+  try {
+    const order = ordering.orderOf(notification);
+    return order ? { order } : {};
+  } catch (err) {
+    return { misconfigured: "ordering key or position function threw", err };
+  }
+}
+
+/**
+ * The receiver's load shedding, one mechanism: a count of notifications in flight with its limit and,
+ * with `concurrency`, slots for synchronous handlers (p-queue): the answer still waits for the handler,
+ * but only `concurrency` handlers run at once and only `maxPending` requests wait for a slot.
+ */
+export function handlerSlots({
+  maxInFlight = DEFAULT_MAX_IN_FLIGHT,
+  concurrency,
+  maxPending = concurrency === undefined ? Number.POSITIVE_INFINITY : concurrency * 10,
+}: BackpressureOptions = {}) {
+  const queue = concurrency === undefined ? undefined : new PQueue({ concurrency });
+  let inFlight = 0;
+  return {
+    maxInFlight,
+    inFlight: () => inFlight,
+    /** Takes a place for one notification, or false when the receiver should shed it. */
+    enter(): boolean {
+      if (inFlight >= maxInFlight || (queue && queue.size >= maxPending)) return false;
+      inFlight++;
+      return true;
+    },
+    /** Gives back the place `enter` took. */
+    leave(): void {
+      inFlight--;
+    },
+    run: <T>(task: () => Promise<T>): Promise<T> => (queue ? (queue.add(task) as Promise<T>) : task()),
+  };
+}
+
+export type HandlerSlots = ReturnType<typeof handlerSlots>;

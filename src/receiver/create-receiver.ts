@@ -1,20 +1,25 @@
-import type { ReceiverResponse } from "../answer/answer.js";
+import type { Logger } from "pino";
+import type { IdempotencyStore } from "../idempotency/store.js";
 import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
 import { recordingOf } from "../recording/recorder.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
-import { answerAndLog } from "./answer-and-log.js";
+import {
+  answerAndLog,
+  type EarlyRejection,
+  earlyVerdict,
+  internalErrorVerdict,
+  type ReceiverResponse,
+  type Verdict,
+} from "./answer-and-log.js";
 import { background } from "./background.js";
-import { claimAndDispatch } from "./claim-and-dispatch.js";
+import { claimAndDispatch, handlerSlots } from "./claim-and-dispatch.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
 import { type Intake, intake, type ReceiverRequest } from "./intake.js";
-import type { ReceiverOptions } from "./options.js";
-import { resolveOptions } from "./resolve-options.js";
-import { type EarlyRejection, earlyVerdict, internalErrorVerdict, type Verdict } from "./verdict.js";
-import { watchStore } from "./watch-store.js";
+import { type ReceiverOptions, resolveOptions } from "./options.js";
 
+export type { EarlyRejection } from "./answer-and-log.js";
 export type { ReceiverRequest } from "./intake.js";
-export type { EarlyRejection } from "./verdict.js";
 
 export interface Receiver {
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;
@@ -53,8 +58,9 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   const resolved = resolveOptions(options);
   const { logger, bodyLimit, bodyTimeoutMs } = resolved;
   const work = background(logger);
-  const answer = answerAndLog(logger, resolved.failureStatus, resolved.slots.inFlight);
-  const dispatch = claimAndDispatch(resolved, work, (verdict, started) => void answer(verdict, started));
+  const slots = handlerSlots(options.backpressure);
+  const answer = answerAndLog(logger, resolved.failureStatus, slots.inFlight);
+  const dispatch = claimAndDispatch(resolved, slots, work, (verdict, started) => void answer(verdict, started));
   const rules = {
     bodyLimit,
     bodyTimeoutMs,
@@ -130,7 +136,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     bodyLimit,
     bodyTimeoutMs,
     inFlight: () => work.size(),
-    health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions, resolved.slots),
+    health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions, slots),
     async close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       unwatchStore();
@@ -138,5 +144,39 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
       await options.queue?.close?.({ timeoutMs });
       await options.record?.close?.();
     },
+  };
+}
+
+/** How long the start-up check waits for the store's first answer before it stops waiting (silently). */
+const START_CHECK_MS = 10_000;
+
+/**
+ * Log the store's connection changes through the receiver's logger, and warn once at start when the
+ * store is unreachable, rather than leaving it to the first notification's 503. Returns a function
+ * that stops both (called by `close`).
+ */
+function watchStore(store: IdempotencyStore, logger: Logger): () => void {
+  const connection = store.connection;
+  if (!connection) return () => {};
+  const unwatch = connection.watch(logger);
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const gaveUp = new Promise<"waiting">((resolve) => {
+    timer = setTimeout(() => resolve("waiting"), START_CHECK_MS);
+    timer.unref?.();
+  });
+  void Promise.race([connection.settled(), gaveUp]).then((state) => {
+    clearTimeout(timer);
+    if (stopped || state !== "down") return;
+    const { error } = connection.state();
+    logger.warn(
+      { address: connection.address, ...(error ? { err: error } : {}) },
+      `idempotency store unreachable at start (${connection.address}): notifications get 503 until it is back`,
+    );
+  });
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    unwatch();
   };
 }

@@ -3,8 +3,7 @@ import { HANDLER_KEYS, type Handler, type SubscriptionHandlers } from "../dispat
 import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { notificationIdSchema } from "../schema/notification.js";
 import { coded } from "../shared/errors.js";
-import type { ReceiverOptions } from "./options.js";
-import { RECEIVER_OPTION_KEYS } from "./receiver-option-keys.js";
+import { RECEIVER_OPTION_KEYS, type ReceiverOptions } from "./options.js";
 
 const EVENT_HANDLER_KEYS = new Set<string>([...Object.values(HANDLER_KEYS), "onUnknown"]);
 

@@ -1,12 +1,12 @@
-import type { Answer } from "../answer/answer.js";
-import { OUTCOMES, type Outcome } from "../answer/outcomes.js";
+import { OUTCOMES, type Outcome } from "../dispatch/outcomes.js";
 import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
+import type { Answer } from "./answer-and-log.js";
+import { earlyVerdict } from "./answer-and-log.js";
 import { type HeaderSource, intake } from "./intake.js";
 import { DEFAULT_BODY_LIMIT } from "./options.js";
-import { earlyVerdict } from "./verdict.js";
 
 export interface ParseNotificationOptions {
   /** Checked on the exact bytes before anything is parsed, as the receiver's `verify`. */

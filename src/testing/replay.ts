@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, Server, type ServerResponse } from 
 import type { AddressInfo } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
-import type { Answer } from "../answer/answer.js";
+import type { Answer } from "../receiver/answer-and-log.js";
 import { createReceiver, type Receiver } from "../receiver/create-receiver.js";
 import type { ReceiverOptions } from "../receiver/options.js";
 import { coded } from "../shared/errors.js";

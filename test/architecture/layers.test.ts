@@ -36,10 +36,11 @@ describe("the layers", () => {
   });
 
   it.each([
-    // The four pairs that ran both ways before each folder had its own place, planted again.
+    // The four pairs that ran both ways before each folder had its own place, planted again (the
+    // `ordering` option they imported is in src/receiver/options.ts now).
     ["src/dispatch/run-claimed.ts", "../telemetry/observe-handler.js", "src/telemetry/observe-handler.ts"],
-    ["src/dispatch/run-handler.ts", "../ordering/ordering-options.js", "src/ordering/ordering-options.ts"],
-    ["src/idempotency/memory-store.ts", "../ordering/ordering-options.js", "src/ordering/ordering-options.ts"],
+    ["src/dispatch/run-handler.ts", "../receiver/options.js", "src/receiver/options.ts"],
+    ["src/idempotency/memory-store.ts", "../receiver/options.js", "src/receiver/options.ts"],
     ["src/recording/recorder.ts", "../redis/connect.js", "src/redis/connect.ts"],
   ])("fails on a planted backward import: %s -> %s", (file, specifier, resolved) => {
     const dir = copyOfTree();
@@ -51,7 +52,7 @@ describe("the layers", () => {
 
   it("fails on a file in a folder the order does not place", () => {
     const dir = copyOfTree();
-    cpSync(join(dir, "src/answer"), join(dir, "src/extras"), { recursive: true });
+    cpSync(join(dir, "src/verify"), join(dir, "src/extras"), { recursive: true });
     const { code, output } = check(dir);
     expect(code).toBe(1);
     expect(output).toContain("outside the order: src/extras/");

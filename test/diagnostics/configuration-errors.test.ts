@@ -8,7 +8,7 @@ import { subscriptionNotificationSchema } from "merchant-webhooks/schema";
 import { createPlatformSimulator } from "merchant-webhooks/simulator";
 import { describe, expect, it } from "vitest";
 import { levenshtein, nearest } from "../../src/lifecycle/option-keys.js";
-import { SMALLEST_NOTIFICATION_BYTES } from "../../src/receiver/check-receiver-options.js";
+import { SMALLEST_NOTIFICATION_BYTES } from "../../src/receiver/options.js";
 
 /** Call an entry point with options the types would refuse, as plain JavaScript would. */
 const loose =

@@ -4,7 +4,7 @@ import { type AdvanceTime, type MakeStore, storesClosedAfterEach } from "./store
 
 const LEASE = 150;
 const answer = { processed: true, message: "processed" };
-// Sortable positions (see src/ordering/position.ts): the store compares them as they are.
+// Sortable positions (see src/idempotency/position.ts): the store compares them as they are.
 const T1 = "2026-03-01T02:00:00";
 const T1_HALF = "2026-03-01T02:00:00.5";
 const T1_LATER_FRACTION = "2026-03-01T02:00:00.50001";

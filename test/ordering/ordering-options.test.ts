@@ -1,6 +1,6 @@
 import { buildNotification } from "merchant-webhooks/testing";
 import { describe, expect, it } from "vitest";
-import { resolveOrdering } from "../../src/ordering/ordering-options.js";
+import { resolveOrdering } from "../../src/receiver/options.js";
 
 const renewal = (resource: Record<string, unknown> = {}) =>
   buildNotification("SUBSCRIPTION_RENEW", { resource }, { random: true });

@@ -3,7 +3,7 @@ import { createReceiver, type IdempotencyStore, memoryStore } from "merchant-web
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { resolveOrdering } from "../../src/ordering/ordering-options.js";
+import { resolveOrdering } from "../../src/receiver/options.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
