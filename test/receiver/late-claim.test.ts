@@ -33,7 +33,9 @@ describe("a receiver whose claim is answered after its lease lapsed", () => {
     const receiver = createReceiver({
       logger: silentLogger(),
       idempotency: storeWithLateFirstClaim(new Promise<void>((resolve) => (answerLateClaim = resolve))),
-      leaseMs: 200,
+      // Long enough that the takeover's own claim keeps half its lease on a loaded machine, where a
+      // 100 ms stall between its claim and its handler is common.
+      leaseMs: 1_500,
       handlerTimeoutMs: 50,
       onRenew: async (_n, ctx) => {
         runs.push(ctx.attempt);
@@ -41,8 +43,8 @@ describe("a receiver whose claim is answered after its lease lapsed", () => {
     });
     const body = json(notification());
     const late = receiver.handle(post(body));
-    // The first claim's lease (200 ms) lapses while its answer is held back; a redelivery takes it over.
-    await sleep(300);
+    // The first claim's lease lapses while its answer is held back; a redelivery takes it over.
+    await sleep(1_600);
     const takeover = await receiver.handle(post(body));
     expect(takeover.status).toBe(200);
     answerLateClaim();
