@@ -43,8 +43,8 @@ export type {
   NotificationOf,
   SubscriptionHandlers,
 } from "./dispatch/handlers.js";
-export { type DefinedHandlers, defineHandlers, handlerKeyFor } from "./dispatch/handlers.js";
-export { HandlerTimeoutError, LeaseLostError } from "./dispatch/run-handler.js";
+export { type DefinedHandlers, defineHandlers } from "./dispatch/handlers.js";
+export { HandlerTimeoutError, handlerKeyFor, LeaseLostError } from "./dispatch/run-claimed.js";
 export type { OrderingOption, OrderingOptions } from "./receiver/options.js";
 
 // The notification: its schema and the types a handler is written with (every other schema and type

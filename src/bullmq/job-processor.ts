@@ -1,6 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
-import { HandlerTimeoutError } from "../dispatch/run-handler.js";
+import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { settlesWithin } from "../shared/time-limit.js";

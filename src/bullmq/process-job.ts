@@ -1,10 +1,9 @@
 import { DelayedError, Job, type MinimalQueue, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
-import { claimedOrder } from "../dispatch/claimed-order.js";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { runClaimed } from "../dispatch/run-claimed.js";
+import { claimedOrder, runClaimed } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { withTimeout } from "../shared/time-limit.js";

@@ -131,8 +131,3 @@ export const ALL_HANDLER_KEYS: readonly (keyof (SubscriptionHandlers & HandlerHo
   "onAny",
   "onError",
 ];
-
-/** The handler key an event_type goes to; anything unrecognised goes to `onUnknown`. */
-export function handlerKeyFor(eventType: string): EventHandlerKey {
-  return Object.hasOwn(HANDLER_KEYS, eventType) ? HANDLER_KEYS[eventType]! : "onUnknown";
-}

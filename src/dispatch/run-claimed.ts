@@ -3,22 +3,22 @@
 // recorded under the claim's owner.
 import type { Logger } from "pino";
 import { positionToRfc3339 } from "../idempotency/position.js";
-import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
+import type { ClaimHandle, ClaimResult, IdempotencyStore, OrderClaim } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionHandle } from "../idempotency/transaction.js";
 import { SUBSCRIPTION_EVENTS } from "../schema/event-types.js";
 import { type AnyEventObject, eventObjectOf, type SubscriptionNotification } from "../schema/index.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 import { withTimeout } from "../shared/time-limit.js";
-import type { ClaimedOrder } from "./claimed-order.js";
 import type { HandlerObserver } from "./handler-observer.js";
 import {
+  type EventHandlerKey,
+  HANDLER_KEYS,
   type Handler,
   type HandlerContext,
   type HandlerHooks,
-  handlerKeyFor,
   type SubscriptionHandlers,
 } from "./handlers.js";
 import { OUTCOMES } from "./outcomes.js";
-import { HandlerTimeoutError, LeaseLostError, runHandler } from "./run-handler.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
 export interface ClaimedRun {
@@ -315,4 +315,110 @@ class NotificationContext implements HandlerContext {
 /** The `ctx` a handler gets, the same in receivers and queue workers. */
 export function handlerContext(input: HandlerContextInput): HandlerContext {
   return new NotificationContext(input);
+}
+
+export class HandlerTimeoutError extends MerchantWebhooksError {
+  override name = "HandlerTimeoutError";
+  constructor(ms: number) {
+    super("MW_HANDLER_TIMEOUT", `handler did not finish within ${ms} ms`);
+  }
+}
+
+export class LeaseLostError extends MerchantWebhooksError {
+  override name = "LeaseLostError";
+  constructor() {
+    super("MW_LEASE_LOST", "the claim on this notification was lost to another process");
+  }
+}
+
+export interface RunLimits {
+  timeoutMs: number;
+  leaseMs: number;
+  /** Pushes the claim's lease forward; false when another process took the claim. */
+  extendLease: () => Promise<boolean>;
+}
+
+/**
+ * Run one handler under a time limit. A handler that returns without a promise is done there and
+ * then, before any timer could have fired, so it costs no timer and no race. For one that returns a
+ * promise, the limit counts from the call. The `AbortController` is made only when the handler reads
+ * `ctx.signal` (or the run is stopped), and the lease gets a heartbeat only when the handler may
+ * outlive it: with the defaults (10 s limit, 30 s lease) one timer is all an asynchronous handler costs.
+ */
+export async function runHandler(
+  handler: Handler,
+  notification: SubscriptionNotification,
+  contextFor: (signal: () => AbortSignal) => HandlerContext,
+  limits: RunLimits,
+): Promise<void> {
+  let controller: AbortController | undefined;
+  const signal = () => (controller ??= new AbortController()).signal;
+  const started = performance.now();
+  const result = handler(notification, contextFor(signal));
+  if (!isPromiseLike(result)) return;
+
+  let rejectRun: (error: Error) => void = () => {};
+  const stopped = new Promise<never>((_, reject) => {
+    rejectRun = reject;
+  });
+  const stop = (error: Error) => {
+    (controller ??= new AbortController()).abort(error);
+    rejectRun(error);
+  };
+
+  const left = Math.max(0, limits.timeoutMs - (performance.now() - started));
+  const timer =
+    limits.timeoutMs > 0 ? setTimeout(() => stop(new HandlerTimeoutError(limits.timeoutMs)), left) : undefined;
+  const needsHeartbeat = limits.timeoutMs === 0 || limits.timeoutMs > limits.leaseMs / 2;
+  const heartbeat = needsHeartbeat
+    ? setInterval(
+        () => {
+          limits.extendLease().then(
+            (held) => held || stop(new LeaseLostError()),
+            () => {}, // the store is unreachable: keep running; the lease may still hold
+          );
+        },
+        Math.max(1, Math.floor(limits.leaseMs / 3)),
+      )
+    : undefined;
+  heartbeat?.unref?.();
+
+  try {
+    await Promise.race([result, stopped]);
+  } finally {
+    clearTimeout(timer);
+    clearInterval(heartbeat);
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return value !== null && typeof value === "object" && typeof (value as PromiseLike<unknown>).then === "function";
+}
+
+/** What the run of a notification claimed in order needs beside the claim itself. */
+export interface ClaimedOrder {
+  /** The store found it older than the key's newest completion: `onStale` runs instead of its handler. */
+  stale: boolean;
+  /** The key's newest completed position (sortable form): before this one, or after it when stale. */
+  newest: string | undefined;
+  onStale: Handler | undefined;
+}
+
+/** 409 reason and message when the notification's subscription, not its id, is held. */
+export const SUBSCRIPTION_BUSY = "another notification of this subscription is being processed";
+
+export function claimedOrder(
+  order: OrderClaim | undefined,
+  claim: Extract<ClaimResult, { status: "claimed" | "stale" }>,
+  onStale: Handler | undefined,
+): ClaimedOrder | undefined {
+  if (!order) return undefined;
+  return claim.status === "stale"
+    ? { stale: true, newest: claim.newestPosition, onStale }
+    : { stale: false, newest: claim.previousPosition, onStale };
+}
+
+/** The handler key an event_type goes to; anything unrecognised goes to `onUnknown`. */
+export function handlerKeyFor(eventType: string): EventHandlerKey {
+  return Object.hasOwn(HANDLER_KEYS, eventType) ? HANDLER_KEYS[eventType]! : "onUnknown";
 }

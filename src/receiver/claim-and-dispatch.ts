@@ -1,8 +1,14 @@
 import PQueue from "p-queue";
-import { claimedOrder, SUBSCRIPTION_BUSY } from "../dispatch/claimed-order.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { type ClaimedOutcome, type ClaimedRun, ownerTokens, runClaimed } from "../dispatch/run-claimed.js";
-import { LeaseLostError } from "../dispatch/run-handler.js";
+import {
+  type ClaimedOutcome,
+  type ClaimedRun,
+  claimedOrder,
+  LeaseLostError,
+  ownerTokens,
+  runClaimed,
+  SUBSCRIPTION_BUSY,
+} from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult, OrderClaim } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";

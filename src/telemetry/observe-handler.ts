@@ -1,6 +1,6 @@
 import type { Context } from "@opentelemetry/api";
 import type { HandlerFields, HandlerObserver } from "../dispatch/handler-observer.js";
-import { HandlerTimeoutError, LeaseLostError } from "../dispatch/run-handler.js";
+import { HandlerTimeoutError, LeaseLostError } from "../dispatch/run-claimed.js";
 import { ATTR, eventTypeLabel, idAttribute } from "./attributes.js";
 import type { Telemetry } from "./telemetry.js";
 

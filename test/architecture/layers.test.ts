@@ -39,7 +39,7 @@ describe("the layers", () => {
     // The four pairs that ran both ways before each folder had its own place, planted again (the
     // `ordering` option they imported is in src/receiver/options.ts now).
     ["src/dispatch/run-claimed.ts", "../telemetry/observe-handler.js", "src/telemetry/observe-handler.ts"],
-    ["src/dispatch/run-handler.ts", "../receiver/options.js", "src/receiver/options.ts"],
+    ["src/dispatch/run-claimed.ts", "../receiver/options.js", "src/receiver/options.ts"],
     ["src/idempotency/memory-store.ts", "../receiver/options.js", "src/receiver/options.ts"],
     ["src/recording/recorder.ts", "../redis/connect.js", "src/redis/connect.ts"],
   ])("fails on a planted backward import: %s -> %s", (file, specifier, resolved) => {
