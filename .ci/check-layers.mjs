@@ -12,19 +12,17 @@ process.chdir(root);
 
 // Lowest first. A folder may use the folders before it.
 const ORDER = [
-  "src/shared", // helpers with no idea of the domain: canonical JSON, time limits, reading a Node body; the errors' base
-  "src/logging", // redaction and loggers
-  "src/lifecycle", // close() options and closeOnSignals (which logs what it closes)
+  "src/shared", // helpers with no idea of the domain: canonical JSON, time limits, reading a Node body, option keys and close time-outs; the errors' base
+  "src/logging", // what is written about a notification: loggers, recordings, and the redaction both use
   "src/schema", // the notification's zod schemas, inferred types, and how a failed validation is told
   "src/verify", // signature checks
   "src/idempotency", // the store interface, the memory store, positions the stores compare
   "src/queue", // the queue interface and the in-process queue
-  "src/recording", // the recorder interface, the JSONL recorder, redaction for replay
   "src/redis", // the Redis store and stream recorder, and every Redis connection
   "src/postgres", // the PostgreSQL store: the inbox tables, claims in the handler's transaction
   "src/dispatch", // running a claimed notification's handler; the table of every way a notification ends
   "src/telemetry", // OpenTelemetry spans and metrics around dispatch and the receiver
-  "src/receiver", // the core: intake, claim, dispatch, answer, and the receiver's options
+  "src/receiver", // the core: intake, claim, dispatch, answer, the receiver's options, closeOnSignals
   "src/bullmq", // the durable queue and its worker
   "src/pg-boss", // the durable queue on pg-boss, its worker in the claim's transaction
   "src/testing", // builders, signers, replay

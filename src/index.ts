@@ -6,8 +6,7 @@
 
 // The receiver, and its options for events other than the subscription notification.
 
-export { type Closable, type CloseOnSignalsOptions, closeOnSignals } from "./lifecycle/close-on-signals.js";
-export type { CloseOptions } from "./lifecycle/close-options.js";
+export { type Closable, type CloseOnSignalsOptions, closeOnSignals } from "./receiver/close-on-signals.js";
 export {
   createReceiver,
   type EarlyRejection,
@@ -20,6 +19,7 @@ export type { HeaderSource } from "./receiver/intake.js";
 export type { ReceiverOptions } from "./receiver/options.js";
 export { MAX_BODY_DEPTH } from "./receiver/parse-json.js";
 export { NotificationError, type ParseNotificationOptions, parseNotification } from "./receiver/parse-notification.js";
+export type { CloseOptions } from "./shared/close-options.js";
 
 // The answer the sender gets.
 
@@ -111,7 +111,7 @@ export { QueueFullError } from "./queue/queue-full-error.js";
 
 // Recording, and keeping card data out of the merchant's own logs.
 
+export { type JsonlRecorder, type JsonlRecorderOptions, jsonlRecorder } from "./logging/jsonl-recorder.js";
 export { KEPT_HEADERS } from "./logging/kept-headers.js";
+export type { NotificationRecorder, RecordedNotification } from "./logging/recorder.js";
 export { REDACTED, type RedactOptions, redactCardNumbers, redactNotification } from "./logging/redact.js";
-export { type JsonlRecorder, type JsonlRecorderOptions, jsonlRecorder } from "./recording/jsonl-recorder.js";
-export type { NotificationRecorder, RecordedNotification } from "./recording/recorder.js";

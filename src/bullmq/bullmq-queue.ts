@@ -1,8 +1,8 @@
 import { type JobsOptions, Queue, type QueueOptions } from "bullmq";
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
@@ -20,7 +20,7 @@ const BULLMQ_QUEUE_KEYS = {
   encryptionKey: true,
 } as const satisfies KnownKeys<BullmqQueueOptions>;
 
-import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
 import { coded, MerchantWebhooksError } from "../shared/errors.js";
 
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;

@@ -6,13 +6,13 @@ import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/ha
 import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
-import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 import { closeIfOwned, type RedisConnection, workerConnection } from "../redis/connect.js";
+import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
 import { coded } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";

@@ -1,6 +1,6 @@
-export { type Closable, type CloseOnSignalsOptions, closeOnSignals } from "../lifecycle/close-on-signals.js";
-export type { CloseOptions } from "../lifecycle/close-options.js";
+export { type Closable, type CloseOnSignalsOptions, closeOnSignals } from "../receiver/close-on-signals.js";
 export type { RedisConnection } from "../redis/connect.js";
+export type { CloseOptions } from "../shared/close-options.js";
 export {
   type BullmqNotificationQueue,
   type BullmqQueueOptions,

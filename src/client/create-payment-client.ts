@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { coded } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { InvalidRequestError } from "./errors.js";
 import { FUND_SPLIT_DETAILS, type ListEndpoint, MERCHANT_QUOTES } from "./list-endpoints.js";
 import { fetchPage, type ListRecord, type Page, type PaginateOptions, paginate } from "./paginate.js";

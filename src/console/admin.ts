@@ -9,9 +9,9 @@ import {
   type RecordState,
 } from "../idempotency/store.js";
 import { keptHeaders } from "../logging/kept-headers.js";
+import type { RecordedNotification } from "../logging/recorder.js";
 import { redactCardNumbers, redactNotification } from "../logging/redact.js";
 import type { NotificationQueue } from "../queue/queue.js";
-import type { RecordedNotification } from "../recording/recorder.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { coded, MerchantWebhooksError } from "../shared/errors.js";
 import { type JobView, queueJobsOf } from "./queue-jobs.js";

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Awaitable } from "../idempotency/store.js";
-import type { NotificationRecorder, RecordedNotification } from "../recording/recorder.js";
+import type { NotificationRecorder, RecordedNotification } from "../logging/recorder.js";
 import { coded } from "../shared/errors.js";
 
 /** Where the console reads a notification's recorded request and answer back (`createAdmin`'s `recorder`). */

@@ -1,4 +1,4 @@
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { memoryOrders } from "./memory-orders.js";
 import { isBefore } from "./position.js";
 import {

@@ -7,11 +7,11 @@ import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHan
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { claimsInTransaction } from "../idempotency/transaction.js";
-import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "../receiver/health.js";
+import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { PgBossSetupError } from "./job-table.js";

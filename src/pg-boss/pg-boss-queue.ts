@@ -1,9 +1,9 @@
 import type PgBoss from "pg-boss";
 import { jobDataFor, type NotificationJobData } from "../bullmq/job-data.js";
 import { type EncryptionKey, sealingKey } from "../bullmq/seal.js";
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
 import {
   DEFAULT_PG_BOSS_SCHEMA,

@@ -7,8 +7,8 @@ import {
   refOf,
 } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { coded } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { backendCanceller } from "./cancel-backend.js";
 import {
   claimIn,

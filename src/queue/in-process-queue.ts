@@ -1,5 +1,5 @@
 import PQueue from "p-queue";
-import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
+import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import type { NotificationQueue, QueuedNotification } from "./queue.js";
 import { QueueFullError } from "./queue-full-error.js";

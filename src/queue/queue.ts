@@ -1,6 +1,6 @@
 import type { OrderClaim } from "../idempotency/store.js";
-import type { CloseOptions } from "../lifecycle/close-options.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import type { CloseOptions } from "../shared/close-options.js";
 
 /** A validated, claimed notification handed to a queue. */
 export interface QueuedNotification {

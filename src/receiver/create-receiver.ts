@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import { type CloseOptions, closeTimeoutOf } from "../lifecycle/close-options.js";
-import { recordingOf } from "../recording/recorder.js";
+import { recordingOf } from "../logging/recorder.js";
+import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
 import { observeReceive } from "../telemetry/observe-receive.js";
 import {

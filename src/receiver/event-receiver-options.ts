@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import { HANDLER_KEYS, type Handler, type SubscriptionHandlers } from "../dispatch/handlers.js";
-import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { notificationIdSchema } from "../schema/notification.js";
 import { coded } from "../shared/errors.js";
+import { rejectUnknownKeys } from "../shared/option-keys.js";
 import { RECEIVER_OPTION_KEYS, type ReceiverOptions } from "./options.js";
 
 const EVENT_HANDLER_KEYS = new Set<string>([...Object.values(HANDLER_KEYS), "onUnknown"]);

@@ -9,13 +9,13 @@ import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHan
 import { memoryStore } from "../idempotency/memory-store.js";
 import { isBefore, type SortablePosition, sortablePosition } from "../idempotency/position.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore, type OrderClaim } from "../idempotency/store.js";
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
+import type { NotificationRecorder } from "../logging/recorder.js";
 import type { RedactOptions } from "../logging/redact.js";
 import type { NotificationQueue } from "../queue/queue.js";
-import type { NotificationRecorder } from "../recording/recorder.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { coded } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { type FailureStatus, retryAfter } from "./answer-and-log.js";
 import { type FingerprintKey, payloadFingerprinter } from "./fingerprint.js";

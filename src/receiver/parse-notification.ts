@@ -1,7 +1,7 @@
 import { OUTCOMES, type Outcome } from "../dispatch/outcomes.js";
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import type { Answer } from "./answer-and-log.js";
 import { earlyVerdict } from "./answer-and-log.js";

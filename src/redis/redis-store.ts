@@ -18,8 +18,8 @@ import {
   DEFAULT_RETENTION_SECONDS,
   refOf,
 } from "../idempotency/store.js";
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { coded } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
 import type { ConnectionOption } from "./connect.js";
 import { connectionEvents } from "./connection-events.js";

@@ -1,6 +1,6 @@
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
-import type { NotificationRecorder, RecordedNotification } from "../recording/recorder.js";
+import type { NotificationRecorder, RecordedNotification } from "../logging/recorder.js";
 import { coded } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
 import { type ConnectionOption, closeIfOwned, connect, RECORDER_DEFAULTS, type RedisConnection } from "./connect.js";
 

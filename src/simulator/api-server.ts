@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { nearest } from "../lifecycle/option-keys.js";
 import { coded } from "../shared/errors.js";
+import { nearest } from "../shared/option-keys.js";
 import { readNodeBody } from "../shared/read-node-body.js";
 import { SimulatorApiError } from "./api-error.js";
 

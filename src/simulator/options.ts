@@ -1,5 +1,5 @@
-import { type KnownKeys, rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { coded } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
 import type { AttemptListener, ChaosOptions, DeliverySigner } from "./deliverer.js";
 

@@ -1,4 +1,4 @@
-export { REDACTED_EMAIL, REDACTED_IP, redactForRecording } from "../recording/replayable-redaction.js";
+export { REDACTED_EMAIL, REDACTED_IP, redactForRecording } from "../logging/replayable-redaction.js";
 export { signHmac, signStandardWebhook } from "../verify/sign.js";
 export { type BuildNotificationOptions, buildNotification, type NotificationOverrides } from "./build-notification.js";
 export * from "./builders.js";

@@ -41,7 +41,7 @@ describe("the layers", () => {
     ["src/dispatch/run-claimed.ts", "../telemetry/observe-handler.js", "src/telemetry/observe-handler.ts"],
     ["src/dispatch/run-claimed.ts", "../receiver/options.js", "src/receiver/options.ts"],
     ["src/idempotency/memory-store.ts", "../receiver/options.js", "src/receiver/options.ts"],
-    ["src/recording/recorder.ts", "../redis/connect.js", "src/redis/connect.ts"],
+    ["src/logging/recorder.ts", "../redis/connect.js", "src/redis/connect.ts"],
   ])("fails on a planted backward import: %s -> %s", (file, specifier, resolved) => {
     const dir = copyOfTree();
     appendFileSync(join(dir, file), `\nexport type * from "${specifier}";\n`);

@@ -7,8 +7,8 @@ import { redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
 import { subscriptionNotificationSchema } from "merchant-webhooks/schema";
 import { createPlatformSimulator } from "merchant-webhooks/simulator";
 import { describe, expect, it } from "vitest";
-import { levenshtein, nearest } from "../../src/lifecycle/option-keys.js";
 import { SMALLEST_NOTIFICATION_BYTES } from "../../src/receiver/options.js";
+import { levenshtein, nearest } from "../../src/shared/option-keys.js";
 
 /** Call an entry point with options the types would refuse, as plain JavaScript would. */
 const loose =

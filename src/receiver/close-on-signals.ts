@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import { defaultLogger } from "../logging/logger.js";
-import type { CloseOptions } from "./close-options.js";
+import type { CloseOptions } from "../shared/close-options.js";
 
 /** Anything with a `close`, such as a worker from `createWorker`, a receiver or a queue. */
 export interface Closable {

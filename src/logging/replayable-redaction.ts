@@ -1,4 +1,4 @@
-import { MAX_REDACT_DEPTH, REDACTED, type RedactOptions, redactNotification } from "../logging/redact.js";
+import { MAX_REDACT_DEPTH, REDACTED, type RedactOptions, redactNotification } from "./redact.js";
 
 /** Stands in for a redacted email: still an email, so the recording passes the schema on replay. */
 export const REDACTED_EMAIL = "redacted@redacted.invalid";

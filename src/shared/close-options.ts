@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { coded } from "./errors.js";
 /** The one argument every `close()` takes: the receiver's, a worker's, a queue's, a store's. */
 export interface CloseOptions {
   /** Longest the close waits for work in flight (handlers, background writes) before giving up on it. */

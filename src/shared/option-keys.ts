@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { coded } from "./errors.js";
 /**
  * Start-up checks on an options object. In JavaScript a misspelt key (`store:` for `idempotency:`,
  * `onRenewal` for `onRenew`) is silently ignored and the default used instead, which is found out

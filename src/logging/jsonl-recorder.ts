@@ -1,7 +1,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import { rejectUnknownKeys } from "../lifecycle/option-keys.js";
 import { coded } from "../shared/errors.js";
+import { rejectUnknownKeys } from "../shared/option-keys.js";
 import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
 
 export interface JsonlRecorderOptions {

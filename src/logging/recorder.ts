@@ -1,5 +1,5 @@
-import { keptHeaders } from "../logging/kept-headers.js";
-import type { RedactOptions } from "../logging/redact.js";
+import { keptHeaders } from "./kept-headers.js";
+import type { RedactOptions } from "./redact.js";
 import { redactForRecording } from "./replayable-redaction.js";
 
 /** One received notification as recordings keep it: a valid replay source once read back. */
