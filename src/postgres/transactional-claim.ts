@@ -4,10 +4,12 @@ import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { type BackendCanceller, backendOf } from "./cancel-backend.js";
 import {
+  type ClaimLook,
   type ClaimStatements,
   claimIn,
   KEY_LOCK_WAIT_MS,
   lockWaitFor,
+  lookInline,
   takeNextIn,
   type WrittenRow,
 } from "./claim-sql.js";
@@ -34,10 +36,15 @@ export interface InboxStatements {
  * frees the lock when the connection drops, and the next delivery runs at once, with no lease to wait.
  */
 export async function transactionalClaim(inbox: InboxStatements, request: ClaimRequest): Promise<TransactionalClaim> {
+  const { claims } = inbox;
   const claimed = await inTransaction(
     inbox,
     lockWaitFor(request),
-    (query, written) => claimIn(query, inbox.claims, request, written),
+    // BEGIN and the claim's first statement, one message, one round trip.
+    async (query, written, opening, bound) => {
+      const [looked] = await query<ClaimLook>(`${opening}; ${lookInline(claims, request, bound)}`);
+      return claimIn(query, claims, request, written, looked);
+    },
     request,
     request.handlerTimeoutMs,
   );
@@ -56,7 +63,10 @@ export async function transactionalTakeNext(
   const taken = await inTransaction(
     inbox,
     KEY_LOCK_WAIT_MS,
-    async (query) => takeNextIn(query, inbox.claims, key, owner, leaseMs),
+    async (query, _written, opening, bound) => {
+      await query(bound === undefined ? opening : `${opening}; ${bounds(bound)}`);
+      return takeNextIn(query, inbox.claims, key, owner, leaseMs);
+    },
     undefined,
     handlerTimeoutMs,
   );
@@ -71,11 +81,19 @@ export async function transactionalTakeNext(
 async function inTransaction(
   inbox: InboxStatements,
   lockWaitMs: number | undefined,
-  claim: (query: Query, written: WrittenRow) => Promise<ClaimResult | undefined>,
+  claim: (
+    query: Query,
+    written: WrittenRow,
+    opening: string,
+    bound: number | undefined,
+  ) => Promise<ClaimResult | undefined>,
   own: ClaimRequest | undefined,
   handlerTimeoutMs: number | undefined,
 ): Promise<Omit<TransactionalClaim, "result"> & { result: ClaimResult | undefined }> {
   const { db } = inbox;
+  // The bound on the server is set with the claim: the handler starts right after it.
+  const bound = serverBound(db, handlerTimeoutMs);
+  const opening = begin(db.isolationLevel, lockWaitMs);
   // A serialization failure or deadlock while claiming rolled everything back: claim again.
   const written: WrittenRow = {};
   const { client, result } = await retryConflicts(async () => {
@@ -83,8 +101,7 @@ async function inTransaction(
     const client = await db.connect();
     const query = db.queryOn(client);
     try {
-      await query(begin(db.isolationLevel, lockWaitMs));
-      const result = await claim(query, written);
+      const result = await claim(query, written, opening, bound);
       if (result?.status !== "claimed" && result?.status !== "stale") {
         await query("COMMIT");
         db.release(client);
@@ -99,8 +116,24 @@ async function inTransaction(
     }
   });
   if (!client) return { result, transaction: undefined, commit: over, rollback: over, detach: over };
-  return openClaim(inbox, client, result as ClaimedOrStale, own, handlerTimeoutMs, written.rowId);
+  return openClaim(inbox, client, result as ClaimedOrStale, own, bound, written.rowId);
 }
+
+/**
+ * The bound on the transaction on the server, about the handler's time limit: a statement may run that
+ * long (so a timed-out one stops even if this process cannot cancel it), and the transaction may sit
+ * idle that long, so a frozen or partitioned holder loses the id to the next delivery within that bound.
+ * The store's own statement limit is the slack for this process to settle the run. None without a limit.
+ */
+function serverBound(db: Sessions, handlerTimeoutMs: number | undefined): number | undefined {
+  return handlerTimeoutMs && handlerTimeoutMs > 0 ? Math.round(handlerTimeoutMs + db.timeoutMs) : undefined;
+}
+
+const bounds = (ms: number) =>
+  `SET LOCAL statement_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${ms}`;
+
+/** The server's own limits again, for a transaction waiting (not running a handler) longer than the bound. */
+const UNBOUNDED = "SET LOCAL statement_timeout TO DEFAULT; SET LOCAL idle_in_transaction_session_timeout TO DEFAULT";
 
 /** The claim to run, its transaction still open on `client`: the handler's handle, and how the run ends. */
 function openClaim(
@@ -108,7 +141,7 @@ function openClaim(
   client: PoolClient,
   claimed: ClaimedOrStale,
   own: ClaimRequest | undefined,
-  handlerTimeoutMs: number | undefined,
+  bound: number | undefined,
   rowId: string | undefined,
 ): TransactionalClaim {
   const query = db.queryOn(client);
@@ -116,22 +149,35 @@ function openClaim(
   const guarded = guardTransaction(client);
   let ended = false;
   let started = false;
+  let lifted = false;
 
   /**
-   * Bound the transaction on the server from the handler's start (not the claim's: a notification may
-   * wait for a backpressure slot first), by about the handler's time limit: a statement may run that long
-   * (so a timed-out one stops even if this process cannot cancel it), and the transaction may sit idle
-   * that long, so a frozen or partitioned holder loses the id to the next delivery within that bound.
-   * The store's own statement limit is the slack for this process to settle the run. Sent ahead of the
-   * handler's first query on the same connection, so nothing of the handler's runs before it.
+   * The bound is set with the claim, as the handler starts right after it. A notification may wait for
+   * a backpressure slot first, though, with its transaction idle: if the handler has not started within
+   * half the bound, the server's own limits come back for the wait, and the bound is set again, ahead
+   * of the handler's first query on the same connection, when the handler starts.
    */
+  const waiting =
+    bound === undefined
+      ? undefined
+      : setTimeout(() => {
+          if (started || ended) return;
+          lifted = true;
+          client.query(UNBOUNDED).catch(() => {}); // a broken connection fails the run's own statements just the same
+        }, bound / 2);
+  waiting?.unref();
+
   function handlerStarts(): void {
-    if (started || !handlerTimeoutMs || handlerTimeoutMs <= 0) return;
+    if (started) return;
     started = true;
-    const bound = Math.round(handlerTimeoutMs + db.timeoutMs);
-    client
-      .query(`SET LOCAL statement_timeout = ${bound}; SET LOCAL idle_in_transaction_session_timeout = ${bound}`)
-      .catch(() => {}); // a broken connection fails the handler's own statements just the same
+    clearTimeout(waiting);
+    if (lifted && bound !== undefined) client.query(bounds(bound)).catch(() => {});
+  }
+
+  function end(): void {
+    ended = true;
+    clearTimeout(waiting);
+    guarded.close();
   }
 
   /**
@@ -187,16 +233,10 @@ function openClaim(
     },
     async commit(answer) {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       try {
-        const values = [claimed.id, claimed.owner, JSON.stringify(answer)];
-        const found =
-          rowId === undefined
-            ? (await query<{ n: number }>(settles.complete, values))[0]!.n
-            : (await query(settles.completeWritten, [...values, rowId])).length;
-        if (found !== 1) throw new Error("the claim's record was not found in its own transaction");
-        await query("COMMIT");
+        // The record completed and the COMMIT, one message; a record not found aborts before the COMMIT.
+        await query(settles.completeAndCommit(claimed.id, claimed.owner, JSON.stringify(answer), rowId));
         db.release(client);
       } catch (err) {
         // A statement the handler broke (the transaction is aborted), or a lost connection: nothing committed.
@@ -207,8 +247,7 @@ function openClaim(
     },
     async detach() {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       try {
         await query("COMMIT");
         db.release(client);
@@ -219,8 +258,7 @@ function openClaim(
     },
     async commitQueued() {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       try {
         const [marked] = await query<{ n: number }>(settles.markQueued, [claimed.id, claimed.owner]);
         if (marked!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
@@ -234,14 +272,12 @@ function openClaim(
     },
     async discard() {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       await abandon(client, false);
     },
     async rollback(error) {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       // A timed-out handler may still be running a statement on the client: cancel it rather than queue behind it.
       await abandon(client, error === "handler_timeout");
       await recordFailure(error);
