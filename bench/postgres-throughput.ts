@@ -19,7 +19,9 @@ import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
  * Every way runs in this process on the same pool (max 10), and answers in memory (no HTTP).
  *
  *   npx tsx bench/postgres-throughput.ts   (REDIS_URL, DATABASE_URL; PG_THROUGHPUT_ROUNDS (5),
- *   PG_THROUGHPUT_NOTIFICATIONS per round (2,000), PG_THROUGHPUT_IN_FLIGHT (32))
+ *   PG_THROUGHPUT_NOTIFICATIONS per round (2,000), PG_THROUGHPUT_IN_FLIGHT (32); PG_THROUGHPUT_CPU=1
+ *   prints this process's and the server's CPU per notification, round by round;
+ *   BENCH_BASELINE=<dist dir> adds `postgresStore` of that build (`bench/build-baseline.ts`))
  */
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -124,19 +126,35 @@ async function round(name: string, way: Way, count: number, label: string): Prom
   return count / ((performance.now() - started) / 1000);
 }
 
+const baseline = process.env.BENCH_BASELINE;
+if (baseline) {
+  const core = (await import(`${baseline}/index.js`)) as typeof import("merchant-webhooks");
+  const postgres = (await import(`${baseline}/postgres.js`)) as typeof import("merchant-webhooks/postgres");
+  await postgres.migrate(pool, { schema: tag, table: "baseline_inbox" });
+  ways.baseline_postgresStore = viaReceiver(
+    core.createReceiver({
+      logger,
+      idempotency: postgres.postgresStore({ connection: pool, schema: tag, table: "baseline_inbox" }),
+      onRenew: async (notification, ctx) => void (await ctx.transaction.query(effect, [notification.id])),
+    }),
+  );
+}
+
 const names = Object.keys(ways);
 for (const name of names) await round(name, ways[name]!, 300, "warm");
 const load_before = os.loadavg();
 const rates: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
-const ratios = { postgres_vs_redis: [] as number[], postgres_vs_hand_written: [] as number[] };
+const ratios: Record<string, number[]> = { postgres_vs_redis: [], postgres_vs_hand_written: [] };
+if (baseline) ratios.postgres_vs_baseline = [];
 for (let r = 0; r < rounds; r++) {
   // Each round starts with another way, so none always runs first.
   const order = names.map((_, i) => names[(i + r) % names.length]!);
   const got: Record<string, number> = {};
   for (const name of order) got[name] = await round(name, ways[name]!, perRound, `r${r}`);
   for (const name of names) rates[name]!.push(Math.round(got[name]!));
-  ratios.postgres_vs_redis.push(got.postgresStore! / got.redisStore!);
-  ratios.postgres_vs_hand_written.push(got.postgresStore! / got.hand_written_postgres!);
+  ratios.postgres_vs_redis!.push(got.postgresStore! / got.redisStore!);
+  ratios.postgres_vs_hand_written!.push(got.postgresStore! / got.hand_written_postgres!);
+  if (baseline) ratios.postgres_vs_baseline!.push(got.postgresStore! / got.baseline_postgresStore!);
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

@@ -130,19 +130,16 @@ const lookValues = (sql: ClaimStatements, { id, fingerprint, owner, leaseMs, ord
 /**
  * The claim function's call with its arguments written in as literals, to follow `BEGIN` in one
  * simple-protocol message (which carries no parameters). The strings are quoted as PostgreSQL reads
- * them; the numbers are the store's own, checked finite.
+ * them; the numbers are the store's own.
  */
 export function lookInline(sql: ClaimStatements, request: ClaimRequest, boundMs: number | undefined): string {
   const [lock, id, fingerprint, owner, leaseMs, insert] = lookValues(sql, request);
   const args = [literal(lock), literal(id), literal(fingerprint), literal(owner)];
-  args.push(`${float(leaseMs)}::float8`, `${float(sql.retentionSeconds)}::float8`, insert ? "true" : "false");
-  args.push(boundMs === undefined ? "NULL" : `${Math.round(float(boundMs))}`);
+  // A number written as JavaScript writes it: digits, a sign, a point, an exponent (or NaN, which the
+  // server refuses as an unknown column): nothing that could end the literal.
+  args.push(`${Number(leaseMs)}::float8`, `${Number(sql.retentionSeconds)}::float8`, insert ? "true" : "false");
+  args.push(boundMs === undefined ? "NULL" : `${Math.round(boundMs)}`);
   return `SELECT * FROM ${sql.claimFunction}(${args.join(", ")})`;
-}
-
-function float(value: number): number {
-  if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
-  return value;
 }
 
 /** Retry-After of a 409 for an id whose claim lives in an open transaction, with no lease to count down. */

@@ -267,3 +267,27 @@ describe("the claim and the completion as functions migrate() installs", () => {
     }
   });
 });
+
+describe("a notification waiting for a backpressure slot", () => {
+  it("keeps its transaction past the server's bound while it waits, and runs with the bound once it starts", async () => {
+    // Handlers one at a time, each 400 ms: the last of 8 waits about 2.8 s, longer than the bound (2 s).
+    const timeoutSeen: string[] = [];
+    const receiver = createReceiver({
+      idempotency: postgresStore({ connection: pool, schema, timeoutMs: 1_000 }),
+      logger: silentLogger(),
+      handlerTimeoutMs: 1_000,
+      backpressure: { concurrency: 1 },
+      onRenew: async (n, ctx) => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        await insertEffect(ctx, n.id);
+        const { rows } = await ctx.transaction.query("SHOW idle_in_transaction_session_timeout");
+        timeoutSeen.push(rows[0].idle_in_transaction_session_timeout);
+      },
+    });
+    const sent = Array.from({ length: 8 }, () => notification());
+    const statuses = await Promise.all(sent.map(async (n) => (await receiver.handle(post(json(n)))).status));
+    expect(statuses).toEqual(Array(8).fill(200));
+    for (const n of sent) expect(await rowsOf(n.id)).toBe(1);
+    expect(new Set(timeoutSeen)).toEqual(new Set(["2s"]));
+  });
+});
