@@ -126,8 +126,13 @@ async function inTransaction(
  * The store's own statement limit is the slack for this process to settle the run. None without a limit.
  */
 function serverBound(db: Sessions, handlerTimeoutMs: number | undefined): number | undefined {
-  return handlerTimeoutMs && handlerTimeoutMs > 0 ? Math.round(handlerTimeoutMs + db.timeoutMs) : undefined;
+  if (!handlerTimeoutMs || handlerTimeoutMs <= 0) return undefined;
+  // Both settings are a 32-bit count of ms on the server; a handler limit near Node's own timer limit
+  // plus the slack would be refused, and the claim with it.
+  return Math.min(MAX_SERVER_MS, Math.round(handlerTimeoutMs + db.timeoutMs));
 }
+
+const MAX_SERVER_MS = 2_147_483_647;
 
 const bounds = (ms: number) =>
   `SET LOCAL statement_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${ms}`;

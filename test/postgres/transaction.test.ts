@@ -63,6 +63,16 @@ describe("postgresStore: the record commits in the handler's transaction", () =>
     expect(await store().get(sent.id)).toMatchObject({ state: "completed", attempts: 2 });
   });
 
+  it("runs with the longest handler time limit a receiver accepts (the server's bound stays in its range)", async () => {
+    const receiver = receiverWith({
+      handlerTimeoutMs: 2_147_483_647,
+      onRenew: async (n, ctx) => void (await insertEffect(ctx, n.id)),
+    });
+    const sent = notification();
+    expect(answerOf(await receiver.handle(post(json(sent))))).toMatchObject({ status: 200, processed: true });
+    expect(await rowsOf(sent.id)).toBe(1);
+  });
+
   it("rolls back a handler that runs past its time limit, and answers 500", async () => {
     const receiver = receiverWith({
       handlerTimeoutMs: 200,
