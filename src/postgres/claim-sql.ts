@@ -12,9 +12,13 @@ import type { QualifiedNames } from "./names.js";
 import { LOCK_NOT_AVAILABLE, literal, type Query, sqlState } from "./sessions.js";
 import { firstWaiter, runWaiter, waitingStatements } from "./waiting-list.js";
 
-/** Where a claim wrote its new record (`ctid`): its own transaction can settle it without an index read. */
+/**
+ * Where a claim wrote its new record (`ctid`): its own transaction can settle it without an index read.
+ * `unwritten`: a first claim that wrote nothing yet, its record to be written whole as the run ends.
+ */
 export interface WrittenRow {
   rowId?: string;
+  unwritten?: boolean;
 }
 
 /** A record row as the claim reads it; times are epoch ms on the database's clock. */
@@ -124,16 +128,21 @@ export interface ClaimLook extends Omit<RecordRow, "state" | "fingerprint" | "at
 }
 
 /** The claim function's arguments but the retention (the store's, written into the statement). */
-const lookValues = (sql: ClaimStatements, { id, fingerprint, owner, leaseMs, order }: ClaimRequest) =>
-  [sql.lockPrefix + id, id, fingerprint, owner, leaseMs, order === undefined] as const;
+const lookValues = (sql: ClaimStatements, { id, fingerprint, owner, leaseMs, order }: ClaimRequest, insert = true) =>
+  [sql.lockPrefix + id, id, fingerprint, owner, leaseMs, insert && order === undefined] as const;
 
 /**
  * The claim function's call with its arguments written in as literals, to follow `BEGIN` in one
  * simple-protocol message (which carries no parameters). The strings are quoted as PostgreSQL reads
  * them; the numbers are the store's own.
  */
-export function lookInline(sql: ClaimStatements, request: ClaimRequest, boundMs: number | undefined): string {
-  const [lock, id, fingerprint, owner, leaseMs, insert] = lookValues(sql, request);
+export function lookInline(
+  sql: ClaimStatements,
+  request: ClaimRequest,
+  boundMs: number | undefined,
+  deferWrite: boolean,
+): string {
+  const [lock, id, fingerprint, owner, leaseMs, insert] = lookValues(sql, request, !deferWrite);
   const args = [literal(lock), literal(id), literal(fingerprint), literal(owner)];
   // A number written as JavaScript writes it: digits, a sign, a point, an exponent (or NaN, which the
   // server refuses as an unknown column): nothing that could end the literal.
@@ -167,11 +176,17 @@ export async function claimIn(
   request: ClaimRequest,
   written?: WrittenRow,
   looked?: ClaimLook,
+  deferWrite = false,
 ): Promise<ClaimResult> {
   const { id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue } = request;
   const look = looked ?? (await query<ClaimLook>(sql.look, [...lookValues(sql, request)]))[0]!;
   if (look.row_id !== null) {
     if (written) written.rowId = look.row_id;
+    return { status: "claimed", id, owner, attempt: 1 };
+  }
+  // The id's lock taken and no record: a first claim, written whole when its run ends (see deferredFirstWrite).
+  if (deferWrite && written && look.locked && look.state === null) {
+    written.unwritten = true;
     return { status: "claimed", id, owner, attempt: 1 };
   }
   const row = look.state === null ? undefined : (look as RecordRow);

@@ -27,10 +27,17 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
     complete: completeSql(names, { id: "$1", owner: "$2", answer: "$3", live }),
     /**
      * The completion function's call and the COMMIT, one simple-protocol message: its arguments written
-     * in as literals, as that protocol carries no parameters. `rowId` is the row the claim inserted.
+     * in as literals, as that protocol carries no parameters.
      */
-    completeAndCommit: (id: string, owner: string, answerJson: string | undefined, rowId: string | undefined) =>
-      `SELECT ${names.completeFunction}(${literal(id)}, ${literal(owner)}, ${answerJson === undefined ? "NULL" : literal(answerJson)}::jsonb, ${rowId === undefined ? "NULL" : literal(rowId)}, ${Number(retentionSeconds)}::float8); COMMIT`,
+    completeAndCommit: (id: string, owner: string, answerJson: string, written: CompletedWrite) =>
+      `SELECT ${names.completeFunction}(${[
+        literal(id),
+        literal(owner),
+        `${literal(answerJson)}::jsonb`,
+        written.rowId === undefined ? "NULL" : literal(written.rowId),
+        written.fingerprint === undefined ? "NULL" : literal(written.fingerprint),
+        `${Number(retentionSeconds)}::float8`,
+      ].join(", ")}); COMMIT`,
     fail: settle("failed", "error = $3, waiting = false"),
     // A record queued in order stays in its key's waiting list.
     markQueued: settle("queued", "error = NULL", handedOver),
@@ -71,6 +78,12 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
 
 export type SettleStatements = ReturnType<typeof settleStatements>;
 
+/** What the claim wrote: the row it inserted, or nothing yet (then the record is written whole, with its fingerprint). */
+export interface CompletedWrite {
+  rowId?: string | undefined;
+  fingerprint?: string | undefined;
+}
+
 interface CompleteArguments {
   id: string;
   owner: string;
@@ -106,13 +119,16 @@ export const RECORD_NOT_FOUND = "P0002";
 /**
  * Completion as a function, so it travels with the COMMIT in one message: an unordered record its own
  * transaction wrote is found by `ctid` (`p_row_id`: a TID scan reads no index page, so a serializable
- * transaction takes no predicate lock other claims write into), any other as `complete` finds it. A
- * record not found raises, so the transaction is aborted and the COMMIT after it never runs.
+ * transaction takes no predicate lock other claims write into); a first claim that wrote nothing
+ * (`p_fingerprint` given) has its record written whole, completed, under the id's advisory lock its
+ * transaction holds (a row there is one past retention, which counts as absent); any other is found as
+ * `complete` finds it. A record not found raises, so the transaction is aborted and the COMMIT after it
+ * never runs.
  */
 export function completeFunctionSql(names: QualifiedNames): string {
   const live = "updated_at > clock_timestamp() - p_retention_s * interval '1 second'";
   return `CREATE OR REPLACE FUNCTION ${names.completeFunction}(p_id text, p_owner text, p_answer jsonb, p_row_id text,
-  p_retention_s float8)
+  p_fingerprint text, p_retention_s float8)
 RETURNS integer
 LANGUAGE plpgsql AS $complete$
 DECLARE
@@ -122,6 +138,14 @@ BEGIN
     UPDATE ${names.records} SET state = 'completed', answer = p_answer, error = NULL, lease_until = NULL,
         holds_key = false, waiting = false, updated_at = clock_timestamp()
       WHERE ctid = p_row_id::tid AND id = p_id AND owner = p_owner AND state = 'processing' AND order_key IS NULL;
+    GET DIAGNOSTICS changed_rows = ROW_COUNT;
+  ELSIF p_fingerprint IS NOT NULL THEN
+    INSERT INTO ${names.records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, answer, waiting)
+      VALUES (p_id, NULL, NULL, false, p_fingerprint, 'completed', p_owner, 1, p_answer, false)
+      ON CONFLICT (id) DO UPDATE SET order_key = NULL, position = NULL, holds_key = false, fingerprint = EXCLUDED.fingerprint,
+        state = 'completed', owner = EXCLUDED.owner, lease_until = NULL, attempts = 1, answer = EXCLUDED.answer,
+        error = NULL, waiting = false, created_at = clock_timestamp(), updated_at = clock_timestamp()
+      WHERE NOT (r.${live});
     GET DIAGNOSTICS changed_rows = ROW_COUNT;
   ELSE
     ${completeSql(names, { id: "p_id", owner: "p_owner", answer: "p_answer", live })} INTO changed_rows;

@@ -37,13 +37,14 @@ export interface InboxStatements {
  */
 export async function transactionalClaim(inbox: InboxStatements, request: ClaimRequest): Promise<TransactionalClaim> {
   const { claims } = inbox;
+  const deferWrite = defersFirstWrite(inbox.db, request);
   const claimed = await inTransaction(
     inbox,
     lockWaitFor(request),
     // BEGIN and the claim's first statement, one message, one round trip.
     async (query, written, opening, bound) => {
-      const [looked] = await query<ClaimLook>(`${opening}; ${lookInline(claims, request, bound)}`);
-      return claimIn(query, claims, request, written, looked);
+      const [looked] = await query<ClaimLook>(`${opening}; ${lookInline(claims, request, bound, deferWrite)}`);
+      return claimIn(query, claims, request, written, looked, deferWrite);
     },
     request,
     request.handlerTimeoutMs,
@@ -51,6 +52,19 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
   // A claim always has an answer; only takeNext may find nothing.
   return claimed as TransactionalClaim;
 }
+
+/**
+ * Whether a first claim of the id writes its record only as the run ends, whole (completed, or
+ * processing when handed to a queue), rather than inserting it as processing to update it then: one
+ * row written instead of two. The id's advisory lock, held by the transaction, is what keeps another
+ * delivery out either way: the processing row, uncommitted, was never seen outside. Only at `read
+ * committed`, where the record read after the lock is the latest committed one: at `repeatable read`
+ * or `serializable` a record committed meanwhile would only show as a conflict at the end, after the
+ * handler ran. Never for an ordered claim or one handed to a durable queue, whose rows other steps read
+ * within the transaction, nor for a worker taking over a queued record, which exists already.
+ */
+const defersFirstWrite = (db: Sessions, { order, forQueue, takeQueued }: ClaimRequest) =>
+  db.isolationLevel === "read committed" && !order && !forQueue && !takeQueued;
 
 /** `takeNext` in a transaction the waiter's handler writes into; undefined when none can run now. */
 export async function transactionalTakeNext(
@@ -98,6 +112,7 @@ async function inTransaction(
   const written: WrittenRow = {};
   const { client, result } = await retryConflicts(async () => {
     written.rowId = undefined;
+    written.unwritten = undefined;
     const client = await db.connect();
     const query = db.queryOn(client);
     try {
@@ -116,7 +131,7 @@ async function inTransaction(
     }
   });
   if (!client) return { result, transaction: undefined, commit: over, rollback: over, detach: over };
-  return openClaim(inbox, client, result as ClaimedOrStale, own, bound, written.rowId);
+  return openClaim(inbox, client, result as ClaimedOrStale, own, bound, written);
 }
 
 /**
@@ -147,7 +162,7 @@ function openClaim(
   claimed: ClaimedOrStale,
   own: ClaimRequest | undefined,
   bound: number | undefined,
-  rowId: string | undefined,
+  { rowId, unwritten }: WrittenRow,
 ): TransactionalClaim {
   const query = db.queryOn(client);
   // The handler gets the client behind a guard, closed as soon as the run settles, before anything else.
@@ -212,6 +227,13 @@ function openClaim(
     else db.release(client, new Error("transaction abandoned"));
   }
 
+  /** A first claim's record not written yet, written as its claim would have: processing, attempt 1. */
+  async function writeFirst(): Promise<void> {
+    if (!unwritten || !own) return;
+    const { id, fingerprint, owner, leaseMs } = own;
+    await query(claims.upsert, [id, null, null, false, fingerprint, owner, leaseMs, 1, false]);
+  }
+
   /**
    * The failed attempt, written after the rollback. The caller's own record may not exist any more
    * (its first claim rolled back with the rest), so it is written whole; a waiter's row is kept and
@@ -241,7 +263,8 @@ function openClaim(
       end();
       try {
         // The record completed and the COMMIT, one message; a record not found aborts before the COMMIT.
-        await query(settles.completeAndCommit(claimed.id, claimed.owner, JSON.stringify(answer), rowId));
+        const write = { rowId, fingerprint: unwritten ? own?.fingerprint : undefined };
+        await query(settles.completeAndCommit(claimed.id, claimed.owner, JSON.stringify(answer), write));
         db.release(client);
       } catch (err) {
         // A statement the handler broke (the transaction is aborted), or a lost connection: nothing committed.
@@ -254,6 +277,8 @@ function openClaim(
       if (ended) return;
       end();
       try {
+        // Handed to a queue, the claim commits as processing, under its lease.
+        await writeFirst();
         await query("COMMIT");
         db.release(client);
       } catch (err) {
@@ -265,6 +290,7 @@ function openClaim(
       if (ended) return;
       end();
       try {
+        await writeFirst();
         const [marked] = await query<{ n: number }>(settles.markQueued, [claimed.id, claimed.owner]);
         if (marked!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
         await query("COMMIT");

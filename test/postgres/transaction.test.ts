@@ -1,4 +1,4 @@
-import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
+import { createReceiver, inProcessQueue, type ReceiverOptions } from "merchant-webhooks";
 import { MissingTableError, migrate, postgresStore } from "merchant-webhooks/postgres";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -299,5 +299,43 @@ describe("a notification waiting for a backpressure slot", () => {
     expect(statuses).toEqual(Array(8).fill(200));
     for (const n of sent) expect(await rowsOf(n.id)).toBe(1);
     expect(new Set(timeoutSeen)).toEqual(new Set(["2s"]));
+  });
+});
+
+describe("a first delivery's record, written whole as its run ends", () => {
+  it("is committed as processing when the claim goes to an in-process queue, then completed by the run", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const onRenew = vi.fn(async () => held);
+    const receiver = receiverWith({ queue: inProcessQueue({ concurrency: 1 }), onRenew });
+    const sent = notification();
+    expect((await receiver.handle(post(json(sent)))).status).toBe(200);
+    await vi.waitFor(() => expect(onRenew).toHaveBeenCalled());
+    expect(await store().get(sent.id)).toMatchObject({ state: "processing", attempts: 1 });
+    release();
+    await vi.waitFor(async () => expect(await store().get(sent.id)).toMatchObject({ state: "completed" }));
+    expect((await receiver.handle(post(json(sent)))).status).toBe(200);
+    expect(onRenew).toHaveBeenCalledTimes(1);
+    await receiver.close();
+  });
+
+  it("replaces a record past retention, which counts as gone, and never a live one", async () => {
+    const short = () => postgresStore({ connection: pool, schema, retentionSeconds: 60 });
+    const onRenew = vi.fn(async (n: { id: string }, ctx) => void (await insertEffect(ctx, n.id)));
+    const receiver = createReceiver({ idempotency: short(), logger: silentLogger(), onRenew });
+    const sent = notification();
+    expect((await receiver.handle(post(json(sent)))).status).toBe(200);
+    await pool.query(
+      `UPDATE "${schema}".merchant_webhooks_inbox SET updated_at = now() - interval '2 minutes' WHERE id = $1`,
+      [sent.id],
+    );
+    // Past retention, another payload under the id is a new notification: it runs, and its record replaces the old.
+    const altered = { ...sent, resource: { ...sent.resource, plan_id: "another-plan" } };
+    expect(await receiver.handle(post(json(altered)))).toMatchObject({ status: 200 });
+    expect(onRenew).toHaveBeenCalledTimes(2);
+    expect(await short().get(sent.id)).toMatchObject({ state: "completed", attempts: 1 });
+    // Live again: the first payload is now the other one, 422.
+    expect((await receiver.handle(post(json(sent)))).status).toBe(422);
+    expect(await rowsOf(sent.id)).toBe(2);
   });
 });
