@@ -32,8 +32,9 @@ export interface InboxStatements {
 
 /**
  * Claim in a transaction the handler then writes into. The id's advisory lock and the record's
- * processing row live only in this transaction: if the process dies, PostgreSQL rolls it back and
- * frees the lock when the connection drops, and the next delivery runs at once, with no lease to wait.
+ * processing row (if one is written) live only in this transaction: if the process dies, PostgreSQL
+ * rolls it back and frees the lock when the connection drops, and the next delivery runs at once, with
+ * no lease to wait.
  */
 export async function transactionalClaim(inbox: InboxStatements, request: ClaimRequest): Promise<TransactionalClaim> {
   const { claims } = inbox;
