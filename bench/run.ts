@@ -78,6 +78,10 @@ if (wanted("store-latency")) {
   console.error("memory, redis and postgres stores per notification ...");
   results.store_latency = await bench("./store-latency.ts");
 }
+if (wanted("postgres-throughput")) {
+  console.error("redisStore, postgresStore and a hand-written PostgreSQL route, 32 in flight ...");
+  results.postgres_throughput = await bench("./postgres-throughput.ts");
+}
 if (wanted("ordering-latency")) {
   console.error("latency ordering adds with redis ...");
   results.ordering_latency = await bench("./ordering-latency.ts");

@@ -13,7 +13,8 @@ import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
  * row through `ctx.transaction`, so its figure includes the merchant's own insert in the same commit;
  * `postgres_empty` is the same store with a handler that writes nothing.
  *
- *   npx tsx bench/store-latency.ts   (REDIS_URL, DATABASE_URL, STORE_LATENCY_NOTIFICATIONS to change)
+ *   npx tsx bench/store-latency.ts   (REDIS_URL, DATABASE_URL, STORE_LATENCY_NOTIFICATIONS to change;
+ *   BENCH_BASELINE=<dist dir> adds `postgres_baseline`, the first receiver on that build: bench/build-baseline.ts)
  */
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -27,8 +28,9 @@ await migrate(pool, { schema: tag });
 await pool.query(`CREATE TABLE "${tag}".effects (notification_id text PRIMARY KEY)`);
 const redis = redisStore({ connection: redisUrl, prefix: `${tag}:` });
 const logger = pino({ level: "silent" });
-const names = ["memory", "redis", "postgres", "postgres_empty"] as const;
-const receivers: Record<(typeof names)[number], Receiver> = {
+const baseline = process.env.BENCH_BASELINE;
+const names = ["memory", "redis", "postgres", "postgres_empty", ...(baseline ? ["postgres_baseline"] : [])] as const;
+const receivers: Record<string, Receiver> = {
   memory: createReceiver({ logger, idempotency: memoryStore(), onRenew: () => {} }),
   redis: createReceiver({ logger, idempotency: redis, onRenew: () => {} }),
   postgres: createReceiver({
@@ -45,19 +47,28 @@ const receivers: Record<(typeof names)[number], Receiver> = {
   }),
 };
 await migrate(pool, { schema: tag, table: "empty_inbox" });
-const samples = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<
-  (typeof names)[number],
-  number[]
->;
+if (baseline) {
+  const core = (await import(`${baseline}/index.js`)) as typeof import("merchant-webhooks");
+  const postgres = (await import(`${baseline}/postgres.js`)) as typeof import("merchant-webhooks/postgres");
+  await postgres.migrate(pool, { schema: tag, table: "baseline_inbox" });
+  receivers.postgres_baseline = core.createReceiver({
+    logger,
+    idempotency: postgres.postgresStore({ connection: pool, schema: tag, table: "baseline_inbox" }),
+    onRenew: async (notification, ctx) => {
+      await ctx.transaction.query(`INSERT INTO "${tag}".effects VALUES ($1)`, [notification.id]);
+    },
+  });
+}
+const samples: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, [] as number[]]));
 
 for (let i = 0; i < warmUp + total; i++) {
   for (const name of names) {
     const rawBody = renewalBody(`${name}-${i}`);
     const started = performance.now();
-    const response = await receivers[name].handle({ method: "POST", headers: JSON_HEADERS, rawBody });
+    const response = await receivers[name]!.handle({ method: "POST", headers: JSON_HEADERS, rawBody });
     const elapsed = performance.now() - started;
     if (response.status !== 200) throw new Error(`${name}: unexpected ${response.status} ${response.body}`);
-    if (i >= warmUp) samples[name].push(elapsed);
+    if (i >= warmUp) samples[name]!.push(elapsed);
   }
 }
 
@@ -69,7 +80,7 @@ for (let i = 0; i < warmUp + total; i++) {
   if (i >= warmUp) pings.push(performance.now() - started);
 }
 
-const summaries = Object.fromEntries(names.map((name) => [name, latencySummary(samples[name])]));
+const summaries = Object.fromEntries(names.map((name) => [name, latencySummary(samples[name]!)]));
 console.log(
   JSON.stringify(
     {

@@ -9,12 +9,16 @@ import type {
   StoredAnswer,
 } from "../idempotency/store.js";
 import type { QualifiedNames } from "./names.js";
-import { LOCK_NOT_AVAILABLE, type Query, sqlState } from "./sessions.js";
+import { LOCK_NOT_AVAILABLE, literal, type Query, sqlState } from "./sessions.js";
 import { firstWaiter, runWaiter, waitingStatements } from "./waiting-list.js";
 
-/** Where a claim wrote its new record (`ctid`): its own transaction can settle it without an index read. */
+/**
+ * Where a claim wrote its new record (`ctid`): its own transaction can settle it without an index read.
+ * `unwritten`: a first claim that wrote nothing yet, its record to be written whole as the run ends.
+ */
 export interface WrittenRow {
   rowId?: string;
+  unwritten?: boolean;
 }
 
 /** A record row as the claim reads it; times are epoch ms on the database's clock. */
@@ -38,9 +42,10 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
     (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
     (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`;
   return {
-    lockId: "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked",
-    read: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live}`,
-    readForUpdate: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live} FOR UPDATE`,
+    // The claim's first statement: the function `migrate()` installs (see claimFunctionSql).
+    look: `SELECT * FROM ${names.claimFunction}($1, $2, $3, $4, $5::float8, ${retentionSeconds}::float8, $6, NULL)`,
+    retentionSeconds,
+    claimFunction: names.claimFunction,
     // Taking the key's row lock (an upsert locks the row as FOR UPDATE does) and reading it in one statement.
     lockKey: `INSERT INTO ${positions} AS p (order_key) VALUES ($1)
       ON CONFLICT (order_key) DO UPDATE SET order_key = p.order_key
@@ -54,13 +59,6 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
         holds_key = EXCLUDED.holds_key, waiting = EXCLUDED.waiting, fingerprint = EXCLUDED.fingerprint, state = 'processing',
         owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, attempts = EXCLUDED.attempts,
         answer = NULL, error = NULL, updated_at = clock_timestamp()`,
-    // A first claim of an id: no row is read before it is written, so a serializable transaction takes no
-    // predicate lock on the index gap, which every concurrent first claim nearby would write into.
-    insertNew: `INSERT INTO ${records}
-        (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, waiting)
-      VALUES ($1, NULL, NULL, false, $2, 'processing', $3, clock_timestamp() + $4::float8 * interval '1 millisecond', 1, false)
-      ON CONFLICT (id) DO NOTHING
-      RETURNING ctid::text AS row_id`,
     holdKey: `UPDATE ${positions} SET owner = $2, lease_until = clock_timestamp() + $3::float8 * interval '1 millisecond',
       updated_at = clock_timestamp() WHERE order_key = $1`,
     get: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live}`,
@@ -70,6 +68,88 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
 }
 
 export type ClaimStatements = ReturnType<typeof claimStatements>;
+
+/**
+ * The claim's first statement as a function, so it is one round trip: the id's advisory lock tried,
+ * then, taken for an unordered claim, the first claim's row inserted at once; otherwise the record
+ * read (for update once the lock is held, so no earlier commit is missed). A first claim reads no row
+ * before writing it: a serializable transaction takes no predicate lock on the index gap, which every
+ * concurrent first claim nearby would write into. `row_id` is the inserted row's `ctid`, so its own
+ * transaction can complete it without an index read; the record's columns are null when there is none.
+ * `p_bound_ms`, when given, bounds the rest of the transaction's statements and idle time on the
+ * server (as `SET LOCAL` would: see transactional-claim.ts).
+ */
+export function claimFunctionSql(names: QualifiedNames): string {
+  const { records } = names;
+  const read = (lock: string) => `SELECT r.state, r.fingerprint, r.owner, r.attempts, r.answer, r.error,
+        (extract(epoch from r.lease_until) * 1000)::float8, (extract(epoch from clock_timestamp()) * 1000)::float8
+      INTO state, fingerprint, owner, attempts, answer, error, lease_ms, now_ms
+      FROM ${records} r
+      WHERE r.id = p_id AND r.updated_at > clock_timestamp() - p_retention_s * interval '1 second' ${lock};`;
+  return `CREATE OR REPLACE FUNCTION ${names.claimFunction}(p_lock text, p_id text, p_fingerprint text, p_owner text,
+  p_lease_ms float8, p_retention_s float8, p_insert boolean, p_bound_ms integer,
+  OUT locked boolean, OUT row_id text, OUT state text, OUT fingerprint text, OUT owner text, OUT attempts integer,
+  OUT answer jsonb, OUT error text, OUT lease_ms float8, OUT now_ms float8)
+LANGUAGE plpgsql AS $claim$
+#variable_conflict use_column
+BEGIN
+  IF p_bound_ms IS NOT NULL THEN
+    PERFORM set_config('statement_timeout', p_bound_ms::text, true),
+      set_config('idle_in_transaction_session_timeout', p_bound_ms::text, true);
+  END IF;
+  locked := pg_try_advisory_xact_lock(hashtextextended(p_lock, 0));
+  IF locked AND p_insert THEN
+    INSERT INTO ${records} (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, waiting)
+      VALUES (p_id, NULL, NULL, false, p_fingerprint, 'processing', p_owner,
+        clock_timestamp() + p_lease_ms * interval '1 millisecond', 1, false)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING ctid::text INTO row_id;
+    IF row_id IS NOT NULL THEN
+      RETURN;
+    END IF;
+  END IF;
+  IF locked THEN
+    ${read("FOR UPDATE")}
+  ELSE
+    ${read("")}
+  END IF;
+END
+$claim$;`;
+}
+
+/** The claim function's one row: whether the lock was taken, the inserted row, or the record read. */
+export interface ClaimLook extends Omit<RecordRow, "state" | "fingerprint" | "attempts" | "now_ms"> {
+  locked: boolean;
+  row_id: string | null;
+  state: RecordState | null;
+  fingerprint: string | null;
+  attempts: number | null;
+  now_ms: number | null;
+}
+
+/** The claim function's arguments but the retention (the store's, written into the statement). */
+const lookValues = (sql: ClaimStatements, { id, fingerprint, owner, leaseMs, order }: ClaimRequest, insert = true) =>
+  [sql.lockPrefix + id, id, fingerprint, owner, leaseMs, insert && order === undefined] as const;
+
+/**
+ * The claim function's call with its arguments written in as literals, to follow `BEGIN` in one
+ * simple-protocol message (which carries no parameters). The strings are quoted as PostgreSQL reads
+ * them; the numbers are the store's own.
+ */
+export function lookInline(
+  sql: ClaimStatements,
+  request: ClaimRequest,
+  boundMs: number | undefined,
+  deferWrite: boolean,
+): string {
+  const [lock, id, fingerprint, owner, leaseMs, insert] = lookValues(sql, request, !deferWrite);
+  const args = [literal(lock), literal(id), literal(fingerprint), literal(owner)];
+  // A number written as JavaScript writes it: digits, a sign, a point, an exponent (or NaN, which the
+  // server refuses as an unknown column): nothing that could end the literal.
+  args.push(`${Number(leaseMs)}::float8`, `${Number(sql.retentionSeconds)}::float8`, insert ? "true" : "false");
+  args.push(boundMs === undefined ? "NULL" : `${Math.round(boundMs)}`);
+  return `SELECT * FROM ${sql.claimFunction}(${args.join(", ")})`;
+}
 
 /** Retry-After of a 409 for an id whose claim lives in an open transaction, with no lease to count down. */
 export const HELD_RETRY_MS = 1_000;
@@ -95,20 +175,24 @@ export async function claimIn(
   sql: ClaimStatements,
   request: ClaimRequest,
   written?: WrittenRow,
+  looked?: ClaimLook,
+  deferWrite = false,
 ): Promise<ClaimResult> {
   const { id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue } = request;
-  const [lock] = await query<{ locked: boolean }>(sql.lockId, [sql.lockPrefix + id]);
-  if (lock!.locked && !order) {
-    const [inserted] = await query<{ row_id: string }>(sql.insertNew, [id, fingerprint, owner, leaseMs]);
-    if (inserted) {
-      if (written) written.rowId = inserted.row_id;
-      return { status: "claimed", id, owner, attempt: 1 };
-    }
+  const look = looked ?? (await query<ClaimLook>(sql.look, [...lookValues(sql, request)]))[0]!;
+  if (look.row_id !== null) {
+    if (written) written.rowId = look.row_id;
+    return { status: "claimed", id, owner, attempt: 1 };
   }
-  const [row] = await query<RecordRow>(lock!.locked ? sql.readForUpdate : sql.read, [id]);
+  // The id's lock taken and no record: a first claim, written whole when its run ends (see deferredFirstWrite).
+  if (deferWrite && written && look.locked && look.state === null) {
+    written.unwritten = true;
+    return { status: "claimed", id, owner, attempt: 1 };
+  }
+  const row = look.state === null ? undefined : (look as RecordRow);
   if (row?.state === "completed")
     return row.fingerprint === fingerprint ? { status: "completed", answer: row.answer! } : { status: "conflict" };
-  if (!lock!.locked) {
+  if (!look.locked) {
     if (row?.state === "queued" && !takeQueued && row.fingerprint === fingerprint) return { status: "queued" };
     // No committed lease: the id is held by a transaction running its handler right now, which ends
     // with it (commit, rollback, or the server's bound on it); ask again shortly rather than after a lease.

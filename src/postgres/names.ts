@@ -25,6 +25,12 @@ export interface QualifiedNames {
   positionsUpdatedIndex: string;
   /** Prefix of the advisory lock keys, so two inbox tables never share a lock. */
   lockPrefix: string;
+  /**
+   * The functions `migrate()` installs beside the tables, schema-qualified and versioned by name: a
+   * store whose statements changed calls a new name, which an older schema does not have.
+   */
+  claimFunction: string;
+  completeFunction: string;
 }
 
 export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE }: TableNames = {}): QualifiedNames {
@@ -50,5 +56,7 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     waitingIndex: quote(`${table}_waiting`),
     positionsUpdatedIndex: quote(`${table}_positions_updated_at`),
     lockPrefix: `${schema}.${table}:`,
+    claimFunction: `${quote(schema)}.${quote(`${table}_claim_v1`)}`,
+    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v1`)}`,
   };
 }

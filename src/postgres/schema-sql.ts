@@ -1,7 +1,9 @@
 import type { Pool } from "pg";
 import { StoreUnavailableError } from "../idempotency/store.js";
+import { claimFunctionSql } from "./claim-sql.js";
 import { type QualifiedNames, qualifiedNames, type TableNames } from "./names.js";
 import { sqlState } from "./sessions.js";
+import { completeFunctionSql } from "./settle-sql.js";
 
 /**
  * The inbox's tables. Positions are compared as text byte by byte (`COLLATE "C"`), as every store
@@ -39,6 +41,11 @@ CREATE TABLE IF NOT EXISTS ${names.positions} (
 ${createIndex(names.schema, names.positionsUpdatedIndex, `${names.positions} (updated_at)`)}
 -- The console's pages (list): one state's records by time of last change, ties by id.
 ${createIndex(names.schema, `"${names.table}_list"`, `${names.records} (state, updated_at, id)`)}
+
+-- A notification's claim and its completion, each one statement (see docs/postgres.md).
+${claimFunctionSql(names)}
+
+${completeFunctionSql(names)}
 `;
 }
 
@@ -62,8 +69,9 @@ export function postgresSchemaSql(options: TableNames = {}): string {
 }
 
 /**
- * Create the inbox tables and indexes if they do not exist; safe to run on every deploy. The store
- * never creates them itself: a missing table is an error that names this function.
+ * Create the inbox tables and indexes if they do not exist, and install (or replace) the store's claim
+ * and completion functions; safe to run on every deploy. The store never creates them itself: a
+ * missing table or function is an error that names this function.
  */
 export async function migrate(pool: Pick<Pool, "query">, options: TableNames = {}): Promise<void> {
   const names = qualifiedNames(options);

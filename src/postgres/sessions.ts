@@ -1,4 +1,4 @@
-import type { Pool, PoolClient, QueryResultRow } from "pg";
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg";
 import { StoreUnavailableError } from "../idempotency/store.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import { withTimeout } from "../shared/time-limit.js";
@@ -18,6 +18,7 @@ export class MissingTableError extends MerchantWebhooksError {
 
 const UNDEFINED_TABLE = "42P01";
 const INVALID_SCHEMA = "3F000";
+const UNDEFINED_FUNCTION = "42883";
 export const LOCK_NOT_AVAILABLE = "55P03";
 
 /** The SQLSTATE of an error the server sent (a pg DatabaseError has a severity); undefined for socket errors. */
@@ -70,10 +71,18 @@ export function sessions(pool: Pool, names: QualifiedNames, settings: SessionSet
       return err;
     }
     const state = sqlState(err);
+    const migrateCall = `migrate(pool${names.schema === "public" && names.table === "merchant_webhooks_inbox" ? "" : `, { schema: "${names.schema}", table: "${names.table}" }`}) from merchant-webhooks/postgres`;
     if (state === UNDEFINED_TABLE || state === INVALID_SCHEMA) {
       reports.answered();
       return new MissingTableError(
-        `the inbox table ${names.records} does not exist: run migrate(pool${names.schema === "public" && names.table === "merchant_webhooks_inbox" ? "" : `, { schema: "${names.schema}", table: "${names.table}" }`}) from merchant-webhooks/postgres once before receiving`,
+        `the inbox table ${names.records} does not exist: run ${migrateCall} once before receiving`,
+      );
+    }
+    const missing = state === UNDEFINED_FUNCTION && ownFunctionIn(names, (err as Error).message);
+    if (missing) {
+      reports.answered();
+      return new MissingTableError(
+        `the inbox function ${missing} does not exist: run ${migrateCall}, which creates the tables and installs the functions the store calls (tables made by an older version of merchant-webhooks lack them)`,
       );
     }
     // A SQL error is an answer; anything else (refused, reset, timed out) means the server is out of reach.
@@ -128,10 +137,17 @@ export function sessions(pool: Pool, names: QualifiedNames, settings: SessionSet
     );
   }
 
+  /** Rows of the statement; of a simple-protocol message of several statements, the last one's. */
   const queryOn =
     (client: PoolClient): Query =>
-    async <R extends QueryResultRow>(text: string, values?: unknown[]) =>
-      (await withTimeout(client.query<R>(text, values), timeoutMs, late("a statement"))).rows;
+    async <R extends QueryResultRow>(text: string, values?: unknown[]) => {
+      const result: QueryResult<R> | QueryResult<R>[] = await withTimeout(
+        client.query<R>(text, values),
+        timeoutMs,
+        late("a statement"),
+      );
+      return Array.isArray(result) ? result[result.length - 1]!.rows : result.rows;
+    };
 
   /** Run `work` on one checked-out client, then give the client back (or destroy it, after a failure). */
   async function withClient<T>(work: (query: Query, client: PoolClient) => Promise<T>): Promise<T> {
@@ -190,6 +206,22 @@ export async function retryConflicts<T>(attempt: () => Promise<T>): Promise<T> {
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(250, 10 * 2 ** retry)));
     }
   }
+}
+
+/** Which of the store's functions an "undefined function" error names, if one. */
+function ownFunctionIn(names: QualifiedNames, message: string): string | undefined {
+  const unquoted = (name: string) => name.replaceAll('"', "");
+  return [names.claimFunction, names.completeFunction].find((name) => message.includes(unquoted(name)));
+}
+
+/**
+ * A string as a SQL literal, for the few statements sent in one simple-protocol message (which
+ * carries no parameters): quotes doubled and, when there is a backslash, an `E''` literal with
+ * backslashes doubled, so it reads the same whatever `standard_conforming_strings` is (as pg's own).
+ */
+export function literal(value: string): string {
+  const quoted = `'${value.replaceAll("'", "''")}'`;
+  return value.includes("\\") ? ` E${quoted.replaceAll("\\", "\\\\")}` : quoted;
 }
 
 /** `BEGIN` at the store's isolation level, with a limit on lock waits for this transaction only. */

@@ -1,4 +1,5 @@
 import type { QualifiedNames } from "./names.js";
+import { literal } from "./sessions.js";
 
 /**
  * The statements that settle a claim, each one statement (so atomic without a transaction of its
@@ -23,27 +24,20 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
     ${letGo("changed")}
     SELECT count(*)::int AS n FROM changed`;
   return {
-    complete: `WITH ${owned("'processing'")},
-      changed AS (UPDATE ${records} r SET state = 'completed', answer = $3, error = NULL, lease_until = NULL,
-        holds_key = false, waiting = false, updated_at = clock_timestamp() FROM owned WHERE r.id = owned.id
-        RETURNING owned.order_key, owned.position),
-      moved AS (INSERT INTO ${positions} AS p (order_key, position)
-        SELECT order_key, position FROM changed WHERE order_key IS NOT NULL
-        ON CONFLICT (order_key) DO UPDATE SET
-          position = CASE WHEN EXCLUDED.position IS NOT NULL AND (p.position IS NULL OR p.position < EXCLUDED.position)
-            THEN EXCLUDED.position ELSE p.position END,
-          owner = CASE WHEN p.owner = $2 THEN NULL ELSE p.owner END,
-          lease_until = CASE WHEN p.owner = $2 THEN NULL ELSE p.lease_until END,
-          updated_at = clock_timestamp())
-      SELECT count(*)::int AS n FROM changed`,
+    complete: completeSql(names, { id: "$1", owner: "$2", answer: "$3", live }),
     /**
-     * `complete` for an unordered record its own transaction wrote, found by `ctid` ($4): a TID scan reads
-     * no index page, so a serializable transaction takes no predicate lock other claims write into.
+     * The completion function's call and the COMMIT, one simple-protocol message: its arguments written
+     * in as literals, as that protocol carries no parameters.
      */
-    completeWritten: `UPDATE ${records} SET state = 'completed', answer = $3, error = NULL, lease_until = NULL,
-        holds_key = false, waiting = false, updated_at = clock_timestamp()
-      WHERE ctid = $4::tid AND id = $1 AND owner = $2 AND state = 'processing' AND order_key IS NULL
-      RETURNING 1`,
+    completeAndCommit: (id: string, owner: string, answerJson: string, written: CompletedWrite) =>
+      `SELECT ${names.completeFunction}(${[
+        literal(id),
+        literal(owner),
+        `${literal(answerJson)}::jsonb`,
+        written.rowId === undefined ? "NULL" : literal(written.rowId),
+        written.fingerprint === undefined ? "NULL" : literal(written.fingerprint),
+        `${Number(retentionSeconds)}::float8`,
+      ].join(", ")}); COMMIT`,
     fail: settle("failed", "error = $3, waiting = false"),
     // A record queued in order stays in its key's waiting list.
     markQueued: settle("queued", "error = NULL", handedOver),
@@ -83,3 +77,84 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
 }
 
 export type SettleStatements = ReturnType<typeof settleStatements>;
+
+/** What the claim wrote: the row it inserted, or nothing yet (then the record is written whole, with its fingerprint). */
+export interface CompletedWrite {
+  rowId?: string | undefined;
+  fingerprint?: string | undefined;
+}
+
+interface CompleteArguments {
+  id: string;
+  owner: string;
+  answer: string;
+  /** The condition a record's row meets while within retention. */
+  live: string;
+}
+
+/**
+ * Complete a record its owner holds in processing, and move its key forward (never back), letting go
+ * of the key if the owner held it: one statement answering how many records changed (`n`).
+ */
+function completeSql({ records, positions }: QualifiedNames, { id, owner, answer, live }: CompleteArguments) {
+  return `WITH owned AS (SELECT id, order_key, position, holds_key FROM ${records}
+        WHERE id = ${id} AND owner = ${owner} AND state IN ('processing') AND ${live} FOR UPDATE),
+      changed AS (UPDATE ${records} r SET state = 'completed', answer = ${answer}, error = NULL, lease_until = NULL,
+        holds_key = false, waiting = false, updated_at = clock_timestamp() FROM owned WHERE r.id = owned.id
+        RETURNING owned.order_key, owned.position),
+      moved AS (INSERT INTO ${positions} AS p (order_key, position)
+        SELECT order_key, position FROM changed WHERE order_key IS NOT NULL
+        ON CONFLICT (order_key) DO UPDATE SET
+          position = CASE WHEN EXCLUDED.position IS NOT NULL AND (p.position IS NULL OR p.position < EXCLUDED.position)
+            THEN EXCLUDED.position ELSE p.position END,
+          owner = CASE WHEN p.owner = ${owner} THEN NULL ELSE p.owner END,
+          lease_until = CASE WHEN p.owner = ${owner} THEN NULL ELSE p.lease_until END,
+          updated_at = clock_timestamp())
+      SELECT count(*)::int AS n FROM changed`;
+}
+
+/** SQLSTATE the completion function raises when its claim's record is not there to complete. */
+export const RECORD_NOT_FOUND = "P0002";
+
+/**
+ * Completion as a function, so it travels with the COMMIT in one message: an unordered record its own
+ * transaction wrote is found by `ctid` (`p_row_id`: a TID scan reads no index page, so a serializable
+ * transaction takes no predicate lock other claims write into); a first claim that wrote nothing
+ * (`p_fingerprint` given) has its record written whole, completed, under the id's advisory lock its
+ * transaction holds (a row there is one past retention, which counts as absent); any other is found as
+ * `complete` finds it. A record not found raises, so the transaction is aborted and the COMMIT after it
+ * never runs.
+ */
+export function completeFunctionSql(names: QualifiedNames): string {
+  const live = "updated_at > clock_timestamp() - p_retention_s * interval '1 second'";
+  return `CREATE OR REPLACE FUNCTION ${names.completeFunction}(p_id text, p_owner text, p_answer jsonb, p_row_id text,
+  p_fingerprint text, p_retention_s float8)
+RETURNS integer
+LANGUAGE plpgsql AS $complete$
+DECLARE
+  changed_rows integer;
+BEGIN
+  IF p_row_id IS NOT NULL THEN
+    UPDATE ${names.records} SET state = 'completed', answer = p_answer, error = NULL, lease_until = NULL,
+        holds_key = false, waiting = false, updated_at = clock_timestamp()
+      WHERE ctid = p_row_id::tid AND id = p_id AND owner = p_owner AND state = 'processing' AND order_key IS NULL;
+    GET DIAGNOSTICS changed_rows = ROW_COUNT;
+  ELSIF p_fingerprint IS NOT NULL THEN
+    INSERT INTO ${names.records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, answer, waiting)
+      VALUES (p_id, NULL, NULL, false, p_fingerprint, 'completed', p_owner, 1, p_answer, false)
+      ON CONFLICT (id) DO UPDATE SET order_key = NULL, position = NULL, holds_key = false, fingerprint = EXCLUDED.fingerprint,
+        state = 'completed', owner = EXCLUDED.owner, lease_until = NULL, attempts = 1, answer = EXCLUDED.answer,
+        error = NULL, waiting = false, created_at = clock_timestamp(), updated_at = clock_timestamp()
+      WHERE NOT (r.${live});
+    GET DIAGNOSTICS changed_rows = ROW_COUNT;
+  ELSE
+    ${completeSql(names, { id: "p_id", owner: "p_owner", answer: "p_answer", live })} INTO changed_rows;
+  END IF;
+  IF changed_rows <> 1 THEN
+    RAISE EXCEPTION 'the claim''s record % was not found in its own transaction', p_id
+      USING ERRCODE = '${RECORD_NOT_FOUND}';
+  END IF;
+  RETURN changed_rows;
+END
+$complete$;`;
+}

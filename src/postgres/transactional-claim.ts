@@ -4,10 +4,12 @@ import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { type BackendCanceller, backendOf } from "./cancel-backend.js";
 import {
+  type ClaimLook,
   type ClaimStatements,
   claimIn,
   KEY_LOCK_WAIT_MS,
   lockWaitFor,
+  lookInline,
   takeNextIn,
   type WrittenRow,
 } from "./claim-sql.js";
@@ -30,20 +32,40 @@ export interface InboxStatements {
 
 /**
  * Claim in a transaction the handler then writes into. The id's advisory lock and the record's
- * processing row live only in this transaction: if the process dies, PostgreSQL rolls it back and
- * frees the lock when the connection drops, and the next delivery runs at once, with no lease to wait.
+ * processing row (if one is written) live only in this transaction: if the process dies, PostgreSQL
+ * rolls it back and frees the lock when the connection drops, and the next delivery runs at once, with
+ * no lease to wait.
  */
 export async function transactionalClaim(inbox: InboxStatements, request: ClaimRequest): Promise<TransactionalClaim> {
+  const { claims } = inbox;
+  const deferWrite = defersFirstWrite(inbox.db, request);
   const claimed = await inTransaction(
     inbox,
     lockWaitFor(request),
-    (query, written) => claimIn(query, inbox.claims, request, written),
+    // BEGIN and the claim's first statement, one message, one round trip.
+    async (query, written, opening, bound) => {
+      const [looked] = await query<ClaimLook>(`${opening}; ${lookInline(claims, request, bound, deferWrite)}`);
+      return claimIn(query, claims, request, written, looked, deferWrite);
+    },
     request,
     request.handlerTimeoutMs,
   );
   // A claim always has an answer; only takeNext may find nothing.
   return claimed as TransactionalClaim;
 }
+
+/**
+ * Whether a first claim of the id writes its record only as the run ends, whole (completed, or
+ * processing when handed to a queue), rather than inserting it as processing to update it then: one
+ * row written instead of two. The id's advisory lock, held by the transaction, is what keeps another
+ * delivery out either way: the processing row, uncommitted, was never seen outside. Only at `read
+ * committed`, where the record read after the lock is the latest committed one: at `repeatable read`
+ * or `serializable` a record committed meanwhile would only show as a conflict at the end, after the
+ * handler ran. Never for an ordered claim or one handed to a durable queue, whose rows other steps read
+ * within the transaction, nor for a worker taking over a queued record, which exists already.
+ */
+const defersFirstWrite = (db: Sessions, { order, forQueue, takeQueued }: ClaimRequest) =>
+  db.isolationLevel === "read committed" && !order && !forQueue && !takeQueued;
 
 /** `takeNext` in a transaction the waiter's handler writes into; undefined when none can run now. */
 export async function transactionalTakeNext(
@@ -56,7 +78,10 @@ export async function transactionalTakeNext(
   const taken = await inTransaction(
     inbox,
     KEY_LOCK_WAIT_MS,
-    async (query) => takeNextIn(query, inbox.claims, key, owner, leaseMs),
+    async (query, _written, opening, bound) => {
+      await query(bound === undefined ? opening : `${opening}; ${bounds(bound)}`);
+      return takeNextIn(query, inbox.claims, key, owner, leaseMs);
+    },
     undefined,
     handlerTimeoutMs,
   );
@@ -71,20 +96,28 @@ export async function transactionalTakeNext(
 async function inTransaction(
   inbox: InboxStatements,
   lockWaitMs: number | undefined,
-  claim: (query: Query, written: WrittenRow) => Promise<ClaimResult | undefined>,
+  claim: (
+    query: Query,
+    written: WrittenRow,
+    opening: string,
+    bound: number | undefined,
+  ) => Promise<ClaimResult | undefined>,
   own: ClaimRequest | undefined,
   handlerTimeoutMs: number | undefined,
 ): Promise<Omit<TransactionalClaim, "result"> & { result: ClaimResult | undefined }> {
   const { db } = inbox;
+  // The bound on the server is set with the claim: the handler starts right after it.
+  const bound = serverBound(db, handlerTimeoutMs);
+  const opening = begin(db.isolationLevel, lockWaitMs);
   // A serialization failure or deadlock while claiming rolled everything back: claim again.
   const written: WrittenRow = {};
   const { client, result } = await retryConflicts(async () => {
     written.rowId = undefined;
+    written.unwritten = undefined;
     const client = await db.connect();
     const query = db.queryOn(client);
     try {
-      await query(begin(db.isolationLevel, lockWaitMs));
-      const result = await claim(query, written);
+      const result = await claim(query, written, opening, bound);
       if (result?.status !== "claimed" && result?.status !== "stale") {
         await query("COMMIT");
         db.release(client);
@@ -99,8 +132,29 @@ async function inTransaction(
     }
   });
   if (!client) return { result, transaction: undefined, commit: over, rollback: over, detach: over };
-  return openClaim(inbox, client, result as ClaimedOrStale, own, handlerTimeoutMs, written.rowId);
+  return openClaim(inbox, client, result as ClaimedOrStale, own, bound, written);
 }
+
+/**
+ * The bound on the transaction on the server, about the handler's time limit: a statement may run that
+ * long (so a timed-out one stops even if this process cannot cancel it), and the transaction may sit
+ * idle that long, so a frozen or partitioned holder loses the id to the next delivery within that bound.
+ * The store's own statement limit is the slack for this process to settle the run. None without a limit.
+ */
+function serverBound(db: Sessions, handlerTimeoutMs: number | undefined): number | undefined {
+  if (!handlerTimeoutMs || handlerTimeoutMs <= 0) return undefined;
+  // Both settings are a 32-bit count of ms on the server; a handler limit near Node's own timer limit
+  // plus the slack would be refused, and the claim with it.
+  return Math.min(MAX_SERVER_MS, Math.round(handlerTimeoutMs + db.timeoutMs));
+}
+
+const MAX_SERVER_MS = 2_147_483_647;
+
+const bounds = (ms: number) =>
+  `SET LOCAL statement_timeout = ${ms}; SET LOCAL idle_in_transaction_session_timeout = ${ms}`;
+
+/** The server's own limits again, for a transaction waiting (not running a handler) longer than the bound. */
+const UNBOUNDED = "SET LOCAL statement_timeout TO DEFAULT; SET LOCAL idle_in_transaction_session_timeout TO DEFAULT";
 
 /** The claim to run, its transaction still open on `client`: the handler's handle, and how the run ends. */
 function openClaim(
@@ -108,30 +162,43 @@ function openClaim(
   client: PoolClient,
   claimed: ClaimedOrStale,
   own: ClaimRequest | undefined,
-  handlerTimeoutMs: number | undefined,
-  rowId: string | undefined,
+  bound: number | undefined,
+  { rowId, unwritten }: WrittenRow,
 ): TransactionalClaim {
   const query = db.queryOn(client);
   // The handler gets the client behind a guard, closed as soon as the run settles, before anything else.
   const guarded = guardTransaction(client);
   let ended = false;
   let started = false;
+  let lifted = false;
 
   /**
-   * Bound the transaction on the server from the handler's start (not the claim's: a notification may
-   * wait for a backpressure slot first), by about the handler's time limit: a statement may run that long
-   * (so a timed-out one stops even if this process cannot cancel it), and the transaction may sit idle
-   * that long, so a frozen or partitioned holder loses the id to the next delivery within that bound.
-   * The store's own statement limit is the slack for this process to settle the run. Sent ahead of the
-   * handler's first query on the same connection, so nothing of the handler's runs before it.
+   * The bound is set with the claim, as the handler starts right after it. A notification may wait for
+   * a backpressure slot first, though, with its transaction idle: if the handler has not started within
+   * half the bound, the server's own limits come back for the wait, and the bound is set again, ahead
+   * of the handler's first query on the same connection, when the handler starts.
    */
+  const waiting =
+    bound === undefined
+      ? undefined
+      : setTimeout(() => {
+          if (started || ended) return;
+          lifted = true;
+          client.query(UNBOUNDED).catch(() => {}); // a broken connection fails the run's own statements just the same
+        }, bound / 2);
+  waiting?.unref();
+
   function handlerStarts(): void {
-    if (started || !handlerTimeoutMs || handlerTimeoutMs <= 0) return;
+    if (started) return;
     started = true;
-    const bound = Math.round(handlerTimeoutMs + db.timeoutMs);
-    client
-      .query(`SET LOCAL statement_timeout = ${bound}; SET LOCAL idle_in_transaction_session_timeout = ${bound}`)
-      .catch(() => {}); // a broken connection fails the handler's own statements just the same
+    clearTimeout(waiting);
+    if (lifted && bound !== undefined) client.query(bounds(bound)).catch(() => {});
+  }
+
+  function end(): void {
+    ended = true;
+    clearTimeout(waiting);
+    guarded.close();
   }
 
   /**
@@ -161,6 +228,13 @@ function openClaim(
     else db.release(client, new Error("transaction abandoned"));
   }
 
+  /** A first claim's record not written yet, written as its claim would have: processing, attempt 1. */
+  async function writeFirst(): Promise<void> {
+    if (!unwritten || !own) return;
+    const { id, fingerprint, owner, leaseMs } = own;
+    await query(claims.upsert, [id, null, null, false, fingerprint, owner, leaseMs, 1, false]);
+  }
+
   /**
    * The failed attempt, written after the rollback. The caller's own record may not exist any more
    * (its first claim rolled back with the rest), so it is written whole; a waiter's row is kept and
@@ -187,16 +261,11 @@ function openClaim(
     },
     async commit(answer) {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       try {
-        const values = [claimed.id, claimed.owner, JSON.stringify(answer)];
-        const found =
-          rowId === undefined
-            ? (await query<{ n: number }>(settles.complete, values))[0]!.n
-            : (await query(settles.completeWritten, [...values, rowId])).length;
-        if (found !== 1) throw new Error("the claim's record was not found in its own transaction");
-        await query("COMMIT");
+        // The record completed and the COMMIT, one message; a record not found aborts before the COMMIT.
+        const write = { rowId, fingerprint: unwritten ? own?.fingerprint : undefined };
+        await query(settles.completeAndCommit(claimed.id, claimed.owner, JSON.stringify(answer), write));
         db.release(client);
       } catch (err) {
         // A statement the handler broke (the transaction is aborted), or a lost connection: nothing committed.
@@ -207,9 +276,10 @@ function openClaim(
     },
     async detach() {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       try {
+        // Handed to a queue, the claim commits as processing, under its lease.
+        await writeFirst();
         await query("COMMIT");
         db.release(client);
       } catch (err) {
@@ -219,9 +289,9 @@ function openClaim(
     },
     async commitQueued() {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       try {
+        await writeFirst();
         const [marked] = await query<{ n: number }>(settles.markQueued, [claimed.id, claimed.owner]);
         if (marked!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
         await query("COMMIT");
@@ -234,14 +304,12 @@ function openClaim(
     },
     async discard() {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       await abandon(client, false);
     },
     async rollback(error) {
       if (ended) return;
-      ended = true;
-      guarded.close();
+      end();
       // A timed-out handler may still be running a statement on the client: cancel it rather than queue behind it.
       await abandon(client, error === "handler_timeout");
       await recordFailure(error);

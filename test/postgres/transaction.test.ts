@@ -1,5 +1,5 @@
-import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
-import { MissingTableError, postgresStore } from "merchant-webhooks/postgres";
+import { createReceiver, inProcessQueue, type ReceiverOptions } from "merchant-webhooks";
+import { MissingTableError, migrate, postgresStore } from "merchant-webhooks/postgres";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
@@ -61,6 +61,16 @@ describe("postgresStore: the record commits in the handler's transaction", () =>
     expect(answerOf(await receiver.handle(post(json(sent))))).toMatchObject({ status: 200, processed: true });
     expect(await rowsOf(sent.id)).toBe(1);
     expect(await store().get(sent.id)).toMatchObject({ state: "completed", attempts: 2 });
+  });
+
+  it("runs with the longest handler time limit a receiver accepts (the server's bound stays in its range)", async () => {
+    const receiver = receiverWith({
+      handlerTimeoutMs: 2_147_483_647,
+      onRenew: async (n, ctx) => void (await insertEffect(ctx, n.id)),
+    });
+    const sent = notification();
+    expect(answerOf(await receiver.handle(post(json(sent))))).toMatchObject({ status: 200, processed: true });
+    expect(await rowsOf(sent.id)).toBe(1);
   });
 
   it("rolls back a handler that runs past its time limit, and answers 500", async () => {
@@ -159,5 +169,173 @@ describe("postgresStore: the record commits in the handler's transaction", () =>
       /unknown option "tabel". Did you mean "table"\?/,
     );
     expect(() => postgresStore({ connection: pool, table: 'x"; drop table y; --' })).toThrow(/not a plain identifier/);
+  });
+});
+
+/** Every message a pg client sends while `work` runs: each is one round trip to the server. */
+async function messagesDuring(work: () => Promise<unknown>): Promise<string[]> {
+  const sent: string[] = [];
+  const original = pg.Client.prototype.query;
+  const spy = vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, ...args: never[]) {
+    const config = args[0] as unknown;
+    sent.push(typeof config === "string" ? config : String((config as { text?: string }).text));
+    return (original as (...a: never[]) => unknown).apply(this, args);
+  } as never);
+  try {
+    await work();
+  } finally {
+    spy.mockRestore();
+  }
+  return sent;
+}
+
+describe("the claim and the completion as functions migrate() installs", () => {
+  it("runs a first delivery in three round trips: BEGIN with the claim, the handler's insert, completion with COMMIT", async () => {
+    const receiver = createReceiver({
+      idempotency: postgresStore({ connection: pool, schema }),
+      logger: silentLogger(),
+      onRenew: async (n, ctx) =>
+        void (await ctx.transaction.query(`INSERT INTO ${effects} (notification_id) VALUES ($1)`, [n.id])),
+    });
+    const body = json(notification());
+    await receiver.handle(post(json(notification()))); // the pool's connections are open
+    const first = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
+    expect(first).toHaveLength(3);
+    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT \* FROM .*_claim_v1"\(/);
+    expect(first[2]).toMatch(/_complete_v1"\(.*\); COMMIT$/);
+    // A duplicate: the claim finds the completed record, and the transaction ends.
+    const again = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
+    expect(again).toHaveLength(2);
+  });
+
+  it("on a schema from before them, answers 503 naming migrate(); migrate() installs them and the delivery runs", async () => {
+    const old = uniqueSchema("oldschema");
+    await migrate(pool, { schema: old, table: "inbox" });
+    // The tables as an earlier version made them: without the functions.
+    await pool.query(`DROP FUNCTION "${old}".inbox_claim_v1, "${old}".inbox_complete_v1`);
+    try {
+      const store = postgresStore({ connection: pool, schema: old, table: "inbox" });
+      const failure = await Promise.resolve(
+        store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1000 }),
+      ).catch((err: unknown) => err);
+      expect(failure).toBeInstanceOf(MissingTableError);
+      expect((failure as Error).message).toContain(`"${old}"."inbox_claim_v1" does not exist`);
+      expect((failure as Error).message).toContain(`run migrate(pool, { schema: "${old}", table: "inbox" })`);
+      const onRenew = vi.fn();
+      const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
+      const body = json(notification());
+      expect((await receiver.handle(post(body))).status).toBe(503);
+      expect(onRenew).not.toHaveBeenCalled();
+      await migrate(pool, { schema: old, table: "inbox" });
+      expect((await receiver.handle(post(body))).status).toBe(200);
+      expect(onRenew).toHaveBeenCalledTimes(1);
+    } finally {
+      await dropSchema(pool, old);
+    }
+  });
+
+  it("lets one of 24 simultaneous deliveries of an id run: one effect, the others 409 or the duplicate's 200", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const onRenew = vi.fn(async (n: { id: string }, ctx) => {
+      await ctx.transaction.query(`INSERT INTO ${effects} (notification_id) VALUES ($1)`, [n.id]);
+      await held;
+    });
+    // Each delivery through its own receiver and store, as from separate processes.
+    const receivers = Array.from({ length: 24 }, () =>
+      createReceiver({ idempotency: postgresStore({ connection: pool, schema }), logger: silentLogger(), onRenew }),
+    );
+    const sent = notification();
+    const answers = receivers.map((receiver) => receiver.handle(post(json(sent))));
+    await vi.waitFor(() => expect(onRenew).toHaveBeenCalled(), { timeout: 10_000 });
+    release();
+    const statuses = (await Promise.all(answers)).map((answer) => answer.status);
+    expect(onRenew).toHaveBeenCalledTimes(1);
+    expect(statuses.filter((status) => status !== 409 && status !== 200)).toEqual([]);
+    expect(await rowsOf(sent.id)).toBe(1);
+    expect((await receivers[0]!.handle(post(json(sent)))).status).toBe(200);
+    expect(onRenew).toHaveBeenCalledTimes(1);
+  });
+
+  it("stores ids and answers with quotes and backslashes as they are, whatever standard_conforming_strings says", async () => {
+    for (const conforming of ["on", "off"]) {
+      const odd = new pg.Pool({ connectionString: pool.options.connectionString, max: 1 });
+      odd.on("connect", (client) => void client.query(`SET standard_conforming_strings = ${conforming}`));
+      try {
+        const store = postgresStore({ connection: odd, schema });
+        const id = `it's a \\ back\\slash \\' ${conforming}`;
+        const answer = { processed: true, message: `O'Brien said "\\n" \\' and \\\\ ${conforming}` };
+        const claim = await store.claimInTransaction({ id, fingerprint: "f'\\", owner: "o'\\", leaseMs: 1000 });
+        expect(claim.result).toMatchObject({ status: "claimed", id });
+        await claim.commit(answer);
+        expect(await store.get(id)).toMatchObject({ state: "completed", fingerprint: "f'\\", answer });
+        const again = await store.claimInTransaction({ id, fingerprint: "f'\\", owner: "other", leaseMs: 1000 });
+        expect(again.result).toEqual({ status: "completed", answer });
+      } finally {
+        await odd.end();
+      }
+    }
+  });
+});
+
+describe("a notification waiting for a backpressure slot", () => {
+  it("keeps its transaction past the server's bound while it waits, and runs with the bound once it starts", async () => {
+    // Handlers one at a time, each 400 ms: the last of 8 waits about 2.8 s, longer than the bound (2 s).
+    const timeoutSeen: string[] = [];
+    const receiver = createReceiver({
+      idempotency: postgresStore({ connection: pool, schema, timeoutMs: 1_000 }),
+      logger: silentLogger(),
+      handlerTimeoutMs: 1_000,
+      backpressure: { concurrency: 1 },
+      onRenew: async (n, ctx) => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        await insertEffect(ctx, n.id);
+        const { rows } = await ctx.transaction.query("SHOW idle_in_transaction_session_timeout");
+        timeoutSeen.push(rows[0].idle_in_transaction_session_timeout);
+      },
+    });
+    const sent = Array.from({ length: 8 }, () => notification());
+    const statuses = await Promise.all(sent.map(async (n) => (await receiver.handle(post(json(n)))).status));
+    expect(statuses).toEqual(Array(8).fill(200));
+    for (const n of sent) expect(await rowsOf(n.id)).toBe(1);
+    expect(new Set(timeoutSeen)).toEqual(new Set(["2s"]));
+  });
+});
+
+describe("a first delivery's record, written whole as its run ends", () => {
+  it("is committed as processing when the claim goes to an in-process queue, then completed by the run", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const onRenew = vi.fn(async () => held);
+    const receiver = receiverWith({ queue: inProcessQueue({ concurrency: 1 }), onRenew });
+    const sent = notification();
+    expect((await receiver.handle(post(json(sent)))).status).toBe(200);
+    await vi.waitFor(() => expect(onRenew).toHaveBeenCalled());
+    expect(await store().get(sent.id)).toMatchObject({ state: "processing", attempts: 1 });
+    release();
+    await vi.waitFor(async () => expect(await store().get(sent.id)).toMatchObject({ state: "completed" }));
+    expect((await receiver.handle(post(json(sent)))).status).toBe(200);
+    expect(onRenew).toHaveBeenCalledTimes(1);
+    await receiver.close();
+  });
+
+  it("replaces a record past retention, which counts as gone, and never a live one", async () => {
+    const short = () => postgresStore({ connection: pool, schema, retentionSeconds: 60 });
+    const onRenew = vi.fn(async (n: { id: string }, ctx) => void (await insertEffect(ctx, n.id)));
+    const receiver = createReceiver({ idempotency: short(), logger: silentLogger(), onRenew });
+    const sent = notification();
+    expect((await receiver.handle(post(json(sent)))).status).toBe(200);
+    await pool.query(
+      `UPDATE "${schema}".merchant_webhooks_inbox SET updated_at = now() - interval '2 minutes' WHERE id = $1`,
+      [sent.id],
+    );
+    // Past retention, another payload under the id is a new notification: it runs, and its record replaces the old.
+    const altered = { ...sent, resource: { ...sent.resource, plan_id: "another-plan" } };
+    expect(await receiver.handle(post(json(altered)))).toMatchObject({ status: 200 });
+    expect(onRenew).toHaveBeenCalledTimes(2);
+    expect(await short().get(sent.id)).toMatchObject({ state: "completed", attempts: 1 });
+    // Live again: the first payload is now the other one, 422.
+    expect((await receiver.handle(post(json(sent)))).status).toBe(422);
+    expect(await rowsOf(sent.id)).toBe(2);
   });
 });
