@@ -28,9 +28,12 @@ export interface LedgerEntry {
 export interface QueueLedger {
   /** The part `keep` would write `id` to now; recorded in the job data so the worker drops the right copy. */
   partFor(id: string): number;
-  keep(id: string, data: NotificationJobData, part: number): Promise<void>;
+  /** `data` as it is, or already serialised. */
+  keep(id: string, data: NotificationJobData | string, part: number): Promise<void>;
   /** Drop the copy; without `part`, from every part. */
   forget(id: string, part?: number): Promise<void>;
+  /** Drop the copies of several notifications, one transaction per part they are in. */
+  forgetAll(copies: ReadonlyArray<{ id: string; part: number }>): Promise<void>;
   /** The copy of `id`, looked for in every part. */
   find(id: string): Promise<LedgerEntry | undefined>;
   /** Up to `limit` copies written before `before` (epoch ms), oldest first in each part. */
@@ -81,11 +84,25 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
     },
     async keep(id, data, part) {
       const keys = parts[part]!;
-      await client.multi().hset(keys.jobs, id, JSON.stringify(data)).zadd(keys.since, Date.now(), id).exec();
+      const text = typeof data === "string" ? data : JSON.stringify(data);
+      await client.multi().hset(keys.jobs, id, text).zadd(keys.since, Date.now(), id).exec();
     },
     async forget(id, part) {
       const chosen = part === undefined ? parts : [parts[part]!];
       await Promise.all(chosen.map((keys) => client.multi().hdel(keys.jobs, id).zrem(keys.since, id).exec()));
+    },
+    async forgetAll(copies) {
+      const byPart = new Map<number, string[]>();
+      for (const { id, part } of copies) byPart.set(part, [...(byPart.get(part) ?? []), id]);
+      await Promise.all(
+        [...byPart].map(([part, ids]) =>
+          client
+            .multi()
+            .hdel(parts[part]!.jobs, ...ids)
+            .zrem(parts[part]!.since, ...ids)
+            .exec(),
+        ),
+      );
     },
     async find(id) {
       // The part it was most likely kept in first: the one `partFor` picks now (the slot map may have moved).
