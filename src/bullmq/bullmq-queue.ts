@@ -156,11 +156,15 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   /** The notification's own job; for a mailbox's notification, the job that runs its subscription's mailbox. */
   async function addJob(item: QueuedNotification, data: NotificationJobData): Promise<void> {
     const jobId = jobIdFor(item.id);
-    await queue.add(item.notification.event_type, data, { jobId });
     // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;
     // a job left in the failed (or, if kept, completed) set would not, yet the receiver has just
     // claimed the id again: replace that job so the notification runs, with the payload just received.
-    const state = await queue.getJobState(jobId);
+    // The state is asked beside the add, not after it: failed or completed, whichever was read first,
+    // it says the add found that job there (a job this add made is waiting), so one round trip does.
+    const [state] = await Promise.all([
+      queue.getJobState(jobId),
+      queue.add(item.notification.event_type, data, { jobId }),
+    ]);
     if (state === "failed" || state === "completed") {
       await queue.remove(jobId);
       await queue.add(item.notification.event_type, data, { jobId });

@@ -15,7 +15,7 @@ import {
   UnreadableJobDataError,
 } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
-import type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
+import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
 import type { SealingKey } from "./seal.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
@@ -46,6 +46,8 @@ export interface JobRunner {
   keys: readonly SealingKey[];
   /** The queue's ledger of job copies: dropped once a notification is done, read when a waiter's job is gone. */
   ledger?: QueueLedger | undefined;
+  /** Drops of done notifications' copies, gathered across jobs (`batchedDrops`); else a drain's own batches. */
+  drops?: LedgerDrops | undefined;
 }
 
 /** Thrown after a job was put back to wait without using one of its attempts. */
@@ -388,10 +390,10 @@ function readableOrUndefined(read: () => ReadJobData): ReadJobData | undefined {
 const DROP_BATCH = 64;
 
 /**
- * The ledger copies of the notifications a drain has done, dropped a batch at a time (`flush`, or
- * every `DROP_BATCH`), the drop joining `tidying`: a hot subscription's drain then spends a round trip
- * on its copies per batch, not per notification. A copy whose part is unknown (an older job) is
- * dropped from every part at once.
+ * The ledger copies of the notifications a drain has done, dropped a batch at a time: handed to the
+ * worker's `drops` (gathered across its jobs), else batched here (`flush`, or every `DROP_BATCH`),
+ * the drop joining `tidying`. Either way a drain spends a round trip on its copies per batch, not per
+ * notification. A copy whose part is unknown (an older job) is dropped from every part at once.
  */
 function copiesDone(
   runner: JobRunner,
@@ -416,8 +418,11 @@ function copiesDone(
         tidying.push(forgetCopy(runner, id, part));
         return;
       }
-      batch.push({ id, part });
-      if (batch.length >= DROP_BATCH) flush();
+      if (runner.drops) runner.drops.drop(id, part);
+      else {
+        batch.push({ id, part });
+        if (batch.length >= DROP_BATCH) flush();
+      }
     },
     flush,
   };

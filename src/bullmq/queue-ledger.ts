@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import { keySlot } from "../redis/key-slot.js";
+import { withTimeout } from "../shared/time-limit.js";
 import { hashTagOf } from "./cluster-prefix.js";
 import type { NotificationJobData } from "./job-data.js";
 
@@ -129,6 +130,49 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
       const texts = await client.hmget(keys.jobs, ...ids);
       return ids.map((id, i) => ({ id, part, since: Number(flat[i * 2 + 1]), data: parse(texts[i] ?? null) }));
     },
+  };
+}
+
+/** Copies to drop, gathered from many jobs and dropped a batch at a time (`batchedDrops`). */
+export interface LedgerDrops {
+  drop(id: string, part: number): void;
+  /** Drop what is gathered now; resolves when done (or failed: a copy left behind is swept). */
+  flush(): Promise<void>;
+}
+
+/**
+ * A worker's drops of done notifications' copies, one transaction per ledger part for everything
+ * gathered over `delayMs` (or `maxBatch` copies), instead of one per notification: a job's own drop
+ * then costs no round trip of its own. Losing a batch (a crash, Redis away) only leaves copies the
+ * sweep drops, their records completed.
+ */
+export function batchedDrops(
+  ledger: QueueLedger,
+  { delayMs = 50, maxBatch = 128, timeoutMs = 5_000 } = {},
+): LedgerDrops {
+  let batch: Array<{ id: string; part: number }> = [];
+  let timer: NodeJS.Timeout | undefined;
+  const inFlight = new Set<Promise<void>>();
+  const flush = (): Promise<void> => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (batch.length > 0) {
+      const copies = batch;
+      batch = [];
+      const sent = withTimeout(ledger.forgetAll(copies), timeoutMs, () => new Error("ledger write timed out"))
+        .catch(() => {})
+        .finally(() => inFlight.delete(sent));
+      inFlight.add(sent);
+    }
+    return Promise.all(inFlight).then(() => {});
+  };
+  return {
+    drop(id, part) {
+      batch.push({ id, part });
+      if (batch.length >= maxBatch) void flush();
+      else timer ??= setTimeout(flush, delayMs).unref();
+    },
+    flush,
   };
 }
 
