@@ -63,6 +63,24 @@ describe("sweepQueued: a queued notification whose job is gone", () => {
     expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 0, requeued: 0, dropped: 0 });
   });
 
+  it("drops done notifications' copies in batches, and what is gathered when the worker closes", async () => {
+    const { queue, deliver, startWorker } = setUp("sweep-batched", false);
+    const bodies = Array.from({ length: 20 }, () => notification("SUBSCRIPTION_RENEW"));
+    for (const body of bodies) expect((await deliver(body)).status).toBe(200);
+    expect(await queue.ledger.due(Date.now() + 1, 100)).toHaveLength(20);
+    const onRenew = vi.fn();
+    const worker = startWorker(onRenew);
+    await eventually(
+      async () => (await Promise.all(bodies.map((b) => store.get(b.id)))).every((r) => r?.state === "completed"),
+      10_000,
+      "every completion",
+    );
+    // Closed at once, the worker sends the drops it still holds before it goes.
+    await worker.close();
+    expect(await queue.ledger.due(Date.now() + 1, 100)).toEqual([]);
+    expect(onRenew).toHaveBeenCalledTimes(20);
+  });
+
   it("leaves a notification whose job is still there, and drops a copy left behind by a done one without running it again", async () => {
     const { queue, deliver, startWorker } = setUp("sweep-kept", false);
     const body = notification("SUBSCRIPTION_RENEW");
