@@ -7,7 +7,7 @@ import { withTimeout } from "../shared/time-limit.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
-import { type QueueLedger, queueLedger } from "./queue-ledger.js";
+import { LEDGER_PARTS, type QueueLedger, queueLedger } from "./queue-ledger.js";
 import { type EncryptionKey, sealingKey } from "./seal.js";
 
 const BULLMQ_QUEUE_KEYS = {
@@ -80,6 +80,7 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   readonly ledger: QueueLedger;
   enqueue(item: QueuedNotification): Promise<void>;
   wake(item: QueuedNotification): Promise<void>;
+  carry(item: Omit<QueuedNotification, "run" | "mailbox" | "carried">): string;
   has(id: string): Promise<boolean>;
   /** A PING on the queue's connection within `timeoutMs`; rejects while Redis is down. */
   ping(): Promise<void>;
@@ -88,6 +89,16 @@ export interface BullmqNotificationQueue extends NotificationQueue {
    * connection made for it (a lent client stays open).
    */
   close(options?: CloseOptions): Promise<void>;
+}
+
+/**
+ * The ledger part that serialised job data names (its copy goes there, where the worker drops it). Read
+ * without parsing the whole: `ledger` is a top-level key written before the notification, and a key
+ * of that name cannot appear unescaped inside a string value before it.
+ */
+function partOf(carried: string): number {
+  const part = Number(/"ledger":(\d+)/.exec(carried)?.[1] ?? 0);
+  return part < LEDGER_PARTS ? part : 0;
 }
 
 /**
@@ -130,10 +141,14 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
 
   async function add(item: QueuedNotification): Promise<void> {
     await ready();
+    // A mailbox's notification is kept as the copy alone (the store keeps the same data for its runner):
+    // the copy is what a sweep finds a subscription by whose drain job the queue lost.
+    if (item.mailbox) {
+      const carried = item.carried ?? JSON.stringify(jobDataFor(item, key, ledger.partFor(item.id)));
+      return ledger.keep(item.id, carried, partOf(carried));
+    }
     const part = ledger.partFor(item.id);
     const data: NotificationJobData = jobDataFor(item, key, part);
-    // A mailbox's notification is kept as the copy alone: the runner of its subscription reads it there.
-    if (item.mailbox) return ledger.keep(item.id, data, part);
     // The copy goes beside the job, never after it: a job acknowledged without its copy could be lost for good.
     await Promise.all([ledger.keep(item.id, data, part), addJob(item, data)]);
   }
@@ -141,11 +156,15 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   /** The notification's own job; for a mailbox's notification, the job that runs its subscription's mailbox. */
   async function addJob(item: QueuedNotification, data: NotificationJobData): Promise<void> {
     const jobId = jobIdFor(item.id);
-    await queue.add(item.notification.event_type, data, { jobId });
     // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;
     // a job left in the failed (or, if kept, completed) set would not, yet the receiver has just
     // claimed the id again: replace that job so the notification runs, with the payload just received.
-    const state = await queue.getJobState(jobId);
+    // The state is asked beside the add, not after it: failed or completed, whichever was read first,
+    // it says the add found that job there (a job this add made is waiting), so one round trip does.
+    const [state] = await Promise.all([
+      queue.getJobState(jobId),
+      queue.add(item.notification.event_type, data, { jobId }),
+    ]);
     if (state === "failed" || state === "completed") {
       await queue.remove(jobId);
       await queue.add(item.notification.event_type, data, { jobId });
@@ -166,11 +185,15 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
       withTimeout(
         (async () => {
           await ready();
-          await addJob(item, jobDataFor(item, key, ledger.partFor(item.id)));
+          const data = item.carried
+            ? (JSON.parse(item.carried) as NotificationJobData)
+            : jobDataFor(item, key, ledger.partFor(item.id));
+          await addJob(item, data);
         })(),
         timeoutMs,
         () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`),
       ),
+    carry: (item) => JSON.stringify(jobDataFor(item, key, ledger.partFor(item.id))),
     async has(id) {
       const state = await withTimeout(
         queue.getJobState(jobIdFor(id)),

@@ -20,7 +20,7 @@ import { gaugeFailedSet } from "./failed-set-gauge.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobProcessor } from "./job-processor.js";
 import type { JobOutcome, JobRunner } from "./process-job.js";
-import { queueLedger } from "./queue-ledger.js";
+import { batchedDrops, queueLedger } from "./queue-ledger.js";
 import { type EncryptionKey, sealingKeys } from "./seal.js";
 import { DEFAULT_SWEEP_EVERY_MS, sweepEvery } from "./sweep-every.js";
 import { workerStore } from "./worker-store.js";
@@ -162,6 +162,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     keys: sealingKeys(options.encryptionKey),
     ledger: queueLedger(handle.client, options.prefix, options.name),
   };
+  runner.drops = batchedDrops(runner.ledger!);
 
   loadOtelApi();
   const stopSweeping = sweepEvery(options.sweepQueuedEveryMs ?? DEFAULT_SWEEP_EVERY_MS, {
@@ -203,6 +204,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
           shutdown.abort(new Error("worker closing"));
           await settlesWithin(closed, REQUEUE_GRACE_MS);
         }
+        await runner.drops!.flush();
         await stopSweeping();
         await stopFailedSetGauge();
         await closeStore();

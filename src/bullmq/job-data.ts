@@ -92,7 +92,11 @@ const sortedEntries = (record: Record<string, string> | undefined) =>
   record && typeof record === "object" ? Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)) : null;
 
 /** The job data of a queued notification; `ledger`: the ledger part its copy goes to. */
-export function jobDataFor(item: QueuedNotification, key?: SealingKey, ledger?: number): NotificationJobData {
+export function jobDataFor(
+  item: Omit<QueuedNotification, "run" | "mailbox" | "carried">,
+  key?: SealingKey,
+  ledger?: number,
+): NotificationJobData {
   const { notification } = item;
   const common = {
     // The record's id: the notification id, inside its tenant's namespace when `authorizeSender` named one.

@@ -14,7 +14,7 @@ import {
   UnreadableJobDataError,
 } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
-import type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
+import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
 import type { SealingKey } from "./seal.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
@@ -45,6 +45,8 @@ export interface JobRunner {
   keys: readonly SealingKey[];
   /** The queue's ledger of job copies: dropped once a notification is done, read when a waiter's job is gone. */
   ledger?: QueueLedger | undefined;
+  /** Drops of done notifications' copies, gathered across jobs (`batchedDrops`); else a drain's own batches. */
+  drops?: LedgerDrops | undefined;
 }
 
 /** Thrown after a job was put back to wait without using one of its attempts. */
@@ -149,10 +151,12 @@ export async function processJob(
   // Tidying after a waiter (its job removed, its ledger copy dropped) overlaps the next waiter's run:
   // both are safe to lose (a leftover job finds its record completed, a leftover copy is swept), and
   // waiting for them would put two more round trips between each notification of a hot subscription.
+  // Copies are dropped a batch at a time: one transaction per ledger part for up to `DROP_BATCH`.
   const tidying: Promise<void>[] = [];
+  const done = copiesDone(runner, tidying);
   while (current) {
     const isOwn = current.id === id;
-    const data = isOwn ? own : await waiterJobData(job, current.id, runner);
+    const data = isOwn ? own : await waiterJobData(job, current, runner);
     if (data === UNREACHABLE) {
       // Redis did not answer where the job is: the notification is not gone, and failing its record
       // would send an accepted, in-order notification to onStale. Let the claim go at once, so it
@@ -196,7 +200,12 @@ export async function processJob(
           return postpone(job, token, recheckDelay(job));
         } else outcome = result.outcome;
       } else if (!("failure" in result) && result.outcome !== "lease_lost") {
-        tidying.push(removeDone(data.job), forgetCopy(runner, current.id, data.ledger));
+        if (data.job) tidying.push(removeDone(data.job));
+        // Run from the data kept in the mailbox, unlooked-up: a run after the first (its runner died, or
+        // its own job was stuck) may leave that job behind, active under a dead lock until the stalled
+        // check. Only then is it looked for, and removed.
+        else if (current.attempt > 2) tidying.push(removeJobOf(job, current.id));
+        done.add(current.id, data.ledger);
       }
     } else if (inTransaction) {
       // As below, the failure recorded once the transaction that claimed it is rolled back.
@@ -216,11 +225,12 @@ export async function processJob(
       if (taken?.sentAt !== undefined) leaseFrom = taken.sentAt;
     }
   }
+  if (ownFailure === undefined && outcome !== undefined && settled === undefined) done.add(id, own.ledger);
+  done.flush();
   await Promise.all(tidying);
   if (ownFailure !== undefined) throw ownFailure;
   // Its notification still waits its turn in the list: the job stays as the safety net for it.
   if (outcome === undefined) return postpone(job, token, runner.leaseMs);
-  if (settled === undefined) await forgetCopy(runner, id, own.ledger);
   // Back soon: its own notification is settled by then, and the job runs the mailbox on from its head.
   if (unreachable) return postpone(job, token, STORE_RETRY_MS);
   return outcome;
@@ -311,23 +321,24 @@ async function runOne(
 const UNREACHABLE = Symbol("unreachable");
 
 /**
- * The data of another notification's job, to run it here: from its job, else from the ledger's copy.
- * Undefined when both say it is gone (or it cannot be read); `UNREACHABLE` when neither could be asked.
+ * The data of another notification's job, to run it here: the data its receiver kept with it in the
+ * mailbox, which the store handed over with the claim; else from its job, else from the ledger's copy.
+ * Undefined when all say it is gone (or it cannot be read); `UNREACHABLE` when none could be asked.
  */
 async function waiterJobData(
   job: Job<NotificationJobData>,
-  id: string,
+  claim: ClaimedOrStale,
   runner: JobRunner,
 ): Promise<ReadJobData | undefined | typeof UNREACHABLE> {
+  const { id } = claim;
+  if (claim.carried !== undefined) {
+    const kept = carriedJobData(claim, runner.keys);
+    if (kept) return kept;
+  }
   // Both asked at once: a mailbox's notifications have no job of their own, only the ledger's copy,
   // and asking one after the other would put a round trip more between each of a subscription's runs.
   const [looked, found] = await Promise.allSettled([
-    withTimeout(
-      // The job's own queue handle (protected in BullMQ's types) reaches its sibling jobs.
-      Job.fromId<NotificationJobData>((job as unknown as { queue: MinimalQueue }).queue, jobIdFor(id)),
-      WORKER_CALL_TIMEOUT_MS,
-      () => new Error("job lookup timed out"),
-    ),
+    lookUpJob(job, id),
     runner.ledger
       ? withTimeout(runner.ledger.find(id), WORKER_CALL_TIMEOUT_MS, () => new Error("ledger lookup timed out"))
       : undefined,
@@ -348,6 +359,23 @@ async function waiterJobData(
   }));
 }
 
+/**
+ * The job data a waiter's receiver kept with it in the mailbox, opened and validated as a job's is.
+ * It must name the record and order key it was handed over under: data moved from another record (by
+ * whoever can write to Redis) is not run; a sealed one is bound to both by its seal as well.
+ */
+function carriedJobData(claim: ClaimedOrStale, keys: readonly SealingKey[]): ReadJobData | undefined {
+  let data: Partial<NotificationJobData>;
+  try {
+    data = JSON.parse(claim.carried!) as Partial<NotificationJobData>;
+  } catch {
+    return undefined;
+  }
+  if (data?.id !== claim.id || data.order?.key !== claim.order?.key) return undefined;
+  const receivedAt = typeof data.receivedAt === "number" ? data.receivedAt : Date.now();
+  return readableOrUndefined(() => readNotificationJob(data, keys, receivedAt));
+}
+
 /** Job data no key opens or no schema accepts cannot be run from here: as good as gone. */
 function readableOrUndefined(read: () => ReadJobData): ReadJobData | undefined {
   try {
@@ -355,6 +383,48 @@ function readableOrUndefined(read: () => ReadJobData): ReadJobData | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** How many done notifications' ledger copies a drain drops in one go. */
+const DROP_BATCH = 64;
+
+/**
+ * The ledger copies of the notifications a drain has done, dropped a batch at a time: handed to the
+ * worker's `drops` (gathered across its jobs), else batched here (`flush`, or every `DROP_BATCH`),
+ * the drop joining `tidying`. Either way a drain spends a round trip on its copies per batch, not per
+ * notification. A copy whose part is unknown (an older job) is dropped from every part at once.
+ */
+function copiesDone(
+  runner: JobRunner,
+  tidying: Promise<void>[],
+): { add(id: string, part?: number): void; flush(): void } {
+  let batch: Array<{ id: string; part: number }> = [];
+  const flush = () => {
+    if (batch.length === 0 || !runner.ledger) return;
+    const ledger = runner.ledger;
+    const copies = batch;
+    batch = [];
+    tidying.push(
+      withTimeout(ledger.forgetAll(copies), WORKER_CALL_TIMEOUT_MS, () => new Error("ledger write timed out")).catch(
+        () => {},
+      ),
+    );
+  };
+  return {
+    add(id, part) {
+      if (!runner.ledger) return;
+      if (part === undefined) {
+        tidying.push(forgetCopy(runner, id, part));
+        return;
+      }
+      if (runner.drops) runner.drops.drop(id, part);
+      else {
+        batch.push({ id, part });
+        if (batch.length >= DROP_BATCH) flush();
+      }
+    },
+    flush,
+  };
 }
 
 /** The notification is done: its ledger copy is no longer needed (a sweep drops one this misses). */
@@ -365,6 +435,20 @@ async function forgetCopy(runner: JobRunner, id: string, part: number | undefine
     WORKER_CALL_TIMEOUT_MS,
     () => new Error("ledger write timed out"),
   ).catch(() => {});
+}
+
+/** The job of the notification `id`, if it has one, ran here: it is removed (see `removeDone`). */
+async function removeJobOf(job: Job<NotificationJobData>, id: string): Promise<void> {
+  await removeDone(await lookUpJob(job, id).catch(() => undefined));
+}
+
+/** The job of the notification `id`, through the job's own queue handle (protected in BullMQ's types). */
+function lookUpJob(job: Job<NotificationJobData>, id: string): Promise<Job<NotificationJobData> | undefined> {
+  return withTimeout(
+    Job.fromId<NotificationJobData>((job as unknown as { queue: MinimalQueue }).queue, jobIdFor(id)),
+    WORKER_CALL_TIMEOUT_MS,
+    () => new Error("job lookup timed out"),
+  );
 }
 
 /** A job whose notification ran here has nothing left to do: remove it unless its own worker has it. */

@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from "ioredis";
 import { keySlot } from "../redis/key-slot.js";
+import { withTimeout } from "../shared/time-limit.js";
 import { hashTagOf } from "./cluster-prefix.js";
 import type { NotificationJobData } from "./job-data.js";
 
@@ -28,9 +29,12 @@ export interface LedgerEntry {
 export interface QueueLedger {
   /** The part `keep` would write `id` to now; recorded in the job data so the worker drops the right copy. */
   partFor(id: string): number;
-  keep(id: string, data: NotificationJobData, part: number): Promise<void>;
+  /** `data` as it is, or already serialised. */
+  keep(id: string, data: NotificationJobData | string, part: number): Promise<void>;
   /** Drop the copy; without `part`, from every part. */
   forget(id: string, part?: number): Promise<void>;
+  /** Drop the copies of several notifications, one transaction per part they are in. */
+  forgetAll(copies: ReadonlyArray<{ id: string; part: number }>): Promise<void>;
   /** The copy of `id`, looked for in every part. */
   find(id: string): Promise<LedgerEntry | undefined>;
   /** Up to `limit` copies written before `before` (epoch ms), oldest first in each part. */
@@ -81,11 +85,25 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
     },
     async keep(id, data, part) {
       const keys = parts[part]!;
-      await client.multi().hset(keys.jobs, id, JSON.stringify(data)).zadd(keys.since, Date.now(), id).exec();
+      const text = typeof data === "string" ? data : JSON.stringify(data);
+      await client.multi().hset(keys.jobs, id, text).zadd(keys.since, Date.now(), id).exec();
     },
     async forget(id, part) {
       const chosen = part === undefined ? parts : [parts[part]!];
       await Promise.all(chosen.map((keys) => client.multi().hdel(keys.jobs, id).zrem(keys.since, id).exec()));
+    },
+    async forgetAll(copies) {
+      const byPart = new Map<number, string[]>();
+      for (const { id, part } of copies) byPart.set(part, [...(byPart.get(part) ?? []), id]);
+      await Promise.all(
+        [...byPart].map(([part, ids]) =>
+          client
+            .multi()
+            .hdel(parts[part]!.jobs, ...ids)
+            .zrem(parts[part]!.since, ...ids)
+            .exec(),
+        ),
+      );
     },
     async find(id) {
       // The part it was most likely kept in first: the one `partFor` picks now (the slot map may have moved).
@@ -112,6 +130,49 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
       const texts = await client.hmget(keys.jobs, ...ids);
       return ids.map((id, i) => ({ id, part, since: Number(flat[i * 2 + 1]), data: parse(texts[i] ?? null) }));
     },
+  };
+}
+
+/** Copies to drop, gathered from many jobs and dropped a batch at a time (`batchedDrops`). */
+export interface LedgerDrops {
+  drop(id: string, part: number): void;
+  /** Drop what is gathered now; resolves when done (or failed: a copy left behind is swept). */
+  flush(): Promise<void>;
+}
+
+/**
+ * A worker's drops of done notifications' copies, one transaction per ledger part for everything
+ * gathered over `delayMs` (or `maxBatch` copies), instead of one per notification: a job's own drop
+ * then costs no round trip of its own. Losing a batch (a crash, Redis away) only leaves copies the
+ * sweep drops, their records completed.
+ */
+export function batchedDrops(
+  ledger: QueueLedger,
+  { delayMs = 50, maxBatch = 128, timeoutMs = 5_000 } = {},
+): LedgerDrops {
+  let batch: Array<{ id: string; part: number }> = [];
+  let timer: NodeJS.Timeout | undefined;
+  const inFlight = new Set<Promise<void>>();
+  const flush = (): Promise<void> => {
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (batch.length > 0) {
+      const copies = batch;
+      batch = [];
+      const sent = withTimeout(ledger.forgetAll(copies), timeoutMs, () => new Error("ledger write timed out"))
+        .catch(() => {})
+        .finally(() => inFlight.delete(sent));
+      inFlight.add(sent);
+    }
+    return Promise.all(inFlight).then(() => {});
+  };
+  return {
+    drop(id, part) {
+      batch.push({ id, part });
+      if (batch.length >= maxBatch) void flush();
+      else timer ??= setTimeout(flush, delayMs).unref();
+    },
+    flush,
   };
 }
 

@@ -58,6 +58,8 @@ interface Entry extends IdempotencyRecord {
   order?: OrderClaim & { holdsKey: boolean };
   /** In its key's waiting list (handed to a queue in order, not yet run). */
   waiting?: boolean;
+  /** The job data its receiver kept with it in the mailbox (`ClaimRequest.carried`), until it is settled. */
+  carried?: string;
   expiresAt: number;
   /** Estimated bytes this record holds, counted in the store's total. */
   bytes: number;
@@ -203,11 +205,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     };
     put(id, claimed);
     const handle: ClaimHandle = { id, owner, order: position !== undefined ? { key, position } : { key } };
-    if (stale) return { status: "stale", ...handle, attempt: claimed.attempts, newestPosition: newest! };
+    const carried = entry.carried === undefined ? {} : { carried: entry.carried };
+    if (stale) return { status: "stale", ...handle, attempt: claimed.attempts, newestPosition: newest!, ...carried };
     orders.hold(key, owner, at + leaseMs, id);
     return newest === undefined
-      ? { status: "claimed", ...handle, attempt: claimed.attempts }
-      : { status: "claimed", ...handle, attempt: claimed.attempts, previousPosition: newest };
+      ? { status: "claimed", ...handle, attempt: claimed.attempts, ...carried }
+      : { status: "claimed", ...handle, attempt: claimed.attempts, previousPosition: newest, ...carried };
   }
 
   /**
@@ -246,7 +249,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       return orders.bytes;
     },
 
-    claim({ id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue }: ClaimRequest): ClaimResult {
+    claim(request: ClaimRequest): ClaimResult {
+      const { id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue } = request;
       const at = now();
       const entry = live(id);
       const handedOver = takeQueued && handoffFrom !== undefined && entry?.owner === handoffFrom;
@@ -314,9 +318,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         bytes: 0,
       };
       if (order) claimed.order = { ...order, holdsKey: !stale && !forQueue };
+      // Kept with its data, it is handed over at once, as `markWaiting` would (see `ClaimRequest.carried`).
+      const carried = order && forQueue && !stale ? request.carried : undefined;
       if (order && forQueue && !stale) {
         claimed.waiting = true;
         orders.wait(order.key, id, order.position);
+        if (carried !== undefined) {
+          claimed.state = "queued";
+          claimed.carried = carried;
+          delete claimed.leaseUntil;
+        }
       }
       put(id, claimed);
       if (!trim(at)) {
@@ -327,6 +338,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       }
       const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
       if (stale) return { status: "stale", ...handle, attempt: attempts, newestPosition: newestPosition! };
+      if (carried !== undefined) {
+        const appended = { wake: orders.wakeRunner(order!.key, at + leaseMs, owner) };
+        return newestPosition === undefined
+          ? { status: "claimed", ...handle, attempt: attempts, appended }
+          : { status: "claimed", ...handle, attempt: attempts, previousPosition: newestPosition, appended };
+      }
       if (order && !forQueue) orders.hold(order.key, owner, at + leaseMs, takeQueued ? id : undefined);
       // A worker holding the key runs its mailbox from here.
       if (order && takeQueued && !forQueue) orders.runner(order.key, at + leaseMs);
@@ -354,6 +371,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         delete entry.leaseUntil;
         delete entry.error;
         if (entry.order?.position !== undefined) orders.advance(entry.order.key, entry.order.position);
+        delete entry.carried;
         letGoOfKey(entry, claim.id);
       });
     },
@@ -363,6 +381,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         entry.state = "failed";
         entry.error = error;
         delete entry.leaseUntil;
+        delete entry.carried;
         letGoOfKey(entry, claim.id);
       });
     },
@@ -408,7 +427,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     get(ref) {
       const entry = live(refOf(ref).id);
       if (!entry) return undefined;
-      const { expiresAt: _expiresAt, bytes: _bytes, order: _order, waiting: _waiting, ...record } = entry;
+      const {
+        expiresAt: _expiresAt,
+        bytes: _bytes,
+        order: _order,
+        waiting: _waiting,
+        carried: _carried,
+        ...record
+      } = entry;
       return record;
     },
 
@@ -431,7 +457,7 @@ function listRecords(records: Map<string, Entry>, retentionMs: number, at: numbe
   const entries: Iterable<[string, Entry]> = query.id === undefined ? records : only ? [[query.id, only]] : [];
   for (const [id, entry] of entries) {
     if (entry.expiresAt <= at) continue;
-    const { expiresAt, bytes: _bytes, order, waiting: _waiting, ...record } = entry;
+    const { expiresAt, bytes: _bytes, order, waiting: _waiting, carried: _carried, ...record } = entry;
     const item: ListedRecord = { ...record, id, updatedAt: expiresAt - retentionMs };
     if (order)
       item.order = order.position === undefined ? { key: order.key } : { key: order.key, position: order.position };
@@ -455,6 +481,7 @@ function sizeOf(id: string, entry: Entry): number {
     (entry.owner?.length ?? 0) +
     (entry.answer?.message.length ?? 0) +
     (entry.error?.length ?? 0) +
+    (entry.carried?.length ?? 0) +
     (entry.order ? entry.order.key.length + (entry.order.position?.length ?? 0) : 0);
   return ENTRY_OVERHEAD_BYTES + 2 * chars;
 }

@@ -49,6 +49,15 @@ export interface ClaimRequest {
    */
   forQueue?: boolean;
   /**
+   * With `forQueue` and `order`, for a store with `markWaiting`: the notification's job data as the
+   * queue keeps it (sealed, or card numbers masked; never card verification data). The store keeps it
+   * beside the record until the record is settled, hands the record over to its key's mailbox in the
+   * claim itself (as `markWaiting` would, with `leaseMs` as the runner's lease), answering `appended`,
+   * and gives the data back as `carried` to the worker it hands the record to, so neither needs a
+   * round trip of its own for it.
+   */
+  carried?: string;
+  /**
    * The time limit the claimed run's handler gets (0 or absent: none). A store that holds a transaction
    * open for the run (`claimInTransaction`) bounds that transaction on the server by about this much,
    * so a frozen or partitioned holder cannot keep the id, or a timed-out statement run on, for ever.
@@ -85,13 +94,21 @@ export type ClaimResult =
    * The caller owns the record now and must run the handler, then complete or fail it. With `order`:
    * it holds its key too, and `previousPosition` is the key's newest completed position, if any.
    */
-  | (ClaimHandle & { status: "claimed"; attempt: number; previousPosition?: string })
+  | (ClaimHandle & {
+      status: "claimed";
+      attempt: number;
+      previousPosition?: string;
+      /** Asked with `carried`: the record is in its key's mailbox already, queued; `wake` as `markWaiting`'s. */
+      appended?: { wake: boolean };
+      /** A waiter handed over by `takeNext` or a worker's claim: the job data its receiver kept with it. */
+      carried?: string;
+    })
   /**
    * With `order`: the position is older than `newestPosition`, the key's newest completed one. The
    * caller owns the record (not the key) and must not run the event's handler; it completes the record
    * (or fails it, to be retried) like a claimed one.
    */
-  | (ClaimHandle & { status: "stale"; attempt: number; newestPosition: string })
+  | (ClaimHandle & { status: "stale"; attempt: number; newestPosition: string; carried?: string })
   /**
    * Another owner holds a live lease: on this id, or (`key: true`) on another notification of its key
    * (or, for a worker, an older notification of the key is still being handed to the queue). With

@@ -25,6 +25,11 @@ export interface QueuedNotification {
    * store with `markWaiting`): the queue keeps it durably but queues no job for it; `wake` does.
    */
   mailbox?: true;
+  /**
+   * With `mailbox`: the job data `carry` made for it, which the store keeps in the mailbox too; the
+   * queue keeps this same data (the worker finds the notification under one seal either way).
+   */
+  carried?: string;
 }
 
 /**
@@ -52,6 +57,13 @@ export interface NotificationQueue {
    * ordered notification.
    */
   wake?(item: QueuedNotification): Promise<void>;
+  /**
+   * The job data of an ordered notification about to join its subscription's mailbox, serialised as
+   * the queue keeps it (sealed with its key, or card numbers masked; never card verification data), for
+   * the store to keep in the mailbox with the claim (`ClaimRequest.carried`): the receiver then hands
+   * the notification over in its claim, and the worker gets the data with the notification.
+   */
+  carry?(item: Omit<QueuedNotification, "run" | "mailbox" | "carried">): string;
   /** Resolves when the queue would accept a notification now; rejects when not. Used by `receiver.health()`. */
   ping?(): Promise<void>;
   /** Stop accepting and wait for accepted work at most `timeoutMs` (the queue's own default when not given). */

@@ -139,6 +139,16 @@ async function claimThenDispatch(
   const owner = receiver.nextOwner();
   const { leaseMs, timeoutMs: handlerTimeoutMs } = resolved;
   const request: ClaimRequest = { id, fingerprint, owner, leaseMs, handlerTimeoutMs, ...order, ...forQueue };
+  // Bound for a mailbox: the store keeps the job data with the claim and hands the notification over
+  // in the same step, so no `markWaiting` follows (see `ClaimRequest.carried`).
+  const receivedAt = Date.now();
+  const carried = carriedFor(
+    resolved,
+    accepted,
+    { id, fingerprint, owner, order: order.order, receivedAt },
+    observation,
+  );
+  if (carried !== undefined) request.carried = carried;
 
   const claimed = await claim(resolved, request, fields);
   if ("outcome" in claimed) return claimed;
@@ -146,13 +156,14 @@ async function claimThenDispatch(
   if (!isOurs(ours)) return answerNotOurs(ours, fields, resolved.unavailableRetry);
   fields.attempt = ours.attempt;
 
-  const run = claimedRun(resolved, accepted, { ...claimed, claim: ours }, order.order);
+  const run = claimedRun(resolved, accepted, { ...claimed, claim: ours }, order.order, receivedAt);
   const runIt = () =>
     runClaimed(run, { retryCompletion: receiver.retryCompletion, observeHandler: observation.handler });
   const queue = resolved.options.queue;
   // A notification found stale at claim is settled here and now: there is nothing to queue.
   if (queue && !run.order?.stale) {
-    const job = { id, fingerprint, owner, order };
+    const appended = ours.status === "claimed" ? ours.appended : undefined;
+    const job = { id, fingerprint, owner, order, ...(carried !== undefined ? { carried } : {}), appended };
     return handToQueue(receiver, queue, run, job, runIt, fields, observation);
   }
   return runHere(receiver.slots, runIt, fields);
@@ -248,6 +259,7 @@ function claimedRun(
   { notification, headers }: Accepted,
   { claim, transaction, claimSent }: Claimed & { claim: ClaimedOrStale },
   order: OrderClaim | undefined,
+  receivedAt: number,
 ): ClaimedRun {
   const { options, store, leaseMs, timeoutMs, ctxLogger, ordering } = resolved;
   return {
@@ -257,7 +269,7 @@ function claimedRun(
     claim,
     attempt: claim.attempt,
     headers,
-    receivedAt: Date.now(),
+    receivedAt,
     timeoutMs,
     leaseMs,
     ctxLogger,
@@ -277,7 +289,11 @@ async function handToQueue(
   { resolved, logQueued }: Receiving,
   queue: NotificationQueue,
   run: ClaimedRun,
-  job: Pick<QueuedNotification, "id" | "fingerprint" | "owner"> & { order: { order?: OrderClaim } },
+  job: Pick<QueuedNotification, "id" | "fingerprint" | "owner" | "carried"> & {
+    order: { order?: OrderClaim };
+    /** The store handed it over to the mailbox in the claim (`ClaimRequest.carried`). */
+    appended: { wake: boolean } | undefined;
+  },
   runIt: () => Promise<ClaimedOutcome>,
   fields: LogFields,
   observation: ReceiveObservation,
@@ -308,7 +324,9 @@ async function handToQueue(
     // An in-process queue holds the claim while the notification waits, and runs it only if still owned.
     run: queue.durable ? runQueued : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
     ...mailbox,
+    ...(mailbox.mailbox && job.carried !== undefined ? { carried: job.carried } : {}),
   };
+  const { appended } = job;
   try {
     // Enqueued inside the notification's span, so a BullMQ producer span (bullmq-otel) joins its trace.
     if (queuesWithin(queue, transaction)) {
@@ -316,6 +334,14 @@ async function handToQueue(
       await observation.inSpan(() => queue.enqueueInTransaction!(item, transaction.transaction));
       await transaction.commitQueued();
     } else {
+      if (appended) {
+        // Already in the mailbox, with its data: the queue's copy and (for a key without a runner) the
+        // drain job go out together, neither waiting for the other.
+        await observation.inSpan(() =>
+          Promise.all([queue.enqueue(item), appended.wake ? queue.wake!(item) : undefined]),
+        );
+        return verdict("queued", fields);
+      }
       await observation.inSpan(() => queue.enqueue(item));
       if (mailbox.mailbox) {
         const { wake } = await store.markWaiting!(claim, leaseMs);
@@ -350,6 +376,23 @@ async function runHere(slots: HandlerSlots, runIt: () => Promise<ClaimedOutcome>
 /** A run's outcome as the verdict answered (or logged, for a queued run), with its error if it failed. */
 const outcomeVerdict = (result: ClaimedOutcome, fields: LogFields): Verdict =>
   verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
+
+/**
+ * The job data to keep with a claim bound for the subscription's mailbox (a durable queue that can
+ * `carry` and `wake`, a store with `markWaiting`, an ordered notification); undefined otherwise. Made
+ * before the claim, so it is made (and sealed) for a duplicate too: a cost only off the hot path.
+ */
+function carriedFor(
+  resolved: ResolvedOptions,
+  { notification, headers }: Accepted,
+  item: Pick<QueuedNotification, "id" | "fingerprint" | "owner" | "order" | "receivedAt">,
+  observation: ReceiveObservation,
+): string | undefined {
+  const queue = resolved.options.queue;
+  if (!item.order || !queue?.durable || !queue.carry || !queue.wake || !resolved.store.markWaiting) return undefined;
+  if (claimsInTransaction(resolved.store)) return undefined;
+  return queue.carry({ ...item, notification, headers, trace: observation.carrier() });
+}
 
 /** Whether the queue adds its job in the claim's transaction, and the claim can commit marked queued. */
 function queuesWithin(

@@ -1,10 +1,13 @@
 import { RECORD_STEPS } from "./scripts.js";
 
 /**
- * The record transitions of `scripts.ts` for notifications claimed in order. Each touches three keys:
- * KEYS[1] the record's hash, KEYS[2] its order key's hash, KEYS[3] the key's waiting list, which share
- * a hash tag (see `orderedKeys`), so the order check and the claim are one atomic script on one node,
- * on Redis Cluster too. ARGV are those of the unordered script, plus more on a claim.
+ * The record transitions of `scripts.ts` for notifications claimed in order. Each touches four keys:
+ * KEYS[1] the record's hash, KEYS[2] its order key's hash, KEYS[3] the key's waiting list, KEYS[4] the
+ * key's carried data (a hash from record key to the job data its receiver kept with it, see
+ * ORDERED_CLAIM), which share a hash tag (see `orderedKeys`), so the order check and the claim are one
+ * atomic script on one node, on Redis Cluster too. ARGV are those of the unordered script, plus more
+ * on a claim. The data sits in a hash of its own, not in the record's, so a record keeps Redis's
+ * compact encoding after its data is gone.
  *
  * Order hash fields: position (newest completed, sortable form), owner, leaseUntil and heldSince (the
  * claim holding the key), lastHeldMs (how long the last hold took), runnerUntil (the key's mailbox has
@@ -54,8 +57,9 @@ if redis.call('HGET', KEYS[1], 'holdsKey') == '1' then
 end
 `;
 
-/** A record that stops waiting in its key's list (run, failed, released) leaves it. */
+/** A record that stops waiting in its key's list (run, failed, released) leaves it, and its data goes. */
 const LEAVE_LIST = `
+redis.call('HDEL', KEYS[4], KEYS[1])
 local member = redis.call('HGET', KEYS[1], 'waiting')
 if member then
   redis.call('ZREM', KEYS[3], member)
@@ -121,21 +125,24 @@ local function return_lapsed_holder(order_key, waiting, rec_prefix, now, own_id)
   end
 end
 -- Claim the waiter found for owner: stale when older than the key's newest completed position.
-local function run_waiter(waiting, order_key, rec_prefix, id, pos, member, newest, owner, lease, retention, now)
+-- The answer names the waiter and gives back the job data its receiver kept with it ('' if none).
+local function run_waiter(waiting, order_key, carried_key, rec_prefix, id, pos, member, newest, owner, lease, retention, now)
   local rec_key = rec_prefix .. id
   local attempts = take_waiter(waiting, rec_key, member, owner, lease, retention, now)
+  local carried = redis.call('HGET', carried_key, rec_key) or ''
   redis.call('HSET', order_key, 'runnerUntil', int(now + lease))
   redis.call('HDEL', order_key, 'wokenBy')
-  if pos ~= '' and newest and before(pos, newest) then return {'stale', attempts, newest, id, pos} end
+  if pos ~= '' and newest and before(pos, newest) then return {'stale', attempts, newest, id, pos, carried} end
   hold(rec_key, order_key, owner, lease, retention, now, id)
-  return {'claimed', attempts, newest or '', id, pos}
+  return {'claimed', attempts, newest or '', id, pos, carried}
 end
 `;
 
 /**
  * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, position ('' for none), id,
  * mode, handoff (owner token or ''), record key prefix (KEYS[1] without the id), the waiting list's
- * maximum length (a 'queue' claim beyond it answers {'processing', leaseMs, 'full'}).
+ * maximum length (a 'queue' claim beyond it answers {'processing', leaseMs, 'full'}), the job data to
+ * carry ('' for none).
  *
  * After the record's own checks, a position older than the key's newest completed one is stale (the
  * record is claimed, the key is not). Then, by mode:
@@ -147,13 +154,17 @@ end
  *   first waiter, which may be an older notification than its own job's (its own record then stays
  *   queued, in the list, for whoever holds the key next).
  * Returns those of CLAIM, with {'claimed', attempt, previousPosition or '', [id, position]},
- * {'stale', attempt, newestPosition, [id, position]} and {'processing', retryAfterMs, 'key'}; id and
- * position are there when the claim is on another record than the one asked for.
+ * {'stale', attempt, newestPosition, [id, position, carried data]} and {'processing', retryAfterMs,
+ * 'key'}; id, position and data are there when the claim is on another record than the one asked for.
+ * A 'queue' claim with data to carry keeps it (KEYS[4]) and hands the record over at once, as
+ * ORDERED_MARK_WAITING does after a claim without, answering {'waiting', attempt, previousPosition or
+ * '', wake}: the receiver's append is one script, and the worker the record goes to gets the data
+ * with it.
  */
 export const ORDERED_CLAIM = `${PRELUDE}${BEFORE}
 local handoff = ARGV[9]
 ${CLAIM_CHECKS}${WAITING}
-local order_key, waiting, position, id, mode, rec_prefix = KEYS[2], KEYS[3], ARGV[6], ARGV[7], ARGV[8], ARGV[10]
+local order_key, waiting, carried_key, position, id, mode, rec_prefix = KEYS[2], KEYS[3], KEYS[4], ARGV[6], ARGV[7], ARGV[8], ARGV[10]
 local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil', 'heldSince', 'lastHeldMs')
 local newest = order[1]
 local stale = position ~= '' and newest and before(position, newest)
@@ -162,6 +173,7 @@ local held = order[2] and held_until and held_until > now
 if stale then
   local old_member = redis.call('HGET', key, 'waiting')
   if old_member then redis.call('ZREM', waiting, old_member) end
+  redis.call('HDEL', carried_key, key)
   ${TAKE_RECORD}
   if position ~= '' then redis.call('HSET', key, 'position', position) end
   return {'stale', attempts, newest}
@@ -187,7 +199,19 @@ if mode == 'queue' then
   redis.call('HSET', key, 'position', position, 'waiting', member)
   redis.call('ZADD', waiting, 0, member)
   redis.call('PEXPIRE', waiting, int(math.max(retention, lease)))
-  return {'claimed', attempts, newest or ''}
+  local carried = ARGV[12] or ''
+  if carried == '' then return {'claimed', attempts, newest or ''} end
+  -- Kept with its data: queued at once, and a runner woken when the key has none (ORDERED_MARK_WAITING).
+  redis.call('HSET', carried_key, key, carried)
+  redis.call('PEXPIRE', carried_key, int(math.max(retention, lease)))
+  redis.call('HSET', key, 'state', 'queued')
+  redis.call('HDEL', key, 'leaseUntil')
+  if held or (tonumber(redis.call('HGET', order_key, 'runnerUntil')) or 0) > now then
+    return {'waiting', attempts, newest or '', 0}
+  end
+  redis.call('HSET', order_key, 'runnerUntil', int(now + lease), 'wokenBy', owner)
+  if redis.call('PTTL', order_key) < lease then redis.call('PEXPIRE', order_key, int(math.max(retention, lease))) end
+  return {'waiting', attempts, newest or '', 1}
 end
 if held then return {'processing', held_until - now, 'key'} end
 return_lapsed_holder(order_key, waiting, rec_prefix, now, id)
@@ -212,17 +236,17 @@ end
 redis.call('HSET', key, 'state', 'queued', 'fingerprint', fingerprint, 'position', position, 'waiting', member)
 redis.call('HDEL', key, 'leaseUntil', 'holdsKey')
 redis.call('PEXPIRE', key, int(retention))
-return run_waiter(waiting, order_key, rec_prefix, first, first_pos, first_member, newest, owner, lease, retention, now)
+return run_waiter(waiting, order_key, carried_key, rec_prefix, first, first_pos, first_member, newest, owner, lease, retention, now)
 `;
 
 /**
- * KEYS: the order key's hash, its waiting list. ARGV: owner, leaseMs, retentionMs, record key prefix.
+ * KEYS: the order key's hash, its waiting list, its carried data. ARGV: owner, leaseMs, retentionMs, record key prefix.
  * Hand the key, if free, to the first waiter of its list, claimed for `owner`: the worker that just
  * finished a notification of the key runs the next one at once. Returns {} when there is none (or the
  * key is held, or the head is still being handed to the queue), else as ORDERED_CLAIM with id and position.
  */
 export const ORDERED_NEXT = `${PRELUDE}${BEFORE}${WAITING}
-local order_key, waiting = KEYS[1], KEYS[2]
+local order_key, waiting, carried_key = KEYS[1], KEYS[2], KEYS[3]
 local owner, lease, retention, rec_prefix = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local now = now_ms()
 local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil')
@@ -235,11 +259,11 @@ if not first or first == 'busy' then
   redis.call('HDEL', order_key, 'runnerUntil', 'wokenBy')
   return {}
 end
-return run_waiter(waiting, order_key, rec_prefix, first, first_pos, first_member, order[1], owner, lease, retention, now)
+return run_waiter(waiting, order_key, carried_key, rec_prefix, first, first_pos, first_member, order[1], owner, lease, retention, now)
 `;
 
 /**
- * KEYS: the order key's hash, its waiting list. ARGV: owner, record key prefix. Undo a hand-over by
+ * KEYS: the order key's hash, its waiting list, its carried data. ARGV: owner, record key prefix. Undo a hand-over by
  * ORDERED_NEXT whose answer never arrived: if `owner` holds the key, the notification it was handed
  * goes back in line at its position and the key is free, at once instead of after a lease. Returns 1
  * when there was one to undo. A stale hand-over (which holds no key) is left to its lease.
@@ -330,7 +354,7 @@ redis.call('DEL', KEYS[1])
 return 1
 `;
 
-/** Registered with `defineCommand` and two keys each. */
+/** Registered with `defineCommand`: four keys each, three for those on the key alone (`orderedKeys`). */
 export const ORDERED_COMMANDS = {
   mwIdemOrderedClaim: ORDERED_CLAIM,
   mwIdemOrderedNext: ORDERED_NEXT,
@@ -354,13 +378,14 @@ export function orderedKeys(
   prefix: string,
   orderKey: string,
   id: string,
-): { record: string; order: string; waiting: string; recordPrefix: string } {
+): { record: string; order: string; waiting: string; carried: string; recordPrefix: string } {
   const tag = `{${orderKey.replace(/[{}%]/g, (c) => encodeURIComponent(c))}}`;
   const recordPrefix = `${prefix}${tag}:n:`;
   return {
     record: recordPrefix + id,
     order: `${prefix}${tag}:order`,
     waiting: `${prefix}${tag}:waiting`,
+    carried: `${prefix}${tag}:carried`,
     recordPrefix,
   };
 }

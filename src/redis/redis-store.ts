@@ -112,26 +112,29 @@ const REDIS_STORE_KEYS = {
   timeIndex: true,
 } as const satisfies KnownKeys<RedisStoreSettings & { connection: unknown }>;
 
-type ScriptReply = [string, (string | number)?, string?, string?, string?];
+type ScriptReply = [string, (string | number)?, string?, (string | number)?, string?, string?];
 
 /**
  * A claimed or stale reply as a handle: on the record asked for, or (when the reply names one) on the
  * first waiter of the key's list that the script claimed instead.
  */
 function claimedOf(reply: ScriptReply, asked: ClaimHandle): ClaimedOrStale {
-  const [status, attempt, position, otherId, otherPosition] = reply;
+  const [status, attempt, position, otherId, otherPosition, data] = reply;
   const handle: ClaimHandle =
     otherId === undefined
       ? asked
       : {
-          id: otherId,
+          id: String(otherId),
           owner: asked.owner,
           order: { key: asked.order!.key, ...(otherPosition ? { position: otherPosition } : {}) },
         };
-  if (status === "stale") return { status, ...handle, attempt: Number(attempt), newestPosition: String(position) };
+  // A waiter handed over comes with the job data its receiver kept with it (see ORDERED_CLAIM).
+  const carried = data ? { carried: data } : {};
+  if (status === "stale")
+    return { status, ...handle, attempt: Number(attempt), newestPosition: String(position), ...carried };
   return position
-    ? { status: "claimed", ...handle, attempt: Number(attempt), previousPosition: position }
-    : { status: "claimed", ...handle, attempt: Number(attempt) };
+    ? { status: "claimed", ...handle, attempt: Number(attempt), previousPosition: position, ...carried }
+    : { status: "claimed", ...handle, attempt: Number(attempt), ...carried };
 }
 
 /** Every script the store registers: the record's, the ordered ones, and the id's binding to its order key. */
@@ -184,7 +187,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     const keys = orderedKeys(prefix, orderKey, id);
     return [
       `mwIdemOrdered${name.slice("mwIdem".length)}` as OrderedCommandName,
-      [keys.record, keys.order, keys.waiting],
+      [keys.record, keys.order, keys.waiting, keys.carried],
     ];
   };
   const changed = async (name: CommandName, claim: ClaimHandle, args: Array<string | number>) =>
@@ -243,12 +246,19 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         const mode = request.forQueue ? "queue" : takeQueued ? "worker" : "direct";
         const { recordPrefix } = orderedKeys(prefix, order.key, id);
         args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix, mailboxMaxLength);
+        if (request.carried !== undefined && mode === "queue") args.push(request.carried);
       } else args.push(handoffFrom);
       const reply = (await script("mwIdemClaim", id, order?.key, args, () =>
         abandon(id, owner, order?.key),
       )) as ScriptReply;
-      const [status, value, position] = reply;
+      const [status, value, position, wake] = reply;
       switch (status) {
+        case "waiting":
+          // Kept with its data and handed over in the claim: no `markWaiting` follows.
+          return {
+            ...claimedOf(["claimed", value, position], { id, owner, order: order! }),
+            appended: { wake: Number(wake) === 1 },
+          } as ClaimResult;
         case "claimed":
         case "stale":
           return claimedOf(reply, { id, owner, ...(order ? { order } : {}) });
@@ -277,7 +287,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const keys = orderedKeys(prefix, claim.order!.key, claim.id);
       const [marked, wake] = (await connection.run("mark waiting", (client) =>
         replicated(client, "mwIdemOrderedMarkWaiting", [
-          ...withIndex([keys.record, keys.order, keys.waiting]),
+          ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
           claim.owner,
           retentionMs,
           lease,
@@ -299,7 +309,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         connection
           .run("abandon next", (client) =>
             (client as unknown as IdempotencyCommands).mwIdemOrderedAbandonNext(
-              ...withIndex([keys.order, keys.waiting]),
+              ...withIndex([keys.order, keys.waiting, keys.carried]),
               owner,
               keys.recordPrefix,
             ),
@@ -310,7 +320,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         "take next",
         (client) =>
           replicated(client, "mwIdemOrderedNext", [
-            ...withIndex([keys.order, keys.waiting]),
+            ...withIndex([keys.order, keys.waiting, keys.carried]),
             owner,
             lease,
             retentionMs,
@@ -364,7 +374,7 @@ function defineScripts(client: RedisClient, indexed: boolean): void {
   for (const [name, lua] of Object.entries(COMMANDS)) define(name, lua, 1);
   // An id's binding to its subscription is no record of its own: no index.
   client.defineCommand("mwIdemBindOrder", { lua: BIND_ORDER, numberOfKeys: 1 });
-  for (const [name, lua] of Object.entries(ORDERED_COMMANDS)) define(name, lua, ON_THE_KEY_ALONE.has(name) ? 2 : 3);
+  for (const [name, lua] of Object.entries(ORDERED_COMMANDS)) define(name, lua, ON_THE_KEY_ALONE.has(name) ? 3 : 4);
 }
 
 type ScriptCall = (

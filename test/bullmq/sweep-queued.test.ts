@@ -58,8 +58,27 @@ describe("sweepQueued: a queued notification whose job is gone", () => {
     await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the completion");
     expect(onRenew).toHaveBeenCalledTimes(1);
     await eventually(async () => (await queue.queue.getJobCountByTypes("waiting", "delayed", "active")) === 0);
-    // The worker dropped the copy once done: the next sweep has nothing to look at.
+    // The worker drops the copy once done (with others of its batch): the next sweep has nothing to look at.
+    await eventually(async () => (await queue.ledger.due(Date.now() + 1, 10)).length === 0, 5_000, "the copy's drop");
     expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 0, requeued: 0, dropped: 0 });
+  });
+
+  it("drops done notifications' copies in batches, and what is gathered when the worker closes", async () => {
+    const { queue, deliver, startWorker } = setUp("sweep-batched", false);
+    const bodies = Array.from({ length: 20 }, () => notification("SUBSCRIPTION_RENEW"));
+    for (const body of bodies) expect((await deliver(body)).status).toBe(200);
+    expect(await queue.ledger.due(Date.now() + 1, 100)).toHaveLength(20);
+    const onRenew = vi.fn();
+    const worker = startWorker(onRenew);
+    await eventually(
+      async () => (await Promise.all(bodies.map((b) => store.get(b.id)))).every((r) => r?.state === "completed"),
+      10_000,
+      "every completion",
+    );
+    // Closed at once, the worker sends the drops it still holds before it goes.
+    await worker.close();
+    expect(await queue.ledger.due(Date.now() + 1, 100)).toEqual([]);
+    expect(onRenew).toHaveBeenCalledTimes(20);
   });
 
   it("leaves a notification whose job is still there, and drops a copy left behind by a done one without running it again", async () => {
@@ -73,8 +92,7 @@ describe("sweepQueued: a queued notification whose job is gone", () => {
     startWorker(onRenew);
     await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the completion");
     // As if the worker's drop of the copy had been lost (a failover of the ledger's master).
-    const [job] = await queue.ledger.due(Date.now() + 1, 10);
-    expect(job).toBeUndefined();
+    await eventually(async () => (await queue.ledger.due(Date.now() + 1, 10)).length === 0, 5_000, "the copy's drop");
     await queue.ledger.keep(body.id, { id: body.id } as never, 0);
     expect(await sweepQueued({ queue, store, olderThanMs: 0 })).toEqual({ checked: 1, requeued: 0, dropped: 1 });
     await sleep(200);

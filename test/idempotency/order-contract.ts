@@ -335,6 +335,43 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       expect(await workerClaim(store, "n-3", "w3", T2)).toEqual({ status: "completed", answer });
     });
 
+    it("keeps the job data a mailbox claim carries: handed over in the claim, given to each worker it goes to until settled", async () => {
+      const store = await open();
+      const carriedClaim = (id: string, owner: string, position: string) =>
+        store.claim({
+          id,
+          fingerprint: `f-${id}`,
+          owner,
+          leaseMs: LEASE,
+          order: { key: "sub-1", position },
+          forQueue: true,
+          carried: `data of ${id}`,
+        });
+      const first = await carriedClaim("n-1", "r1", T1);
+      // A store without mailboxes claims as without data; its receiver marks the claim queued itself.
+      if (!store.markWaiting) {
+        expect(first).not.toHaveProperty("appended");
+        return;
+      }
+      // Queued at once, and the key had no runner: its drain job is the caller's to queue.
+      expect(first).toMatchObject({ status: "claimed", id: "n-1", appended: { wake: true } });
+      expect(await store.get({ id: "n-1", order: { key: "sub-1" } })).toMatchObject({ state: "queued" });
+      expect(await carriedClaim("n-2", "r2", T2)).toMatchObject({ status: "claimed", appended: { wake: false } });
+      expect(await carriedClaim("n-2", "r2b", T2)).toEqual({ status: "queued" });
+      // The drain job's worker runs its own notification from its job, then is handed the next with its data.
+      const own = await workerClaim(store, "n-1", "w1", T1);
+      expect(own).toMatchObject({ status: "claimed", id: "n-1" });
+      expect(await store.complete(own as ClaimHandle, answer)).toBe(true);
+      const next = await store.takeNext!({ key: "sub-1" }, "w1b", LEASE);
+      expect(next).toMatchObject({ status: "claimed", id: "n-2", carried: "data of n-2" });
+      // Its runner dies: the next runner gets it again, data and all.
+      await advance(LEASE + 50);
+      const again = await store.takeNext!({ key: "sub-1" }, "w2", LEASE);
+      expect(again).toMatchObject({ status: "claimed", id: "n-2", owner: "w2", carried: "data of n-2" });
+      expect(await store.complete(again!, answer)).toBe(true);
+      expect(await store.takeNext!({ key: "sub-1" }, "w2b", LEASE)).toBeUndefined();
+    });
+
     it("puts a worker's notification whose hold lapsed back in line: it runs before a newer one, not after as stale", async () => {
       const store = await open();
       await queued(store, "n-1", "r1", T1);
