@@ -9,7 +9,14 @@ import {
 import { validationMessage } from "../schema/validation-message.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { checkSignature, DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
-import { MAX_BODY_DEPTH, parseJsonObject, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./parse-json.js";
+import type { Fingerprinter } from "./fingerprint.js";
+import {
+  dropKeysOrTooDeep,
+  MAX_BODY_DEPTH,
+  parseJsonText,
+  TOO_DEEP_MESSAGE,
+  valueNestsDeeperThan,
+} from "./parse-json.js";
 import { type EarlyRejection, type Verdict, verdict } from "./verdict.js";
 
 /** Longest piece of a sender's header text put in a log line. */
@@ -62,6 +69,11 @@ export interface IntakeRules {
    * handler that changes its notification does not change what is recorded.
    */
   fastAccept?: boolean;
+  /**
+   * The receiver's payload fingerprint: a body parsed here is fingerprinted at once, the digest's walk
+   * doubling as its depth and key check, and the fingerprint goes on with it.
+   */
+  fingerprint?: Fingerprinter | undefined;
 }
 
 /** What intake learnt of a request; `headers` and `body` are set once read, for the recorder. */
@@ -78,6 +90,8 @@ export type Intake = {
       secretIndex?: number;
       /** With `authorizeSender`: the tenant the sender was authorized as, whose namespace the records go in. */
       tenant?: string;
+      /** The payload's fingerprint, when taken here (`IntakeRules.fingerprint`). */
+      fingerprint?: string;
     }
   | { accepted: false; refusal: Refusal }
 );
@@ -113,6 +127,7 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
 
   let body: Record<string, unknown>;
   let secretIndex: number | undefined;
+  let fingerprint: string | undefined;
   /** Parsed here from the bytes: plain JSON data, which the compiled check was proven on. */
   let parsedHere = false;
   if (bytes) {
@@ -126,7 +141,7 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       if (!checked.ok) return { accepted: false, headers, refusal: checked.refusal };
       secretIndex = checked.secretIndex;
     }
-    const parsed = parseJsonObject(bytes);
+    const parsed = parseJsonText(bytes);
     if (!parsed.ok)
       return {
         accepted: false,
@@ -135,6 +150,11 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       };
     body = parsed.value;
     parsedHere = true;
+    // One walk checks the body and takes its digest; a body it cannot vouch for (too deep, or holding a
+    // key that pollutes) is walked again, cleaned, and fingerprinted later. Refused bodies pay the
+    // digest too: it is the walk the check needs anyway.
+    fingerprint = rules.fingerprint?.within(body, MAX_BODY_DEPTH);
+    if (fingerprint === undefined && dropKeysOrTooDeep(body)) return { accepted: false, headers, refusal: tooDeep() };
   } else {
     if (rules.verify || request.parsedBody === undefined) return { accepted: false, headers, refusal: "body_consumed" };
     const parsed = request.parsedBody;
@@ -142,13 +162,7 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       const message = "body must be a JSON object";
       return { accepted: false, headers, refusal: verdict("invalid", { reason: message }, { message }) };
     }
-    if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) {
-      return {
-        accepted: false,
-        headers,
-        refusal: verdict("invalid", { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE }),
-      };
-    }
+    if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) return { accepted: false, headers, refusal: tooDeep() };
     body = parsed as Record<string, unknown>;
   }
 
@@ -188,8 +202,11 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
     notification: result.data,
     ...(secretIndex ? { secretIndex } : {}),
     ...(tenant === undefined ? {} : { tenant }),
+    ...(fingerprint === undefined ? {} : { fingerprint }),
   };
 }
+
+const tooDeep = () => verdict("invalid", { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE });
 
 /**
  * The tenant a sender check authorized, or undefined for a refusal. A check that throws is a failed

@@ -8,7 +8,7 @@ import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.j
 import { type Ordering, resolveOrdering } from "../ordering/ordering-options.js";
 import { checkReceiverOptions } from "./check-receiver-options.js";
 import { DEFAULT_VERIFY_TIMEOUT_MS } from "./check-signature.js";
-import { payloadFingerprinter } from "./fingerprint.js";
+import { type Fingerprinter, payloadFingerprinter } from "./fingerprint.js";
 import {
   DEFAULT_BODY_LIMIT,
   DEFAULT_BODY_TIMEOUT_MS,
@@ -36,7 +36,7 @@ export interface ResolvedOptions {
   /** `ordering` resolved; undefined when off. */
   ordering: Ordering | undefined;
   /** The payload fingerprint under `fingerprintKey`. */
-  fingerprint: (body: unknown) => string | Promise<string>;
+  fingerprint: Fingerprinter;
 }
 
 export function resolveOptions(options: ReceiverOptions): ResolvedOptions {
