@@ -235,9 +235,16 @@ export function normalizeHeaders(source: HeaderSource): Record<string, string> {
     });
     return out;
   }
-  for (const [name, value] of Object.entries(source)) {
+  // Keys, not entries: no pair array per header. Node's names are lower-case already, which
+  // `toLowerCase` sees without making a new string.
+  const record = source as Exclude<HeaderSource, Headers>;
+  const names = Object.keys(record);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    const value = record[name];
     if (value === undefined) continue;
-    out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : String(value);
+    out[name.toLowerCase()] =
+      typeof value === "string" ? value : Array.isArray(value) ? value.join(", ") : String(value);
   }
   return out;
 }
@@ -251,6 +258,20 @@ export function normalizeHeaders(source: HeaderSource): Record<string, string> {
  */
 function contentTypeProblem(value: string | undefined): string | undefined {
   if (value === undefined || value === "") return undefined;
+  // A sender sends the same content-type every time: its verdict is kept, not worked out per request.
+  if (value === lastContentType.value) return lastContentType.problem;
+  const problem = mediaTypeProblem(value);
+  lastContentType.value = value;
+  lastContentType.problem = problem;
+  return problem;
+}
+
+const lastContentType: { value: string | undefined; problem: string | undefined } = {
+  value: undefined,
+  problem: undefined,
+};
+
+function mediaTypeProblem(value: string): string | undefined {
   const [type = "", ...params] = value.toLowerCase().split(";");
   const mime = type.trim();
   if (mime !== "application/json" && !(mime.startsWith("application/") && mime.endsWith("+json")))
