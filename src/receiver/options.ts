@@ -46,7 +46,8 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   /**
    * Time the whole body may take to arrive once the request is in, for adapters that read the stream.
    * Past it the answer is 408 and the connection is closed, so a body trickled a byte at a time (slowloris)
-   * cannot hold a connection open. Default 10 s; 0 for none.
+   * cannot hold a connection open (checked ten times per limit, so the answer comes within a tenth of
+   * it after). Default 10 s; 0 for none.
    */
   bodyTimeoutMs?: number;
   /**
