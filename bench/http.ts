@@ -214,7 +214,7 @@ function ratio(label: string, library: Sample[], reference: Sample[]): RatioRow 
 
 const REDIS = { BENCH_STORE: "redis" };
 
-/** The targets of one framework, and which ratios the goals name. */
+/** The targets of one framework, and which ratios the performance goals name. */
 function framework(
   label: "fastify" | "express" | "node",
   server: string,

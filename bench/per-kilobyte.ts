@@ -10,7 +10,9 @@ import { guardedHandWrittenRoute, handWrittenRoute } from "./servers/hand-writte
  * small objects, arrays, strings and numbers, the dense kind that costs the most per byte) of
  * `PER_KB_SIZES` KB, through the library's core (memory store, log line to /dev/null), the plain
  * hand-written route and the "same guarantees" one (UTF-8 decoding and `JSON.parse` before each).
- * The cost per added KB is the slope between the smallest and the largest body.
+ * The cost per added KB is the slope between the smallest and the largest body. With
+ * `BENCH_BASELINE=<dist>` (`bench/build-baseline.ts`) the library's core of that build takes its turn
+ * too, as "library baseline".
  */
 const sizes = (process.env.PER_KB_SIZES ?? "0,16,64").split(",").map(Number);
 const rounds = Number(process.env.PER_KB_ROUNDS ?? 7);
@@ -42,11 +44,19 @@ function template(kb: number): { head: string; tail: string; bytes: number } {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 let next = 0;
-const receiver = createReceiver({
-  logger: pino(pino.destination({ dest: "/dev/null", sync: false })),
-  idempotency: memoryStore({ maxEntries: 2_000_000 }),
-  onRenew: () => {},
-});
+const receiverOf = (entry: Pick<typeof import("merchant-webhooks"), "createReceiver" | "memoryStore">) =>
+  entry.createReceiver({
+    logger: pino(pino.destination({ dest: "/dev/null", sync: false })),
+    idempotency: entry.memoryStore({ maxEntries: 2_000_000 }),
+    onRenew: () => {},
+    // Room for bodies up to 1 MB (PER_KB_SIZES up to about 900).
+    bodyLimit: 4 * 1024 * 1024,
+  });
+const libraries = { library: receiverOf({ createReceiver, memoryStore }) };
+if (process.env.BENCH_BASELINE) {
+  const baseline = (await import(`${process.env.BENCH_BASELINE}/index.js`)) as typeof import("merchant-webhooks");
+  Object.assign(libraries, { "library baseline": receiverOf(baseline) });
+}
 const headers = { "content-type": "application/json" };
 const routes = { "hand-written": await handWrittenRoute(), "same guarantees": await guardedHandWrittenRoute() };
 
@@ -58,14 +68,16 @@ function steps(kb: number): Step[] {
     if (status !== 200) throw new Error(`unexpected ${status}`);
   };
   return [
-    {
-      name: `library ${kb}`,
-      async: true,
-      prepare(count) {
-        const all = bodies(count);
-        return async (i) => check((await receiver.handle({ method: "POST", headers, rawBody: all[i]! })).status);
-      },
-    },
+    ...Object.entries(libraries).map(
+      ([name, receiver]): Step => ({
+        name: `${name} ${kb}`,
+        async: true,
+        prepare(count) {
+          const all = bodies(count);
+          return async (i) => check((await receiver.handle({ method: "POST", headers, rawBody: all[i]! })).status);
+        },
+      }),
+    ),
     ...Object.entries(routes).map(
       ([name, route]): Step => ({
         name: `${name} ${kb}`,
@@ -96,6 +108,7 @@ const perKb = {
   library: slope("library"),
   hand_written: slope("hand-written"),
   same_guarantees: slope("same guarantees"),
+  ...(process.env.BENCH_BASELINE ? { library_baseline: slope("library baseline") } : {}),
 };
 console.log(
   JSON.stringify({
@@ -103,5 +116,8 @@ console.log(
     us_per_added_kb: perKb,
     library_to_hand_written: Math.round((perKb.library / perKb.hand_written) * 100) / 100,
     library_to_same_guarantees: Math.round((perKb.library / perKb.same_guarantees) * 100) / 100,
+    ...(perKb.library_baseline === undefined
+      ? {}
+      : { baseline_to_hand_written: Math.round((perKb.library_baseline / perKb.hand_written) * 100) / 100 }),
   }),
 );

@@ -10,8 +10,10 @@ export interface TableInput {
   http: HttpBenchmark;
   heap?: { heap_kb_per_1000_in_flight: number; heap_kb_range: number[] };
   perKb?: {
-    us_per_added_kb: { library: number; hand_written: number; same_guarantees: number };
+    us_per_added_kb: { library: number; hand_written: number; same_guarantees: number; library_baseline?: number };
     library_to_hand_written: number;
+    /** With `BENCH_BASELINE`: the baseline build's ratio, in the same rounds. */
+    baseline_to_hand_written?: number;
   };
 }
 
@@ -72,9 +74,13 @@ export function performanceTable({ machine, rounds, seconds, core, http, heap, p
     }
   }
   if (perKb) {
-    const { library, hand_written, same_guarantees } = perKb.us_per_added_kb;
+    const { library, hand_written, same_guarantees, library_baseline } = perKb.us_per_added_kb;
+    const baseline =
+      library_baseline === undefined
+        ? ""
+        : `; baseline build ${perKb.baseline_to_hand_written} (${library_baseline} µs)`;
     lines.push(
-      `| CPU per added KB of payload, library ÷ hand-written's ≤ 1.5 (in-process; same guarantees: ${same_guarantees} µs) | ${perKb.library_to_hand_written} (${library} µs ÷ ${hand_written} µs) | ${perKb.library_to_hand_written <= 1.5 ? "yes" : "no"} |`,
+      `| CPU per added KB of payload, library ÷ hand-written's ≤ 1.5 (in-process; same guarantees: ${same_guarantees} µs) | ${perKb.library_to_hand_written} (${library} µs ÷ ${hand_written} µs${baseline}) | ${perKb.library_to_hand_written <= 1.5 ? "yes" : "no"} |`,
     );
   }
   const bare = find("fastify plugin (memory) ÷ fastify bare");

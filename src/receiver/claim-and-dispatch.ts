@@ -29,6 +29,8 @@ export interface Accepted {
   headers: Record<string, string>;
   /** The tenant `authorizeSender` authorized the sender as: its records are kept apart from other tenants'. */
   tenant?: string;
+  /** The payload's fingerprint, when intake took it already. */
+  fingerprint?: string;
 }
 
 /**
@@ -131,7 +133,7 @@ async function claimThenDispatch(
   if (order.order && tenant !== undefined) order.order = { ...order.order, key: inTenant(tenant, order.order.key) };
   // Node's HMAC answers synchronously: awaiting it anyway would cost a microtask hop per request.
   const fingerprintOf = resolved.fingerprint;
-  const computed = fingerprintOf(body);
+  const computed = accepted.fingerprint ?? fingerprintOf(body);
   const fingerprint = typeof computed === "string" ? computed : await computed;
   // Handed to a durable queue, an ordered notification joins its subscription's waiting list
   // instead of waiting for the subscription: accepted at once, run in position order by workers.

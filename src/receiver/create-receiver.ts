@@ -79,6 +79,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     unavailableHeaders: resolved.unavailableRetry,
     // A recording reads the body after the handler ran: it gets zod's copy as the notification.
     fastAccept: !options.record,
+    fingerprint: resolved.fingerprint,
   };
   loadOtelApi();
   const unwatchStore = watchStore(resolved.store, logger);

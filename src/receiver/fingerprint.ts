@@ -27,6 +27,18 @@ export const MIN_FINGERPRINT_KEY_BYTES = 16;
 
 const utf8 = new TextEncoder();
 
+/** The payload fingerprint of a value, as `payloadFingerprinter` makes it. */
+export interface Fingerprinter {
+  (value: unknown): string | Promise<string>;
+  /**
+   * The fingerprint of a body `JSON.parse` just made, taken in the walk that also checks it: undefined
+   * when that walk cannot vouch for it (it nests deeper than `maxDepth`, or holds a key named
+   * `__proto__` or `constructor`, or the runtime has no synchronous HMAC), and the caller's own walk
+   * must decide. A body is then walked once, not once for its checks and once for its digest.
+   */
+  within(value: unknown, maxDepth: number): string | undefined;
+}
+
 /** What the lanes' seeds are derived from: HMAC(key, this), so the digest inside is keyed too. */
 const SEED_LABEL = utf8.encode("merchant-webhooks payload digest seeds v2");
 
@@ -39,9 +51,7 @@ const SEED_LABEL = utf8.encode("merchant-webhooks payload digest seeds v2");
  * the fingerprint is kept beside the record (PCI DSS asks for keyed hashes of card data); the same key
  * must be used by every process sharing a store, or a redelivery meets 422.
  */
-export function payloadFingerprinter(
-  key: FingerprintKey = DEFAULT_FINGERPRINT_KEY,
-): (value: unknown) => string | Promise<string> {
+export function payloadFingerprinter(key: FingerprintKey = DEFAULT_FINGERPRINT_KEY): Fingerprinter {
   const bytes = typeof key === "string" ? utf8.encode(key) : key;
   if (!(bytes instanceof Uint8Array) || bytes.byteLength < MIN_FINGERPRINT_KEY_BYTES)
     throw coded(new TypeError(`fingerprintKey must be at least ${MIN_FINGERPRINT_KEY_BYTES} bytes`), "MW_WEAK_SECRET");
@@ -49,10 +59,16 @@ export function payloadFingerprinter(
     // A KeyObject made once: each HMAC then skips importing the key.
     const secret = nodeCrypto.createSecretKey(bytes);
     const seeds = digestSeeds(nodeCrypto.createHmac("sha256", secret).update(SEED_LABEL).digest());
-    return (value) => nodeCrypto.createHmac("sha256", secret).update(digestOf(value, seeds)).digest("hex");
+    const sign = (digest: Uint8Array) => nodeCrypto.createHmac("sha256", secret).update(digest).digest("hex");
+    return Object.assign((value: unknown) => sign(digestOf(value, seeds)!), {
+      within(value: unknown, maxDepth: number) {
+        const digest = valueDigest(value, seeds, maxDepth);
+        return digest instanceof Uint8Array ? sign(digest) : undefined;
+      },
+    });
   }
   let keyed: Promise<{ key: CryptoKey; seeds: DigestSeeds }> | undefined;
-  return async (value) => {
+  const fingerprint = async (value: unknown) => {
     keyed ??= crypto.subtle
       .importKey("raw", bytes as Uint8Array<ArrayBuffer>, { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
       .then(async (key) => ({
@@ -64,6 +80,8 @@ export function payloadFingerprinter(
       new Uint8Array(await crypto.subtle.sign("HMAC", key, digestOf(value, seeds) as Uint8Array<ArrayBuffer>)),
     );
   };
+  // Web Crypto signs asynchronously: the body is checked by its own walk first, and signed later.
+  return Object.assign(fingerprint, { within: () => undefined });
 }
 
 /**
@@ -72,11 +90,11 @@ export function payloadFingerprinter(
  * canonical text describes.
  */
 function digestOf(value: unknown, seeds: DigestSeeds): Uint8Array {
-  return valueDigest(value, seeds) ?? valueDigest(JSON.parse(JSON.stringify(value) ?? "null"), seeds)!;
+  return (valueDigest(value, seeds) ?? valueDigest(JSON.parse(JSON.stringify(value) ?? "null"), seeds)) as Uint8Array;
 }
 
 /** The fingerprint under the default key. */
-export const fingerprintOf: (value: unknown) => string | Promise<string> = payloadFingerprinter();
+export const fingerprintOf: Fingerprinter = payloadFingerprinter();
 
 function hex(digest: Uint8Array): string {
   let out = "";

@@ -11,8 +11,16 @@ import { raceTimer } from "../shared/time-limit.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { explainVerify, failure, type VerifyOutcome } from "../verify/verify-outcome.js";
 import { type EarlyRejection, type Verdict, verdict } from "./answer-and-log.js";
+import type { Fingerprinter } from "./fingerprint.js";
 import { DEFAULT_VERIFY_TIMEOUT_MS, type SenderCheck } from "./options.js";
-import { MAX_BODY_DEPTH, parseJsonObject, TOO_DEEP_MESSAGE, valueNestsDeeperThan } from "./parse-json.js";
+import {
+  dropKeysOrTooDeep,
+  MAX_BODY_DEPTH,
+  parseJsonObject,
+  parseJsonText,
+  TOO_DEEP_MESSAGE,
+  valueNestsDeeperThan,
+} from "./parse-json.js";
 
 /** Longest piece of a sender's header text put in a log line. */
 const MAX_REASON_SHOWN = 100;
@@ -53,6 +61,11 @@ export interface IntakeRules {
    * handler that changes its notification does not change what is recorded.
    */
   fastAccept?: boolean;
+  /**
+   * The receiver's payload fingerprint: a body parsed here is fingerprinted at once, the digest's walk
+   * doubling as its depth and key check, and the fingerprint goes on with it.
+   */
+  fingerprint?: Fingerprinter | undefined;
 }
 
 /** What intake learnt of a request; `headers` and `body` are set once read, for the recorder. */
@@ -69,6 +82,8 @@ export type Intake = {
       secretIndex?: number;
       /** With `authorizeSender`: the tenant the sender was authorized as, whose namespace the records go in. */
       tenant?: string;
+      /** The payload's fingerprint, when taken here (`IntakeRules.fingerprint`). */
+      fingerprint?: string;
     }
   | { accepted: false; refusal: Refusal }
 );
@@ -104,6 +119,7 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
 
   let body: Record<string, unknown>;
   let secretIndex: number | undefined;
+  let fingerprint: string | undefined;
   /** Parsed here from the bytes: plain JSON data, which the compiled check was proven on. */
   let parsedHere = false;
   if (bytes) {
@@ -117,7 +133,7 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       if (!checked.ok) return { accepted: false, headers, refusal: checked.refusal };
       secretIndex = checked.secretIndex;
     }
-    const parsed = parseJsonObject(bytes);
+    const parsed = parseJsonText(bytes);
     if (!parsed.ok)
       return {
         accepted: false,
@@ -126,6 +142,11 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       };
     body = parsed.value;
     parsedHere = true;
+    // One walk checks the body and takes its digest; a body it cannot vouch for (too deep, or holding a
+    // key that pollutes) is walked again, cleaned, and fingerprinted later. Refused bodies pay the
+    // digest too: it is the walk the check needs anyway.
+    fingerprint = rules.fingerprint?.within(body, MAX_BODY_DEPTH);
+    if (fingerprint === undefined && dropKeysOrTooDeep(body)) return { accepted: false, headers, refusal: tooDeep() };
   } else {
     if (rules.verify || request.parsedBody === undefined) return { accepted: false, headers, refusal: "body_consumed" };
     const parsed = request.parsedBody;
@@ -133,13 +154,7 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
       const message = "body must be a JSON object";
       return { accepted: false, headers, refusal: verdict("invalid", { reason: message }, { message }) };
     }
-    if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) {
-      return {
-        accepted: false,
-        headers,
-        refusal: verdict("invalid", { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE }),
-      };
-    }
+    if (valueNestsDeeperThan(parsed, MAX_BODY_DEPTH)) return { accepted: false, headers, refusal: tooDeep() };
     body = parsed as Record<string, unknown>;
   }
 
@@ -179,8 +194,11 @@ export async function intake(request: ReceiverRequest, rules: IntakeRules): Prom
     notification: result.data,
     ...(secretIndex ? { secretIndex } : {}),
     ...(tenant === undefined ? {} : { tenant }),
+    ...(fingerprint === undefined ? {} : { fingerprint }),
   };
 }
+
+const tooDeep = () => verdict("invalid", { reason: TOO_DEEP_MESSAGE }, { message: TOO_DEEP_MESSAGE });
 
 /**
  * The tenant a sender check authorized, or undefined for a refusal. A check that throws is a failed
@@ -209,9 +227,16 @@ export function normalizeHeaders(source: HeaderSource): Record<string, string> {
     });
     return out;
   }
-  for (const [name, value] of Object.entries(source)) {
+  // Keys, not entries: no pair array per header. Node's names are lower-case already, which
+  // `toLowerCase` sees without making a new string.
+  const record = source as Exclude<HeaderSource, Headers>;
+  const names = Object.keys(record);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    const value = record[name];
     if (value === undefined) continue;
-    out[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : String(value);
+    out[name.toLowerCase()] =
+      typeof value === "string" ? value : Array.isArray(value) ? value.join(", ") : String(value);
   }
   return out;
 }
@@ -225,6 +250,20 @@ export function normalizeHeaders(source: HeaderSource): Record<string, string> {
  */
 function contentTypeProblem(value: string | undefined): string | undefined {
   if (value === undefined || value === "") return undefined;
+  // A sender sends the same content-type every time: its verdict is kept, not worked out per request.
+  if (value === lastContentType.value) return lastContentType.problem;
+  const problem = mediaTypeProblem(value);
+  lastContentType.value = value;
+  lastContentType.problem = problem;
+  return problem;
+}
+
+const lastContentType: { value: string | undefined; problem: string | undefined } = {
+  value: undefined,
+  problem: undefined,
+};
+
+function mediaTypeProblem(value: string): string | undefined {
   const [type = "", ...params] = value.toLowerCase().split(";");
   const mime = type.trim();
   if (mime !== "application/json" && !(mime.startsWith("application/") && mime.endsWith("+json")))

@@ -18,7 +18,7 @@ import { coded } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { type FailureStatus, retryAfter } from "./answer-and-log.js";
-import { type FingerprintKey, payloadFingerprinter } from "./fingerprint.js";
+import { type Fingerprinter, type FingerprintKey, payloadFingerprinter } from "./fingerprint.js";
 
 /**
  * Whether the sender a delivery's signature was checked for may send this notification: `true`, or the
@@ -65,7 +65,8 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
   /**
    * Time the whole body may take to arrive once the request is in, for adapters that read the stream.
    * Past it the answer is 408 and the connection is closed, so a body trickled a byte at a time (slowloris)
-   * cannot hold a connection open. Default 10 s; 0 for none.
+   * cannot hold a connection open (checked ten times per limit, so the answer comes within a tenth of
+   * it after). Default 10 s; 0 for none.
    */
   bodyTimeoutMs?: number;
   /**
@@ -296,7 +297,7 @@ export interface ResolvedOptions {
   /** `ordering` resolved; undefined when off. */
   ordering: Ordering | undefined;
   /** The payload fingerprint under `fingerprintKey`. */
-  fingerprint: (body: unknown) => string | Promise<string>;
+  fingerprint: Fingerprinter;
 }
 
 export function resolveOptions(options: ReceiverOptions): ResolvedOptions {

@@ -178,17 +178,31 @@ function kindOf(value: unknown): number {
 /** Returned by the walk for anything that is not plain JSON data (the caller then normalises it). */
 const NOT_PLAIN = false;
 
-const digestNested = (value: object): boolean =>
-  Array.isArray(value) ? digestArray(value) : digestObject(value as Record<string, unknown>);
+/**
+ * Deepest level the walk enters, set by `valueDigest`: finite, the walk also stops at a key the
+ * receiver drops (`guarded`), and `stopped` tells the caller why it returned.
+ */
+let deepest = Number.POSITIVE_INFINITY;
+let guarded = false;
+let stopped = false;
+
+/** `value` at nesting level `level` (the top value is level 1). */
+function digestNested(value: object, level: number): boolean {
+  if (level > deepest) {
+    stopped = true;
+    return NOT_PLAIN;
+  }
+  return Array.isArray(value) ? digestArray(value, level) : digestObject(value as Record<string, unknown>, level);
+}
 
 /**
  * The digest of `value` into LANES; false when it is not plain JSON data as `JSON.parse` makes it. A
  * scalar finishes from the seeds with its words XORed in (a bijection: numbers never collide) or,
  * for a string, its code units absorbed and its length folded in.
  */
-function digest(value: unknown): boolean {
+function digest(value: unknown, level: number): boolean {
   const kind = kindOf(value);
-  if (kind === NESTED) return digestNested(value as object);
+  if (kind === NESTED) return digestNested(value as object, level);
   if (kind === NOT_JSON) return NOT_PLAIN;
   startLanes();
   let length = 0;
@@ -200,7 +214,7 @@ function digest(value: unknown): boolean {
   return true;
 }
 
-function digestArray(array: unknown[]): boolean {
+function digestArray(array: unknown[], level: number): boolean {
   if (typeof (array as { toJSON?: unknown }).toJSON === "function") return NOT_PLAIN;
   let h1 = SEEDS[0]!;
   let h2 = SEEDS[1]!;
@@ -208,7 +222,7 @@ function digestArray(array: unknown[]): boolean {
   let h4 = SEEDS[3]!;
   const length = array.length;
   for (let i = 0; i < length; i++) {
-    if (!(i in array) || !digest(array[i])) return NOT_PLAIN;
+    if (!(i in array) || !digest(array[i], level + 1)) return NOT_PLAIN;
     absorb(h1, h2, h3, h4, LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!);
     h1 = LANES[0]!;
     h2 = LANES[1]!;
@@ -219,7 +233,7 @@ function digestArray(array: unknown[]): boolean {
   return true;
 }
 
-function digestObject(object: Record<string, unknown>): boolean {
+function digestObject(object: Record<string, unknown>, level: number): boolean {
   const proto = Object.getPrototypeOf(object);
   if ((proto !== Object.prototype && proto !== null) || typeof object.toJSON === "function") return NOT_PLAIN;
   let sum1 = 0;
@@ -230,6 +244,10 @@ function digestObject(object: Record<string, unknown>): boolean {
   const count = keys.length;
   for (let i = 0; i < count; i++) {
     const key = keys[i]!;
+    if (guarded && (key === "__proto__" || key === "constructor")) {
+      stopped = true;
+      return NOT_PLAIN;
+    }
     const item = object[key];
     const kind = kindOf(item);
     if (kind === NOT_JSON) return NOT_PLAIN;
@@ -240,7 +258,7 @@ function digestObject(object: Record<string, unknown>): boolean {
     // digest (an array or object), finished with the key's length and the value's kind, words and
     // length. Where the key ends is fixed by its length, so no key/value boundary can shift.
     if (kind === NESTED) {
-      if (!digestNested(item as object)) return NOT_PLAIN;
+      if (!digestNested(item as object, level + 1)) return NOT_PLAIN;
       const v1 = LANES[0]!;
       const v2 = LANES[1]!;
       const v3 = LANES[2]!;
@@ -267,16 +285,30 @@ function digestObject(object: Record<string, unknown>): boolean {
   return true;
 }
 
+/** What `valueDigest` answers when, given a `maxDepth`, its walk stopped (see there). */
+export const STOPPED = Symbol("stopped");
+
 /**
  * The 16-byte digest of `value` (its lanes little-endian) under the four 32-bit `seeds`, or undefined when `value` is not plain
  * JSON data (a `toJSON`, `undefined`, a class instance, a non-finite number: a body another
  * middleware parsed); the caller then digests `JSON.parse(JSON.stringify(value))`, the plain data the
- * canonical text of `value` describes. Nesting is bounded before this runs: the receiver refuses
- * bodies deeper than its depth limit.
+ * canonical text of `value` describes. The walk recurses, so its nesting must be bounded: either known
+ * to be (the receiver refuses bodies deeper than its depth limit), or bounded here by `maxDepth` (the
+ * top value is level 1). Given a `maxDepth`, the walk is the receiver's check of a freshly parsed body:
+ * it answers `STOPPED` at the first level past `maxDepth` and at the first key named `__proto__` or
+ * `constructor` (which the receiver drops, `parse-json.ts`), and otherwise vouches that there is
+ * neither, so no other walk of the body is needed.
  */
-export function valueDigest(value: unknown, seeds: DigestSeeds): Uint8Array | undefined {
+export function valueDigest(
+  value: unknown,
+  seeds: DigestSeeds,
+  maxDepth = Number.POSITIVE_INFINITY,
+): Uint8Array | undefined | typeof STOPPED {
   SEEDS.set(seeds);
-  if (!digest(value)) return undefined;
+  deepest = maxDepth;
+  guarded = maxDepth !== Number.POSITIVE_INFINITY;
+  stopped = false;
+  if (!digest(value, 1)) return stopped ? STOPPED : undefined;
   const out = new DataView(new ArrayBuffer(16));
   for (let lane = 0; lane < 4; lane++) out.setInt32(lane * 4, LANES[lane]!, true);
   return new Uint8Array(out.buffer);

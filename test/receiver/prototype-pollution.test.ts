@@ -45,4 +45,18 @@ describe("payload keys cannot pollute prototypes", () => {
     expect(({} as any).polluted).toBeUndefined();
     expect(Object.getPrototypeOf(received)).toBe(Object.prototype);
   });
+
+  it("fingerprints a body the same whether it came with dropped keys or without", async () => {
+    const body = notification();
+    const clean = JSON.stringify(body);
+    const withKeys = clean.replace("{", '{"__proto__":{"isAdmin":true},');
+    const withConstructor = clean.replace("{", '{"constructor":"Acme builders",');
+    const receiver = createReceiver({ logger: silentLogger(), onRenew: () => {} });
+    const post = (text: string) => receiver.handle({ method: "POST", headers: {}, rawBody: bytes(text) });
+    expect((await post(clean)).answer.message).toBe("processed");
+    // The retry's dropped key leaves the same payload: a duplicate, not another payload under the id.
+    expect((await post(withKeys)).answer.message).toBe("already processed");
+    // A harmless key named constructor stays: another payload.
+    expect((await post(withConstructor)).status).toBe(422);
+  });
 });

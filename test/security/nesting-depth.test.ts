@@ -1,5 +1,5 @@
 import express from "express";
-import { createReceiver, MAX_BODY_DEPTH, type RecordedNotification } from "merchant-webhooks";
+import { createReceiver, MAX_BODY_DEPTH, memoryStore, type RecordedNotification } from "merchant-webhooks";
 import { subscriptionWebhook } from "merchant-webhooks/express";
 import { buildNotification, redactForRecording } from "merchant-webhooks/testing";
 import request from "supertest";
@@ -64,6 +64,24 @@ describe(`bodies nested deeper than ${MAX_BODY_DEPTH} levels`, () => {
     await receiver.close();
     expect(onRenew).toHaveBeenCalledTimes(1);
     expect(record.entries).toHaveLength(1);
+  });
+
+  it(`accept ${MAX_BODY_DEPTH} levels and refuse ${MAX_BODY_DEPTH + 1} without escapes too, keeping one fingerprint per payload`, async () => {
+    const onRenew = vi.fn();
+    const store = memoryStore();
+    const receiver = createReceiver({ logger: silentLogger(), onRenew, idempotency: store });
+    const text = renewalOfDepth(MAX_BODY_DEPTH);
+    expect((await receiver.handle(rawPost(text))).answer).toEqual({ processed: true, message: "processed" });
+    expect((await receiver.handle(rawPost(renewalOfDepth(MAX_BODY_DEPTH + 1)))).answer.message).toBe(
+      `body is nested deeper than ${MAX_BODY_DEPTH} levels`,
+    );
+    // The same payload spaced out (fewer brackets than needed no longer decides): a duplicate, not a conflict.
+    const spaced = JSON.stringify(JSON.parse(text), null, 1);
+    expect((await receiver.handle(rawPost(spaced))).answer.message).toBe("already processed");
+    const changed = text.replace('"end"', '"other end"');
+    expect((await receiver.handle(rawPost(changed))).status).toBe(422);
+    expect(onRenew).toHaveBeenCalledTimes(1);
+    await receiver.close();
   });
 
   it("count brackets inside strings as text", async () => {
