@@ -53,6 +53,8 @@ export interface SenderReport {
   acknowledgedAs: Record<string, number>;
   /** Answers whose status and `processed` disagree (a 200 with processed false, or the reverse). */
   inconsistent: string[];
+  /** Ids sent more than once: refused, unanswered or cut off at least once before their acknowledgement. */
+  retried: Set<string>;
 }
 
 export interface Sender {
@@ -76,6 +78,7 @@ export function startSender(options: SenderOptions): Sender {
     acknowledged: new Set(),
     acknowledgedAs: {},
     inconsistent: [],
+    retried: new Set(),
   };
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   let finished = false;
@@ -101,6 +104,7 @@ export function startSender(options: SenderOptions): Sender {
     for (let attempt = 0; !stopped && performance.now() < options.giveUpAt; attempt++) {
       const phase = options.phase();
       report.deliveries++;
+      if (attempt > 0) report.retried.add(notification.id);
       // A refused or reset connection is retried soon: another receiver may be up.
       let pauseMs = 50;
       try {
