@@ -367,7 +367,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       const order = live(id)?.order;
       const key = order?.holdsKey ? order.key : undefined;
       if (key !== undefined && orders.heldFor(key, owner) !== undefined) return false;
-      return ownedUpdate(claim, ["processing"], (entry) => {
+      // Unordered, a record queued at claim holds its hand-off lease the same way.
+      return ownedUpdate(claim, order ? ["processing"] : ["processing", "queued"], (entry) => {
         entry.leaseUntil = now() + leaseMs;
         if (key !== undefined) orders.hold(key, owner, entry.leaseUntil);
       });

@@ -107,8 +107,11 @@ redis.call('HSET', KEYS[1], 'leaseUntil', int(now_ms() + lease))
 redis.call('PEXPIRE', KEYS[1], int(math.max(tonumber(ARGV[3]), lease)))
 `;
 
-/** ARGV: owner, leaseMs, retentionMs. A lease of 0 ends the claim at once (see `abandon`). Returns 1 or 0. */
-export const EXTEND = `${PRELUDE}${OWNED_IN(["processing"])}${EXTEND_RECORD}
+/**
+ * ARGV: owner, leaseMs, retentionMs. A lease of 0 ends the claim at once (see `abandon`); a record
+ * queued at claim has its hand-off lease ended the same way. Returns 1 or 0.
+ */
+export const EXTEND = `${PRELUDE}${OWNED_IN(["processing", "queued"])}${EXTEND_RECORD}
 return 1
 `;
 

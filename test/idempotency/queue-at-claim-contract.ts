@@ -69,5 +69,15 @@ export function queueAtClaimContract(name: string, makeStore: MakeStore, advance
       expect(await other.get("n-1")).toBeUndefined();
       expect(await forQueue(other, "r2")).toMatchObject({ status: "claimed", attempt: 1, queued: true });
     });
+
+    it("ends the hand-off lease for its owner alone, so a redelivery takes the record over at once", async () => {
+      const store = await open();
+      await forQueue(store, "r1");
+      expect(await store.extend({ id: "n-1", owner: "r2" }, 0)).toBe(false);
+      expect(await forQueue(store, "r2", true)).toMatchObject({ status: "processing" });
+      // What a receiver whose claim got no answer in time does, so the sender's retry is not held up.
+      expect(await store.extend({ id: "n-1", owner: "r1" }, 0)).toBe(true);
+      expect(await forQueue(store, "r2", true)).toMatchObject({ status: "claimed", owner: "r2", attempt: 2 });
+    });
   });
 }
