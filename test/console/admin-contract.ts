@@ -48,7 +48,12 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
     let admin: Admin;
     let stop: () => Promise<void>;
 
+    // Handlers wait until the first test has listed some notifications unsettled, so it lists while
+    // they run however fast the machine drains 1,000.
+    let releaseHandlers = () => {};
+    const listedWhileRunning = new Promise<void>((resolve) => (releaseHandlers = resolve));
     const handler = async (n: { id: string }) => {
+      await listedWhileRunning;
       runs.set(n.id, (runs.get(n.id) ?? 0) + 1);
       if (failing.has(n.id)) throw new Error("ledger refused");
     };
@@ -107,6 +112,7 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
     }, 60_000);
 
     afterAll(async () => {
+      releaseHandlers();
       await stop?.();
       await removeKeys(redis, prefix);
       redis.disconnect();
@@ -127,7 +133,10 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
         expect(new Set(ids(pass)).size).toBe(pass.length);
         const known = new Set(sent.map((s) => s.id));
         expect(pass.every((item) => known.has(item.id))).toBe(true);
-        if (pass.some((item) => item.state === "queued" || item.state === "processing")) sawUnsettled = true;
+        if (pass.some((item) => item.state === "queued" || item.state === "processing")) {
+          sawUnsettled = true;
+          releaseHandlers();
+        }
         passes++;
         if (Date.now() > deadline) {
           const states = new Map<string, number>();
