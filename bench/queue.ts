@@ -7,17 +7,21 @@ import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { pino } from "pino";
+import { againstPlainBullmq } from "./queue-against-bullmq.js";
 
 /**
  * The queue path on one Redis: how long a receiver takes to acknowledge a notification with
  * `bullmqQueue` + `redisStore` (claim, add, mark queued), one at a time and 32 at once; then how many
  * queued notifications per second one and two worker processes (concurrency 20 each) run, each
- * handler doing one Redis INCR as a stand-in for a small write. `npx tsx bench/queue.ts`.
+ * handler doing one Redis INCR as a stand-in for a small write; then the same path against plain
+ * BullMQ (`./queue-against-bullmq.ts`, `ROUNDS` rounds, 3 by default). `npx tsx bench/queue.ts`;
+ * `QUEUE_PARTS=plain` runs only the comparison with plain BullMQ.
  */
 const url = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const count = Number(process.env.COUNT ?? 5_000);
 const concurrency = Number(process.env.CONCURRENCY ?? 20);
 const silent = () => pino({ level: "silent" });
+const plainOnly = process.env.QUEUE_PARTS === "plain";
 
 if (process.argv[2] === "--worker") {
   // A worker process: run the queue named in argv until told to stop.
@@ -119,14 +123,30 @@ async function main(): Promise<void> {
     return { workers, concurrency_each: concurrency, notifications: n, per_second: Math.round(n / seconds) };
   }
 
-  await acknowledge(bodies(500), 8); // warm-up: connections, scripts, JIT
-  batch++;
-  const sequential = summary(await acknowledge(bodies(count), 1));
-  batch++;
-  const concurrent = summary(await acknowledge(bodies(count), 32));
-  await queue.queue.drain();
-  const one = await throughput(1, count);
-  const two = await throughput(2, count);
+  let own: Record<string, unknown> = {};
+  if (!plainOnly) {
+    await acknowledge(bodies(500), 8); // warm-up: connections, scripts, JIT
+    batch++;
+    const sequential = summary(await acknowledge(bodies(count), 1));
+    batch++;
+    const concurrent = summary(await acknowledge(bodies(count), 32));
+    await queue.queue.drain();
+    own = {
+      acknowledgement: { one_at_a_time: sequential, thirty_two_in_flight: concurrent },
+      worker_throughput: [await throughput(1, count), await throughput(2, count)],
+    };
+  }
+  const plain = await againstPlainBullmq({
+    url,
+    prefix: `${prefix}-vs`,
+    count,
+    rounds: Number(process.env.ROUNDS ?? 3),
+    concurrency,
+    bodies: (n) => {
+      batch++;
+      return bodies(n);
+    },
+  });
 
   await receiver.close();
   await store.close?.();
@@ -139,8 +159,8 @@ async function main(): Promise<void> {
   redis.disconnect();
 
   const result = {
-    acknowledgement: { one_at_a_time: sequential, thirty_two_in_flight: concurrent },
-    worker_throughput: [one, two],
+    ...own,
+    against_plain_bullmq: plain,
     machine: `${os.cpus()[0]?.model ?? "unknown cpu"}, ${os.cpus().length} cores, Node ${process.version}, Redis on the same machine`,
   };
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);

@@ -270,6 +270,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
           ? { status: "queued" }
           : { status: "processing", retryAfterMs: leaseMs };
       }
+      // A receiver taking over a queued record whose job is missing: while the hand-off lease of the
+      // receiver that queued it at claim is live, its job may still be on its way.
+      const toQueue = forQueue && request.queueAtClaim && !order;
+      if (entry?.state === "queued" && toQueue && entry.leaseUntil !== undefined && entry.leaseUntil > at) {
+        return { status: "processing", retryAfterMs: entry.leaseUntil - at };
+      }
       // In order: older than the key's newest completion is stale; otherwise wait for the key's holder.
       const newestPosition = order && orders.position(order.key);
       const stale =
@@ -329,6 +335,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
           delete claimed.leaseUntil;
         }
       }
+      // Queued at once under its hand-off lease: no `markQueued` follows the job's add.
+      if (toQueue) claimed.state = "queued";
       put(id, claimed);
       if (!trim(at)) {
         // Only live claims are left to evict: refuse this one rather than drop someone's claim.
@@ -344,6 +352,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
           ? { status: "claimed", ...handle, attempt: attempts, appended }
           : { status: "claimed", ...handle, attempt: attempts, previousPosition: newestPosition, appended };
       }
+      if (toQueue) return { status: "claimed", ...handle, attempt: attempts, queued: true };
       if (order && !forQueue) orders.hold(order.key, owner, at + leaseMs, takeQueued ? id : undefined);
       // A worker holding the key runs its mailbox from here.
       if (order && takeQueued && !forQueue) orders.runner(order.key, at + leaseMs);
@@ -358,7 +367,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       const order = live(id)?.order;
       const key = order?.holdsKey ? order.key : undefined;
       if (key !== undefined && orders.heldFor(key, owner) !== undefined) return false;
-      return ownedUpdate(claim, ["processing"], (entry) => {
+      // Unordered, a record queued at claim holds its hand-off lease the same way.
+      return ownedUpdate(claim, order ? ["processing"] : ["processing", "queued"], (entry) => {
         entry.leaseUntil = now() + leaseMs;
         if (key !== undefined) orders.hold(key, owner, entry.leaseUntil);
       });

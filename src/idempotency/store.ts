@@ -17,7 +17,7 @@ export interface IdempotencyRecord {
   fingerprint: string;
   /** Token of the process that holds the claim (processing) or last held it. */
   owner?: string;
-  /** Epoch ms until which the owner's claim is live (processing only). */
+  /** Epoch ms until which the owner's claim is live (processing; or queued at claim: its hand-off lease). */
   leaseUntil?: number;
   /** How many times the handler has been started for this id. */
   attempts: number;
@@ -48,6 +48,14 @@ export interface ClaimRequest {
    * another notification of its key (only staleness is checked), and workers run the list in order.
    */
   forQueue?: boolean;
+  /**
+   * With `forQueue` and no `order`: write the record queued at once, keeping this claim's owner and
+   * lease as its hand-off lease, and answer `claimed` with `queued: true`, so no `markQueued` follows
+   * the job's add. Until that lease lapses, a receiver's take-over of the record (`takeQueued` with
+   * `forQueue`, made when the job is missing) is answered `processing`: the job may be on its way.
+   * Workers take it as any queued record. A store may ignore it (then `markQueued` follows).
+   */
+  queueAtClaim?: boolean;
   /**
    * With `forQueue` and `order`, for a store with `markWaiting`: the notification's job data as the
    * queue keeps it (sealed, or card numbers masked; never card verification data). The store keeps it
@@ -102,6 +110,8 @@ export type ClaimResult =
       appended?: { wake: boolean };
       /** A waiter handed over by `takeNext` or a worker's claim: the job data its receiver kept with it. */
       carried?: string;
+      /** Asked with `queueAtClaim`: the record is queued already, under the claim's hand-off lease. */
+      queued?: true;
     })
   /**
    * With `order`: the position is older than `newestPosition`, the key's newest completed one. The

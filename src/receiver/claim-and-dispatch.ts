@@ -137,7 +137,11 @@ async function claimThenDispatch(
   const fingerprint = typeof computed === "string" ? computed : await computed;
   // Handed to a durable queue, an ordered notification joins its subscription's waiting list
   // instead of waiting for the subscription: accepted at once, run in position order by workers.
-  const forQueue = resolved.options.queue?.durable ? { forQueue: true } : {};
+  // Unordered, the record is written queued in the claim itself (under the claim's lease, as the
+  // hand-off lease), so the add is the only round trip after it.
+  const forQueue = resolved.options.queue?.durable
+    ? { forQueue: true, ...(order.order ? {} : { queueAtClaim: true }) }
+    : {};
   const owner = receiver.nextOwner();
   const { leaseMs, timeoutMs: handlerTimeoutMs } = resolved;
   const request: ClaimRequest = { id, fingerprint, owner, leaseMs, handlerTimeoutMs, ...order, ...forQueue };
@@ -165,7 +169,16 @@ async function claimThenDispatch(
   // A notification found stale at claim is settled here and now: there is nothing to queue.
   if (queue && !run.order?.stale) {
     const appended = ours.status === "claimed" ? ours.appended : undefined;
-    const job = { id, fingerprint, owner, order, ...(carried !== undefined ? { carried } : {}), appended };
+    const queuedAtClaim = ours.status === "claimed" && ours.queued === true;
+    const job = {
+      id,
+      fingerprint,
+      owner,
+      order,
+      ...(carried !== undefined ? { carried } : {}),
+      appended,
+      queuedAtClaim,
+    };
     return handToQueue(receiver, queue, run, job, runIt, fields, observation);
   }
   return runHere(receiver.slots, runIt, fields);
@@ -295,6 +308,8 @@ async function handToQueue(
     order: { order?: OrderClaim };
     /** The store handed it over to the mailbox in the claim (`ClaimRequest.carried`). */
     appended: { wake: boolean } | undefined;
+    /** The store wrote the record queued in the claim (`ClaimRequest.queueAtClaim`). */
+    queuedAtClaim: boolean;
   },
   runIt: () => Promise<ClaimedOutcome>,
   fields: LogFields,
@@ -348,7 +363,7 @@ async function handToQueue(
       if (mailbox.mailbox) {
         const { wake } = await store.markWaiting!(claim, leaseMs);
         if (wake) await observation.inSpan(() => queue.wake!(item));
-      } else if (queue.durable) await store.markQueued(claim);
+      } else if (queue.durable && !job.queuedAtClaim) await store.markQueued(claim);
     }
   } catch (err) {
     // Refused, the notification leaves nothing behind: the sender's retry starts afresh.

@@ -163,6 +163,7 @@ end
  */
 export const ORDERED_CLAIM = `${PRELUDE}${BEFORE}
 local handoff = ARGV[9]
+local to_queue = false
 ${CLAIM_CHECKS}${WAITING}
 local order_key, waiting, carried_key, position, id, mode, rec_prefix = KEYS[2], KEYS[3], KEYS[4], ARGV[6], ARGV[7], ARGV[8], ARGV[10]
 local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil', 'heldSince', 'lastHeldMs')

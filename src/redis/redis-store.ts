@@ -247,7 +247,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         const { recordPrefix } = orderedKeys(prefix, order.key, id);
         args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix, mailboxMaxLength);
         if (request.carried !== undefined && mode === "queue") args.push(request.carried);
-      } else args.push(handoffFrom);
+      } else {
+        args.push(handoffFrom);
+        if (request.queueAtClaim && request.forQueue) args.push("1");
+      }
       const reply = (await script("mwIdemClaim", id, order?.key, args, () =>
         abandon(id, owner, order?.key),
       )) as ScriptReply;
@@ -259,6 +262,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
             ...claimedOf(["claimed", value, position], { id, owner, order: order! }),
             appended: { wake: Number(wake) === 1 },
           } as ClaimResult;
+        case "queued_at_claim":
+          // Written queued under a hand-off lease: no `markQueued` follows the job's add.
+          return { status: "claimed", id, owner, attempt: Number(value), queued: true };
         case "claimed":
         case "stale":
           return claimedOf(reply, { id, owner, ...(order ? { order } : {}) });

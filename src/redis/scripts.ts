@@ -10,7 +10,8 @@
  * reaches Redis afterwards (or a process that paused past its lease) can only change a record it
  * still owns.
  *
- * Hash fields: state, fingerprint, owner, leaseUntil (epoch ms, processing only), attempts,
+ * Hash fields: state, fingerprint, owner, leaseUntil (epoch ms; processing, or queued at claim: the
+ * hand-off lease), attempts,
  * answer (JSON, completed only), error (failed only).
  */
 
@@ -35,7 +36,8 @@ if ${states.map((state) => `current[1] ~= '${state}'`).join(" and ")} then retur
 /**
  * The checks of a claim on the record itself, answering when it cannot be taken. ARGV: fingerprint,
  * owner, leaseMs, takeQueued ('1' or '0'), retentionMs; the script defines `handoff` before them
- * (the owner token of a receiver whose processing claim a worker may take over, or '').
+ * (the owner token of a receiver whose processing claim a worker may take over, or '') and
+ * `to_queue` (a receiver's claim for a durable queue, which writes the record queued at once).
  */
 const CLAIM_CHECKS = `
 local key = KEYS[1]
@@ -60,6 +62,12 @@ if state == 'queued' and not take_queued then
   if record[2] ~= fingerprint then return {'processing', lease} end
   return {'queued'}
 end
+if state == 'queued' and to_queue then
+  -- A receiver taking over a queued record whose job is missing: while the hand-off lease of the
+  -- receiver that queued it at claim is live, its job may still be on its way.
+  local lease_until = tonumber(record[3])
+  if lease_until and lease_until > now then return {'processing', lease_until - now} end
+end
 `;
 
 /**
@@ -75,13 +83,21 @@ redis.call('PEXPIRE', key, int(math.max(retention, lease)))
 `;
 
 /**
- * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, handoff (owner token or '').
- * A different fingerprint is a conflict only against a completed record.
- * Returns {'claimed', attempt} | {'processing', retryAfterMs} | {'queued'} | {'completed', answerJson} | {'conflict'}.
+ * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, handoff (owner token or ''),
+ * toQueue ('1' or absent). A different fingerprint is a conflict only against a completed record.
+ * With toQueue the record is written queued, its owner and lease kept as the hand-off lease, so no
+ * `markQueued` follows the job's add.
+ * Returns {'claimed', attempt} | {'queued_at_claim', attempt} | {'processing', retryAfterMs} |
+ * {'queued'} | {'completed', answerJson} | {'conflict'}.
  */
 export const CLAIM = `${PRELUDE}
 local handoff = ARGV[6] or ''
+local to_queue = ARGV[7] == '1'
 ${CLAIM_CHECKS}${TAKE_RECORD}
+if to_queue then
+  redis.call('HSET', key, 'state', 'queued')
+  return {'queued_at_claim', attempts}
+end
 return {'claimed', attempts}
 `;
 
@@ -91,8 +107,11 @@ redis.call('HSET', KEYS[1], 'leaseUntil', int(now_ms() + lease))
 redis.call('PEXPIRE', KEYS[1], int(math.max(tonumber(ARGV[3]), lease)))
 `;
 
-/** ARGV: owner, leaseMs, retentionMs. A lease of 0 ends the claim at once (see `abandon`). Returns 1 or 0. */
-export const EXTEND = `${PRELUDE}${OWNED_IN(["processing"])}${EXTEND_RECORD}
+/**
+ * ARGV: owner, leaseMs, retentionMs. A lease of 0 ends the claim at once (see `abandon`); a record
+ * queued at claim has its hand-off lease ended the same way. Returns 1 or 0.
+ */
+export const EXTEND = `${PRELUDE}${OWNED_IN(["processing", "queued"])}${EXTEND_RECORD}
 return 1
 `;
 

@@ -133,8 +133,9 @@ describe("bullmqQueue", () => {
     let resume!: () => void;
     const stuck = new Promise<void>((resolve) => (resume = resolve));
     const marks: string[] = [];
+    // A store that ignores `queueAtClaim` (as one written before it may): the mark is a step of its own.
     const stalledStore: IdempotencyStore = {
-      claim: (request) => store.claim(request),
+      claim: (request) => store.claim({ ...request, queueAtClaim: false }),
       extend: (claim, leaseMs) => store.extend(claim, leaseMs),
       complete: (claim, result) => store.complete(claim, result),
       fail: (claim, error) => store.fail(claim, error),
@@ -188,7 +189,7 @@ describe("bullmqQueue", () => {
 
   it("queues again a notification whose record says queued but whose job is gone, and runs it once", async () => {
     const queue = queueNamed("lost");
-    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, leaseMs: 1_000 });
     const body = notification();
     expect(answer(await receiver.handle(post(body)))).toMatchObject({
       status: 200,
@@ -201,14 +202,47 @@ describe("bullmqQueue", () => {
     // The job is lost (a failover that dropped the last write, a removal by hand): the record still says queued.
     await queue.queue.remove(jobIdFor(body.id));
     expect(await store.get(body.id)).toMatchObject({ state: "queued" });
-    expect(answer(await receiver.handle(post(body)))).toMatchObject({
-      status: 200,
-      message: "accepted for processing",
-    });
+    // Within the hand-off lease of the receiver that queued it, its job may still be on its way:
+    // answered as a delivery in progress. Once the lease lapsed, the notification is queued again.
+    const early = await receiver.handle(post(body));
+    expect(early.status).toBe(409);
+    expect(early.headers["retry-after"]).toBeDefined();
+    await eventually(async () => (await receiver.handle(post(body))).status === 200, 10_000, "the lease to lapse");
     expect(await queue.queue.getJobState(jobIdFor(body.id))).toBe("waiting");
     const handled: Array<{ id: string; headers: Record<string, string> }> = [];
     await workerOn("lost", handled).waitUntilReady();
     await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
+    expect(handled.map((h) => h.id)).toEqual([body.id]);
+  });
+
+  it("answers a duplicate arriving while the first delivery's job is being added 409, and runs the handler once", async () => {
+    const queue = queueNamed("handoff");
+    // The first delivery's add is held back: its record is queued (in the claim), its job not there yet.
+    let resume!: () => void;
+    const held = new Promise<void>((resolve) => (resume = resolve));
+    const slowQueue: typeof queue = Object.assign(Object.create(queue), {
+      enqueue: async (item: Parameters<typeof queue.enqueue>[0]) => {
+        await held;
+        return queue.enqueue(item);
+      },
+    });
+    const first = createReceiver({ logger: silentLogger(), idempotency: store, queue: slowQueue });
+    const second = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const body = notification();
+
+    const answered = first.handle(post(body));
+    await eventually(async () => (await store.get(body.id))?.state === "queued", 10_000, "the claim");
+    const duplicate = await second.handle(post(body));
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.headers["retry-after"]).toBeDefined();
+    expect(await queue.queue.getJobState(jobIdFor(body.id))).toBe("unknown");
+
+    resume();
+    expect(answer(await answered)).toMatchObject({ status: 200, message: "accepted for processing" });
+    const handled: Array<{ id: string; headers: Record<string, string> }> = [];
+    workerOn("handoff", handled);
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
+    expect(answer(await second.handle(post(body)))).toMatchObject({ status: 200, message: "already processed" });
     expect(handled.map((h) => h.id)).toEqual([body.id]);
   });
 

@@ -4,6 +4,7 @@ import { failFastRedisOptions, redisStore } from "merchant-webhooks/redis";
 import { afterAll } from "vitest";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { orderContract } from "./order-contract.js";
+import { queueAtClaimContract } from "./queue-at-claim-contract.js";
 import { storeContract } from "./store-contract.js";
 
 // The memory store runs on a clock the suite moves, so its leases and retention expire without waiting.
@@ -15,6 +16,7 @@ const clockedMemoryStore = ({ retentionSeconds }: { retentionSeconds?: number })
   memoryStore({ now: () => clock, ...(retentionSeconds ? { retentionSeconds } : {}) });
 storeContract("memoryStore", clockedMemoryStore, advanceClock);
 orderContract("memoryStore", clockedMemoryStore, advanceClock);
+queueAtClaimContract("memoryStore", clockedMemoryStore, advanceClock);
 
 // The Redis store runs on the server's clock, with short real leases; each test gets its own prefix.
 const root = uniquePrefix("contract");
@@ -24,6 +26,7 @@ const freshRedisStore = ({ retentionSeconds }: { retentionSeconds?: number }) =>
   redisStore({ connection: redis, prefix: `${root}${++stores}:`, ...(retentionSeconds ? { retentionSeconds } : {}) });
 storeContract("redisStore", freshRedisStore);
 orderContract("redisStore", freshRedisStore);
+queueAtClaimContract("redisStore", freshRedisStore);
 
 afterAll(async () => {
   await removeKeys(redis, root);
