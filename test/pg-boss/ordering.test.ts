@@ -3,17 +3,12 @@ import { createPgBossWorker, type PgBossNotificationWorker, pgBossQueue } from "
 import { buildNotification } from "merchant-webhooks/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
+import { deliverUntilAccepted } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
 
 const COUNT = 50;
-const post = (notification: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: new TextEncoder().encode(JSON.stringify(notification)),
-});
-
 describe("ordering through pg-boss workers", () => {
   const bed = pgBossBed(
     "pgborder",
@@ -66,16 +61,7 @@ describe("ordering through pg-boss workers", () => {
     );
     // Shuffled, all at once: each joins the subscription's waiting list in position order.
     const shuffled = [...sent].sort(() => Math.random() - 0.5);
-    await Promise.all(
-      shuffled.map(async (n) => {
-        for (;;) {
-          const { status } = await receiver.handle(post(n));
-          if (status === 200) return;
-          expect(status).toBe(409);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      }),
-    );
+    await Promise.all(shuffled.map((n) => deliverUntilAccepted(receiver, n, 20)));
     for (let i = 0; i < 2; i++)
       workers.push(
         createPgBossWorker({

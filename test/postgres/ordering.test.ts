@@ -3,6 +3,7 @@ import { postgresStore } from "merchant-webhooks/postgres";
 import { buildNotification } from "merchant-webhooks/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
+import { deliverUntilAccepted } from "../support/notifications.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 
 const schema = uniqueSchema("order");
@@ -19,12 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await dropSchema(pool, schema);
   await pool.end();
-});
-
-const post = (notification: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: new TextEncoder().encode(JSON.stringify(notification)),
 });
 
 /** A fixed shuffle, so a failure can be run again as it was. */
@@ -63,16 +58,7 @@ describe("ordering on postgresStore: the position moves in the handler's transac
     // Five at a time, in shuffled order; a 409 (the subscription is busy) is delivered again, as the sender would.
     const order = shuffled(sent);
     for (let at = 0; at < order.length; at += 5) {
-      await Promise.all(
-        order.slice(at, at + 5).map(async (n) => {
-          for (;;) {
-            const { status } = await receiver.handle(post(n));
-            if (status === 200) return;
-            expect(status).toBe(409);
-            await new Promise((resolve) => setTimeout(resolve, 10));
-          }
-        }),
-      );
+      await Promise.all(order.slice(at, at + 5).map((n) => deliverUntilAccepted(receiver, n, 10)));
     }
     const effects = (await pool.query(`SELECT notification_id, position FROM "${schema}".effects ORDER BY seq`)).rows;
     const stale = (await pool.query(`SELECT notification_id FROM "${schema}".stale`)).rows;

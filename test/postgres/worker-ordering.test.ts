@@ -5,14 +5,9 @@ import { postgresStore } from "merchant-webhooks/postgres";
 import { buildNotification } from "merchant-webhooks/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
+import { deliverUntilAccepted } from "../support/notifications.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-
-const post = (notification: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: new TextEncoder().encode(JSON.stringify(notification)),
-});
 
 describe("ordering through BullMQ workers on postgresStore", () => {
   const schema = uniqueSchema("wqorder");
@@ -91,16 +86,7 @@ describe("ordering through BullMQ workers on postgresStore", () => {
     );
     const shuffled = [5, 2, 9, 0, 11, 7, 3, 10, 1, 8, 4, 6].map((i) => sent[i]!);
     // All at once, so the workers find several of the subscription queued together.
-    await Promise.all(
-      shuffled.map(async (n) => {
-        for (;;) {
-          const { status } = await receiver.handle(post(n));
-          if (status === 200) return;
-          expect(status).toBe(409);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      }),
-    );
+    await Promise.all(shuffled.map((n) => deliverUntilAccepted(receiver, n, 20)));
     await eventually(
       async () => {
         const states = await Promise.all(sent.map(async (n) => (await store.get(n.id))?.state));

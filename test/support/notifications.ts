@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { expect } from "vitest";
 
 const renewal = JSON.parse(readFileSync(new URL("../fixtures/renewal.json", import.meta.url), "utf8")) as Record<
   string,
@@ -38,3 +39,27 @@ export function notification(
 }
 
 export const json = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+
+/**
+ * Deliver `notification` to `receiver` as a sender would until it is answered 200, sending it again
+ * after `pauseMs` on a 409 (its subscription busy); any other answer fails the test.
+ */
+export async function deliverUntilAccepted(
+  receiver: {
+    handle(request: {
+      method: string;
+      headers: Record<string, string>;
+      rawBody: Uint8Array;
+    }): Promise<{ status: number }>;
+  },
+  notification: unknown,
+  pauseMs: number,
+): Promise<void> {
+  const request = { method: "POST", headers: { "content-type": "application/json" }, rawBody: json(notification) };
+  for (;;) {
+    const { status } = await receiver.handle(request);
+    if (status === 200) return;
+    expect(status).toBe(409);
+    await new Promise((resolve) => setTimeout(resolve, pauseMs));
+  }
+}
