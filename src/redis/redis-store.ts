@@ -27,6 +27,7 @@ import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "
 import { keySlot } from "./key-slot.js";
 import { BIND_ORDER, bindingKey, claimUnderBoundKey } from "./order-binding.js";
 import { ORDERED_COMMANDS, type OrderedCommandName, orderedKeys } from "./ordered-scripts.js";
+import { type StoredScript, storedScript } from "./script-command.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
 import { isCluster, listFromIndex, timeIndexKey, withTimeIndex } from "./time-index.js";
 
@@ -165,10 +166,20 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const connection = failFastConnection(options.connection, timeoutMs);
   const events = connectionEvents(connection.client, "redisStore");
   const indexed = options.timeIndex !== false;
-  defineScripts(connection.client, indexed);
+  const scripts = defineScripts(connection.client, indexed);
+  const cluster = isCluster(connection.client);
+  /** On one Redis, every record's index is the same key. */
+  const soleIndex = timeIndexKey(prefix, prefix, false);
   /** The keys a record's script gets: with the time index, its index after the script's own. */
-  const withIndex = (keys: string[]) =>
-    indexed ? [...keys, timeIndexKey(prefix, keys[0]!, isCluster(connection.client))] : keys;
+  const withIndex = (keys: string[]) => {
+    if (indexed) keys.push(cluster ? timeIndexKey(prefix, keys[0]!, true) : soleIndex);
+    return keys;
+  };
+  /** Send a script: with `waitForReplicas` in a pipeline ending in `WAIT`, else as a command of its own. */
+  const send = (what: string, name: ScriptName, keysAndArgs: Array<string | number>, afterFailure?: () => void) =>
+    replicated
+      ? connection.run(what, (client) => replicated(client, name, keysAndArgs), afterFailure)
+      : connection.runScript(what, scripts[name], keysAndArgs, afterFailure);
 
   const key = (id: string) => prefix + id;
   /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
@@ -179,16 +190,14 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     args: Array<string | number>,
     afterFailure?: () => void,
   ) => {
-    const what = name.slice("mwIdem".length).toLowerCase();
-    const [command, keys] = orderKey === undefined ? [name, [key(id)]] : orderedCommand(name, orderKey, id);
-    return connection.run(what, (client) => replicated(client, command, [...withIndex(keys), ...args]), afterFailure);
-  };
-  const orderedCommand = (name: CommandName, orderKey: string, id: string): [OrderedCommandName, string[]] => {
+    if (orderKey === undefined) return send(WHAT[name], name, [...withIndex([key(id)]), ...args], afterFailure);
     const keys = orderedKeys(prefix, orderKey, id);
-    return [
+    return send(
+      WHAT[name],
       `mwIdemOrdered${name.slice("mwIdem".length)}` as OrderedCommandName,
-      [keys.record, keys.order, keys.waiting, keys.carried],
-    ];
+      [...withIndex([keys.record, keys.order, keys.waiting, keys.carried]), ...args],
+      afterFailure,
+    );
   };
   const changed = async (name: CommandName, claim: ClaimHandle, args: Array<string | number>) =>
     (await script(name, claim.id, claim.order?.key, [claim.owner, ...args])) === 1;
@@ -215,9 +224,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   ): Promise<ClaimResult | undefined> => {
     // Replicated as a claim is (`waitForReplicas`): a binding a failover lost would let the id run again.
     const bind = async (movedFrom: string) =>
-      (await connection.run("bind order", (client) =>
-        replicated(client, "mwIdemBindOrder", [bindingKey(prefix, id), orderKey, retentionMs, movedFrom]),
-      )) as unknown as [] | [string, number];
+      (await send("bind order", "mwIdemBindOrder", [bindingKey(prefix, id), orderKey, retentionMs, movedFrom])) as
+        | []
+        | [string, number];
     const other = await bind("");
     if (other.length === 0) return undefined;
     const [boundKey, boundForMs] = other;
@@ -251,9 +260,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         args.push(handoffFrom);
         if (request.queueAtClaim && request.forQueue) args.push("1");
       }
-      const reply = (await script("mwIdemClaim", id, order?.key, args, () =>
-        abandon(id, owner, order?.key),
-      )) as ScriptReply;
+      const reply = (await script("mwIdemClaim", id, order?.key, args, () => abandon(id, owner, order?.key))) as
+        | ScriptReply
+        | number;
+      // A fresh claim answers its attempt alone (see CLAIM).
+      if (typeof reply === "number") return { status: "claimed", id, owner, attempt: reply };
       const [status, value, position, wake] = reply;
       switch (status) {
         case "waiting":
@@ -291,14 +302,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     async markWaiting(claim, lease = leaseMs) {
       const keys = orderedKeys(prefix, claim.order!.key, claim.id);
-      const [marked, wake] = (await connection.run("mark waiting", (client) =>
-        replicated(client, "mwIdemOrderedMarkWaiting", [
-          ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
-          claim.owner,
-          retentionMs,
-          lease,
-        ]),
-      )) as unknown as [number, number];
+      const [marked, wake] = (await send("mark waiting", "mwIdemOrderedMarkWaiting", [
+        ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
+        claim.owner,
+        retentionMs,
+        lease,
+      ])) as [number, number];
       return { queued: marked === 1, wake: wake === 1 };
     },
 
@@ -313,25 +322,17 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       // As for a claim: a hand-over whose answer was lost is undone, else the key waits a lease.
       const abandonNext = () => {
         connection
-          .run("abandon next", (client) =>
-            (client as unknown as IdempotencyCommands).mwIdemOrderedAbandonNext(
-              ...withIndex([keys.order, keys.waiting, keys.carried]),
-              owner,
-              keys.recordPrefix,
-            ),
-          )
-          .catch(() => {});
-      };
-      const reply = (await connection.run(
-        "take next",
-        (client) =>
-          replicated(client, "mwIdemOrderedNext", [
+          .runScript("abandon next", scripts.mwIdemOrderedAbandonNext, [
             ...withIndex([keys.order, keys.waiting, keys.carried]),
             owner,
-            lease,
-            retentionMs,
             keys.recordPrefix,
-          ]),
+          ])
+          .catch(() => {});
+      };
+      const reply = (await send(
+        "take next",
+        "mwIdemOrderedNext",
+        [...withIndex([keys.order, keys.waiting, keys.carried]), owner, lease, retentionMs, keys.recordPrefix],
         abandonNext,
       )) as ScriptReply | [];
       return reply.length === 0
@@ -368,20 +369,30 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 }
 
 /**
- * Register the record scripts on the client; with the time index, each record-writing script also
- * writes the index, which it gets as one more key.
+ * The store's scripts, each also registered on the client (for the pipelines of `waitForReplicas`);
+ * with the time index, each record-writing script also writes the index, which it gets as one more key.
  */
-function defineScripts(client: RedisClient, indexed: boolean): void {
+function defineScripts(client: RedisClient, indexed: boolean): Record<ScriptName, StoredScript> {
+  const scripts = {} as Record<ScriptName, StoredScript>;
+  const define = (name: ScriptName, lua: string, numberOfKeys: number) => {
+    scripts[name] = storedScript(name, lua, numberOfKeys);
+    client.defineCommand(name, { lua, numberOfKeys });
+  };
   // Every record script gets the index key as its last KEY (those that change no record leave it be).
-  const define = (name: string, lua: string, numberOfKeys: number) =>
-    indexed
-      ? client.defineCommand(name, { lua: withTimeIndex(name, lua), numberOfKeys: numberOfKeys + 1 })
-      : client.defineCommand(name, { lua, numberOfKeys });
-  for (const [name, lua] of Object.entries(COMMANDS)) define(name, lua, 1);
+  const defineRecordScript = (name: ScriptName, lua: string, numberOfKeys: number) =>
+    indexed ? define(name, withTimeIndex(name, lua), numberOfKeys + 1) : define(name, lua, numberOfKeys);
+  for (const [name, lua] of Object.entries(COMMANDS)) defineRecordScript(name as CommandName, lua, 1);
   // An id's binding to its subscription is no record of its own: no index.
-  client.defineCommand("mwIdemBindOrder", { lua: BIND_ORDER, numberOfKeys: 1 });
-  for (const [name, lua] of Object.entries(ORDERED_COMMANDS)) define(name, lua, ON_THE_KEY_ALONE.has(name) ? 3 : 4);
+  define("mwIdemBindOrder", BIND_ORDER, 1);
+  for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
+    defineRecordScript(name as OrderedCommandName, lua, ON_THE_KEY_ALONE.has(name) ? 3 : 4);
+  return scripts;
 }
+
+/** What each record script is called in an error message ("claim", "complete", ...). */
+const WHAT = Object.fromEntries(
+  Object.keys(COMMANDS).map((name) => [name, name.slice("mwIdem".length).toLowerCase()]),
+) as Record<CommandName, string>;
 
 type ScriptCall = (
   client: RedisClient,
@@ -390,14 +401,13 @@ type ScriptCall = (
 ) => Promise<ScriptReply | 0 | 1>;
 
 /**
- * How a script is sent: on its own, or (with `waitForReplicas`) in a pipeline ending in a `WAIT`, whose
+ * With `waitForReplicas`, how a script is sent: in a pipeline ending in a `WAIT`, whose
  * count of replicas holding the writes must reach the one asked for. `WAIT` holds its connection until
  * the replicas answer, so one per write would space a store's writes a replica round trip apart: the
  * writes asked for in the same tick that go to the same node share one pipeline and one `WAIT`.
  */
-function replicaWait(wanted: RedisStoreSettings["waitForReplicas"], callTimeoutMs: number): ScriptCall {
-  if (wanted === undefined)
-    return (client, command, keysAndArgs) => (client as unknown as IdempotencyCommands)[command](...keysAndArgs);
+function replicaWait(wanted: RedisStoreSettings["waitForReplicas"], callTimeoutMs: number): ScriptCall | undefined {
+  if (wanted === undefined) return undefined;
   const { replicas } = wanted;
   if (!Number.isInteger(replicas) || replicas < 1)
     throw coded(

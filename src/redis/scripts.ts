@@ -87,8 +87,9 @@ redis.call('PEXPIRE', key, int(math.max(retention, lease)))
  * toQueue ('1' or absent). A different fingerprint is a conflict only against a completed record.
  * With toQueue the record is written queued, its owner and lease kept as the hand-off lease, so no
  * `markQueued` follows the job's add.
- * Returns {'claimed', attempt} | {'queued_at_claim', attempt} | {'processing', retryAfterMs} |
- * {'queued'} | {'completed', answerJson} | {'conflict'}.
+ * Returns attempt (an integer: claimed, the common answer, kept the shortest to send and read) |
+ * {'queued_at_claim', attempt} | {'processing', retryAfterMs} | {'queued'} | {'completed', answerJson} |
+ * {'conflict'}.
  */
 export const CLAIM = `${PRELUDE}
 local handoff = ARGV[6] or ''
@@ -98,7 +99,7 @@ if to_queue then
   redis.call('HSET', key, 'state', 'queued')
   return {'queued_at_claim', attempts}
 end
-return {'claimed', attempts}
+return attempts
 `;
 
 const EXTEND_RECORD = `

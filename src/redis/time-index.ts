@@ -24,7 +24,7 @@ import { keySlot } from "./key-slot.js";
 /** Which record a script's reply says it changed, and which ARGV holds the retention (for the trim). */
 interface Touch {
   /**
-   * 'own': KEYS[1] when the reply is 1, a table starting with 1 (a mailbox append) or a claim (one kept with its data answers 'waiting', one queued at claim 'queued_at_claim'); 'next': only the waiter a take-next claimed;
+   * 'own': KEYS[1] when the reply is 1 (or an attempt, a claim's), a table starting with 1 (a mailbox append) or a claim (one kept with its data answers 'waiting', one queued at claim 'queued_at_claim'); 'next': only the waiter a take-next claimed;
    * 'release': KEYS[1] leaves the index when the script deleted it.
    */
   record: "own" | "next" | "release";
@@ -62,7 +62,7 @@ export function withTimeIndex(name: string, lua: string): string {
     touch.record === "release"
       ? "if mw_reply == 1 then redis.call('ZREM', KEYS[#KEYS], KEYS[1]) end"
       : touch.record === "own"
-        ? `if mw_reply == 1 or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'queued_at_claim' or mw_reply[1] == 'stale' or mw_reply[1] == 'waiting' or mw_reply[1] == 1)) then mw_touch(KEYS[1]) end`
+        ? `if (type(mw_reply) == 'number' and mw_reply >= 1) or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'queued_at_claim' or mw_reply[1] == 'stale' or mw_reply[1] == 'waiting' or mw_reply[1] == 1)) then mw_touch(KEYS[1]) end`
         : "";
   const waiter =
     touch.waiterPrefixArg === undefined

@@ -109,6 +109,18 @@ describe("redisStore on a shared Redis", () => {
     lent.disconnect();
   });
 
+  it("puts a lent client's keyPrefix before every key it writes, as its other commands do", async () => {
+    const lent = new Redis(REDIS_URL, { ...failFastRedisOptions(), keyPrefix: "kp:" });
+    const store = redisStore({ connection: lent, prefix });
+    expect(await store.claim(request("o1", { id: "prefixed" }))).toMatchObject({ status: "claimed", attempt: 1 });
+    expect(await store.complete({ id: "prefixed", owner: "o1" }, answer)).toBe(true);
+    expect(await redis.hget(`kp:${prefix}prefixed`, "state")).toBe("completed");
+    expect(await store.get("prefixed")).toMatchObject({ state: "completed", answer });
+    await store.close();
+    await removeKeys(redis, `kp:${prefix}`);
+    lent.disconnect();
+  });
+
   it.each([
     ["a URL", () => REDIS_URL],
     ["ioredis options", () => ({ host: new URL(REDIS_URL).hostname, port: Number(new URL(REDIS_URL).port || 6379) })],
@@ -191,6 +203,16 @@ describe("redisStore when Redis is away", () => {
       owner: "o2",
       attempt: 2,
     });
+  });
+
+  it("carries on when the server forgets its scripts (SCRIPT FLUSH) under a live connection", async () => {
+    const store = open();
+    expect(await store.claim(request("o1", { id: "flushed" }))).toMatchObject({ status: "claimed", attempt: 1 });
+    const admin = new Redis(server.url);
+    clients.push(admin);
+    await admin.script("FLUSH");
+    expect(await store.complete({ id: "flushed", owner: "o1" }, answer)).toBe(true);
+    expect(await store.claim(request("o2", { id: "flushed" }))).toEqual({ status: "completed", answer });
   });
 
   it("fails at once while Redis is down, and works again in the same process when it is back", async () => {
