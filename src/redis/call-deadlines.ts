@@ -77,8 +77,12 @@ export function callDeadlines(maxLagMs = 5_000): CallDeadlines {
   const dueAt = (call: WatchedCall, lagNow: number) =>
     call.deadline + Math.min(maxLagMs, Math.max(0, lagNow - call.lagAtStart));
 
-  /** Let go of the settled calls at the head; when none is left, of the timer and the sampler too. */
-  function dropSettled(): void {
+  /**
+   * Let go of the settled calls at the head; when none is left and `idle` (the timer found nothing
+   * outstanding), of the timer and the sampler too. A call made meanwhile keeps both: a connection
+   * with one call at a time would otherwise set and clear them for each.
+   */
+  function dropSettled(idle: boolean): void {
     while (head < queue.length && queue[head]!.settled) queue[head++] = undefined;
     if (head < queue.length) {
       // Keep the array from growing without end under steady traffic.
@@ -90,6 +94,7 @@ export function callDeadlines(maxLagMs = 5_000): CallDeadlines {
     }
     queue = [];
     head = 0;
+    if (!idle) return;
     clearTimeout(timer);
     timer = undefined;
     if (expiring === 0) {
@@ -128,16 +133,16 @@ export function callDeadlines(maxLagMs = 5_000): CallDeadlines {
           call.settled = true;
           call.expire(lagThen - call.lagAtStart);
         }
-        dropSettled();
+        dropSettled(true);
       });
     }
-    dropSettled();
+    dropSettled(true);
     arm();
   }
 
   /** Ready for a call made now: the head cleared of settled calls, the delay sampler running. */
   function prepare(): void {
-    dropSettled();
+    dropSettled(false);
     releaseSampler ??= holdLagSampler();
   }
 
