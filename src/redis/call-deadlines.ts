@@ -69,6 +69,8 @@ export function callDeadlines(maxLagMs = 5_000): CallDeadlines {
   let queue: Array<WatchedCall | undefined> = [];
   let head = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** The time (`performance.now()`) the timer is set for. */
+  let armedFor = 0;
   let releaseSampler: (() => void) | undefined;
   /** Expired calls waiting for their `setImmediate`: the sampler is kept for their messages. */
   let expiring = 0;
@@ -103,11 +105,15 @@ export function callDeadlines(maxLagMs = 5_000): CallDeadlines {
     }
   }
 
+  /** Set the timer for the head's deadline, unless it is set for that time or earlier already. */
   function arm(): void {
-    if (timer === undefined && head < queue.length) {
-      timer = setTimeout(expireDue, Math.max(0, dueAt(queue[head]!, eventLoopLag()) - performance.now()));
-      timer.unref();
-    }
+    if (head === queue.length) return;
+    const due = dueAt(queue[head]!, eventLoopLag());
+    if (timer !== undefined && armedFor <= due) return;
+    clearTimeout(timer);
+    armedFor = due;
+    timer = setTimeout(expireDue, Math.max(0, due - performance.now()));
+    timer.unref();
   }
 
   function expireDue(): void {
@@ -154,8 +160,6 @@ export function callDeadlines(maxLagMs = 5_000): CallDeadlines {
       let at = queue.length;
       while (at > head && queue[at - 1]!.deadline > call.deadline) at--;
       queue.splice(at, 0, call);
-      clearTimeout(timer);
-      timer = undefined;
     }
     arm();
   }

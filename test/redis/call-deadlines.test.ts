@@ -39,6 +39,30 @@ describe("callDeadlines: one timer for every call of a connection", () => {
     expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill("rejected"));
   });
 
+  it("fails a watched command past its deadline, once, and leaves one settled in time alone", async () => {
+    const deadlines = callDeadlines();
+    const rejected: Error[] = [];
+    const silent = { reject: (error: Error) => rejected.push(error) };
+    const answered = { reject: (error: Error) => rejected.push(error) };
+    deadlines.watch(silent, performance.now() + 10);
+    const inTime = deadlines.watch(answered, performance.now() + 10);
+    inTime.settled = true;
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    expect(rejected).toHaveLength(1);
+    expect(rejected[0]).toBeInstanceOf(CallTimeoutError);
+  });
+
+  it("keeps working for calls made one at a time, each after the last settled", async () => {
+    const beforeDeadline = callDeadlines();
+    for (let i = 0; i < 50; i++) {
+      await expect(beforeDeadline(Promise.resolve(i), performance.now() + 1_000)).resolves.toBe(i);
+    }
+    // The timer set for the first call's deadline (a second away) must not hold back a nearer one.
+    const started = performance.now();
+    await expect(beforeDeadline(never(), performance.now() + 10)).rejects.toBeInstanceOf(CallTimeoutError);
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
   describe("this process's own event-loop delay does not count against the deadline", () => {
     /** Hold the event loop as a burst of requests or a starved CPU would. */
     const stall = (ms: number) => {
