@@ -73,8 +73,15 @@ const KEEP_AND_FINISHED = `${KEEP}
 if redis.call('ZSCORE', KEYS[3], ARGV[4]) or redis.call('ZSCORE', KEYS[4], ARGV[4]) then return 1 end
 return 0
 `;
+/** KEYS: the part's jobs hash and since set. ARGV: the ids whose copies go. */
+const DROP = `
+redis.call('HDEL', KEYS[1], unpack(ARGV))
+redis.call('ZREM', KEYS[2], unpack(ARGV))
+return 1
+`;
 const LEDGER_SCRIPTS = {
   mwLedgerKeep: { lua: `${KEEP}return 1`, numberOfKeys: 2 },
+  mwLedgerDrop: { lua: DROP, numberOfKeys: 2 },
   mwJobFinished: { lua: FINISHED, numberOfKeys: 2 },
   mwLedgerKeepJobFinished: { lua: KEEP_AND_FINISHED, numberOfKeys: 4 },
 } as const;
@@ -84,7 +91,8 @@ type LedgerCommands = {
 
 /**
  * The ledger's scripts on `client` (once per client): a copy and its time go in one command, not a
- * MULTI, whose pipeline object costs more than the write itself on a client holding BullMQ's scripts.
+ * MULTI, whose pipeline object costs more than the write itself on a client holding BullMQ's scripts;
+ * so do a batch's drops.
  */
 function ledgerCommands(client: Client): LedgerCommands {
   const commands = client as unknown as LedgerCommands;
@@ -172,19 +180,17 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
     },
     async forget(id, part) {
       const chosen = part === undefined ? parts : [parts[part]!];
-      await Promise.all(chosen.map((keys) => client.multi().hdel(keys.jobs, id).zrem(keys.since, id).exec()));
+      await Promise.all(chosen.map((keys) => commands.mwLedgerDrop(keys.jobs, keys.since, id)));
     },
     async forgetAll(copies) {
       const byPart = new Map<number, string[]>();
-      for (const { id, part } of copies) byPart.set(part, [...(byPart.get(part) ?? []), id]);
+      for (const { id, part } of copies) {
+        const ids = byPart.get(part);
+        if (ids) ids.push(id);
+        else byPart.set(part, [id]);
+      }
       await Promise.all(
-        [...byPart].map(([part, ids]) =>
-          client
-            .multi()
-            .hdel(parts[part]!.jobs, ...ids)
-            .zrem(parts[part]!.since, ...ids)
-            .exec(),
-        ),
+        [...byPart].map(([part, ids]) => commands.mwLedgerDrop(parts[part]!.jobs, parts[part]!.since, ...ids)),
       );
     },
     async find(id) {
