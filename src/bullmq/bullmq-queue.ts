@@ -127,6 +127,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   const ledger = queueLedger(handle.client, options.prefix, options.name);
+  /** The queue's failed and completed sets, where a job that will not run again sits. */
+  const finishedSets = [queue.keys.failed!, queue.keys.completed!] as const;
   // Errors reach the receiver through rejected enqueues; without a listener they would crash the process.
   queue.on("error", () => {});
   let connected = false;
@@ -158,9 +160,6 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     ]);
     if (finished) await replaceFinished(item, data, jobId);
   }
-
-  /** The queue's failed and completed sets, where a job that will not run again sits. */
-  const finishedSets = [queue.keys.failed!, queue.keys.completed!] as const;
 
   /** The notification's own job; for a mailbox's notification, the job that runs its subscription's mailbox. */
   async function addJob(item: QueuedNotification, data: NotificationJobData): Promise<void> {
