@@ -97,9 +97,11 @@ DECLARE
   locked boolean;
   look text;
 BEGIN
+  -- Assignments, not PERFORM: an expression alone is evaluated directly, a PERFORM runs the executor.
   IF p_bound_ms IS NOT NULL THEN
-    PERFORM set_config('statement_timeout', p_bound_ms::text, true),
-      set_config('idle_in_transaction_session_timeout', p_bound_ms::text, true);
+    look := set_config('statement_timeout', p_bound_ms::text, true);
+    look := set_config('idle_in_transaction_session_timeout', p_bound_ms::text, true);
+    look := NULL;
   END IF;
   locked := pg_try_advisory_xact_lock(hashtextextended(p_lock, 0));
   IF locked AND p_insert THEN
