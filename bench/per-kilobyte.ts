@@ -1,21 +1,25 @@
 import { createReceiver, memoryStore } from "merchant-webhooks";
 import { buildNotification } from "merchant-webhooks/testing";
 import { pino } from "pino";
-import { type Step, timeSteps } from "./cpu-rounds.js";
+import { median, round2, type Step, timeBatch } from "./cpu-rounds.js";
 import { guardedHandWrittenRoute, handWrittenRoute } from "./servers/hand-written.js";
 
 /**
- * What each added kilobyte of payload costs, in-process (CPU time, batches taking turns): the bench
- * renewal, and the same renewal carrying merchant metadata (`payment_detail.metadata`, a free map of
- * small objects, arrays, strings and numbers, the dense kind that costs the most per byte) of
- * `PER_KB_SIZES` KB, through the library's core (memory store, log line to /dev/null), the plain
- * hand-written route and the "same guarantees" one (UTF-8 decoding and `JSON.parse` before each).
- * The cost per added KB is the slope between the smallest and the largest body. With
- * `BENCH_BASELINE=<dist>` (`bench/build-baseline.ts`) the library's core of that build takes its turn
- * too, as "library baseline".
+ * What each added kilobyte of payload costs, in-process (CPU time): the bench renewal, and the same
+ * renewal carrying merchant metadata (`payment_detail.metadata`, a free map of small objects, arrays,
+ * strings and numbers, the dense kind that costs the most per byte) of `PER_KB_SIZES` KB, through the
+ * library's core (memory store, log line to /dev/null), the plain hand-written route and the "same
+ * guarantees" one (UTF-8 decoding and `JSON.parse` before each). With `BENCH_BASELINE=<dist>`
+ * (`bench/build-baseline.ts`) the library's core of that build takes its turn too, as "library baseline".
+ *
+ * A slope is a difference of two timings, so a change of the machine's load between them lands in it
+ * whole: every round times each route's smallest and largest body back to back (all sizes and routes
+ * take turns within the round, their order turned round to round), each round gives each route's slope
+ * and the library's ratio to the hand-written route's, and the figures are the medians of those
+ * per-round values, with their range. The first round only warms up.
  */
-const sizes = (process.env.PER_KB_SIZES ?? "0,16,64").split(",").map(Number);
-const rounds = Number(process.env.PER_KB_ROUNDS ?? 7);
+const sizes = (process.env.PER_KB_SIZES ?? "0,64").split(",").map(Number);
+const rounds = Number(process.env.PER_KB_ROUNDS ?? 15);
 
 const renewal = buildNotification("SUBSCRIPTION_RENEW") as Record<string, any>;
 
@@ -91,33 +95,63 @@ function steps(kb: number): Step[] {
   ];
 }
 
-const results = [];
-for (const kb of sizes) {
-  const size = Math.max(200, Math.round(6_000 / (kb + 2)));
-  const timed = await timeSteps(steps(kb), { rounds, size, warmup: size });
-  results.push({
-    kb,
-    bytes: template(kb).bytes,
-    us: Object.fromEntries(timed.map((t) => [t.name.replace(/ \d+$/, ""), t.us])),
-  });
-}
-const [small, large] = [results[0]!, results.at(-1)!];
+const bySize = sizes.map((kb) => ({ kb, bytes: template(kb).bytes, steps: steps(kb) }));
+const names = bySize[0]!.steps.map((step) => step.name.replace(/ \d+$/, ""));
+/** Operations per batch: about the same CPU time for every size, and at least 200. */
+const batchOf = (kb: number) => Math.max(200, Math.round(6_000 / (kb + 2)));
+const [small, large] = [bySize[0]!, bySize.at(-1)!];
 const addedKb = (large.bytes - small.bytes) / 1024;
-const slope = (name: string) => Math.round(((large.us[name]! - small.us[name]!) / addedKb) * 100) / 100;
+/** µs per operation, [size][route][round]. */
+const timings = bySize.map(() => names.map(() => [] as number[]));
+for (let round = -1; round < rounds; round++) {
+  for (let turn = 0; turn < names.length; turn++) {
+    const route = (turn + Math.max(round, 0)) % names.length;
+    const order = round % 2 === 0 ? bySize.entries() : [...bySize.entries()].reverse();
+    for (const [at, { kb, steps }] of order) {
+      const us = await timeBatch(steps[route]!, batchOf(kb));
+      if (round >= 0) timings[at]![route]!.push(us);
+    }
+  }
+}
+const slopes = names.map((_, route) =>
+  timings[0]![route]!.map((smallUs, round) => (timings.at(-1)![route]![round]! - smallUs) / addedKb),
+);
+const slopeOf = (name: string) => slopes[names.indexOf(name)]!;
+const perRoundRatio = (name: string, reference: string) =>
+  slopeOf(name).map((slope, round) => slope / slopeOf(reference)[round]!);
+const summary = (values: number[]) => ({
+  median: round2(median(values)),
+  range: [round2(Math.min(...values)), round2(Math.max(...values))],
+});
 const perKb = {
-  library: slope("library"),
-  hand_written: slope("hand-written"),
-  same_guarantees: slope("same guarantees"),
-  ...(process.env.BENCH_BASELINE ? { library_baseline: slope("library baseline") } : {}),
+  library: round2(median(slopeOf("library"))),
+  hand_written: round2(median(slopeOf("hand-written"))),
+  same_guarantees: round2(median(slopeOf("same guarantees"))),
+  ...(process.env.BENCH_BASELINE ? { library_baseline: round2(median(slopeOf("library baseline"))) } : {}),
 };
+const toHand = summary(perRoundRatio("library", "hand-written"));
+const baselineToHand = process.env.BENCH_BASELINE
+  ? summary(perRoundRatio("library baseline", "hand-written"))
+  : undefined;
 console.log(
   JSON.stringify({
-    sizes: results,
+    rounds,
+    sizes: bySize.map(({ kb, bytes }, at) => ({
+      kb,
+      bytes,
+      us: Object.fromEntries(names.map((name, route) => [name, round2(median(timings[at]![route]!))])),
+    })),
     us_per_added_kb: perKb,
-    library_to_hand_written: Math.round((perKb.library / perKb.hand_written) * 100) / 100,
-    library_to_same_guarantees: Math.round((perKb.library / perKb.same_guarantees) * 100) / 100,
-    ...(perKb.library_baseline === undefined
-      ? {}
-      : { baseline_to_hand_written: Math.round((perKb.library_baseline / perKb.hand_written) * 100) / 100 }),
+    us_per_added_kb_range: Object.fromEntries(names.map((name, route) => [name, summary(slopes[route]!).range])),
+    library_to_hand_written: toHand.median,
+    library_to_hand_written_range: toHand.range,
+    library_to_same_guarantees: summary(perRoundRatio("library", "same guarantees")).median,
+    ...(baselineToHand
+      ? {
+          baseline_to_hand_written: baselineToHand.median,
+          baseline_to_hand_written_range: baselineToHand.range,
+          library_to_baseline: summary(perRoundRatio("library", "library baseline")).median,
+        }
+      : {}),
   }),
 );
