@@ -296,8 +296,8 @@ function digestWalk() {
     return true;
   }
 
-  /** `valueDigest` (below). */
-  function valueDigest(
+  /** `valueDigest` (below): the walk from the top value, and its digest as bytes. */
+  function digestValue(
     value: unknown,
     seeds: DigestSeeds,
     maxDepth = Number.POSITIVE_INFINITY,
@@ -312,7 +312,7 @@ function digestWalk() {
     return new Uint8Array(out.buffer);
   }
 
-  return valueDigest;
+  return digestValue;
 }
 
 /**
