@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { buildNotification } from "merchant-webhooks/testing";
 import { pino } from "pino";
 import { median, round2, type Step, timeBatch } from "./cpu-rounds.js";
@@ -6,13 +7,14 @@ import { library } from "./servers/library.js";
 
 /**
  * What each added kilobyte of payload costs, in-process (CPU time): the bench renewal, and the same
- * renewal carrying merchant metadata (`payment_detail.metadata`, a free map of small objects, arrays,
- * strings and numbers, the dense kind that costs the most per byte) of `PER_KB_SIZES` KB, through the
- * library's core as built (`dist`, as a user runs it, not the sources through tsx, which measured 0.8
- * of the build per added KB; memory store, log line to /dev/null), the plain hand-written route and
- * the "same guarantees" one (UTF-8 decoding and `JSON.parse` before each). With
- * `BENCH_BASELINE=<dist>` (`bench/build-baseline.ts`) the library's core of that build takes its turn
- * too, as "library baseline". `npm run build` first.
+ * renewal carrying `PER_KB_SIZES` KB of merchant metadata (`payment_detail.metadata`, a free map of
+ * small objects, arrays, strings and numbers, the dense kind that costs the most per byte; with
+ * `PER_KB_BODY=lines`, the platform's renewal in the spec's key order carrying order lines there),
+ * through the library's core as built (`dist`, as a user runs it: a bundle can cost what the sources
+ * through tsx do not, see docs/performance.md; memory store, log line to /dev/null), the plain
+ * hand-written route and the "same guarantees" one (UTF-8 decoding and `JSON.parse` before each).
+ * With `BENCH_BASELINE=<dist>` (`bench/build-baseline.ts`) the library's core of that build takes its
+ * turn too, as "library baseline". `npm run build` first.
  *
  * A slope is a difference of two timings, so a change of the machine's load between them lands in it
  * whole: every round times each route's smallest and largest body back to back (all sizes and routes
@@ -24,10 +26,11 @@ const sizes = (process.env.PER_KB_SIZES ?? "0,64").split(",").map(Number);
 const rounds = Number(process.env.PER_KB_ROUNDS ?? 15);
 
 const renewal = buildNotification("SUBSCRIPTION_RENEW") as Record<string, any>;
+/** The platform's renewal as its documentation writes it, keys in the spec's order (not sorted). */
+const platformRenewal = JSON.parse(readFileSync(new URL("../test/fixtures/renewal.json", import.meta.url), "utf8"));
 
-/** The renewal's compact JSON with about `kb` KB of metadata, split around its id. */
-function template(kb: number): { head: string; tail: string; bytes: number } {
-  const value = structuredClone(renewal);
+/** About `kb` KB of small objects, arrays, strings and numbers: the dense kind that costs the most per byte. */
+function denseMetadata(kb: number): Record<string, unknown> {
   const metadata: Record<string, unknown> = {};
   for (let i = 0; JSON.stringify(metadata).length < kb * 1024; i++) {
     metadata[`item_${i}`] = {
@@ -37,7 +40,33 @@ function template(kb: number): { head: string; tail: string; bytes: number } {
       price: { value: `${i}.99`, currency: "EUR" },
     };
   }
-  if (kb > 0) value.resource.renewal_event.payment_detail.metadata = metadata;
+  return metadata;
+}
+
+/** About `kb` KB of order lines in a platform's field order, string-heavy, as a merchant echoes them. */
+function orderLines(kb: number): Record<string, unknown> {
+  const lines: unknown[] = [];
+  for (let i = 0, size = 0; size < kb * 1024; i++) {
+    const line = {
+      sku: `SKU-${100000 + i}`,
+      name: `Product number ${i}, colour blue, size M`,
+      quantity: (i % 5) + 1,
+      unit_amount: { currency_code: "EUR", value: `${i % 97}.99` },
+      tax: { currency_code: "EUR", value: "3.80" },
+      description: "Monthly add-on seat for the Pro plan, billed with the subscription",
+      category: "DIGITAL_GOODS",
+    };
+    lines.push(line);
+    size += JSON.stringify(line).length + 1;
+  }
+  return { order_lines: lines };
+}
+
+/** The renewal's compact JSON with about `kb` KB of metadata, split around its id. */
+function template(kb: number): { head: string; tail: string; bytes: number } {
+  const lines = process.env.PER_KB_BODY === "lines";
+  const value = structuredClone(lines ? platformRenewal : renewal);
+  if (kb > 0) value.resource.renewal_event.payment_detail.metadata = lines ? orderLines(kb) : denseMetadata(kb);
   const text = JSON.stringify(value);
   const at = text.indexOf('"id":"');
   return {
