@@ -17,7 +17,8 @@ export interface StepTiming {
   us: number;
 }
 
-async function timeBatch(step: Step, size: number): Promise<number> {
+/** CPU µs per operation of one batch of `size` operations of `step`. */
+export async function timeBatch(step: Step, size: number): Promise<number> {
   const run = await step.prepare(size);
   const started = process.cpuUsage();
   if (step.async) for (let i = 0; i < size; i++) await run(i);
@@ -26,8 +27,8 @@ async function timeBatch(step: Step, size: number): Promise<number> {
   return (used.user + used.system) / size;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const round2 = (value: number) => Math.round(value * 100) / 100;
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+export const round2 = (value: number) => Math.round(value * 100) / 100;
 
 export async function timeSteps(
   steps: Step[],

@@ -1,7 +1,7 @@
 import { Agent, createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Queue, Worker } from "bullmq";
-import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
+import { bullmqQueue, createWorker, DEFAULT_JOB_OPTIONS } from "merchant-webhooks/bullmq";
 import { subscriptionWebhook } from "merchant-webhooks/node";
 import { redisStore } from "merchant-webhooks/redis";
 import { pino } from "pino";
@@ -10,13 +10,43 @@ import { pino } from "pino";
  * The library's queue path against plain BullMQ, in one process, taking turns round after round:
  * acknowledgements per second over HTTP with 32 in flight (the library's Node handler with `bullmqQueue`
  * + `redisStore`, against a bare `node:http` route doing `JSON.parse` then one `queue.add` with the id as
- * job id), then drained per second (`createWorker` with an empty handler, against a plain BullMQ `Worker`
- * with an empty processor, concurrency 20 each). Ratios are taken within each round.
+ * job id and the library's `DEFAULT_JOB_OPTIONS`), then drained per second (`createWorker` with an empty handler, against a plain BullMQ `Worker`
+ * with an empty processor, concurrency 20 each). Ratios are taken within each round. With
+ * `BENCH_BASELINE=<dist dir>` (`bench/build-baseline.ts`) that build's library takes its turn in the
+ * same rounds, and its ratios to plain BullMQ are given beside this one's.
  */
+interface Round {
+  library_acks: number;
+  plain_acks: number;
+  library_drained: number;
+  plain_drained: number;
+  baseline_acks?: number;
+  baseline_drained?: number;
+}
+type Ratio = { median: number; range: [number, number] };
 export interface AgainstBullmq {
-  rounds: { library_acks: number; plain_acks: number; library_drained: number; plain_drained: number }[];
-  acks_ratio: { median: number; range: [number, number] };
-  drain_ratio: { median: number; range: [number, number] };
+  rounds: Round[];
+  acks_ratio: Ratio;
+  drain_ratio: Ratio;
+  baseline_acks_ratio?: Ratio;
+  baseline_drain_ratio?: Ratio;
+}
+
+/** The parts of a build of the library this bench runs. */
+interface Library {
+  bullmqQueue: typeof bullmqQueue;
+  createWorker: typeof createWorker;
+  subscriptionWebhook: typeof subscriptionWebhook;
+  redisStore: typeof redisStore;
+}
+
+async function baselineLibrary(dist: string): Promise<Library> {
+  const [bullmq, node, redis] = await Promise.all([
+    import(`${dist}/bullmq.js`),
+    import(`${dist}/node.js`),
+    import(`${dist}/redis.js`),
+  ]);
+  return { ...bullmq, ...node, ...redis } as Library;
 }
 
 const silent = () => pino({ level: "silent" });
@@ -34,18 +64,17 @@ export async function againstPlainBullmq(options: {
   const libPrefix = `${options.prefix}-lib`;
   const plainPrefix = `${options.prefix}-plain`;
 
-  const store = redisStore({ connection: url, prefix: `${libPrefix}-store:` });
-  const libraryQueue = bullmqQueue({ connection: url, name: "bench", prefix: libPrefix });
-  const handler = subscriptionWebhook({ logger: silent(), idempotency: store, queue: libraryQueue });
   const { hostname, port } = new URL(url);
   const connection = { host: hostname, port: Number(port || 6379), maxRetriesPerRequest: null };
-  const plainQueue = new Queue("bench", { connection, prefix: plainPrefix });
+  // The library's job options (retention, attempts, backoff), so the two sides differ only in what the
+  // library guarantees; BullMQ's events stream keeps its default length on both.
+  const plainQueue = new Queue("bench", { connection, prefix: plainPrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
   const plainRoute = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
       const notification = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { id: string; event_type: string };
-      plainQueue.add(notification.event_type, notification, { jobId: notification.id, removeOnComplete: true }).then(
+      plainQueue.add(notification.event_type, notification, { jobId: notification.id }).then(
         () => {
           res.writeHead(200, { "content-type": "application/json" });
           res.end('{"accepted":true}');
@@ -57,12 +86,10 @@ export async function againstPlainBullmq(options: {
       );
     });
   });
-  const libraryServer = createServer(handler);
   const portOf = async (server: Server) => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     return (server.address() as AddressInfo).port;
   };
-  const libraryPort = await portOf(libraryServer);
   const plainPort = await portOf(plainRoute);
   const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
 
@@ -118,46 +145,60 @@ export async function againstPlainBullmq(options: {
     await worker.close();
     return Math.round(count / seconds);
   }
-  const libraryDrain = () =>
-    drained((done) =>
-      createWorker({
-        connection: url,
-        name: "bench",
-        prefix: libPrefix,
-        concurrency,
-        idempotency: store,
-        logger: silent(),
-        onRenew: () => done(),
-      }),
-    );
+  /** One build of the library: its store, queue and receiver on their own prefix, and its drain. */
+  async function libraryRun(library: Library, prefix: string) {
+    const store = library.redisStore({ connection: url, prefix: `${prefix}-store:` });
+    const queue = library.bullmqQueue({ connection: url, name: "bench", prefix });
+    const handler = library.subscriptionWebhook({ logger: silent(), idempotency: store, queue });
+    const server = createServer(handler);
+    const port = await portOf(server);
+    const drain = () =>
+      drained((done) =>
+        library.createWorker({
+          connection: url,
+          name: "bench",
+          prefix,
+          concurrency,
+          idempotency: store,
+          logger: silent(),
+          onRenew: () => done(),
+        }),
+      );
+    const close = async () => {
+      await new Promise((resolve) => server.close(resolve));
+      await handler.receiver.close();
+      await store.close?.();
+    };
+    return { port, queue, drain, close };
+  }
   const plainDrain = () =>
     drained((done) => new Worker("bench", async () => done(), { connection, prefix: plainPrefix, concurrency }));
 
-  await acks(libraryPort, options.bodies(300)); // warm-up, both ways, then empty both queues
+  const library = await libraryRun({ bullmqQueue, createWorker, subscriptionWebhook, redisStore }, libPrefix);
+  const dist = process.env.BENCH_BASELINE;
+  const baseline = dist ? await libraryRun(await baselineLibrary(dist), `${options.prefix}-base`) : undefined;
+  const runs: Partial<Record<"library" | "baseline", typeof library>> = { library, ...(baseline ? { baseline } : {}) };
+  // Every way takes its turn in each round, the first one further along each round.
+  const ways = ["library", "plain", ...(baseline ? (["baseline"] as const) : [])] as const;
+
+  for (const run of Object.values(runs)) await acks(run.port, options.bodies(300)); // warm-up, every way
   await acks(plainPort, options.bodies(300));
-  await libraryQueue.queue.drain();
+  for (const run of Object.values(runs)) await run.queue.queue.drain(); // then empty the queues
   await plainQueue.drain();
-  const rounds: AgainstBullmq["rounds"] = [];
+  const rounds: Round[] = [];
   for (let round = 0; round < options.rounds; round++) {
-    const libraryFirst = round % 2 === 0;
-    const row = { library_acks: 0, plain_acks: 0, library_drained: 0, plain_drained: 0 };
-    for (const way of libraryFirst ? ["library", "plain"] : ["plain", "library"]) {
-      if (way === "library") row.library_acks = await acks(libraryPort, options.bodies(count));
-      else row.plain_acks = await acks(plainPort, options.bodies(count));
-    }
-    for (const way of libraryFirst ? ["library", "plain"] : ["plain", "library"]) {
-      if (way === "library") row.library_drained = await libraryDrain();
-      else row.plain_drained = await plainDrain();
-    }
+    const order = ways.map((_, i) => ways[(i + round) % ways.length]!);
+    const row: Round = { library_acks: 0, plain_acks: 0, library_drained: 0, plain_drained: 0 };
+    for (const way of order)
+      row[`${way}_acks`] = await acks(way === "plain" ? plainPort : runs[way]!.port, options.bodies(count));
+    for (const way of order) row[`${way}_drained`] = way === "plain" ? await plainDrain() : await runs[way]!.drain();
     rounds.push(row);
   }
 
-  await new Promise((resolve) => libraryServer.close(resolve));
   await new Promise((resolve) => plainRoute.close(resolve));
+  for (const run of Object.values(runs)) await run.close();
   agent.destroy();
-  await handler.receiver.close();
   await plainQueue.close();
-  await store.close?.();
 
   const ratio = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b);
@@ -171,5 +212,11 @@ export async function againstPlainBullmq(options: {
     rounds,
     acks_ratio: ratio(rounds.map((r) => r.library_acks / r.plain_acks)),
     drain_ratio: ratio(rounds.map((r) => r.library_drained / r.plain_drained)),
+    ...(baseline
+      ? {
+          baseline_acks_ratio: ratio(rounds.map((r) => r.baseline_acks! / r.plain_acks)),
+          baseline_drain_ratio: ratio(rounds.map((r) => r.baseline_drained! / r.plain_drained)),
+        }
+      : {}),
   };
 }

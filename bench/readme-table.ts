@@ -11,7 +11,9 @@ export interface TableInput {
   heap?: { heap_kb_per_1000_in_flight: number; heap_kb_range: number[] };
   perKb?: {
     us_per_added_kb: { library: number; hand_written: number; same_guarantees: number; library_baseline?: number };
+    /** Median of the per-round ratios of the slopes; their range beside it. */
     library_to_hand_written: number;
+    library_to_hand_written_range?: number[];
     /** With `BENCH_BASELINE`: the baseline build's ratio, in the same rounds. */
     baseline_to_hand_written?: number;
   };
@@ -79,8 +81,9 @@ export function performanceTable({ machine, rounds, seconds, core, http, heap, p
       library_baseline === undefined
         ? ""
         : `; baseline build ${perKb.baseline_to_hand_written} (${library_baseline} µs)`;
+    const range = perKb.library_to_hand_written_range ? `${perKb.library_to_hand_written_range.join("–")}; ` : "";
     lines.push(
-      `| CPU per added KB of payload, library ÷ hand-written's ≤ 1.5 (in-process; same guarantees: ${same_guarantees} µs) | ${perKb.library_to_hand_written} (${library} µs ÷ ${hand_written} µs${baseline}) | ${perKb.library_to_hand_written <= 1.5 ? "yes" : "no"} |`,
+      `| CPU per added KB of payload, library ÷ hand-written's ≤ 1.5 (in-process; same guarantees: ${same_guarantees} µs) | ${perKb.library_to_hand_written} (${range}${library} µs ÷ ${hand_written} µs${baseline}) | ${perKb.library_to_hand_written <= 1.5 ? "yes" : "no"} |`,
     );
   }
   const bare = find("fastify plugin (memory) ÷ fastify bare");

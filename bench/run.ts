@@ -58,7 +58,7 @@ results.core = await bench("./core-throughput.ts", QUICK ? { CORE_BATCH: "3000",
 console.error("HTTP side by side ...");
 results.http = await bench("./http.ts");
 console.error("cost per added kilobyte ...");
-results.per_kb = await bench("./per-kilobyte.ts", QUICK ? { PER_KB_ROUNDS: "3" } : {});
+results.per_kb = await bench("./per-kilobyte.ts", QUICK ? { PER_KB_ROUNDS: "5" } : {});
 console.error("heap per 1,000 notifications in flight ...");
 results.heap = await bench("./in-flight-heap.ts", QUICK ? { IN_FLIGHT_ROUNDS: "2" } : {}, ["--expose-gc"]);
 machine.load_after = os.loadavg();

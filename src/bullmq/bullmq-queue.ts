@@ -7,7 +7,7 @@ import { withTimeout } from "../shared/time-limit.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
-import { LEDGER_PARTS, type QueueLedger, queueLedger } from "./queue-ledger.js";
+import { jobFinished, LEDGER_PARTS, type QueueLedger, queueLedger } from "./queue-ledger.js";
 import { type EncryptionKey, sealingKey } from "./seal.js";
 
 const BULLMQ_QUEUE_KEYS = {
@@ -127,6 +127,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   const ledger = queueLedger(handle.client, options.prefix, options.name);
+  /** The queue's failed and completed sets, where a job that will not run again sits. */
+  const finishedSets = [queue.keys.failed!, queue.keys.completed!] as const;
   // Errors reach the receiver through rejected enqueues; without a listener they would crash the process.
   queue.on("error", () => {});
   let connected = false;
@@ -149,8 +151,14 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     }
     const part = ledger.partFor(item.id);
     const data: NotificationJobData = jobDataFor(item, key, part);
-    // The copy goes beside the job, never after it: a job acknowledged without its copy could be lost for good.
-    await Promise.all([ledger.keep(item.id, data, part), addJob(item, data)]);
+    const jobId = jobIdFor(item.id);
+    // The copy goes beside the job, never after it: a job acknowledged without its copy could be lost
+    // for good. The same command reads whether the id's job sits finished (see `addJob`).
+    const [finished] = await Promise.all([
+      ledger.keepBesideJob(item.id, data, part, { id: jobId, finished: finishedSets }),
+      queue.add(item.notification.event_type, data, { jobId }),
+    ]);
+    if (finished) await replaceFinished(item, data, jobId);
   }
 
   /** The notification's own job; for a mailbox's notification, the job that runs its subscription's mailbox. */
@@ -159,16 +167,21 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;
     // a job left in the failed (or, if kept, completed) set would not, yet the receiver has just
     // claimed the id again: replace that job so the notification runs, with the payload just received.
-    // The state is asked beside the add, not after it: failed or completed, whichever was read first,
-    // it says the add found that job there (a job this add made is waiting), so one round trip does.
-    const [state] = await Promise.all([
-      queue.getJobState(jobId),
+    // Whether the job sits finished is asked beside the add, not after it: read before or after the
+    // add, a finished job means the add found it there and did nothing (a job this add made is
+    // waiting), so one round trip does. A script reads the two sets; BullMQ's job-state read would
+    // also scan the waiting list, at a cost growing with the backlog.
+    const [finished] = await Promise.all([
+      jobFinished(handle.client, jobId, finishedSets),
       queue.add(item.notification.event_type, data, { jobId }),
     ]);
-    if (state === "failed" || state === "completed") {
-      await queue.remove(jobId);
-      await queue.add(item.notification.event_type, data, { jobId });
-    }
+    if (finished) await replaceFinished(item, data, jobId);
+  }
+
+  /** The add met the id's finished job: remove it and add the notification afresh. */
+  async function replaceFinished(item: QueuedNotification, data: NotificationJobData, jobId: string): Promise<void> {
+    await queue.remove(jobId);
+    await queue.add(item.notification.event_type, data, { jobId });
   }
 
   return {

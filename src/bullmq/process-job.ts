@@ -282,7 +282,13 @@ async function runOne(
   try {
     const { outcome } = await runClaimed(
       {
-        ...runner,
+        // Named one by one, not spread from the runner: a spread of that many fields makes a
+        // dictionary-mode object per run, most of a job's own allocation.
+        store: runner.store,
+        handlers: runner.handlers,
+        timeoutMs: runner.timeoutMs,
+        leaseMs: runner.leaseMs,
+        ctxLogger: runner.ctxLogger,
         notification: data.notification,
         claim,
         attempt,

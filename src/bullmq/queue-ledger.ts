@@ -31,6 +31,17 @@ export interface QueueLedger {
   partFor(id: string): number;
   /** `data` as it is, or already serialised. */
   keep(id: string, data: NotificationJobData | string, part: number): Promise<void>;
+  /**
+   * `keep`, and beside it whether the job `job.id` sits in one of `job.finished` (the queue's failed
+   * and completed sets): on a single Redis both in one script, on a cluster (where the copy's part is
+   * on another master by design) in two, sent together. Resolves with that answer once both are done.
+   */
+  keepBesideJob(
+    id: string,
+    data: NotificationJobData,
+    part: number,
+    job: { id: string; finished: readonly [string, string] },
+  ): Promise<boolean>;
   /** Drop the copy; without `part`, from every part. */
   forget(id: string, part?: number): Promise<void>;
   /** Drop the copies of several notifications, one transaction per part they are in. */
@@ -47,6 +58,61 @@ export const LEDGER_PARTS = 4;
 
 type Client = Redis | Cluster;
 
+/** KEYS: the part's jobs hash and since set. ARGV: id, data, epoch ms. */
+const KEEP = `
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+`;
+/** KEYS: the queue's failed and completed sets. ARGV: job id. 1 when the job is in either, else 0. */
+const FINISHED = `
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 1 end
+return 0
+`;
+/** Both at once (one Redis): KEYS jobs, since, failed, completed; ARGV id, data, epoch ms, job id. */
+const KEEP_AND_FINISHED = `${KEEP}
+if redis.call('ZSCORE', KEYS[3], ARGV[4]) or redis.call('ZSCORE', KEYS[4], ARGV[4]) then return 1 end
+return 0
+`;
+/** KEYS: the part's jobs hash and since set. ARGV: the ids whose copies go. */
+const DROP = `
+redis.call('HDEL', KEYS[1], unpack(ARGV))
+redis.call('ZREM', KEYS[2], unpack(ARGV))
+return 1
+`;
+const LEDGER_SCRIPTS = {
+  mwLedgerKeep: { lua: `${KEEP}return 1`, numberOfKeys: 2 },
+  mwLedgerDrop: { lua: DROP, numberOfKeys: 2 },
+  mwJobFinished: { lua: FINISHED, numberOfKeys: 2 },
+  mwLedgerKeepJobFinished: { lua: KEEP_AND_FINISHED, numberOfKeys: 4 },
+} as const;
+type LedgerCommands = {
+  [name in keyof typeof LEDGER_SCRIPTS]: (...keysAndArgs: (string | number)[]) => Promise<number>;
+};
+
+/**
+ * The ledger's scripts on `client` (once per client): a copy and its time go in one command, not a
+ * MULTI, whose pipeline object costs more than the write itself on a client holding BullMQ's scripts;
+ * so do a batch's drops.
+ */
+function ledgerCommands(client: Client): LedgerCommands {
+  const commands = client as unknown as LedgerCommands;
+  for (const [name, script] of Object.entries(LEDGER_SCRIPTS))
+    if (typeof (commands as Record<string, unknown>)[name] !== "function") client.defineCommand(name, script);
+  return commands;
+}
+
+/**
+ * Whether the job `jobId` sits in one of `finished` (the queue's failed and completed sets): one
+ * script, where BullMQ's job-state read scans the waiting list.
+ */
+export async function jobFinished(
+  client: Client,
+  jobId: string,
+  finished: readonly [string, string],
+): Promise<boolean> {
+  return (await ledgerCommands(client).mwJobFinished(finished[0], finished[1], jobId)) === 1;
+}
+
 const isCluster = (client: Client): client is Cluster => (client as { isCluster?: boolean }).isCluster === true;
 
 export function queueLedger(client: Client, prefix: string | undefined, name: string): QueueLedger {
@@ -58,6 +124,7 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
     return { jobs: `${root}:jobs`, since: `${root}:since` };
   });
   const queueSlot = keySlot(base);
+  const commands = ledgerCommands(client);
 
   const masterOf = (slot: number): string | undefined =>
     isCluster(client) ? (client.slots[slot]?.[0] as string | undefined) : undefined;
@@ -86,23 +153,44 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
     async keep(id, data, part) {
       const keys = parts[part]!;
       const text = typeof data === "string" ? data : JSON.stringify(data);
-      await client.multi().hset(keys.jobs, id, text).zadd(keys.since, Date.now(), id).exec();
+      await commands.mwLedgerKeep(keys.jobs, keys.since, id, text, Date.now());
+    },
+    async keepBesideJob(id, data, part, job) {
+      const keys = parts[part]!;
+      const text = JSON.stringify(data);
+      const [failed, completed] = job.finished;
+      if (!isCluster(client))
+        return (
+          (await commands.mwLedgerKeepJobFinished(
+            keys.jobs,
+            keys.since,
+            failed,
+            completed,
+            id,
+            text,
+            Date.now(),
+            job.id,
+          )) === 1
+        );
+      const [, finished] = await Promise.all([
+        commands.mwLedgerKeep(keys.jobs, keys.since, id, text, Date.now()),
+        commands.mwJobFinished(failed, completed, job.id),
+      ]);
+      return finished === 1;
     },
     async forget(id, part) {
       const chosen = part === undefined ? parts : [parts[part]!];
-      await Promise.all(chosen.map((keys) => client.multi().hdel(keys.jobs, id).zrem(keys.since, id).exec()));
+      await Promise.all(chosen.map((keys) => commands.mwLedgerDrop(keys.jobs, keys.since, id)));
     },
     async forgetAll(copies) {
       const byPart = new Map<number, string[]>();
-      for (const { id, part } of copies) byPart.set(part, [...(byPart.get(part) ?? []), id]);
+      for (const { id, part } of copies) {
+        const ids = byPart.get(part);
+        if (ids) ids.push(id);
+        else byPart.set(part, [id]);
+      }
       await Promise.all(
-        [...byPart].map(([part, ids]) =>
-          client
-            .multi()
-            .hdel(parts[part]!.jobs, ...ids)
-            .zrem(parts[part]!.since, ...ids)
-            .exec(),
-        ),
+        [...byPart].map(([part, ids]) => commands.mwLedgerDrop(parts[part]!.jobs, parts[part]!.since, ...ids)),
       );
     },
     async find(id) {

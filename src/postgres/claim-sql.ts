@@ -43,7 +43,7 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
     (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`;
   return {
     // The claim's first statement: the function `migrate()` installs (see claimFunctionSql).
-    look: `SELECT * FROM ${names.claimFunction}($1, $2, $3, $4, $5::float8, ${retentionSeconds}::float8, $6, NULL)`,
+    look: `SELECT ${names.claimFunction}($1, $2, $3, $4, $5::float8, ${retentionSeconds}::float8, $6, NULL) AS look`,
     retentionSeconds,
     claimFunction: names.claimFunction,
     // Taking the key's row lock (an upsert locks the row as FOR UPDATE does) and reading it in one statement.
@@ -74,28 +74,34 @@ export type ClaimStatements = ReturnType<typeof claimStatements>;
  * then, taken for an unordered claim, the first claim's row inserted at once; otherwise the record
  * read (for update once the lock is held, so no earlier commit is missed). A first claim reads no row
  * before writing it: a serializable transaction takes no predicate lock on the index gap, which every
- * concurrent first claim nearby would write into. `row_id` is the inserted row's `ctid`, so its own
- * transaction can complete it without an index read; the record's columns are null when there is none.
- * `p_bound_ms`, when given, bounds the rest of the transaction's statements and idle time on the
- * server (as `SET LOCAL` would: see transactional-claim.ts).
+ * concurrent first claim nearby would write into. `p_bound_ms`, when given, bounds the rest of the
+ * transaction's statements and idle time on the server (as `SET LOCAL` would: see transactional-claim.ts).
+ *
+ * It answers one text, so the common answers cost the client one short column to parse rather than a
+ * row of ten (see parseLook): `w` and the inserted row's `ctid` (its own transaction completes it without
+ * an index read); `f` for the lock taken and no record; `h` for the lock held elsewhere and no record;
+ * otherwise the record as a JSON array, with whether the lock was taken first.
  */
 export function claimFunctionSql(names: QualifiedNames): string {
   const { records } = names;
-  const read = (lock: string) => `SELECT r.state, r.fingerprint, r.owner, r.attempts, r.answer, r.error,
-        (extract(epoch from r.lease_until) * 1000)::float8, (extract(epoch from clock_timestamp()) * 1000)::float8
-      INTO state, fingerprint, owner, attempts, answer, error, lease_ms, now_ms
+  const read = (lock: string) => `SELECT json_build_array(locked, r.state, r.fingerprint, r.owner, r.attempts, r.answer,
+        r.error, (extract(epoch from r.lease_until) * 1000)::float8, (extract(epoch from clock_timestamp()) * 1000)::float8)::text
+      INTO look
       FROM ${records} r
       WHERE r.id = p_id AND r.updated_at > clock_timestamp() - p_retention_s * interval '1 second' ${lock};`;
   return `CREATE OR REPLACE FUNCTION ${names.claimFunction}(p_lock text, p_id text, p_fingerprint text, p_owner text,
-  p_lease_ms float8, p_retention_s float8, p_insert boolean, p_bound_ms integer,
-  OUT locked boolean, OUT row_id text, OUT state text, OUT fingerprint text, OUT owner text, OUT attempts integer,
-  OUT answer jsonb, OUT error text, OUT lease_ms float8, OUT now_ms float8)
+  p_lease_ms float8, p_retention_s float8, p_insert boolean, p_bound_ms integer)
+RETURNS text
 LANGUAGE plpgsql AS $claim$
-#variable_conflict use_column
+DECLARE
+  locked boolean;
+  look text;
 BEGIN
+  -- Assignments, not PERFORM: an expression alone is evaluated directly, a PERFORM runs the executor.
   IF p_bound_ms IS NOT NULL THEN
-    PERFORM set_config('statement_timeout', p_bound_ms::text, true),
-      set_config('idle_in_transaction_session_timeout', p_bound_ms::text, true);
+    look := set_config('statement_timeout', p_bound_ms::text, true);
+    look := set_config('idle_in_transaction_session_timeout', p_bound_ms::text, true);
+    look := NULL;
   END IF;
   locked := pg_try_advisory_xact_lock(hashtextextended(p_lock, 0));
   IF locked AND p_insert THEN
@@ -103,9 +109,9 @@ BEGIN
       VALUES (p_id, NULL, NULL, false, p_fingerprint, 'processing', p_owner,
         clock_timestamp() + p_lease_ms * interval '1 millisecond', 1, false)
       ON CONFLICT (id) DO NOTHING
-      RETURNING ctid::text INTO row_id;
-    IF row_id IS NOT NULL THEN
-      RETURN;
+      RETURNING 'w' || ctid::text INTO look;
+    IF look IS NOT NULL THEN
+      RETURN look;
     END IF;
   END IF;
   IF locked THEN
@@ -113,19 +119,47 @@ BEGIN
   ELSE
     ${read("")}
   END IF;
+  RETURN coalesce(look, CASE WHEN locked THEN 'f' ELSE 'h' END);
 END
 $claim$;`;
 }
 
-/** The claim function's one row: whether the lock was taken, the inserted row, or the record read. */
-export interface ClaimLook extends Omit<RecordRow, "state" | "fingerprint" | "attempts" | "now_ms"> {
+/** The claim function's answer, read: whether the lock was taken, the inserted row, or the record read. */
+export interface ClaimLook {
   locked: boolean;
-  row_id: string | null;
-  state: RecordState | null;
-  fingerprint: string | null;
-  attempts: number | null;
-  now_ms: number | null;
+  /** The first claim's row, inserted by the function (its `ctid`). */
+  rowId?: string;
+  /** The record read; none when there is none within retention. */
+  row?: RecordRow;
 }
+
+/** The claim function's one text (see claimFunctionSql) as a ClaimLook. */
+export function parseLook(look: string): ClaimLook {
+  switch (look[0]) {
+    case "w":
+      return { locked: true, rowId: look.slice(1) };
+    case "f":
+      return { locked: true };
+    case "h":
+      return { locked: false };
+  }
+  const [locked, state, fingerprint, owner, attempts, answer, error, lease_ms, now_ms] = JSON.parse(look) as [
+    boolean,
+    ...RecordTuple,
+  ];
+  return { locked, row: { state, fingerprint, owner, attempts, answer, error, lease_ms, now_ms } };
+}
+
+type RecordTuple = [
+  RecordRow["state"],
+  RecordRow["fingerprint"],
+  RecordRow["owner"],
+  RecordRow["attempts"],
+  RecordRow["answer"],
+  RecordRow["error"],
+  RecordRow["lease_ms"],
+  RecordRow["now_ms"],
+];
 
 /** The claim function's arguments but the retention (the store's, written into the statement). */
 const lookValues = (sql: ClaimStatements, { id, fingerprint, owner, leaseMs, order }: ClaimRequest, insert = true) =>
@@ -148,7 +182,7 @@ export function lookInline(
   // server refuses as an unknown column): nothing that could end the literal.
   args.push(`${Number(leaseMs)}::float8`, `${Number(sql.retentionSeconds)}::float8`, insert ? "true" : "false");
   args.push(boundMs === undefined ? "NULL" : `${Math.round(boundMs)}`);
-  return `SELECT * FROM ${sql.claimFunction}(${args.join(", ")})`;
+  return `SELECT ${sql.claimFunction}(${args.join(", ")}) AS look`;
 }
 
 /** Retry-After of a 409 for an id whose claim lives in an open transaction, with no lease to count down. */
@@ -179,17 +213,17 @@ export async function claimIn(
   deferWrite = false,
 ): Promise<ClaimResult> {
   const { id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue } = request;
-  const look = looked ?? (await query<ClaimLook>(sql.look, [...lookValues(sql, request)]))[0]!;
-  if (look.row_id !== null) {
-    if (written) written.rowId = look.row_id;
+  const look = looked ?? parseLook((await query<{ look: string }>(sql.look, [...lookValues(sql, request)]))[0]!.look);
+  if (look.rowId !== undefined) {
+    if (written) written.rowId = look.rowId;
     return { status: "claimed", id, owner, attempt: 1 };
   }
+  const { row } = look;
   // The id's lock taken and no record: a first claim, written whole when its run ends (see deferredFirstWrite).
-  if (deferWrite && written && look.locked && look.state === null) {
+  if (deferWrite && written && look.locked && row === undefined) {
     written.unwritten = true;
     return { status: "claimed", id, owner, attempt: 1 };
   }
-  const row = look.state === null ? undefined : (look as RecordRow);
   if (row?.state === "completed")
     return row.fingerprint === fingerprint ? { status: "completed", answer: row.answer! } : { status: "conflict" };
   if (!look.locked) {

@@ -50,6 +50,12 @@ export interface GuardedTransaction {
 export function guardTransaction(client: PoolClient): GuardedTransaction {
   let closed = false;
   const query = (config: unknown, values?: unknown, callback?: unknown): unknown => {
+    // The common call, a text with parameters: pg sends it with the extended protocol as it is (the
+    // text a string, nothing to copy), and no callback to find.
+    if (!closed && typeof config === "string" && callback === undefined && Array.isArray(values) && values.length > 0) {
+      const refusal = controlError(config);
+      return refusal ? Promise.reject(refusal) : client.query(config, values);
+    }
     const cb = [values, callback].find((arg) => typeof arg === "function") as
       | ((err: Error | null, result?: unknown) => void)
       | undefined;

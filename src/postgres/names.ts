@@ -20,13 +20,12 @@ export interface QualifiedNames {
   records: string;
   positions: string;
   /** Index names, unqualified (PostgreSQL puts an index in its table's schema). */
-  updatedIndex: string;
   waitingIndex: string;
   positionsUpdatedIndex: string;
   /** Prefix of the advisory lock keys, so two inbox tables never share a lock. */
   lockPrefix: string;
   /**
-   * The functions `migrate()` installs beside the tables, schema-qualified and versioned by name: a
+   * The function and the procedure `migrate()` installs beside the tables, schema-qualified and versioned by name: a
    * store whose statements changed calls a new name, which an older schema does not have.
    */
   claimFunction: string;
@@ -52,11 +51,10 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     table,
     records: `${quote(schema)}.${quote(table)}`,
     positions: `${quote(schema)}.${quote(`${table}_positions`)}`,
-    updatedIndex: quote(`${table}_updated_at`),
     waitingIndex: quote(`${table}_waiting`),
     positionsUpdatedIndex: quote(`${table}_positions_updated_at`),
     lockPrefix: `${schema}.${table}:`,
-    claimFunction: `${quote(schema)}.${quote(`${table}_claim_v1`)}`,
-    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v1`)}`,
+    claimFunction: `${quote(schema)}.${quote(`${table}_claim_v2`)}`,
+    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v2`)}`,
   };
 }

@@ -11,7 +11,8 @@ export interface PurgeOptions extends TableNames {
 /**
  * Delete settled records past retention, and positions nobody holds that have not moved since. The
  * store already treats such rows as gone; this gives the space back. Run it from a scheduled job
- * (cron, pg_cron); the `updated_at` indexes keep it cheap. Returns how many rows were deleted.
+ * (cron, pg_cron); the records' (state, updated_at) index and the positions' (updated_at) one keep it
+ * cheap. Returns how many rows were deleted.
  */
 export async function purge(
   pool: Pick<Pool, "query">,
@@ -21,7 +22,9 @@ export async function purge(
   const seconds = options.olderThanSeconds ?? DEFAULT_RETENTION_SECONDS;
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0)
     throw coded(new TypeError("purge: olderThanSeconds must be a number of seconds, 0 or more"), "MW_INVALID_OPTION");
-  const before = "clock_timestamp() - $1::float8 * interval '1 second'";
+  // A subquery, computed once before the scan: a volatile clock_timestamp() compared row by row could
+  // not bound an index scan, and every purge would read the whole table.
+  const before = "(SELECT clock_timestamp() - $1::float8 * interval '1 second')";
   const records = await pool.query(
     `DELETE FROM ${names.records} WHERE state IN ('completed', 'failed') AND updated_at < ${before}`,
     [seconds],

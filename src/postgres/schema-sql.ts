@@ -28,7 +28,6 @@ CREATE TABLE IF NOT EXISTS ${names.records} (
   created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
-${createIndex(names.schema, names.updatedIndex, `${names.records} (updated_at)`)}
 ${createIndex(names.schema, names.waitingIndex, `${names.records} (order_key) WHERE waiting`)}
 
 CREATE TABLE IF NOT EXISTS ${names.positions} (
@@ -39,7 +38,9 @@ CREATE TABLE IF NOT EXISTS ${names.positions} (
   updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 ${createIndex(names.schema, names.positionsUpdatedIndex, `${names.positions} (updated_at)`)}
--- The console's pages (list): one state's records by time of last change, ties by id.
+-- The console's pages (list): one state's records by time of last change, ties by id; also purge's
+-- (settled states, older than a time). The only index on the records but the id's and the waiting
+-- list's (which holds only waiting rows): every record written pays for each one.
 ${createIndex(names.schema, `"${names.table}_list"`, `${names.records} (state, updated_at, id)`)}
 
 -- A notification's claim and its completion, each one statement (see docs/postgres.md).

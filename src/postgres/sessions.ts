@@ -1,7 +1,7 @@
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from "pg";
 import { StoreUnavailableError } from "../idempotency/store.js";
+import { clockFor, withinCoarseLimit } from "../shared/coarse-clock.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
-import { withTimeout } from "../shared/time-limit.js";
 import type { ConnectionReports } from "./connection-state.js";
 import type { QualifiedNames } from "./names.js";
 
@@ -49,7 +49,8 @@ export interface SessionSettings {
 }
 
 /**
- * Checked-out clients with a time limit on the check-out and on every statement. A client whose
+ * Checked-out clients with a time limit on the check-out and on every statement (up to a tenth later:
+ * each limit is watched on one shared clock, not a timer per statement). A client whose
  * statement ran out of time, or that failed for any reason but a plain SQL error, is destroyed rather
  * than returned to the pool: it may still be running that statement, or be inside a transaction.
  * Every checked-out client has an `error` listener while the store holds it: pg emits a dropped
@@ -96,7 +97,7 @@ export function sessions(pool: Pool, names: QualifiedNames, settings: SessionSet
   async function connect(): Promise<PoolClient> {
     const pending = pool.connect();
     try {
-      const client = await withTimeout(pending, timeoutMs, late("a connection"));
+      const client = await withinCoarseLimit(pending, timeoutMs, late("a connection"));
       const heard = (err: Error) => {
         broken.add(client);
         // The server said why (terminated, shutting down): it answers. A socket error: out of reach.
@@ -137,17 +138,25 @@ export function sessions(pool: Pool, names: QualifiedNames, settings: SessionSet
     );
   }
 
-  /** Rows of the statement; of a simple-protocol message of several statements, the last one's. */
+  const lateStatement = late("a statement");
+  const clock = clockFor(timeoutMs);
+
+  /**
+   * Rows of the statement; of a simple-protocol message of several statements, the last one's. pg's
+   * callback form, and one promise: its promise form makes two more per statement, and a race a third.
+   */
   const queryOn =
     (client: PoolClient): Query =>
-    async <R extends QueryResultRow>(text: string, values?: unknown[]) => {
-      const result: QueryResult<R> | QueryResult<R>[] = await withTimeout(
-        client.query<R>(text, values),
-        timeoutMs,
-        late("a statement"),
-      );
-      return Array.isArray(result) ? result[result.length - 1]!.rows : result.rows;
-    };
+    <R extends QueryResultRow>(text: string, values?: unknown[]) =>
+      new Promise<R[]>((resolve, reject) => {
+        const expire = () => reject(lateStatement());
+        clock.watch(expire);
+        client.query<R>(text, values ?? NO_VALUES, (err: Error | null, result: QueryResult<R> | QueryResult<R>[]) => {
+          clock.unwatch(expire);
+          if (err) reject(err);
+          else resolve(Array.isArray(result) ? result[result.length - 1]!.rows : result.rows);
+        });
+      });
 
   /** Run `work` on one checked-out client, then give the client back (or destroy it, after a failure). */
   async function withClient<T>(work: (query: Query, client: PoolClient) => Promise<T>): Promise<T> {
@@ -181,6 +190,9 @@ export function sessions(pool: Pool, names: QualifiedNames, settings: SessionSet
 }
 
 export type Sessions = ReturnType<typeof sessions>;
+
+/** A statement's absent parameters, as pg reads them: sent with the simple protocol. Never changed. */
+const NO_VALUES: unknown[] = [];
 
 /** Every pooled client was busy past the time limit: the server is not down, the pool is full. */
 export class PoolExhaustedError extends StoreUnavailableError {

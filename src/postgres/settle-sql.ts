@@ -26,11 +26,11 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
   return {
     complete: completeSql(names, { id: "$1", owner: "$2", answer: "$3", live }),
     /**
-     * The completion function's call and the COMMIT, one simple-protocol message: its arguments written
+     * The completion procedure's call and the COMMIT, one simple-protocol message: its arguments written
      * in as literals, as that protocol carries no parameters.
      */
     completeAndCommit: (id: string, owner: string, answerJson: string, written: CompletedWrite) =>
-      `SELECT ${names.completeFunction}(${[
+      `CALL ${names.completeFunction}(${[
         literal(id),
         literal(owner),
         `${literal(answerJson)}::jsonb`,
@@ -117,7 +117,8 @@ function completeSql({ records, positions }: QualifiedNames, { id, owner, answer
 export const RECORD_NOT_FOUND = "P0002";
 
 /**
- * Completion as a function, so it travels with the COMMIT in one message: an unordered record its own
+ * Completion as a procedure, so it travels with the COMMIT in one message and answers no row (nothing
+ * for the client to describe and parse; it raises when it fails): an unordered record its own
  * transaction wrote is found by `ctid` (`p_row_id`: a TID scan reads no index page, so a serializable
  * transaction takes no predicate lock other claims write into); a first claim that wrote nothing
  * (`p_fingerprint` given) has its record written whole, completed, under the id's advisory lock its
@@ -127,9 +128,8 @@ export const RECORD_NOT_FOUND = "P0002";
  */
 export function completeFunctionSql(names: QualifiedNames): string {
   const live = "updated_at > clock_timestamp() - p_retention_s * interval '1 second'";
-  return `CREATE OR REPLACE FUNCTION ${names.completeFunction}(p_id text, p_owner text, p_answer jsonb, p_row_id text,
+  return `CREATE OR REPLACE PROCEDURE ${names.completeFunction}(p_id text, p_owner text, p_answer jsonb, p_row_id text,
   p_fingerprint text, p_retention_s float8)
-RETURNS integer
 LANGUAGE plpgsql AS $complete$
 DECLARE
   changed_rows integer;
@@ -154,7 +154,6 @@ BEGIN
     RAISE EXCEPTION 'the claim''s record % was not found in its own transaction', p_id
       USING ERRCODE = '${RECORD_NOT_FOUND}';
   END IF;
-  RETURN changed_rows;
 END
 $complete$;`;
 }

@@ -1,15 +1,16 @@
 import type { PoolClient } from "pg";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
+import { clockFor } from "../shared/coarse-clock.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { type BackendCanceller, backendOf } from "./cancel-backend.js";
 import {
-  type ClaimLook,
   type ClaimStatements,
   claimIn,
   KEY_LOCK_WAIT_MS,
   lockWaitFor,
   lookInline,
+  parseLook,
   takeNextIn,
   type WrittenRow,
 } from "./claim-sql.js";
@@ -44,8 +45,8 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
     lockWaitFor(request),
     // BEGIN and the claim's first statement, one message, one round trip.
     async (query, written, opening, bound) => {
-      const [looked] = await query<ClaimLook>(`${opening}; ${lookInline(claims, request, bound, deferWrite)}`);
-      return claimIn(query, claims, request, written, looked, deferWrite);
+      const [looked] = await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, deferWrite)}`);
+      return claimIn(query, claims, request, written, parseLook(looked!.look), deferWrite);
     },
     request,
     request.handlerTimeoutMs,
@@ -178,26 +179,25 @@ function openClaim(
    * half the bound, the server's own limits come back for the wait, and the bound is set again, ahead
    * of the handler's first query on the same connection, when the handler starts.
    */
-  const waiting =
-    bound === undefined
-      ? undefined
-      : setTimeout(() => {
-          if (started || ended) return;
-          lifted = true;
-          client.query(UNBOUNDED).catch(() => {}); // a broken connection fails the run's own statements just the same
-        }, bound / 2);
-  waiting?.unref();
+  const waitClock = bound === undefined ? undefined : clockFor(Math.ceil(bound / 2));
+  const lift = () => {
+    if (started || ended) return;
+    lifted = true;
+    client.query(UNBOUNDED).catch(() => {}); // a broken connection fails the run's own statements just the same
+  };
+  // On the shared clock of that half-bound, not a timer per claim (a tenth later at most).
+  waitClock?.watch(lift);
 
   function handlerStarts(): void {
     if (started) return;
     started = true;
-    clearTimeout(waiting);
+    waitClock?.unwatch(lift);
     if (lifted && bound !== undefined) client.query(bounds(bound)).catch(() => {});
   }
 
   function end(): void {
     ended = true;
-    clearTimeout(waiting);
+    waitClock?.unwatch(lift);
     guarded.close();
   }
 

@@ -29,264 +29,291 @@
  * a duplicate instead of a 422. The HMAC over the digest keeps the stored fingerprint a keyed hash.
  */
 
-/** Kinds folded into a digest's finish. */
-const STRING = 1;
-const INTEGER = 2;
-const FLOAT = 3;
-const TRUE = 4;
-const FALSE = 5;
-const NULL = 6;
-/** An array or object value (only as a member's kind: an array or object finishes as ARRAY or OBJECT). */
-const NESTED = 7;
-const ARRAY = 8;
-const OBJECT = 9;
-/** Added to a member value's kind: a member finishes as its own kind of node. */
-const MEMBER = 16;
-/** Not JSON data (`undefined`, a function, a symbol, a bigint, a non-finite number). */
-const NOT_JSON = -1;
-
-const C1 = 0x239b961b;
-const C2 = 0xab0e9789 | 0;
-const C3 = 0x38b34ae5;
-const C4 = 0xa1e38b93 | 0;
-const imul = Math.imul;
+/** What `valueDigest` answers when, given a `maxDepth`, its walk stopped (see there). */
+export const STOPPED = Symbol("stopped");
 
 /**
- * The four lanes of the last absorb or finish, read at once by the caller (one typed array, not four
- * return values: the walk allocates nothing per node).
+ * The walk, its constants and its state live in this function's scope, not at the module's top level:
+ * a bundler (esbuild, so tsup) turns every top-level `const` into a `var`, and V8 then reads each
+ * constant and typed array of the walk back from the module on every use instead of building it into
+ * the optimised code; in the published build that made the digest 1.1 to 1.6 times as costly as the
+ * same source run unbundled.
  */
-const LANES = new Int32Array(4);
-/** The seeds of the digest being computed (set by `valueDigest`). */
-const SEEDS = new Int32Array(4);
+function digestWalk() {
+  /** Kinds folded into a digest's finish. */
+  const STRING = 1;
+  const INTEGER = 2;
+  const FLOAT = 3;
+  const TRUE = 4;
+  const FALSE = 5;
+  const NULL = 6;
+  /** An array or object value (only as a member's kind: an array or object finishes as ARRAY or OBJECT). */
+  const NESTED = 7;
+  const ARRAY = 8;
+  const OBJECT = 9;
+  /** Added to a member value's kind: a member finishes as its own kind of node. */
+  const MEMBER = 16;
+  /** Not JSON data (`undefined`, a function, a symbol, a bigint, a non-finite number). */
+  const NOT_JSON = -1;
 
-/**
- * MurmurHash3 x86_128's body: one 16-byte block (k1..k4) mixed into the lanes h1..h4. The rotations
- * are written out: this must stay small enough for V8 to inline it at each of its calls.
- */
-function absorb(h1: number, h2: number, h3: number, h4: number, k1: number, k2: number, k3: number, k4: number) {
-  k1 = imul(k1, C1);
-  h1 ^= imul((k1 << 15) | (k1 >>> 17), C2);
-  h1 = imul(((h1 << 19) | (h1 >>> 13)) + h2, 5) + 0x561ccd1b;
-  k2 = imul(k2, C2);
-  h2 ^= imul((k2 << 16) | (k2 >>> 16), C3);
-  h2 = imul(((h2 << 17) | (h2 >>> 15)) + h3, 5) + 0x0bcaa747;
-  k3 = imul(k3, C3);
-  h3 ^= imul((k3 << 17) | (k3 >>> 15), C4);
-  h3 = imul(((h3 << 15) | (h3 >>> 17)) + h4, 5) + 0x96cd1c35;
-  k4 = imul(k4, C4);
-  h4 ^= imul((k4 << 18) | (k4 >>> 14), C1);
-  LANES[0] = h1;
-  LANES[1] = h2;
-  LANES[2] = h3;
-  LANES[3] = imul(((h4 << 13) | (h4 >>> 19)) + h1, 5) + 0x32ac3b17;
-}
+  const C1 = 0x239b961b;
+  const C2 = 0xab0e9789 | 0;
+  const C3 = 0x38b34ae5;
+  const C4 = 0xa1e38b93 | 0;
+  const imul = Math.imul;
 
-function fmix(h: number): number {
-  h = imul(h ^ (h >>> 16), 0x85ebca6b);
-  h = imul(h ^ (h >>> 13), 0xc2b2ae35);
-  return h ^ (h >>> 16);
-}
+  /**
+   * The four lanes of the last absorb or finish, read at once by the caller (one typed array, not four
+   * return values: the walk allocates nothing per node).
+   */
+  const LANES = new Int32Array(4);
+  /** The seeds of the digest being computed (set by `valueDigest`). */
+  const SEEDS = new Int32Array(4);
 
-/** MurmurHash3 x86_128's finish, with the kind beside the length: a bijection of the lanes for each (kind, length). */
-function finish(h1: number, h2: number, h3: number, h4: number, length: number, kind: number) {
-  h1 ^= length;
-  h2 ^= kind;
-  h1 = (h1 + h2 + h3 + h4) | 0;
-  h1 = fmix(h1);
-  h2 = fmix((h2 + h1) | 0);
-  h3 = fmix((h3 + h1) | 0);
-  h4 = fmix((h4 + h1) | 0);
-  h1 = (h1 + h2 + h3 + h4) | 0;
-  LANES[0] = h1;
-  LANES[1] = h2 + h1;
-  LANES[2] = h3 + h1;
-  LANES[3] = h4 + h1;
-}
+  /**
+   * MurmurHash3 x86_128's body: one 16-byte block (k1..k4) mixed into the lanes h1..h4. The rotations
+   * are written out: this must stay small enough for V8 to inline it at each of its calls.
+   */
+  function absorb(h1: number, h2: number, h3: number, h4: number, k1: number, k2: number, k3: number, k4: number) {
+    k1 = imul(k1, C1);
+    h1 ^= imul((k1 << 15) | (k1 >>> 17), C2);
+    h1 = imul(((h1 << 19) | (h1 >>> 13)) + h2, 5) + 0x561ccd1b;
+    k2 = imul(k2, C2);
+    h2 ^= imul((k2 << 16) | (k2 >>> 16), C3);
+    h2 = imul(((h2 << 17) | (h2 >>> 15)) + h3, 5) + 0x0bcaa747;
+    k3 = imul(k3, C3);
+    h3 ^= imul((k3 << 17) | (k3 >>> 15), C4);
+    h3 = imul(((h3 << 15) | (h3 >>> 17)) + h4, 5) + 0x96cd1c35;
+    k4 = imul(k4, C4);
+    h4 ^= imul((k4 << 18) | (k4 >>> 14), C1);
+    LANES[0] = h1;
+    LANES[1] = h2;
+    LANES[2] = h3;
+    LANES[3] = imul(((h4 << 13) | (h4 >>> 19)) + h1, 5) + 0x32ac3b17;
+  }
 
-/** The lanes back to the seeds, to start a node. */
-function startLanes() {
-  LANES[0] = SEEDS[0]!;
-  LANES[1] = SEEDS[1]!;
-  LANES[2] = SEEDS[2]!;
-  LANES[3] = SEEDS[3]!;
-}
+  function fmix(h: number): number {
+    h = imul(h ^ (h >>> 16), 0x85ebca6b);
+    h = imul(h ^ (h >>> 13), 0xc2b2ae35);
+    return h ^ (h >>> 16);
+  }
 
-/**
- * A string's UTF-16 code units absorbed into the lanes, two to a 32-bit word, eight to a block, the
- * last block zero-padded; not finished (the caller folds in the lengths and the kind).
- */
-function absorbUnits(text: string) {
-  const length = text.length;
-  for (let i = 0; i < length; i += 8) {
-    let k1: number;
-    let k2: number;
-    let k3: number;
-    let k4: number;
-    if (i + 8 <= length) {
-      k1 = text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16);
-      k2 = text.charCodeAt(i + 2) | (text.charCodeAt(i + 3) << 16);
-      k3 = text.charCodeAt(i + 4) | (text.charCodeAt(i + 5) << 16);
-      k4 = text.charCodeAt(i + 6) | (text.charCodeAt(i + 7) << 16);
-    } else {
-      // Reading past the end would cost the loop its optimised code.
-      k1 = k2 = k3 = k4 = 0;
-      for (let j = i; j < length; j++) {
-        const unit = text.charCodeAt(j) << ((j & 1) << 4);
-        const word = (j - i) >> 1;
-        if (word === 0) k1 |= unit;
-        else if (word === 1) k2 |= unit;
-        else if (word === 2) k3 |= unit;
-        else k4 |= unit;
+  /** MurmurHash3 x86_128's finish, with the kind beside the length: a bijection of the lanes for each (kind, length). */
+  function finish(h1: number, h2: number, h3: number, h4: number, length: number, kind: number) {
+    h1 ^= length;
+    h2 ^= kind;
+    h1 = (h1 + h2 + h3 + h4) | 0;
+    h1 = fmix(h1);
+    h2 = fmix((h2 + h1) | 0);
+    h3 = fmix((h3 + h1) | 0);
+    h4 = fmix((h4 + h1) | 0);
+    h1 = (h1 + h2 + h3 + h4) | 0;
+    LANES[0] = h1;
+    LANES[1] = h2 + h1;
+    LANES[2] = h3 + h1;
+    LANES[3] = h4 + h1;
+  }
+
+  /** The lanes back to the seeds, to start a node. */
+  function startLanes() {
+    LANES[0] = SEEDS[0]!;
+    LANES[1] = SEEDS[1]!;
+    LANES[2] = SEEDS[2]!;
+    LANES[3] = SEEDS[3]!;
+  }
+
+  /**
+   * A string's UTF-16 code units absorbed into the lanes, two to a 32-bit word, eight to a block, the
+   * last block zero-padded; not finished (the caller folds in the lengths and the kind).
+   */
+  function absorbUnits(text: string) {
+    const length = text.length;
+    for (let i = 0; i < length; i += 8) {
+      let k1: number;
+      let k2: number;
+      let k3: number;
+      let k4: number;
+      if (i + 8 <= length) {
+        k1 = text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16);
+        k2 = text.charCodeAt(i + 2) | (text.charCodeAt(i + 3) << 16);
+        k3 = text.charCodeAt(i + 4) | (text.charCodeAt(i + 5) << 16);
+        k4 = text.charCodeAt(i + 6) | (text.charCodeAt(i + 7) << 16);
+      } else {
+        // Reading past the end would cost the loop its optimised code.
+        k1 = k2 = k3 = k4 = 0;
+        for (let j = i; j < length; j++) {
+          const unit = text.charCodeAt(j) << ((j & 1) << 4);
+          const word = (j - i) >> 1;
+          if (word === 0) k1 |= unit;
+          else if (word === 1) k2 |= unit;
+          else if (word === 2) k3 |= unit;
+          else k4 |= unit;
+        }
       }
+      absorb(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, k1, k2, k3, k4);
     }
-    absorb(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, k1, k2, k3, k4);
   }
-}
 
-/** A number's bytes, little-endian on every platform (the digest must not depend on the CPU). */
-const bits = new DataView(new ArrayBuffer(8));
-/** A number's two words, set by `kindOf` (zero for anything else), XORed into the lanes before the finish. */
-const WORDS = new Int32Array(2);
+  /** A number's bytes, little-endian on every platform (the digest must not depend on the CPU). */
+  const bits = new DataView(new ArrayBuffer(8));
+  /** A number's two words, set by `kindOf` (zero for anything else), XORed into the lanes before the finish. */
+  const WORDS = new Int32Array(2);
 
-/** The kind of `value` (NESTED for an array or object), with a number's words in WORDS. */
-function kindOf(value: unknown): number {
-  WORDS[0] = 0;
-  WORDS[1] = 0;
-  switch (typeof value) {
-    case "string":
-      return STRING;
-    case "number":
-      if ((value | 0) === value) {
-        // -0 | 0 is 0: both write "0".
-        WORDS[0] = value;
-        return INTEGER;
-      }
-      if (!Number.isFinite(value)) return NOT_JSON;
-      bits.setFloat64(0, value, true);
-      WORDS[0] = bits.getInt32(0, true);
-      WORDS[1] = bits.getInt32(4, true);
-      return FLOAT;
-    case "boolean":
-      return value ? TRUE : FALSE;
-    case "object":
-      return value === null ? NULL : NESTED;
-    default:
-      return NOT_JSON;
+  /** The kind of `value` (NESTED for an array or object), with a number's words in WORDS. */
+  function kindOf(value: unknown): number {
+    WORDS[0] = 0;
+    WORDS[1] = 0;
+    switch (typeof value) {
+      case "string":
+        return STRING;
+      case "number":
+        if ((value | 0) === value) {
+          // -0 | 0 is 0: both write "0".
+          WORDS[0] = value;
+          return INTEGER;
+        }
+        if (!Number.isFinite(value)) return NOT_JSON;
+        bits.setFloat64(0, value, true);
+        WORDS[0] = bits.getInt32(0, true);
+        WORDS[1] = bits.getInt32(4, true);
+        return FLOAT;
+      case "boolean":
+        return value ? TRUE : FALSE;
+      case "object":
+        return value === null ? NULL : NESTED;
+      default:
+        return NOT_JSON;
+    }
   }
-}
 
-/** Returned by the walk for anything that is not plain JSON data (the caller then normalises it). */
-const NOT_PLAIN = false;
+  /** Returned by the walk for anything that is not plain JSON data (the caller then normalises it). */
+  const NOT_PLAIN = false;
 
-/**
- * Deepest level the walk enters, set by `valueDigest`: finite, the walk also stops at a key the
- * receiver drops (`guarded`), and `stopped` tells the caller why it returned.
- */
-let deepest = Number.POSITIVE_INFINITY;
-let guarded = false;
-let stopped = false;
+  /**
+   * Deepest level the walk enters, set by `valueDigest`: finite, the walk also stops at a key the
+   * receiver drops (`guarded`), and `stopped` tells the caller why it returned.
+   */
+  let deepest = Number.POSITIVE_INFINITY;
+  let guarded = false;
+  let stopped = false;
 
-/** `value` at nesting level `level` (the top value is level 1). */
-function digestNested(value: object, level: number): boolean {
-  if (level > deepest) {
-    stopped = true;
-    return NOT_PLAIN;
-  }
-  return Array.isArray(value) ? digestArray(value, level) : digestObject(value as Record<string, unknown>, level);
-}
-
-/**
- * The digest of `value` into LANES; false when it is not plain JSON data as `JSON.parse` makes it. A
- * scalar finishes from the seeds with its words XORed in (a bijection: numbers never collide) or,
- * for a string, its code units absorbed and its length folded in.
- */
-function digest(value: unknown, level: number): boolean {
-  const kind = kindOf(value);
-  if (kind === NESTED) return digestNested(value as object, level);
-  if (kind === NOT_JSON) return NOT_PLAIN;
-  startLanes();
-  let length = 0;
-  if (kind === STRING) {
-    absorbUnits(value as string);
-    length = (value as string).length;
-  }
-  finish(LANES[0]! ^ WORDS[0]!, LANES[1]!, LANES[2]! ^ WORDS[1]!, LANES[3]!, length, kind);
-  return true;
-}
-
-function digestArray(array: unknown[], level: number): boolean {
-  if (typeof (array as { toJSON?: unknown }).toJSON === "function") return NOT_PLAIN;
-  let h1 = SEEDS[0]!;
-  let h2 = SEEDS[1]!;
-  let h3 = SEEDS[2]!;
-  let h4 = SEEDS[3]!;
-  const length = array.length;
-  for (let i = 0; i < length; i++) {
-    if (!(i in array) || !digest(array[i], level + 1)) return NOT_PLAIN;
-    absorb(h1, h2, h3, h4, LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!);
-    h1 = LANES[0]!;
-    h2 = LANES[1]!;
-    h3 = LANES[2]!;
-    h4 = LANES[3]!;
-  }
-  finish(h1, h2, h3, h4, length, ARRAY);
-  return true;
-}
-
-function digestObject(object: Record<string, unknown>, level: number): boolean {
-  const proto = Object.getPrototypeOf(object);
-  if ((proto !== Object.prototype && proto !== null) || typeof object.toJSON === "function") return NOT_PLAIN;
-  let sum1 = 0;
-  let sum2 = 0;
-  let sum3 = 0;
-  let sum4 = 0;
-  const keys = Object.keys(object);
-  const count = keys.length;
-  for (let i = 0; i < count; i++) {
-    const key = keys[i]!;
-    if (guarded && (key === "__proto__" || key === "constructor")) {
+  /** `value` at nesting level `level` (the top value is level 1). */
+  function digestNested(value: object, level: number): boolean {
+    if (level > deepest) {
       stopped = true;
       return NOT_PLAIN;
     }
-    const item = object[key];
-    const kind = kindOf(item);
-    if (kind === NOT_JSON) return NOT_PLAIN;
-    const w1 = WORDS[0]!;
-    const w2 = WORDS[1]!;
-    let length = 0;
-    // One stream per member: the key's code units, then the value's (a string), or the value's own
-    // digest (an array or object), finished with the key's length and the value's kind, words and
-    // length. Where the key ends is fixed by its length, so no key/value boundary can shift.
-    if (kind === NESTED) {
-      if (!digestNested(item as object, level + 1)) return NOT_PLAIN;
-      const v1 = LANES[0]!;
-      const v2 = LANES[1]!;
-      const v3 = LANES[2]!;
-      const v4 = LANES[3]!;
-      startLanes();
-      absorbUnits(key);
-      absorb(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, v1, v2, v3, v4);
-    } else {
-      startLanes();
-      absorbUnits(key);
-      if (kind === STRING) {
-        absorbUnits(item as string);
-        length = (item as string).length;
-      }
-    }
-    finish(LANES[0]! ^ w1, LANES[1]!, LANES[2]! ^ w2, LANES[3]! ^ length, key.length, kind + MEMBER);
-    sum1 = (sum1 + LANES[0]!) | 0;
-    sum2 = (sum2 + LANES[1]!) | 0;
-    sum3 = (sum3 + LANES[2]!) | 0;
-    sum4 = (sum4 + LANES[3]!) | 0;
+    return Array.isArray(value) ? digestArray(value, level) : digestObject(value as Record<string, unknown>, level);
   }
-  absorb(SEEDS[0]!, SEEDS[1]!, SEEDS[2]!, SEEDS[3]!, sum1, sum2, sum3, sum4);
-  finish(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, count, OBJECT);
-  return true;
-}
 
-/** What `valueDigest` answers when, given a `maxDepth`, its walk stopped (see there). */
-export const STOPPED = Symbol("stopped");
+  /**
+   * The digest of `value` into LANES; false when it is not plain JSON data as `JSON.parse` makes it. A
+   * scalar finishes from the seeds with its words XORed in (a bijection: numbers never collide) or,
+   * for a string, its code units absorbed and its length folded in.
+   */
+  function digest(value: unknown, level: number): boolean {
+    const kind = kindOf(value);
+    if (kind === NESTED) return digestNested(value as object, level);
+    if (kind === NOT_JSON) return NOT_PLAIN;
+    startLanes();
+    let length = 0;
+    if (kind === STRING) {
+      absorbUnits(value as string);
+      length = (value as string).length;
+    }
+    finish(LANES[0]! ^ WORDS[0]!, LANES[1]!, LANES[2]! ^ WORDS[1]!, LANES[3]!, length, kind);
+    return true;
+  }
+
+  function digestArray(array: unknown[], level: number): boolean {
+    if (typeof (array as { toJSON?: unknown }).toJSON === "function") return NOT_PLAIN;
+    let h1 = SEEDS[0]!;
+    let h2 = SEEDS[1]!;
+    let h3 = SEEDS[2]!;
+    let h4 = SEEDS[3]!;
+    const length = array.length;
+    for (let i = 0; i < length; i++) {
+      if (!(i in array) || !digest(array[i], level + 1)) return NOT_PLAIN;
+      absorb(h1, h2, h3, h4, LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!);
+      h1 = LANES[0]!;
+      h2 = LANES[1]!;
+      h3 = LANES[2]!;
+      h4 = LANES[3]!;
+    }
+    finish(h1, h2, h3, h4, length, ARRAY);
+    return true;
+  }
+
+  function digestObject(object: Record<string, unknown>, level: number): boolean {
+    const proto = Object.getPrototypeOf(object);
+    if ((proto !== Object.prototype && proto !== null) || typeof object.toJSON === "function") return NOT_PLAIN;
+    let sum1 = 0;
+    let sum2 = 0;
+    let sum3 = 0;
+    let sum4 = 0;
+    const keys = Object.keys(object);
+    const count = keys.length;
+    for (let i = 0; i < count; i++) {
+      const key = keys[i]!;
+      if (guarded && (key === "__proto__" || key === "constructor")) {
+        stopped = true;
+        return NOT_PLAIN;
+      }
+      const item = object[key];
+      const kind = kindOf(item);
+      if (kind === NOT_JSON) return NOT_PLAIN;
+      const w1 = WORDS[0]!;
+      const w2 = WORDS[1]!;
+      let length = 0;
+      // One stream per member: the key's code units, then the value's (a string), or the value's own
+      // digest (an array or object), finished with the key's length and the value's kind, words and
+      // length. Where the key ends is fixed by its length, so no key/value boundary can shift.
+      if (kind === NESTED) {
+        if (!digestNested(item as object, level + 1)) return NOT_PLAIN;
+        const v1 = LANES[0]!;
+        const v2 = LANES[1]!;
+        const v3 = LANES[2]!;
+        const v4 = LANES[3]!;
+        startLanes();
+        absorbUnits(key);
+        absorb(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, v1, v2, v3, v4);
+      } else {
+        startLanes();
+        absorbUnits(key);
+        if (kind === STRING) {
+          absorbUnits(item as string);
+          length = (item as string).length;
+        }
+      }
+      finish(LANES[0]! ^ w1, LANES[1]!, LANES[2]! ^ w2, LANES[3]! ^ length, key.length, kind + MEMBER);
+      sum1 = (sum1 + LANES[0]!) | 0;
+      sum2 = (sum2 + LANES[1]!) | 0;
+      sum3 = (sum3 + LANES[2]!) | 0;
+      sum4 = (sum4 + LANES[3]!) | 0;
+    }
+    absorb(SEEDS[0]!, SEEDS[1]!, SEEDS[2]!, SEEDS[3]!, sum1, sum2, sum3, sum4);
+    finish(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, count, OBJECT);
+    return true;
+  }
+
+  /** `valueDigest` (below): the walk from the top value, and its digest as bytes. */
+  function digestValue(
+    value: unknown,
+    seeds: DigestSeeds,
+    maxDepth = Number.POSITIVE_INFINITY,
+  ): Uint8Array | undefined | typeof STOPPED {
+    SEEDS.set(seeds);
+    deepest = maxDepth;
+    guarded = maxDepth !== Number.POSITIVE_INFINITY;
+    stopped = false;
+    if (!digest(value, 1)) return stopped ? STOPPED : undefined;
+    const out = new DataView(new ArrayBuffer(16));
+    for (let lane = 0; lane < 4; lane++) out.setInt32(lane * 4, LANES[lane]!, true);
+    return new Uint8Array(out.buffer);
+  }
+
+  return digestValue;
+}
 
 /**
  * The 16-byte digest of `value` (its lanes little-endian) under the four 32-bit `seeds`, or undefined when `value` is not plain
@@ -299,20 +326,7 @@ export const STOPPED = Symbol("stopped");
  * `constructor` (which the receiver drops, `parse-json.ts`), and otherwise vouches that there is
  * neither, so no other walk of the body is needed.
  */
-export function valueDigest(
-  value: unknown,
-  seeds: DigestSeeds,
-  maxDepth = Number.POSITIVE_INFINITY,
-): Uint8Array | undefined | typeof STOPPED {
-  SEEDS.set(seeds);
-  deepest = maxDepth;
-  guarded = maxDepth !== Number.POSITIVE_INFINITY;
-  stopped = false;
-  if (!digest(value, 1)) return stopped ? STOPPED : undefined;
-  const out = new DataView(new ArrayBuffer(16));
-  for (let lane = 0; lane < 4; lane++) out.setInt32(lane * 4, LANES[lane]!, true);
-  return new Uint8Array(out.buffer);
-}
+export const valueDigest = digestWalk();
 
 /** The four 32-bit seeds of the digest's lanes. */
 export type DigestSeeds = readonly [number, number, number, number];

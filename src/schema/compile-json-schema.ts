@@ -94,7 +94,12 @@ function objectCheck(schema: Schema): Check {
   const required = (schema.required as string[] | undefined) ?? [];
   const known = new Set(properties.map(([key]) => key));
   const extra = schema.additionalProperties === undefined ? always : compileJsonSchema(schema.additionalProperties);
-  const names = schema.propertyNames === undefined ? always : compileJsonSchema(schema.propertyNames);
+  // Every key a `for … in` yields is a string: `propertyNames: {type: "string"}` (a record's, as zod
+  // writes `z.record(z.string(), …)`) holds for any object, and a free map is then not walked at all.
+  const names =
+    schema.propertyNames === undefined || isAnyString(schema.propertyNames)
+      ? always
+      : compileJsonSchema(schema.propertyNames);
   const checksExtra = extra !== always || names !== always;
   return (value) => {
     if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
@@ -115,6 +120,15 @@ function objectCheck(schema: Schema): Check {
     }
     return true;
   };
+}
+
+/** A schema every string meets: `type: "string"` with nothing beside it but descriptions. */
+function isAnyString(schema: unknown): boolean {
+  return (
+    isObject(schema) &&
+    schema.type === "string" &&
+    Object.keys(schema).every((key) => key === "type" || (key !== "format" && DESCRIPTIVE.has(key)))
+  );
 }
 
 function stringCheck(schema: Schema): Check {

@@ -1,57 +1,9 @@
 import type { IncomingMessage } from "node:http";
+import { clockFor } from "./coarse-clock.js";
 
 export type NodeBodyRead =
   | { ok: true; bytes: Uint8Array }
   | { ok: false; reason: "too_large" | "unreadable" | "consumed" | "body_timeout" };
-
-/** Ticks of a read clock per time limit: a read is stopped between its limit and 1.1 times it. */
-const TICKS = 10;
-
-/**
- * The reads under way with one time limit, watched by one interval for all of them: a timer per read
- * cost a timer list made, scheduled and dropped per request (about a tenth of the Fastify plugin's
- * own CPU). The interval ticks `TICKS` times per limit and stops once a tick finds no read to watch; a
- * read is stopped at the first tick at least the limit after it started. Reads are kept in the order
- * they started, which is the order they expire in.
- */
-class ReadClock {
-  private tick = 0;
-  private readonly reads = new Map<() => void, number>();
-  private timer: ReturnType<typeof setInterval> | undefined;
-
-  constructor(private readonly periodMs: number) {}
-
-  watch(stop: () => void): void {
-    this.reads.set(stop, this.tick + TICKS + 1);
-    this.timer ??= setInterval(() => this.sweep(), this.periodMs).unref();
-  }
-
-  unwatch(stop: () => void): void {
-    this.reads.delete(stop);
-  }
-
-  private sweep(): void {
-    this.tick++;
-    if (this.reads.size === 0) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-      return;
-    }
-    for (const [stop, due] of this.reads) {
-      if (due > this.tick) break;
-      this.reads.delete(stop);
-      stop();
-    }
-  }
-}
-
-const clocks = new Map<number, ReadClock>();
-
-function clockFor(timeoutMs: number): ReadClock {
-  let clock = clocks.get(timeoutMs);
-  if (!clock) clocks.set(timeoutMs, (clock = new ReadClock(Math.max(1, Math.ceil(timeoutMs / TICKS)))));
-  return clock;
-}
 
 /**
  * Read a Node request body into memory, refusing it as soon as it passes `limit` (by its

@@ -127,6 +127,33 @@ describe("bullmqQueue", () => {
     expect(handled.map((h) => h.id)).toEqual([body.id]);
   });
 
+  it("runs again a notification delivered after its record expired, when its completed job was kept", async () => {
+    // Completed jobs kept: the id's job still sits in the completed set when the record has expired.
+    const queue = queueNamed("kept", { jobOptions: { removeOnComplete: false } });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
+    const handled: Array<{ id: string; headers: Record<string, string> }> = [];
+    workerOn("kept", handled);
+    const body = notification();
+
+    expect(answer(await receiver.handle(post(body)))).toMatchObject({
+      status: 200,
+      message: "accepted for processing",
+    });
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
+    expect(await queue.queue.getJobState(jobIdFor(body.id))).toBe("completed");
+
+    // The record's retention ran out; the sender delivers the notification again.
+    await redis.del(`${prefix}-store:${body.id}`);
+    expect(answer(await receiver.handle(post(body)))).toMatchObject({
+      status: 200,
+      message: "accepted for processing",
+    });
+    // The add met the completed job: it was replaced, not left as a no-op, so the handler runs again.
+    await eventually(async () => handled.length === 2, 10_000, "the second run");
+    await eventually(async () => (await store.get(body.id))?.state === "completed", 10_000, "the record to complete");
+    expect(handled.map((h) => h.id)).toEqual([body.id, body.id]);
+  });
+
   it("runs a job taken before the receiver marks it queued at once, and one whose receiver died between the two steps", async () => {
     // The receiver adds the job, then marks the record queued: hold that second step back for good,
     // as a receiver that died after adding the job would.

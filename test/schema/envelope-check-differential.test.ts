@@ -7,7 +7,7 @@ import { passesEnvelopeCheck } from "../../src/schema/envelope-check.js";
 import { type Random, seededRandom } from "../../src/simulator/random.js";
 import { generateBadBodies } from "../bad-input/generate-bad-bodies.js";
 import { notification } from "../support/notifications.js";
-import { RULES, setAt } from "./rule-cases.js";
+import { DETAIL, RULES, setAt } from "./rule-cases.js";
 
 // The accept path's compiled check against zod, on every body we can think of: both must accept and
 // refuse the same ones. Were the compiled check to accept a body zod refuses, an invalid notification
@@ -150,6 +150,26 @@ describe("the compiled envelope check and zod accept and refuse the same bodies"
       }
     }
     expectAgreement(RULES.length * 2);
+  });
+
+  it("on free maps with any keys, and string maps with values of every kind", () => {
+    const { compare, expectAgreement } = comparison();
+    const keys = ["", "0", "-1", "é", "😀", "\ud800", "__proto__x", "k".repeat(300), "a b"];
+    const values = [null, true, 0, -1.5, "", "x", [], [1, "2"], {}, { nested: { deeper: [null] } }];
+    for (const map of ["metadata", "merchant_metadata"]) {
+      for (const key of keys)
+        for (const value of values) {
+          const body = notification("SUBSCRIPTION_RENEW");
+          setAt(body, [...DETAIL, map], { [key]: value, other: "kept" });
+          compare(`${map} ${JSON.stringify(key)}: ${JSON.stringify(value)}`, body);
+        }
+      for (const value of [[], "x", 1, null]) {
+        const body = notification("SUBSCRIPTION_RENEW");
+        setAt(body, [...DETAIL, map], value);
+        compare(`${map} as ${JSON.stringify(value)}`, body);
+      }
+    }
+    expectAgreement(2 * (keys.length * values.length + 4));
   });
 
   it("on the bad-input corpus", () => {
