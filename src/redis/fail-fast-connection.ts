@@ -132,19 +132,29 @@ export function failFastConnection(
     afterFailure?: () => void,
   ): Promise<T> {
     const deadline = performance.now() + timeoutMs;
+    if (client.status !== "ready") await connected(what, deadline);
+    try {
+      return await beforeDeadline(command(client), deadline);
+    } catch (err) {
+      throw failed(what, err, afterFailure);
+    }
+  }
+
+  /** Wait, within the deadline, for a client still connecting; a connection that cannot be used fails `what`. */
+  async function connected(what: string, deadline: number): Promise<void> {
     try {
       const connecting = usable(deadline);
       if (connecting) await connecting;
     } catch (err) {
       throw unavailable(what, err);
     }
-    try {
-      return await beforeDeadline(command(client), deadline);
-    } catch (err) {
-      afterFailure?.();
-      // A silent Redis and a slow one differ in the socket: say which state it was in.
-      throw unavailable(what, err, err instanceof CallTimeoutError ? `; connection ${client.status}` : "");
-    }
+  }
+
+  /** A call that failed or ran out of time, after `afterFailure` ran. */
+  function failed(what: string, err: unknown, afterFailure?: () => void): StoreUnavailableError {
+    afterFailure?.();
+    // A silent Redis and a slow one differ in the socket: say which state it was in.
+    return unavailable(what, err, err instanceof CallTimeoutError ? `; connection ${client.status}` : "");
   }
 
   const commandOptions = scriptCommandOptions(client);
@@ -163,14 +173,7 @@ export function failFastConnection(
       return run(what, () => call[script.name]!(...keysAndArgs), afterFailure);
     }
     const deadline = performance.now() + timeoutMs;
-    if (client.status !== "ready") {
-      try {
-        const connecting = usable(deadline);
-        if (connecting) await connecting;
-      } catch (err) {
-        throw unavailable(what, err);
-      }
-    }
+    if (client.status !== "ready") await connected(what, deadline);
     let command = scriptCommand(script, keysAndArgs, commandOptions);
     const watch = beforeDeadline.watch(command, deadline);
     try {
@@ -186,8 +189,7 @@ export function failFastConnection(
       send(command);
       return await command.promise;
     } catch (err) {
-      afterFailure?.();
-      throw unavailable(what, err, err instanceof CallTimeoutError ? `; connection ${client.status}` : "");
+      throw failed(what, err, afterFailure);
     } finally {
       watch.settled = true;
     }
