@@ -55,6 +55,8 @@ export interface SenderReport {
   inconsistent: string[];
   /** Ids sent more than once: refused, unanswered or cut off at least once before their acknowledgement. */
   retried: Set<string>;
+  /** When (`Date.now()`) each id's acknowledgement came back. */
+  acceptedAt: Map<string, number>;
 }
 
 export interface Sender {
@@ -79,6 +81,7 @@ export function startSender(options: SenderOptions): Sender {
     acknowledgedAs: {},
     inconsistent: [],
     retried: new Set(),
+    acceptedAt: new Map(),
   };
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   let finished = false;
@@ -115,6 +118,7 @@ export function startSender(options: SenderOptions): Sender {
           report.inconsistent.push(`${answer.status} ${JSON.stringify(answer.body)}`);
         if (answer.body.processed) {
           report.acknowledged.add(notification.id);
+          report.acceptedAt.set(notification.id, Date.now());
           report.acknowledgedAs[answer.body.message] = (report.acknowledgedAs[answer.body.message] ?? 0) + 1;
           wake();
           return;
