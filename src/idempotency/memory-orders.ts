@@ -1,7 +1,8 @@
 import { isBefore } from "./position.js";
+import { WriteOrder, type Written } from "./write-order.js";
 
 /** One order key's state in the memory store. */
-interface OrderEntry {
+interface OrderEntry extends Written {
   /** Newest position a notification of this key completed at. */
   position?: string;
   /** The claim holding the key, and until when (epoch ms). */
@@ -35,12 +36,13 @@ export interface MemoryOrdersOptions {
 
 /**
  * The memory store's side table of order keys: each key's newest completed position and the claim
- * that holds it. Kept as the records are (insertion-ordered `Map`, retention from the last change, a
+ * that holds it. Kept as the records are (a `Map` lined up by last write, retention from the last change, a
  * cap), and never dropping a key held under a live lease. A dropped position only means a very late,
  * older notification is no longer recognised as stale.
  */
 export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryOrdersOptions) {
   const orders = new Map<string, OrderEntry>();
+  const writeOrder = new WriteOrder<OrderEntry>();
   let totalBytes = 0;
   const full = () => orders.size > maxEntries || totalBytes > maxBytes;
 
@@ -49,6 +51,7 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
     if (!entry) return;
     orders.delete(key);
     totalBytes -= entry.bytes;
+    writeOrder.dropped(entry);
   }
   /**
    * Until when each key's mailbox has a runner (a worker running its waiting list, or a drain job on
@@ -77,14 +80,13 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
     entry.bytes = sizeOf(key, entry);
     orders.set(key, entry);
     totalBytes += entry.bytes;
+    writeOrder.wrote(key, entry, orders.size);
     let budget = orders.size;
-    for (const [oldest, old] of orders) {
-      if (!full() || budget-- <= 0) break;
-      if (old.owner !== undefined && old.leaseUntil! > at) {
-        // A held key goes back behind the others instead.
-        orders.delete(oldest);
-        orders.set(oldest, old);
-      } else remove(oldest);
+    for (let old = writeOrder.oldest(); old && full() && budget-- > 0; old = writeOrder.oldest()) {
+      const oldest = writeOrder.oldestKey;
+      // A held key goes back behind the others instead.
+      if (old.owner !== undefined && old.leaseUntil! > at) writeOrder.wrote(oldest, old, orders.size);
+      else remove(oldest);
     }
   }
 
@@ -107,7 +109,7 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
      * names the notification it holds it for (`holder`), to be put back in line should it die.
      */
     hold(key: string, owner: string, leaseUntil: number, holder?: string): void {
-      const entry = live(key) ?? { expiresAt: 0, bytes: 0 };
+      const entry = live(key) ?? { expiresAt: 0, bytes: 0, written: 0 };
       if (entry.owner !== owner) {
         entry.heldSince = now();
         if (holder === undefined) delete entry.holder;
@@ -197,7 +199,7 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
 
     /** Move the key's position to `position` if that is later; never back. */
     advance(key: string, position: string): void {
-      const entry = live(key) ?? { expiresAt: 0, bytes: 0 };
+      const entry = live(key) ?? { expiresAt: 0, bytes: 0, written: 0 };
       if (entry.position === undefined || isBefore(entry.position, position)) entry.position = position;
       write(key, entry);
     },

@@ -21,6 +21,7 @@ import {
   type StoredAnswer,
   StoreUnavailableError,
 } from "./store.js";
+import { WriteOrder, type Written } from "./write-order.js";
 
 const MEMORY_STORE_KEYS = {
   retentionSeconds: true,
@@ -53,7 +54,12 @@ export interface MemoryStoreOptions {
   now?: () => number;
 }
 
-interface Entry extends IdempotencyRecord {
+/**
+ * A record as the store keeps it. A field that no longer applies is set to undefined, never deleted:
+ * V8 turns an object that loses a field into a dictionary, bigger and slower to read, and a store
+ * holds one per notification.
+ */
+interface Entry extends IdempotencyRecord, Written {
   /** Claimed in order: its key and position, and whether this claim holds the key (a stale one does not). */
   order?: OrderClaim & { holdsKey: boolean };
   /** In its key's waiting list (handed to a queue in order, not yet run). */
@@ -74,8 +80,8 @@ const ENTRY_OVERHEAD_BYTES = 200;
  * The embedded default store: one process, no persistence. It gives exactly-once per id within the
  * process (concurrent duplicates, retries after failure); across processes or restarts use `redisStore`.
  *
- * A `Map` keeps insertion order, and every write re-inserts its key, so the map's head is always the
- * least recently written record: expiry and the caps both trim from the head in O(1) per record.
+ * Records are kept in a `Map` and lined up by their last write (`WriteOrder`), so expiry and the caps
+ * both trim from the least recently written, in constant time per record.
  * A live claim (processing under its lease, or queued) is never evicted: dropping it would let a
  * redelivery run the handler a second time. It goes back to the tail instead; when nothing but live
  * claims is left to drop, the new claim is refused as unavailable (503: the sender keeps it).
@@ -93,16 +99,22 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   const mailboxMaxLength = options.mailboxMaxLength ?? DEFAULT_MAILBOX_MAX_LENGTH;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
+  const writeOrder = new WriteOrder<Entry>();
   const orders = memoryOrders({ retentionMs, maxEntries, maxBytes, now });
   let totalBytes = 0;
 
   const full = () => records.size > maxEntries || totalBytes > maxBytes;
 
   function put(id: string, entry: Entry): void {
-    remove(id);
+    const old = records.get(id);
+    if (old) {
+      totalBytes -= old.bytes;
+      writeOrder.dropped(old);
+    }
     entry.bytes = sizeOf(id, entry);
-    records.set(id, entry);
+    if (old !== entry) records.set(id, entry);
     totalBytes += entry.bytes;
+    writeOrder.wrote(id, entry, records.size);
   }
 
   function remove(id: string): void {
@@ -110,6 +122,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     if (!entry) return;
     records.delete(id);
     totalBytes -= entry.bytes;
+    writeOrder.dropped(entry);
   }
 
   function write(id: string, entry: Entry): void {
@@ -124,17 +137,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
    */
   function trim(at: number): boolean {
     if (!full() && (++writes & 1023) !== 0) return true;
-    let visited = 0;
-    const budget = records.size;
-    for (const [id, entry] of records) {
-      if (visited++ >= budget) break;
+    let budget = records.size;
+    for (let entry = writeOrder.oldest(); entry && budget-- > 0; entry = writeOrder.oldest()) {
+      const id = writeOrder.oldestKey;
       if (entry.expiresAt <= at) remove(id);
       else if (!full()) break;
-      else if (isLiveClaim(entry, at)) {
-        // Keep it, behind the records that can go.
-        records.delete(id);
-        records.set(id, entry);
-      } else remove(id);
+      // Keep it, behind the records that can go.
+      else if (isLiveClaim(entry, at)) put(id, entry);
+      else remove(id);
     }
     return !full();
   }
@@ -228,8 +238,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       entry.leaseUntil! > at
     )
       return;
-    const { leaseUntil: _leaseUntil, ...rest } = entry;
-    put(lapsed.id, { ...rest, state: "queued", waiting: true, order: { ...entry.order, holdsKey: false } });
+    put(lapsed.id, {
+      ...entry,
+      state: "queued",
+      leaseUntil: undefined,
+      waiting: true,
+      order: { ...entry.order, holdsKey: false },
+    });
     orders.wait(key, lapsed.id, entry.order.position);
   }
 
@@ -306,6 +321,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
             waiting: true,
             expiresAt: at + retentionMs,
             bytes: 0,
+            written: 0,
           });
           return runWaiter(first, order.key, owner, leaseMs, at);
         }
@@ -320,8 +336,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         owner,
         leaseUntil: at + leaseMs,
         attempts,
+        answer: undefined,
+        error: undefined,
+        order: undefined,
+        waiting: false,
+        carried: undefined,
         expiresAt: at + retentionMs,
         bytes: 0,
+        written: 0,
       };
       if (order) claimed.order = { ...order, holdsKey: !stale && !forQueue };
       // Kept with its data, it is handed over at once, as `markWaiting` would (see `ClaimRequest.carried`).
@@ -332,7 +354,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         if (carried !== undefined) {
           claimed.state = "queued";
           claimed.carried = carried;
-          delete claimed.leaseUntil;
+          claimed.leaseUntil = undefined;
         }
       }
       // Queued at once under its hand-off lease: no `markQueued` follows the job's add.
@@ -378,10 +400,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "completed";
         entry.answer = answer;
-        delete entry.leaseUntil;
-        delete entry.error;
+        entry.leaseUntil = undefined;
+        entry.error = undefined;
         if (entry.order?.position !== undefined) orders.advance(entry.order.key, entry.order.position);
-        delete entry.carried;
+        entry.carried = undefined;
         letGoOfKey(entry, claim.id);
       });
     },
@@ -390,8 +412,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "failed";
         entry.error = error;
-        delete entry.leaseUntil;
-        delete entry.carried;
+        entry.leaseUntil = undefined;
+        entry.carried = undefined;
         letGoOfKey(entry, claim.id);
       });
     },
@@ -399,7 +421,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     markQueued(claim) {
       return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "queued";
-        delete entry.leaseUntil;
+        entry.leaseUntil = undefined;
         letGoOfKey(entry, claim.id, true);
       });
     },
@@ -407,7 +429,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     markWaiting(claim, leaseMs) {
       const queued = ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "queued";
-        delete entry.leaseUntil;
+        entry.leaseUntil = undefined;
         letGoOfKey(entry, claim.id, true);
       });
       return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs, claim.owner) };
@@ -436,16 +458,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
 
     get(ref) {
       const entry = live(refOf(ref).id);
-      if (!entry) return undefined;
-      const {
-        expiresAt: _expiresAt,
-        bytes: _bytes,
-        order: _order,
-        waiting: _waiting,
-        carried: _carried,
-        ...record
-      } = entry;
-      return record;
+      return entry && recordOf(entry);
     },
 
     list: (query) => listRecords(records, retentionMs, now(), query),
@@ -456,8 +469,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
 }
 
 /**
- * The console's page of records, by iteration: the map's tail is the most recently written, so walking
- * it backwards gives newest first (a record's last change is its expiry less the retention).
+ * The console's page of records, by a walk of them all, newest first (a record's last change is its
+ * expiry less the retention).
  */
 function listRecords(records: Map<string, Entry>, retentionMs: number, at: number, query: ListQuery): ListPage {
   const limit = listCursor.limitOf(query);
@@ -467,16 +480,26 @@ function listRecords(records: Map<string, Entry>, retentionMs: number, at: numbe
   const entries: Iterable<[string, Entry]> = query.id === undefined ? records : only ? [[query.id, only]] : [];
   for (const [id, entry] of entries) {
     if (entry.expiresAt <= at) continue;
-    const { expiresAt, bytes: _bytes, order, waiting: _waiting, carried: _carried, ...record } = entry;
-    const item: ListedRecord = { ...record, id, updatedAt: expiresAt - retentionMs };
+    const item: ListedRecord = { ...recordOf(entry), id, updatedAt: entry.expiresAt - retentionMs };
+    const order = entry.order;
     if (order)
       item.order = order.position === undefined ? { key: order.key } : { key: order.key, position: order.position };
     if (matchesListQuery(item, query) && listCursor.after(item, from)) found.push(item);
   }
-  // Insertion order is nearly newest-last, but a kept live claim moves back without a new time: sort.
+  // The map's order is the records' first writes, not their last changes: sort.
   found.sort((a, b) => b.updatedAt - a.updatedAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   const items = found.slice(0, limit);
   return found.length > limit ? { items, cursor: listCursor.of(items[items.length - 1]!) } : { items };
+}
+
+/** The record as the store's interface shows it: only the fields it has, none of the store's own. */
+function recordOf(entry: Entry): IdempotencyRecord {
+  const record: IdempotencyRecord = { state: entry.state, fingerprint: entry.fingerprint, attempts: entry.attempts };
+  if (entry.owner !== undefined) record.owner = entry.owner;
+  if (entry.leaseUntil !== undefined) record.leaseUntil = entry.leaseUntil;
+  if (entry.answer !== undefined) record.answer = entry.answer;
+  if (entry.error !== undefined) record.error = entry.error;
+  return record;
 }
 
 /** A claim someone is acting on: a processing record under its lease, or one handed to a queue. */

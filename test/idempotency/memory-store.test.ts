@@ -106,6 +106,28 @@ describe("memoryStore", () => {
     expect(store.get("n9999")).toMatchObject({ state: "completed" });
   });
 
+  it("evicts by last write: a record claimed again goes behind records written after its first claim", () => {
+    const store = memoryStore({ maxEntries: 3 });
+    for (const id of ["a", "b", "c"]) {
+      store.claim({ id, fingerprint: "f", owner: "o", leaseMs: 100 });
+      store.fail({ id, owner: "o" }, "handler_failed");
+    }
+    store.claim({ id: "a", fingerprint: "f", owner: "o2", leaseMs: 100 });
+    store.complete({ id: "a", owner: "o2" }, answer);
+    store.claim({ id: "d", fingerprint: "f", owner: "o", leaseMs: 100 });
+    expect(store.get("b")).toBeUndefined();
+    expect(store.get("a")).toMatchObject({ state: "completed", attempts: 2 });
+    expect(store.get("c")).toMatchObject({ state: "failed" });
+    expect(store.size).toBe(3);
+  });
+
+  it("shows a settled record without the fields its claim had", () => {
+    const store = memoryStore();
+    store.claim({ id: "a", fingerprint: "f", owner: "o", leaseMs: 100 });
+    store.complete({ id: "a", owner: "o" }, answer);
+    expect(store.get("a")).toStrictEqual({ state: "completed", fingerprint: "f", owner: "o", attempts: 1, answer });
+  });
+
   it("releases a claim so a redelivery starts afresh", () => {
     const store = memoryStore();
     store.claim({ id: "a", fingerprint: "f", owner: "o1", leaseMs: 100 });
