@@ -3,7 +3,7 @@ import { Redis } from "ioredis";
 import { createReceiver, type IdempotencyStore, memoryStore } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_FINGERPRINT_KEY, payloadFingerprinter } from "../../src/receiver/fingerprint.js";
+import { DEFAULT_FINGERPRINT_KEY, digestSigner, payloadFingerprinter } from "../../src/receiver/fingerprint.js";
 import { canonicalJson } from "../../src/shared/canonical-json.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
@@ -43,6 +43,18 @@ describe("the payload fingerprint is a keyed hash (HMAC-SHA-256 of a keyed diges
     expect(stored).not.toBe(sha256Of(parsed));
     expect(stored).not.toBe(canonicalHmacOf(KEY, parsed));
     expect(stored).not.toBe(fingerprintUnder(DEFAULT_FINGERPRINT_KEY, parsed));
+  });
+
+  it("signs the digest exactly as createHmac does, for keys shorter than, as long as and longer than a block", async () => {
+    const crypto = await import("node:crypto");
+    for (const length of [16, 40, 63, 64, 65, 200]) {
+      const key = crypto.randomBytes(length);
+      const sign = digestSigner(crypto, key);
+      for (let i = 0; i < 50; i++) {
+        const digest = crypto.randomBytes(16);
+        expect(sign(digest)).toBe(createHmac("sha256", key).update(digest).digest("hex"));
+      }
+    }
   });
 
   it("uses the documented default key when none is given, the same in every receiver", async () => {
