@@ -21,6 +21,7 @@ import { autocannonTemplate } from "./notification-body.js";
  *
  *   BENCH_SECONDS (6), BENCH_ROUNDS (5), BENCH_CONNECTIONS (50); BENCH_QUICK=1: 1 round of 3 s, for iterating
  *   BENCH_ONLY=<regexp>       only the targets whose name matches
+ *   BENCH_NODE_FLAGS="<flags>" Node flags for the servers (`--prof`, `--trace-gc`), to profile one
  *   BENCH_BASELINE=<dist dir> also run each library target on that build (`bench/build-baseline.ts`)
  */
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -87,7 +88,12 @@ interface Server {
 async function start(server: string, env: Record<string, string> = {}): Promise<Server> {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", new URL(`./servers/${server}.ts`, import.meta.url).pathname],
+    [
+      ...(process.env.BENCH_NODE_FLAGS?.split(" ").filter(Boolean) ?? []),
+      "--import",
+      "tsx",
+      new URL(`./servers/${server}.ts`, import.meta.url).pathname,
+    ],
     {
       env: { ...process.env, ...env },
       stdio: ["pipe", "pipe", "inherit"],
