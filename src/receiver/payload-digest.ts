@@ -139,16 +139,13 @@ function digestWalk() {
         k3 = text.charCodeAt(i + 4) | (text.charCodeAt(i + 5) << 16);
         k4 = text.charCodeAt(i + 6) | (text.charCodeAt(i + 7) << 16);
       } else {
-        // Reading past the end would cost the loop its optimised code.
-        k1 = k2 = k3 = k4 = 0;
-        for (let j = i; j < length; j++) {
-          const unit = text.charCodeAt(j) << ((j & 1) << 4);
-          const word = (j - i) >> 1;
-          if (word === 0) k1 |= unit;
-          else if (word === 1) k2 |= unit;
-          else if (word === 2) k3 |= unit;
-          else k4 |= unit;
-        }
+        // The last 1 to 7 units, read one by one: reading past the end would cost the loop its
+        // optimised code. Most keys and values are this short, so this is the common path.
+        const left = length - i;
+        k1 = text.charCodeAt(i) | (left > 1 ? text.charCodeAt(i + 1) << 16 : 0);
+        k2 = left > 2 ? text.charCodeAt(i + 2) | (left > 3 ? text.charCodeAt(i + 3) << 16 : 0) : 0;
+        k3 = left > 4 ? text.charCodeAt(i + 4) | (left > 5 ? text.charCodeAt(i + 5) << 16 : 0) : 0;
+        k4 = left > 6 ? text.charCodeAt(i + 6) : 0;
       }
       absorb(LANES[0]!, LANES[1]!, LANES[2]!, LANES[3]!, k1, k2, k3, k4);
     }
