@@ -27,6 +27,7 @@ export function jobProcessor(
   redact: RedactOptions,
   queue: string,
 ): (job: Job<NotificationJobData>, token?: string) => Promise<JobOutcome> {
+  const untilStopped = shutdownRace(runner.shutdown);
   return async (job: Job<NotificationJobData>, token?: string): Promise<JobOutcome> => {
     const started = performance.now();
     // Only the first jobs wait, while the optional OpenTelemetry API is still being looked for.
@@ -57,7 +58,7 @@ export function jobProcessor(
     };
     let outcome: JobOutcome | typeof STOPPED;
     try {
-      outcome = await untilAborted(run, runner.shutdown);
+      outcome = await untilStopped(run);
     } catch (thrown) {
       if (thrown instanceof DelayedError) {
         logger.debug(line("postponed"), "notification held elsewhere or store unreachable; looking again shortly");
@@ -93,18 +94,38 @@ export function jobProcessor(
   };
 }
 
-async function untilAborted<T>(task: Promise<T>, signal: AbortSignal): Promise<T | typeof STOPPED> {
-  if (signal.aborted) return STOPPED;
-  let onAbort!: () => void;
-  const stopped = new Promise<typeof STOPPED>((resolve) => {
-    onAbort = () => resolve(STOPPED);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([task, stopped]);
-  } finally {
-    signal.removeEventListener("abort", onAbort);
-  }
+/**
+ * A race of each job's run against the worker's shutdown: what the run settles to, or `STOPPED` once
+ * the signal aborts first. One listener on the signal tells every waiting run, instead of a listener,
+ * a second promise and a `Promise.race` per job.
+ */
+function shutdownRace(signal: AbortSignal): <T>(task: Promise<T>) => Promise<T | typeof STOPPED> {
+  const waiting = new Set<() => void>();
+  signal.addEventListener(
+    "abort",
+    () => {
+      for (const stop of waiting) stop();
+      waiting.clear();
+    },
+    { once: true },
+  );
+  return <T>(task: Promise<T>) => {
+    if (signal.aborted) return Promise.resolve(STOPPED);
+    return new Promise<T | typeof STOPPED>((resolve, reject) => {
+      const stop = () => resolve(STOPPED);
+      waiting.add(stop);
+      task.then(
+        (value) => {
+          waiting.delete(stop);
+          resolve(value);
+        },
+        (err: unknown) => {
+          waiting.delete(stop);
+          reject(err);
+        },
+      );
+    });
+  };
 }
 
 /** The job's notification, for redacting its values out of an error; undefined when it cannot be read. */

@@ -268,6 +268,21 @@ type RunResult = { outcome: "processed" | "unhandled" | "stale" | "lease_lost" }
 
 class LeaseLost extends Error {}
 
+// The hooks of every run, made once rather than per job.
+/**
+ * Someone else holds the record now (or this claim could not be confirmed live before the handler
+ * started); whether it completes there decides what this job does next.
+ */
+const leaseLostHere = (): Promise<never> => Promise.reject(new LeaseLost());
+const rethrow = (err: unknown): never => {
+  throw err;
+};
+/**
+ * The handler's effect happened, so the job must not fail now: a retry would run the handler again
+ * once the lease ran out. Keep trying to record it while the job holds its place.
+ */
+const retryWhileHeld = (write: () => Promise<unknown>): Promise<boolean> => retryInBackground(write);
+
 async function runOne(
   claim: ClaimedOrStale,
   data: ReadJobData,
@@ -300,15 +315,9 @@ async function runOne(
       },
       {
         stop: runner.shutdown,
-        // Someone else holds the record now (or this claim could not be confirmed live before the
-        // handler started); whether it completes there decides what this job does next.
-        leaseLost: () => Promise.reject(new LeaseLost()),
-        failed: (err) => {
-          throw err;
-        },
-        // The handler's effect happened, so the job must not fail now: a retry would run the handler
-        // again once the lease ran out. Keep trying to record it while the job holds its place.
-        retryCompletion: (write) => retryInBackground(write),
+        leaseLost: leaseLostHere,
+        failed: rethrow,
+        retryCompletion: retryWhileHeld,
         ...(observeHandler ? { observeHandler } : {}),
         ...(completionSent ? { completionSent } : {}),
       },

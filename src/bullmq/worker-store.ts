@@ -1,3 +1,4 @@
+import { callLimitOf } from "../idempotency/bounded-calls.js";
 import { type IdempotencyStore, StoreUnavailableError } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalStore } from "../idempotency/transaction.js";
 import type { RedisConnection } from "../redis/connect.js";
@@ -15,12 +16,16 @@ export const WORKER_STORE_CALL_TIMEOUT_MS = 5_000;
 
 /**
  * The worker's store: the one given, else the one its receivers share on the same Redis; either way
- * with a deadline on every call (`storeWithDeadlines`).
+ * with a deadline on every call. A store that ends every call within that deadline itself
+ * (`redisStore` with a `timeoutMs` up to it) is used as it is; any other gets `storeWithDeadlines`.
  */
 export function workerStore(options: { idempotency?: IdempotencyStore; connection: RedisConnection }): WorkerStore {
   const { store, closeStore } = options.idempotency
     ? { store: options.idempotency, closeStore: async () => {} }
     : sharedStore(options.connection);
+  const ownLimit = callLimitOf(store);
+  // Its own bound makes ours a timer and a promise race per call (two a job) that never fire first.
+  if (ownLimit !== undefined && ownLimit <= WORKER_STORE_CALL_TIMEOUT_MS) return { store, closeStore };
   return { store: storeWithDeadlines(store, WORKER_STORE_CALL_TIMEOUT_MS), closeStore };
 }
 

@@ -1,3 +1,4 @@
+import { boundsItsCalls } from "../idempotency/bounded-calls.js";
 import type {
   ClaimedOrStale,
   ClaimHandle,
@@ -239,7 +240,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     return (await bind(boundKey)).length === 0 ? undefined : { status: "processing", retryAfterMs: 50 };
   };
 
-  return {
+  const store: RedisStore = {
     prefix,
     leaseMs,
 
@@ -366,6 +367,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     close: () => connection.close(),
   };
+  // Every call but `list` goes through `connection.run`/`runScript`, which end it within `timeoutMs`.
+  return boundsItsCalls(store, timeoutMs);
 }
 
 /**
