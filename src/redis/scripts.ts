@@ -83,6 +83,19 @@ redis.call('PEXPIRE', key, int(math.max(retention, lease)))
 `;
 
 /**
+ * `TAKE_RECORD` for a record of its own (no order key): its hash holds only the fields the fresh
+ * record writes (state, fingerprint, owner, leaseUntil, attempts) unless it failed (`error`), so only
+ * a failed one is deleted before them; a queued one, a worker's usual claim, is written over in place.
+ */
+const TAKE_OWN_RECORD = `
+local attempts = (tonumber(record[5]) or 0) + 1
+if state == 'failed' then redis.call('DEL', key) end
+redis.call('HSET', key, 'state', 'processing', 'fingerprint', fingerprint, 'owner', owner,
+  'leaseUntil', int(now + lease), 'attempts', attempts)
+redis.call('PEXPIRE', key, int(math.max(retention, lease)))
+`;
+
+/**
  * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, handoff (owner token or ''),
  * toQueue ('1' or absent). A different fingerprint is a conflict only against a completed record.
  * With toQueue the record is written queued, its owner and lease kept as the hand-off lease, so no
@@ -94,7 +107,7 @@ redis.call('PEXPIRE', key, int(math.max(retention, lease)))
 export const CLAIM = `${PRELUDE}
 local handoff = ARGV[6] or ''
 local to_queue = ARGV[7] == '1'
-${CLAIM_CHECKS}${TAKE_RECORD}
+${CLAIM_CHECKS}${TAKE_OWN_RECORD}
 if to_queue then
   redis.call('HSET', key, 'state', 'queued')
   return {'queued_at_claim', attempts}
