@@ -1,9 +1,9 @@
 import { Agent, createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Queue, Worker } from "bullmq";
-import { bullmqQueue, createWorker, DEFAULT_JOB_OPTIONS } from "merchant-webhooks/bullmq";
-import { subscriptionWebhook } from "merchant-webhooks/node";
-import { redisStore } from "merchant-webhooks/redis";
+import type { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
+import type { subscriptionWebhook } from "merchant-webhooks/node";
+import type { redisStore } from "merchant-webhooks/redis";
 import { pino } from "pino";
 
 /**
@@ -11,7 +11,8 @@ import { pino } from "pino";
  * acknowledgements per second over HTTP with 32 in flight (the library's Node handler with `bullmqQueue`
  * + `redisStore`, against a bare `node:http` route doing `JSON.parse` then one `queue.add` with the id as
  * job id and the library's `DEFAULT_JOB_OPTIONS`), then drained per second (`createWorker` with an empty handler, against a plain BullMQ `Worker`
- * with an empty processor, concurrency 20 each). Ratios are taken within each round. With
+ * with an empty processor, concurrency 20 each). The library is this repository's build (`dist`, as
+ * users run it; `npm run build` first). Ratios are taken within each round. With
  * `BENCH_BASELINE=<dist dir>` (`bench/build-baseline.ts`) that build's library takes its turn in the
  * same rounds, and its ratios to plain BullMQ are given beside this one's.
  */
@@ -35,12 +36,14 @@ export interface AgainstBullmq {
 /** The parts of a build of the library this bench runs. */
 interface Library {
   bullmqQueue: typeof bullmqQueue;
+  DEFAULT_JOB_OPTIONS: typeof import("merchant-webhooks/bullmq").DEFAULT_JOB_OPTIONS;
   createWorker: typeof createWorker;
   subscriptionWebhook: typeof subscriptionWebhook;
   redisStore: typeof redisStore;
 }
 
-async function baselineLibrary(dist: string): Promise<Library> {
+/** The library as built (`dist`, as users run it, like the HTTP servers: see `servers/library.ts`), or another build. */
+async function builtLibrary(dist = new URL("../dist", import.meta.url).pathname): Promise<Library> {
   const [bullmq, node, redis] = await Promise.all([
     import(`${dist}/bullmq.js`),
     import(`${dist}/node.js`),
@@ -68,7 +71,12 @@ export async function againstPlainBullmq(options: {
   const connection = { host: hostname, port: Number(port || 6379), maxRetriesPerRequest: null };
   // The library's job options (retention, attempts, backoff), so the two sides differ only in what the
   // library guarantees; BullMQ's events stream keeps its default length on both.
-  const plainQueue = new Queue("bench", { connection, prefix: plainPrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const library = await builtLibrary();
+  const plainQueue = new Queue("bench", {
+    connection,
+    prefix: plainPrefix,
+    defaultJobOptions: library.DEFAULT_JOB_OPTIONS,
+  });
   const plainRoute = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -174,10 +182,13 @@ export async function againstPlainBullmq(options: {
   const plainDrain = () =>
     drained((done) => new Worker("bench", async () => done(), { connection, prefix: plainPrefix, concurrency }));
 
-  const library = await libraryRun({ bullmqQueue, createWorker, subscriptionWebhook, redisStore }, libPrefix);
+  const libraryRounds = await libraryRun(library, libPrefix);
   const dist = process.env.BENCH_BASELINE;
-  const baseline = dist ? await libraryRun(await baselineLibrary(dist), `${options.prefix}-base`) : undefined;
-  const runs: Partial<Record<"library" | "baseline", typeof library>> = { library, ...(baseline ? { baseline } : {}) };
+  const baseline = dist ? await libraryRun(await builtLibrary(dist), `${options.prefix}-base`) : undefined;
+  const runs: Partial<Record<"library" | "baseline", typeof libraryRounds>> = {
+    library: libraryRounds,
+    ...(baseline ? { baseline } : {}),
+  };
   // Every way takes its turn in each round, the first one further along each round.
   const ways = ["library", "plain", ...(baseline ? (["baseline"] as const) : [])] as const;
 

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
-import * as root from "merchant-webhooks";
-import * as bullmq from "merchant-webhooks/bullmq";
-import * as redisParts from "merchant-webhooks/redis";
+import type * as root from "merchant-webhooks";
+import type * as bullmq from "merchant-webhooks/bullmq";
+import type * as redisParts from "merchant-webhooks/redis";
 import { pino } from "pino";
 import { ownRedisServer, removeKeys } from "../test/support/redis.js";
 
@@ -14,7 +14,8 @@ import { ownRedisServer, removeKeys } from "../test/support/redis.js";
  * library's job options; a `Worker` with an empty processor), taking turns in one process, round after
  * round. Node CPU from `process.cpuUsage`, Redis CPU from `INFO cpu` of a redis-server started for the
  * run (`QUEUE_CPU_REDIS_URL` to use another, whose other clients' commands then count too).
- * `BENCH_BASELINE=<dist dir>` (`bench/build-baseline.ts`) adds that build's library to every round.
+ * The library is this repository's build (`npm run build` first); `BENCH_BASELINE=<dist dir>`
+ * (`bench/build-baseline.ts`) adds that build's library to every round.
  *
  *   [BENCH_BASELINE=<dist>] [COUNT=2000] [ROUNDS=6] npx tsx bench/queue-cpu.ts
  */
@@ -28,16 +29,17 @@ const silent = pino({ level: "silent" });
 const headers = { "content-type": "application/json" };
 
 type Library = { root: typeof root; bullmq: typeof bullmq; redis: typeof redisParts };
-const libraries: Record<string, Library> = { library: { root, bullmq, redis: redisParts } };
-const dist = process.env.BENCH_BASELINE;
-if (dist) {
-  const [baseRoot, baseBullmq, baseRedis] = await Promise.all([
+/** A build of the library: this repository's `dist` (as users run it, like the HTTP servers), or another. */
+async function built(dist: string): Promise<Library> {
+  const [builtRoot, builtBullmq, builtRedis] = await Promise.all([
     import(`${dist}/index.js`),
     import(`${dist}/bullmq.js`),
     import(`${dist}/redis.js`),
   ]);
-  libraries.baseline = { root: baseRoot, bullmq: baseBullmq, redis: baseRedis };
+  return { root: builtRoot, bullmq: builtBullmq, redis: builtRedis };
 }
+const libraries: Record<string, Library> = { library: await built(new URL("../dist", import.meta.url).pathname) };
+if (process.env.BENCH_BASELINE) libraries.baseline = await built(process.env.BENCH_BASELINE);
 
 const redis = new Redis(url);
 const prefix = `bench-queue-cpu-${Date.now().toString(36)}`;
@@ -92,7 +94,11 @@ function plainWay(): Way {
   const { hostname, port } = new URL(url);
   const connection = { host: hostname, port: Number(port || 6379), maxRetriesPerRequest: null };
   const plainPrefix = `${prefix}-plain`;
-  const queue = new Queue("bench", { connection, prefix: plainPrefix, defaultJobOptions: bullmq.DEFAULT_JOB_OPTIONS });
+  const queue = new Queue("bench", {
+    connection,
+    prefix: plainPrefix,
+    defaultJobOptions: libraries.library!.bullmq.DEFAULT_JOB_OPTIONS,
+  });
   const decoder = new TextDecoder();
   return {
     name: "plain",
