@@ -34,7 +34,8 @@ export interface Fingerprinter {
    * The fingerprint of a body `JSON.parse` just made, taken in the walk that also checks it: undefined
    * when that walk cannot vouch for it (it nests deeper than `maxDepth`, or holds a key named
    * `__proto__` or `constructor`, or the runtime has no synchronous HMAC), and the caller's own walk
-   * must decide. A body is then walked once, not once for its checks and once for its digest.
+   * must decide. A body is then walked once, not once for its checks and once for its digest. Only
+   * for such a body: its objects are taken to be plain, without asking each for its prototype.
    */
   within(value: unknown, maxDepth: number): string | undefined;
 }

@@ -188,6 +188,48 @@ describe("the payload digest against the canonical JSON text", () => {
     for (const [value, text] of pairs) expect(agree(value, JSON.parse(text))).toBe(true);
   });
 
+  it("does not depend on what was fingerprinted before it, under the same key or another", async () => {
+    const rand = seededRandom(36);
+    const values = Array.from({ length: 300 }, () => JSON.parse(JSON.stringify({ a: randomValue(rand), b: 1 })));
+    const keys = ["a-key-of-sixteen-bytes-or-more", "another-key-of-sixteen-bytes"];
+    const fresh = async () => {
+      vi.resetModules();
+      return (await import("../../src/receiver/fingerprint.js")).payloadFingerprinter;
+    };
+    try {
+      // Each key's fingerprints with nothing fingerprinted before them (a fresh copy of the module).
+      const alone: string[][] = [];
+      for (const key of keys) {
+        const under = (await fresh())(key);
+        alone.push(values.map((value) => under(value) as string));
+      }
+      // Both keys in one copy, in turns, and through the receiver's walk too.
+      const shared = await fresh();
+      const [ours, other] = keys.map((key) => shared(key));
+      values.forEach((value, i) => {
+        expect(ours!(value)).toBe(alone[0]![i]);
+        expect(other!.within(value, 64)).toBe(alone[1]![i]);
+        expect(ours!.within(value, 64)).toBe(alone[0]![i]);
+        expect(other!(value)).toBe(alone[1]![i]);
+      });
+    } finally {
+      vi.resetModules();
+    }
+  });
+
+  it("is not changed by enumerable properties assigned to Object.prototype", () => {
+    const renewal = JSON.parse(JSON.stringify(buildNotification("SUBSCRIPTION_RENEW")));
+    const clean = fingerprint(renewal);
+    const prototype = Object.prototype as Record<string, unknown>;
+    prototype.polluted = { by: "a dependency" };
+    try {
+      expect(fingerprint(renewal)).toBe(clean);
+      expect(payloadFingerprinter("a-key-of-sixteen-bytes-or-more").within(renewal, 64)).toBe(clean);
+    } finally {
+      delete prototype.polluted;
+    }
+  });
+
   it("is the same on Web Crypto (runtimes without node:crypto) as on Node's HMAC", async () => {
     const renewal = JSON.parse(JSON.stringify(buildNotification("SUBSCRIPTION_RENEW")));
     const onNode = fingerprint(renewal);
