@@ -163,7 +163,8 @@ function digestWalk() {
    * length and end units: a payload repeats the same few keys in every object, and JSON.parse makes
    * each one string, so a key is found by identity, without reading it again. The slots depend on the
    * seeds and are emptied when they change. Keys longer than KEY_KEPT units are not kept, so the cache
-   * holds at most a few kilobytes of a payload's text.
+   * holds at most a few kilobytes of a payload's text; nor are keys with a digit, so no card number or
+   * verification code a sender put in a key outlives its request (the keys that repeat are names).
    */
   const KEY_SLOTS = 256;
   const KEY_KEPT = 64;
@@ -188,11 +189,21 @@ function digestWalk() {
       return;
     }
     absorbUnits(key, true);
+    if (holdsDigit(key)) return;
     cachedKeys[slot] = key;
     cachedLanes[at] = LANES[0]!;
     cachedLanes[at + 1] = LANES[1]!;
     cachedLanes[at + 2] = LANES[2]!;
     cachedLanes[at + 3] = LANES[3]!;
+  }
+
+  function holdsDigit(key: string): boolean {
+    for (let i = 0; i < key.length; i++) {
+      const unit = key.charCodeAt(i);
+      // ASCII and full-width digits, as the log redaction counts them.
+      if ((unit >= 48 && unit <= 57) || (unit >= 0xff10 && unit <= 0xff19)) return true;
+    }
+    return false;
   }
 
   /** A number's bytes, little-endian on every platform (the digest must not depend on the CPU). */
