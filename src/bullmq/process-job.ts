@@ -277,11 +277,6 @@ const leaseLostHere = (): Promise<never> => Promise.reject(new LeaseLost());
 const rethrow = (err: unknown): never => {
   throw err;
 };
-/**
- * The handler's effect happened, so the job must not fail now: a retry would run the handler again
- * once the lease ran out. Keep trying to record it while the job holds its place.
- */
-const retryWhileHeld = (write: () => Promise<unknown>): Promise<boolean> => retryInBackground(write);
 
 async function runOne(
   claim: ClaimedOrStale,
@@ -317,7 +312,9 @@ async function runOne(
         stop: runner.shutdown,
         leaseLost: leaseLostHere,
         failed: rethrow,
-        retryCompletion: retryWhileHeld,
+        // The handler's effect happened, so the job must not fail now: a retry would run the handler
+        // again once the lease ran out. Keep trying to record it while the job holds its place.
+        retryCompletion: retryInBackground,
         ...(observeHandler ? { observeHandler } : {}),
         ...(completionSent ? { completionSent } : {}),
       },

@@ -63,16 +63,15 @@ const KEEP = `
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 `;
-/** KEYS: the queue's failed and completed sets. ARGV: job id. 1 when the job is in either, else 0. */
-const FINISHED = `
-if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 1 end
+/** 1 when the job (ARGV[job]) is in the failed set (KEYS[failed]) or the completed one (KEYS[failed + 1]), else 0. */
+const finishedCheck = (failed: number, job: number) => `
+if redis.call('ZSCORE', KEYS[${failed}], ARGV[${job}]) or redis.call('ZSCORE', KEYS[${failed + 1}], ARGV[${job}]) then return 1 end
 return 0
 `;
+/** KEYS: the queue's failed and completed sets. ARGV: job id. */
+const FINISHED = finishedCheck(1, 1);
 /** Both at once (one Redis): KEYS jobs, since, failed, completed; ARGV id, data, epoch ms, job id. */
-const KEEP_AND_FINISHED = `${KEEP}
-if redis.call('ZSCORE', KEYS[3], ARGV[4]) or redis.call('ZSCORE', KEYS[4], ARGV[4]) then return 1 end
-return 0
-`;
+const KEEP_AND_FINISHED = `${KEEP}${finishedCheck(3, 4)}`;
 /** KEYS: the part's jobs hash and since set. ARGV: the ids whose copies go. */
 const DROP = `
 redis.call('HDEL', KEYS[1], unpack(ARGV))
