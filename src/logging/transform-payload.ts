@@ -36,6 +36,18 @@ function skipsScan(key: string, value: string): boolean {
 /** An id as it may be shown anywhere (a log line, a span): itself, unless it holds a card number. */
 export const shownId = (id: string): string => (holdsCardNumber(id) ? REDACTED : id);
 
+/**
+ * A key is payload text too: one holding a card number is written as the policy writes such text, and
+ * numbered when that meets a key already written (two card numbers masked alike), so no member is lost.
+ */
+function keyShown(key: string, policy: PayloadPolicy, written: Record<string, unknown>): string {
+  if (!holdsCardNumber(key)) return key;
+  const shown = policy.text(key);
+  let free = shown;
+  for (let n = 2; Object.hasOwn(written, free); n++) free = `${shown} (${n})`;
+  return free;
+}
+
 function walk(value: unknown, policy: PayloadPolicy, key: string, depth: number): unknown {
   if (typeof value === "string") return skipsScan(key, value) ? value : policy.text(value);
   if (typeof value === "number") {
@@ -50,7 +62,7 @@ function walk(value: unknown, policy: PayloadPolicy, key: string, depth: number)
   for (const [k, v] of Object.entries(value)) {
     if (k === "__proto__") continue;
     const replaced = policy.byKey(kindOfKey(k), k, key, v);
-    out[k] = replaced === undefined ? walk(v, policy, k, depth + 1) : replaced;
+    out[keyShown(k, policy, out)] = replaced === undefined ? walk(v, policy, k, depth + 1) : replaced;
   }
   return out;
 }

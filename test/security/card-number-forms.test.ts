@@ -164,4 +164,16 @@ describe("card numbers in disguise, through ctx.log and recordings", () => {
     });
     expect(shows(text(), "4111111111111111")).toBe(false);
   });
+
+  it("redacts a card number written as a payload key, as it redacts one written as a value, losing no member", () => {
+    const body = notification();
+    body.resource.renewal_event.payment_detail.metadata = { "4111111111111111": "key", "4111 1111 1111 1111": 2, k: 1 };
+    const redacted = redactNotification(body, { pii: false });
+    expect(redacted.resource.renewal_event.payment_detail.metadata).toEqual({
+      "[REDACTED]": "key",
+      "[REDACTED] (2)": 2,
+      k: 1,
+    });
+    expect(JSON.stringify(redacted)).not.toContain("4111111111111111");
+  });
 });

@@ -24,7 +24,11 @@ function renewalWithCardData() {
     card_number: PAN,
     card_contract_id: CONTRACT,
   });
-  detail.metadata = { note: `customer wrote ${PAN_IN_TEXT} in the memo`, call: "cvc: 9417 read out on the phone" };
+  detail.metadata = {
+    note: `customer wrote ${PAN_IN_TEXT} in the memo`,
+    call: "cvc: 9417 read out on the phone",
+    [PAN]: "a card number as a key",
+  };
   return body;
 }
 const VERIFICATION = ["cvc-901", "cvv-902", "pwd-9030"];
@@ -83,6 +87,7 @@ describe("card data in BullMQ job data", () => {
     expect(seen.resource.renewal_event!.payment_detail!.metadata).toEqual({
       note: "customer wrote 555555******4444 in the memo",
       call: `cvc: ${REDACTED} read out on the phone`,
+      [MASKED]: "a card number as a key",
     });
     expect(seen.resource.subscriber).toEqual(body.resource.subscriber);
     await queue.close();
