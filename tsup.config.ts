@@ -21,6 +21,7 @@ export default defineConfig([
       client: "src/client/index.ts",
       simulator: "src/simulator/index.ts",
       lambda: "adapters/lambda.ts",
+      hono: "adapters/hono.ts",
       console: "src/console/index.ts",
     },
     format: ["esm", "cjs"],
