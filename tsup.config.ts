@@ -22,6 +22,7 @@ export default defineConfig([
       simulator: "src/simulator/index.ts",
       lambda: "adapters/lambda.ts",
       hono: "adapters/hono.ts",
+      nest: "adapters/nest.ts",
       console: "src/console/index.ts",
     },
     format: ["esm", "cjs"],

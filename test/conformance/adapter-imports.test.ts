@@ -40,6 +40,7 @@ describe("adapter entries", () => {
     ["adapters/express.ts", []],
     ["adapters/lambda.ts", []],
     ["adapters/hono.ts", ["hono"]],
+    ["adapters/nest.ts", ["@nestjs", "@nestjs"]],
   ])("%s loads no framework at run time", async (entry, allowed: string[]) => {
     const frameworks = (await runtimeImports(entry)).map(packageOf).filter((name) => FRAMEWORKS.includes(name));
     expect(frameworks).toEqual(allowed);
