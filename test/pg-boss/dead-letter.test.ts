@@ -104,7 +104,10 @@ describe("pg-boss's dead-letter queue and redrive", () => {
 
     const misspelt = await runCli(["redrive", "--pg-boss", DATABASE_URL, "--schema", bossSchema, "--queue", "clj"]);
     expect(misspelt.code).toBe(1);
-    expect(misspelt.stderr).toContain("no pg-boss queue clj on PostgreSQL at 127.0.0.1:5432/test. Queues found:\n");
+    // The server and database as DATABASE_URL names them, whatever the database is called.
+    const server = new URL(DATABASE_URL);
+    const where = `${server.hostname}${server.port ? `:${server.port}` : ""}${server.pathname}`;
+    expect(misspelt.stderr).toContain(`no pg-boss queue clj on PostgreSQL at ${where}. Queues found:\n`);
     expect(misspelt.stderr).toContain("\n  cli\n");
 
     broken.value = false;
