@@ -13,9 +13,10 @@ import type { RecordedNotification } from "../logging/recorder.js";
 import { redactCardNumbers, redactNotification } from "../logging/redact.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { coded, MerchantWebhooksError } from "../shared/errors.js";
+import { coded, MerchantWebhooksError, optionError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { type JobView, queueJobsOf } from "./queue-jobs.js";
-import type { RecordingSource } from "./recordings.js";
+import { jsonlRecordings, type RecordingSource } from "./recordings.js";
 
 export interface AdminOptions {
   /** The store the receivers and workers claim in. */
@@ -25,8 +26,28 @@ export interface AdminOptions {
    * BullMQ queue's jobs and counts are shown. Without one the console only reads.
    */
   queue?: NotificationQueue;
-  /** Where recorded requests are read back (`memoryRecordings`, `jsonlRecordings`, or any `find(id)`). */
-  recorder?: RecordingSource;
+  /**
+   * Where recorded requests are read back: `memoryRecordings`, `jsonlRecordings`, any `find(id)`, or
+   * the receiver's `jsonlRecorder` itself (read back from its directory).
+   */
+  recorder?: RecordingSource | { readonly dir: string; write(entry: RecordedNotification): unknown };
+}
+
+const ADMIN_KEYS: KnownKeys<AdminOptions> = { idempotency: true, queue: true, recorder: true };
+
+/** The recordings `recorder` gives: itself when it can find one, its directory's when it is a `jsonlRecorder`. */
+function recordingSourceOf(recorder: AdminOptions["recorder"]): RecordingSource | undefined {
+  if (recorder === undefined) return undefined;
+  if (typeof (recorder as Partial<RecordingSource>).find === "function") return recorder as RecordingSource;
+  const { dir } = recorder as { dir?: unknown };
+  if (typeof dir === "string" && dir !== "") return jsonlRecordings({ dir });
+  throw optionError(
+    new TypeError(
+      "createAdmin: recorder must read recordings back: memoryRecordings(), jsonlRecordings({ dir }), a jsonlRecorder, or an object with find(id)",
+    ),
+    "MW_INVALID_OPTION",
+    "recorder",
+  );
 }
 
 /** `listNotifications`' filters. Times are epoch ms (or ISO strings) of the record's last change. */
@@ -159,15 +180,17 @@ const MAX_SCAN = 100_000;
  * discard) through the same claim and queue a delivery goes through, so nothing runs twice.
  */
 export function createAdmin(options: AdminOptions): Admin {
+  rejectUnknownKeys("createAdmin", options, Object.keys(ADMIN_KEYS));
   const store = options?.idempotency;
   if (!store || typeof store.claim !== "function" || typeof store.get !== "function")
-    throw coded(
+    throw optionError(
       new TypeError("createAdmin: idempotency must be the store the receivers use (memoryStore, redisStore, ...)"),
       "MW_INVALID_OPTION",
+      "idempotency",
     );
   const queue = options.queue;
   const jobs = queueJobsOf(queue);
-  const recorder = options.recorder;
+  const recorder = recordingSourceOf(options.recorder);
   const leaseMs = store.leaseMs ?? DEFAULT_LEASE_MS;
 
   /** The event type and subscription a notification's job or recording tells, redacted on the way. */
@@ -447,7 +470,7 @@ export function createAdmin(options: AdminOptions): Admin {
       });
       if (claim.status !== "claimed" && claim.status !== "stale")
         return { discarded: false, message: `not discarded: ${claim.status}` };
-      if (claim.id !== id) throw new Error(`discard claimed ${claim.id} instead of ${id}`);
+      if (claim.id !== id) throw coded(new Error(`discard claimed ${claim.id} instead of ${id}`), "MW_INTERNAL");
       const message = `${DISCARDED}${redactCardNumbers(reason.trim()).slice(0, 500)}`;
       const done = await store.complete(claim, { processed: true, message });
       if (done) await jobs?.removeFailed(id).catch(() => false);

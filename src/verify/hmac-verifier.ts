@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes, hexToBytes } from "./encoding.js";
 import {
@@ -61,15 +61,15 @@ export function hmacSignedContent(
  */
 export function hmacVerifier(options: HmacVerifierOptions): VerifyHook {
   const header = options.header?.toLowerCase();
-  if (!header) throw coded(new TypeError(`${WHAT}: header is required`), "MW_INVALID_OPTION");
+  if (!header) throw optionError(new TypeError(`${WHAT}: header is required`), "MW_INVALID_OPTION", "header");
   const encoding = options.encoding ?? "hex";
   if (encoding !== "hex" && encoding !== "base64")
-    throw coded(new TypeError(`${WHAT}: encoding must be "hex" or "base64"`), "MW_INVALID_OPTION");
+    throw optionError(new TypeError(`${WHAT}: encoding must be "hex" or "base64"`), "MW_INVALID_OPTION", "encoding");
   const decode = encoding === "hex" ? hexToBytes : base64ToBytes;
   const prefix = options.prefix ?? "";
   const timestampHeader = options.timestamp?.header.toLowerCase();
   if (options.timestamp && !timestampHeader)
-    throw coded(new TypeError(`${WHAT}: timestamp.header is required`), "MW_INVALID_OPTION");
+    throw optionError(new TypeError(`${WHAT}: timestamp.header is required`), "MW_INVALID_OPTION", "timestamp.header");
   const tolerance = checkTolerance(options.timestamp?.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, WHAT);
   // Byte arrays are taken as they are (a caller decoding its own key knows its strength); strings are
   // typed by people, and a short one is the usual weak secret.

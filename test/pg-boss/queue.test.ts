@@ -211,14 +211,30 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     const { memoryStore } = await import("merchant-webhooks");
     const base = { boss: bed.boss, name: "refusals", schema: bossSchema, logger: silentLogger() };
     expect(() => createPgBossWorker({ ...base, idempotency: memoryStore() })).toThrow(
-      expect.objectContaining({ code: "MW_PGBOSS_SETUP", message: expect.stringContaining("postgresStore") }),
+      expect.objectContaining({
+        code: "MW_INVALID_OPTION",
+        option: "idempotency",
+        message: expect.stringContaining("postgresStore"),
+      }),
     );
     expect(() => pgBossQueue({ boss: bed.boss, name: "no spaces" })).toThrow(
-      expect.objectContaining({ code: "MW_PGBOSS_SETUP" }),
+      expect.objectContaining({ code: "MW_INVALID_OPTION", option: "name" }),
+    );
+    expect(() => createPgBossWorker({ ...base, idempotency: store, concurrency: 0 })).toThrow(
+      expect.objectContaining({ code: "MW_INVALID_OPTION", option: "concurrency" }),
+    );
+    expect(() => pgBossQueue({ boss: bed.boss, name: "x", schema: "no spaces" })).toThrow(
+      expect.objectContaining({ code: "MW_INVALID_OPTION", option: "schema" }),
     );
     expect(() => createPgBossWorker({ ...base, idempotency: store, concurency: 2 } as never)).toThrow(
       /unknown option "concurency"\. Did you mean "concurrency"\?/,
     );
-    expect(() => pgBossQueue({ boss: {} as never, name: "x" })).toThrow(/started PgBoss instance/);
+    expect(() => pgBossQueue({ boss: {} as never, name: "x" })).toThrow(
+      expect.objectContaining({
+        code: "MW_INVALID_OPTION",
+        option: "boss",
+        message: expect.stringMatching(/started PgBoss/),
+      }),
+    );
   });
 });
