@@ -23,9 +23,11 @@ describe("the hosted workflows", () => {
   }, 60_000);
 
   it("the checker refuses a misspelt key and a misspelt expression, naming the line", async () => {
+    // A workflow expression, not a template placeholder: `githb` for `github`.
+    const expression = ["$", "{{ githb.sha }}"].join("");
     writeFileSync(
       join(scratch, "broken.yml"),
-      "on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ githb.sha }}\n        timeout-minuts: 5\n",
+      `on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${expression}\n        timeout-minuts: 5\n`,
     );
     const result = await check(scratch);
     expect(result.code).toBe(1);
