@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,6 +20,51 @@ import { consoleRig } from "./rig.js";
 const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = fileURLToPath(new URL("../../test-output/console/", import.meta.url));
 const USER = { username: "ops", password: "console-browser-pw" };
+/**
+ * axe-core, the accessibility engine, evaluated into each page over the DevTools protocol (the
+ * console's CSP allows no inline script, and the protocol is not subject to it). Nothing is downloaded.
+ */
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
+
+/** What axe finds against WCAG 2.1 A and AA on the page as it stands, in light and in dark colours. */
+async function accessibilityProblems(page: Page): Promise<string[]> {
+  const found: string[] = [];
+  for (const colorScheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme });
+    await page.evaluate(AXE);
+    const violations = await page.evaluate(async (tags) => {
+      const axe = (
+        globalThis as unknown as {
+          axe: {
+            run(
+              context: unknown,
+              options: unknown,
+            ): Promise<{
+              violations: Array<{
+                id: string;
+                help: string;
+                nodes: Array<{ target: unknown[]; failureSummary?: string }>;
+              }>;
+            }>;
+          };
+        }
+      ).axe;
+      const result = await axe.run(document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] });
+      return result.violations.map((v) => ({
+        id: v.id,
+        help: v.help,
+        nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`),
+      }));
+    }, WCAG_21_AA);
+    for (const v of violations)
+      found.push(
+        `${colorScheme} ${new URL(page.url()).pathname} ${v.id} (${v.help}):\n  ${v.nodes.slice(0, 4).join("\n  ")}`,
+      );
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+  return found;
+}
 
 describe("the console in a real browser", () => {
   const prefix = uniquePrefix("console-browser");
@@ -127,9 +173,11 @@ describe("the console in a real browser", () => {
 
   it("opens the list, opens a failed notification, redrives it and sees it complete", async () => {
     const page = await openPage();
+    const a11y: string[] = [];
     await page.goto(`${origin}/console/`);
     await expect.poll(() => page.locator("h1").textContent()).toBe("Overview");
     await page.screenshot({ path: join(SHOTS, "overview.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     await page.getByRole("link", { name: "All", exact: true }).click();
     await page.waitForURL(/\/console\/notifications$/);
@@ -137,12 +185,14 @@ describe("the console in a real browser", () => {
     await expect.poll(() => row.locator(".state").textContent()).toBe("failed");
     expect(await page.locator("tbody tr").count()).toBe(5);
     await page.screenshot({ path: join(SHOTS, "list.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     await page.locator("select[name=state]").selectOption("failed");
     await page.getByRole("button", { name: "Filter" }).click();
     await page.waitForURL(/state=failed/);
     expect(await page.locator("tbody tr").count()).toBe(1);
     await page.screenshot({ path: join(SHOTS, "list-failed.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     await page.getByRole("link", { name: broken.id }).click();
     await page.waitForURL(new RegExp(`/console/notifications/${broken.id}$`));
@@ -150,6 +200,7 @@ describe("the console in a real browser", () => {
     expect(await page.locator("table .state").first().textContent()).toBe("failed");
     expect(await page.locator("ol.timeline").textContent()).toContain("failed");
     await page.screenshot({ path: join(SHOTS, "notification-failed.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     // The dead letters, counted for a bulk redrive first.
     await page.getByRole("link", { name: "Dead letters" }).click();
@@ -159,6 +210,7 @@ describe("the console in a real browser", () => {
     expect(await page.locator(".notice").textContent()).toContain("1 dead letter matches this filter");
     expect(await page.getByRole("button", { name: "Redrive all 1" }).count()).toBe(1);
     await page.screenshot({ path: join(SHOTS, "dead-letters.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
     await page.getByRole("link", { name: broken.id }).click();
     await page.waitForURL(new RegExp(`/console/notifications/${broken.id}$`));
 
@@ -173,12 +225,19 @@ describe("the console in a real browser", () => {
       .toBe("completed");
     expect(await page.locator("ol.timeline").textContent()).toContain("completed");
     await page.screenshot({ path: join(SHOTS, "notification-completed.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     await page.getByRole("link", { name: "SUB-LEDGER" }).first().click();
     await page.waitForURL(/\/console\/subscriptions\//);
     expect(await page.locator("h1").textContent()).toContain("M100200300:SUB-LEDGER");
     await page.screenshot({ path: join(SHOTS, "subscription.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     expect(problems).toEqual([]);
-  }, 90_000);
+    // A page of its own for what is not there (a 404, which the browser logs): the same landmarks and colours.
+    const missing = await page.goto(`${origin}/console/notifications/WH-not-there`);
+    expect(missing?.status()).toBe(404);
+    a11y.push(...(await accessibilityProblems(page)));
+    expect(a11y).toEqual([]);
+  }, 120_000);
 });
