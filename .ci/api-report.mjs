@@ -36,7 +36,8 @@ const written = (node) =>
     .replace(/ ([)\]}>])/g, "$1")
     .trim();
 
-export function apiReport() {
+/** The report, and each name that two subpaths export as different things (it should mean one thing). */
+export function apiSurface() {
   const entries = entryPoints();
   const config = ts.readConfigFile(`${ROOT}tsconfig.json`, ts.sys.readFile).config;
   const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
@@ -82,6 +83,7 @@ export function apiReport() {
     "Written by `node .ci/api-report.mjs` from the sources; `test/api-report.test.ts` fails when it differs",
     "from them. A change here is a change to what users import: review it as such.",
   ];
+  const meanings = new Map();
   for (const entry of entries) {
     const source = program.getSourceFile(entry.file);
     const module = checker.getSymbolAtLocation(source);
@@ -91,6 +93,7 @@ export function apiReport() {
       const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
       const at = symbol.declarations?.[0] ?? source;
       const name = exported.name;
+      meanings.set(name, new Map([...(meanings.get(name) ?? []), [symbol, entry.name]]));
       if (symbol.flags & ts.SymbolFlags.Class) {
         const declaration = symbol.declarations.find(ts.isClassDeclaration);
         const heritage = declaration?.heritageClauses ? ` ${declaration.heritageClauses.map(written).join(" ")}` : "";
@@ -132,8 +135,13 @@ export function apiReport() {
     }
     out.push("```");
   }
-  return `${out.join("\n")}\n`;
+  const collisions = [...meanings]
+    .filter(([, symbols]) => symbols.size > 1)
+    .map(([name, symbols]) => `${name}: ${[...symbols.values()].join(", ")}`);
+  return { report: `${out.join("\n")}\n`, collisions };
 }
+
+export const apiReport = () => apiSurface().report;
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const report = apiReport();

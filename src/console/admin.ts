@@ -60,7 +60,7 @@ export interface NotificationFilter {
   until?: number | string;
 }
 
-export interface ListOptions extends NotificationFilter {
+export interface NotificationListOptions extends NotificationFilter {
   cursor?: string;
   /** Notifications per page. Default 50, at most 1,000. */
   limit?: number;
@@ -124,7 +124,7 @@ export interface OrderingState {
 
 export type RedriveRequest = { ids: readonly string[] } | { filter: NotificationFilter; dryRun?: boolean };
 
-export interface RedriveResult {
+export interface AdminRedriveResult {
   /** Notifications the ids or the filter named. */
   matched: number;
   /** Of those, handed back to the queue (0 on a dry run). */
@@ -133,17 +133,17 @@ export interface RedriveResult {
   ids: string[];
 }
 
-export interface ReplayResult {
+export interface AdminReplayResult {
   /** `queued`: handed to the queue; `completed`: already processed, nothing ran; `busy`: being processed now. */
   status: "queued" | "completed" | "busy";
   message: string;
 }
 
 export interface Admin {
-  listNotifications(options?: ListOptions): Promise<NotificationPage>;
+  listNotifications(options?: NotificationListOptions): Promise<NotificationPage>;
   getNotification(id: string): Promise<NotificationDetail | undefined>;
-  redrive(request: RedriveRequest): Promise<RedriveResult>;
-  replay(id: string): Promise<ReplayResult>;
+  redrive(request: RedriveRequest): Promise<AdminRedriveResult>;
+  replay(id: string): Promise<AdminReplayResult>;
   discard(id: string, options: { reason: string }): Promise<{ discarded: boolean; message: string }>;
   overview(options?: { sample?: number }): Promise<Overview>;
   /** Whether redrive, replay and discard can act (a durable queue is configured). */
@@ -222,7 +222,7 @@ export function createAdmin(options: AdminOptions): Admin {
     return summary;
   }
 
-  async function listNotifications(request: ListOptions = {}): Promise<NotificationPage> {
+  async function listNotifications(request: NotificationListOptions = {}): Promise<NotificationPage> {
     if (!store.list) return listFromQueue(request);
     const limit = request.limit ?? 50;
     const query = storeQuery(request);
@@ -247,7 +247,7 @@ export function createAdmin(options: AdminOptions): Admin {
   }
 
   /** Without a store that lists: the failed set of a BullMQ queue, newest first. */
-  async function listFromQueue(request: ListOptions): Promise<NotificationPage> {
+  async function listFromQueue(request: NotificationListOptions): Promise<NotificationPage> {
     if (!jobs)
       throw new AdminError(
         "the store cannot list its records and there is no BullMQ queue to list from",
@@ -347,7 +347,7 @@ export function createAdmin(options: AdminOptions): Admin {
    * was claimed in order), enqueue it under that claim, mark it queued. A completed record answers
    * "already processed" at the claim, so nothing runs again.
    */
-  async function replay(id: string): Promise<ReplayResult> {
+  async function replay(id: string): Promise<AdminReplayResult> {
     const target = requireQueue("replay");
     const found = await findRecord(id);
     if (found?.record.state === "completed")
@@ -503,7 +503,7 @@ export function createAdmin(options: AdminOptions): Admin {
   };
 }
 
-function storeQuery(request: ListOptions): ListQuery {
+function storeQuery(request: NotificationListOptions): ListQuery {
   const query: ListQuery = {};
   if (request.state !== undefined) {
     if (!STATES.includes(request.state))
