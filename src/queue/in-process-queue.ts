@@ -52,7 +52,9 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
   const runLater = (item: QueuedNotification, ms: number) => {
     const waiting = new Promise<void>((resolve) => {
       // Past the largest delay a timer takes, it would fire at once; the longest wait is kept instead.
-      setTimeout(() => resolve(), Math.min(Math.max(0, ms), MAX_TIMER_MS));
+      // Unref'd: a process with nothing else to do is not kept up by a retry (the queue is not durable),
+      // and `close` waits for it within its limit.
+      setTimeout(() => resolve(), Math.min(Math.max(0, ms), MAX_TIMER_MS)).unref?.();
     }).then(() => {
       waitingToRunAgain.delete(waiting);
       runNow(item);
