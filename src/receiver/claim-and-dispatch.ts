@@ -345,8 +345,8 @@ async function handToQueue(
       ? runQueued
       : holdClaimWhileQueued(
           { store, claim, leaseMs },
-          runInProcess(run, { retryCompletion, observeHandler: observation.handler }, (result, started) =>
-            logQueued(outcomeVerdict(result, fields), started),
+          runInProcess(run, { retryCompletion, observeHandler: observation.handler }, (result, started, last) =>
+            logQueued(outcomeVerdict(result, last ? { ...fields, reason: last } : fields), started),
           ),
           lostWhileQueued,
         ),
@@ -397,21 +397,27 @@ const MAX_IN_PROCESS_RUNS = 8;
 function runInProcess(
   run: ClaimedRun,
   hooks: Pick<ClaimedHooks, "retryCompletion" | "observeHandler">,
-  log: (result: ClaimedOutcome, started: number) => void,
+  /** `last`: why a run whose handler asked to be retried later is not run again. */
+  log: (result: ClaimedOutcome, started: number, last?: string) => void,
 ): () => Promise<RunAgain | undefined> {
   let runs = 0;
   return async () => {
     const started = performance.now();
     let again: RunAgain | undefined;
+    let last: string | undefined;
     runs++;
     const holdForRetry = async (delayMs: number) => {
-      if (runs >= MAX_IN_PROCESS_RUNS) return false;
+      if (runs >= MAX_IN_PROCESS_RUNS) {
+        last = `not run again: ${MAX_IN_PROCESS_RUNS} runs in this queue`;
+        return false;
+      }
       const held = await Promise.resolve(run.store.extend(run.claim, run.leaseMs)).catch(() => false);
       if (held) again = { runAgainInMs: delayMs };
+      else last = "not run again: the claim could not be kept";
       return held;
     };
     const result = await runClaimed(run, { ...hooks, holdForRetry });
-    log(result, started);
+    log(result, started, last);
     if (again) run.attempt += 1;
     return again;
   };

@@ -165,6 +165,23 @@ describe("a handler steers its retries", () => {
       await receiver.close();
     });
 
+    it("RetryAfterError every time: 8 runs, then recorded failed, its line saying why", async () => {
+      const { runs, onRenew } = steered(() => new RetryAfterError("not yet", 1));
+      const { logger, lines } = captureLogger();
+      const queue = inProcessQueue();
+      const receiver = createReceiver({ logger, idempotency: store, queue, onRenew });
+      const body = notification();
+      expect((await receiver.handle(post(body))).status).toBe(200);
+      await eventually(async () => (await store.get(body.id))?.state === "failed", 10_000, "the record failed");
+      await queue.close();
+      expect(runs.map((r) => r.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      const last = lines()
+        .filter((l) => l.outcome === "handler_retry_later")
+        .at(-1);
+      expect(last?.reason).toBe("not run again: 8 runs in this queue");
+      await receiver.close();
+    });
+
     it("a plain Error: one run, recorded failed, as before", async () => {
       const { runs, onRenew } = steered(() => new Error("down"));
       const queue = inProcessQueue();
