@@ -58,3 +58,29 @@ describe("the console's options", () => {
     expect(thrown).toMatchObject({ code: "MW_INVALID_OPTION", option: "recorder" });
   });
 });
+
+describe("an invariant the admin relies on", () => {
+  it("a discard whose claim comes back for another id fails with MW_INTERNAL and leaves it not completed", async () => {
+    const store = memoryStore();
+    const claimed = await store.claim({ id: "WH-failed", fingerprint: "f", owner: "worker", leaseMs: 30_000 });
+    expect(claimed.status).toBe("claimed");
+    await store.fail(claimed as never, "handler_failed");
+    // A store that answers a claim for another id than asked: a bug there, never a caller's mistake.
+    const confused = {
+      ...store,
+      claim: async (request: Parameters<typeof store.claim>[0]) => {
+        const claim = await store.claim(request);
+        return claim.status === "claimed" ? { ...claim, id: "WH-someone-else" } : claim;
+      },
+    };
+    const admin = createAdmin({ idempotency: confused });
+    const thrown = await admin.discard("WH-failed", { reason: "refunded by hand" }).catch((err: unknown) => err);
+    expect(thrown).toBeInstanceOf(Error);
+    expect(thrown).toMatchObject({
+      code: "MW_INTERNAL",
+      message: "discard claimed WH-someone-else instead of WH-failed",
+    });
+    // Not completed as discarded: a later delivery or redrive still runs it.
+    expect((await store.get("WH-failed"))?.state).not.toBe("completed");
+  });
+});
