@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Awaitable } from "../idempotency/store.js";
 import type { NotificationRecorder, RecordedNotification } from "../logging/recorder.js";
 import { optionError } from "../shared/errors.js";
+import { rejectUnknownKeys } from "../shared/option-keys.js";
 
 /** Where the console reads a notification's recorded request and answer back (`createAdmin`'s `recorder`). */
 export interface RecordingSource {
@@ -20,6 +21,7 @@ export interface MemoryRecordings extends NotificationRecorder, RecordingSource 
  * are; they are gone when the process ends.
  */
 export function memoryRecordings(options: { max?: number } = {}): MemoryRecordings {
+  rejectUnknownKeys("memoryRecordings", options, ["max"]);
   const max = options.max ?? 10_000;
   if (!Number.isInteger(max) || max < 1)
     throw optionError(
@@ -48,6 +50,7 @@ export function memoryRecordings(options: { max?: number } = {}): MemoryRecordin
  * files, so it suits the console's one-notification views, not a listing.
  */
 export function jsonlRecordings(options: { dir: string }): RecordingSource {
+  rejectUnknownKeys("jsonlRecordings", options, ["dir"]);
   const { dir } = options;
   if (typeof dir !== "string" || dir === "")
     throw optionError(

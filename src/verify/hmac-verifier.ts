@@ -1,4 +1,5 @@
 import { optionError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes, hexToBytes } from "./encoding.js";
 import {
@@ -59,7 +60,24 @@ export function hmacSignedContent(
  * several signatures separated by commas or spaces, as a sender rotating its own secret sends them;
  * one match with any configured secret passes.
  */
+const HMAC_KEYS: KnownKeys<HmacVerifierOptions> = {
+  secret: true,
+  header: true,
+  algorithm: true,
+  encoding: true,
+  prefix: true,
+  timestamp: true,
+};
+const TIMESTAMP_KEYS: KnownKeys<NonNullable<HmacVerifierOptions["timestamp"]>> = {
+  header: true,
+  toleranceSeconds: true,
+  separator: true,
+};
+
 export function hmacVerifier(options: HmacVerifierOptions): VerifyHook {
+  // A misspelt `timestamp` or `toleranceSeconds` would leave replays unchecked without a word.
+  rejectUnknownKeys(WHAT, options, Object.keys(HMAC_KEYS));
+  rejectUnknownKeys(`${WHAT}: timestamp`, options?.timestamp, Object.keys(TIMESTAMP_KEYS));
   const header = options.header?.toLowerCase();
   if (!header) throw optionError(new TypeError(`${WHAT}: header is required`), "MW_INVALID_OPTION", "header");
   const encoding = options.encoding ?? "hex";
