@@ -1,0 +1,72 @@
+import type { Job, Queue } from "bullmq";
+import { failuresOf, type JobFailure, type JobView, type QueueJobs } from "../queue/queue-jobs.js";
+import type { NotificationJobData } from "./job-data.js";
+import { jobIdFor } from "./job-id.js";
+
+/** Most redrive notes read back from a job's log. */
+const MAX_NOTES = 100;
+
+/**
+ * The console's view of a BullMQ queue: jobs by notification id, the failed set as its dead letters.
+ * A redrive keeps the failure it follows in the job's log (which `retry` leaves), as `JobFailure` JSON.
+ */
+export function bullmqJobs(queue: Queue<NotificationJobData>): QueueJobs {
+  const failedJob = async (id: string) => {
+    const job = await queue.getJob(jobIdFor(id));
+    return job && (await job.getState()) === "failed" ? job : undefined;
+  };
+  const notesOf = async (job: Job<NotificationJobData>) =>
+    failuresOf((await queue.getJobLogs(job.id!, 0, MAX_NOTES - 1, true)).logs);
+  return {
+    kind: "BullMQ",
+    async view(id) {
+      const job = await queue.getJob(jobIdFor(id));
+      if (!job) return undefined;
+      const { data } = job;
+      const [state, redriven] = await Promise.all([job.getState(), notesOf(job)]);
+      const view: JobView = {
+        state,
+        attemptsMade: (redriven.at(-1)?.attempts ?? 0) + job.attemptsMade,
+        queuedAt: job.timestamp,
+        eventType: data.event_type,
+        sealed: data.sealed !== undefined,
+        headers: data.headers ?? {},
+      };
+      if (job.processedOn) view.processedAt = job.processedOn;
+      if (job.finishedOn) view.finishedAt = job.finishedOn;
+      if (data.order) view.order = data.order;
+      if (data.notification !== undefined) view.notification = data.notification;
+      if (redriven.length > 0) view.redriven = redriven;
+      return view;
+    },
+    async retryFailed(id, note?: JobFailure) {
+      const job = await failedJob(id);
+      if (!job) return false;
+      // Kept before `retry` resets the job's attempts for a full policy again.
+      if (note) await job.log(JSON.stringify(note));
+      await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+      return true;
+    },
+    async removeFailed(id) {
+      const job = await failedJob(id);
+      if (!job) return false;
+      await job.remove();
+      return true;
+    },
+    async failed(start, count) {
+      const jobs = await queue.getJobs(["failed"], start, start + count - 1, false);
+      return jobs.flatMap((job) => (job ? [job.data.id] : []));
+    },
+    async counts() {
+      const counts = await queue.getJobCounts("waiting", "active", "delayed", "failed");
+      const [oldest] = await queue.getJobs(["waiting"], 0, 0, true);
+      return {
+        waiting: counts.waiting ?? 0,
+        active: counts.active ?? 0,
+        delayed: counts.delayed ?? 0,
+        failed: counts.failed ?? 0,
+        ...(oldest ? { lagMs: Math.max(0, Date.now() - oldest.timestamp) } : {}),
+      };
+    },
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * What a durable queue shows and does for the console and its admin API (`merchant-webhooks/console`),
+ * whatever the queue is: `bullmqQueue` and `pgBossQueue` each give one as their `jobs`, so the console
+ * knows neither BullMQ nor pg-boss.
+ */
+export interface QueueJobs {
+  /** The queue's name for people: `BullMQ`, `pg-boss`. */
+  readonly kind: string;
+  view(id: string): Promise<JobView | undefined>;
+  /**
+   * Put a dead letter back to work with its attempts afresh; false when it is not one. `note` is the
+   * failure it is redriven after: kept with the job, so its story still tells it once the job completes.
+   */
+  retryFailed(id: string, note?: JobFailure): Promise<boolean>;
+  /** Remove a dead letter (discarded by a person), so no redrive offers it again; false when none was there. */
+  removeFailed(id: string): Promise<boolean>;
+  /** Notification ids of the dead letters, newest first, from `start`. */
+  failed(start: number, count: number): Promise<string[]>;
+  counts(): Promise<QueueCounts>;
+}
+
+export interface QueueCounts {
+  waiting: number;
+  active: number;
+  delayed: number;
+  /** Dead letters: BullMQ's failed set, pg-boss's dead-letter queue. */
+  failed: number;
+  /** How long the oldest waiting job has waited. */
+  lagMs?: number;
+}
+
+/** A failure a job was redriven after: when, after how many attempts in all (the record's count), and its reason. */
+export interface JobFailure {
+  at: number;
+  attempts: number;
+  reason?: string;
+}
+
+/**
+ * A notification's job, as the console shows it: never the notification in clear when it is sealed,
+ * and never the job's failure text (a handler's error message may quote the payload; the record's
+ * failure reason is the one to show).
+ */
+export interface JobView {
+  state: string;
+  /** Runs of the handler the job made, those before its last redrive included (as the record counts them). */
+  attemptsMade: number;
+  /** Epoch ms: added to the queue, last run started, finished (completed or failed for good). */
+  queuedAt: number;
+  processedAt?: number;
+  finishedAt?: number;
+  eventType: string;
+  /** The job's notification is sealed (`encryptionKey`): the console cannot and does not open it. */
+  sealed: boolean;
+  order?: { key: string; position?: string };
+  headers: Record<string, string>;
+  /** The notification as the job keeps it (masked), when not sealed; the caller redacts it further. */
+  notification?: unknown;
+  /** The failures it was redriven after, oldest first. */
+  redriven?: JobFailure[];
+}
+
+/** A job's `redriven` notes, as kept in text (a BullMQ job log, a pg-boss job's data): only well-formed ones. */
+export function failuresOf(values: readonly unknown[]): JobFailure[] {
+  const out: JobFailure[] = [];
+  for (const value of values) {
+    let note: unknown = value;
+    if (typeof value === "string")
+      try {
+        note = JSON.parse(value);
+      } catch {
+        continue;
+      }
+    const { at, attempts, reason } = (note ?? {}) as Partial<JobFailure>;
+    if (typeof at !== "number" || typeof attempts !== "number") continue;
+    out.push(typeof reason === "string" ? { at, attempts, reason } : { at, attempts });
+  }
+  return out;
+}
