@@ -191,7 +191,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   return {
     durable: true,
     queue,
-    jobs: bullmqJobs(queue),
+    jobs: bullmqJobs(queue, handle.client),
     ledger,
     enqueue: (item) =>
       withTimeout(

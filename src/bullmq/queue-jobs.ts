@@ -1,29 +1,32 @@
-import type { Job, Queue } from "bullmq";
+import type { Queue } from "bullmq";
+import type { Cluster, Redis } from "ioredis";
+import { DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
 import { failuresOf, type JobFailure, type JobView, type QueueJobs } from "../queue/queue-jobs.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 
-/** Most redrive notes read back from a job's log. */
+/** Most redrive notes kept per notification. */
 const MAX_NOTES = 100;
 
 /**
  * The console's view of a BullMQ queue: jobs by notification id, the failed set as its dead letters.
- * A redrive keeps the failure it follows in the job's log (which `retry` leaves), as `JobFailure` JSON.
+ * A redrive keeps the failure it follows beside the job (`<prefix>:<name>:redriven:<job id>`, a list
+ * of `JobFailure` JSON kept for the stores' default retention), as a completed job is removed.
  */
-export function bullmqJobs(queue: Queue<NotificationJobData>): QueueJobs {
+export function bullmqJobs(queue: Queue<NotificationJobData>, client: Redis | Cluster): QueueJobs {
   const failedJob = async (id: string) => {
     const job = await queue.getJob(jobIdFor(id));
     return job && (await job.getState()) === "failed" ? job : undefined;
   };
-  const notesOf = async (job: Job<NotificationJobData>) =>
-    failuresOf((await queue.getJobLogs(job.id!, 0, MAX_NOTES - 1, true)).logs);
+  const notesKey = (id: string) => queue.toKey(`redriven:${jobIdFor(id)}`);
+  const failures = async (id: string) => failuresOf(await client.lrange(notesKey(id), 0, MAX_NOTES - 1));
   return {
     kind: "BullMQ",
     async view(id) {
       const job = await queue.getJob(jobIdFor(id));
       if (!job) return undefined;
       const { data } = job;
-      const [state, redriven] = await Promise.all([job.getState(), notesOf(job)]);
+      const [state, redriven] = await Promise.all([job.getState(), failures(id)]);
       const view: JobView = {
         state,
         attemptsMade: (redriven.at(-1)?.attempts ?? 0) + job.attemptsMade,
@@ -36,14 +39,20 @@ export function bullmqJobs(queue: Queue<NotificationJobData>): QueueJobs {
       if (job.finishedOn) view.finishedAt = job.finishedOn;
       if (data.order) view.order = data.order;
       if (data.notification !== undefined) view.notification = data.notification;
-      if (redriven.length > 0) view.redriven = redriven;
       return view;
     },
+    failures,
     async retryFailed(id, note?: JobFailure) {
       const job = await failedJob(id);
       if (!job) return false;
       // Kept before `retry` resets the job's attempts for a full policy again.
-      if (note) await job.log(JSON.stringify(note));
+      if (note)
+        await client
+          .multi()
+          .rpush(notesKey(id), JSON.stringify(note))
+          .ltrim(notesKey(id), -MAX_NOTES, -1)
+          .expire(notesKey(id), DEFAULT_RETENTION_SECONDS)
+          .exec();
       await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
       return true;
     },

@@ -299,7 +299,8 @@ export function createAdmin(options: AdminOptions): Admin {
     if (subscriptionId !== undefined) detail.subscriptionId = subscriptionId;
     if (job) detail.job = redactedJob(job);
     if (recording) detail.recording = redactedRecording(recording);
-    detail.timeline = timelineOf(detail);
+    const failures = (await jobs?.failures(id).catch(() => undefined)) ?? [];
+    detail.timeline = timelineOf(detail, failures);
     return detail;
   }
 
@@ -655,7 +656,7 @@ function redactedRecording(recording: RecordedNotification): RecordedNotificatio
 const attemptsText = (count: number) => `${count} attempt${count === 1 ? "" : "s"}`;
 
 /** received → claimed → queued → attempts → completed or failed, from what the record, job and recording tell. */
-function timelineOf(detail: NotificationDetail): TimelineEvent[] {
+function timelineOf(detail: NotificationDetail, failures: readonly JobFailure[]): TimelineEvent[] {
   const events: TimelineEvent[] = [];
   if (detail.recording) {
     const at = Date.parse(detail.recording.received_at);
@@ -665,14 +666,14 @@ function timelineOf(detail: NotificationDetail): TimelineEvent[] {
       detail: `answered ${detail.recording.answer.status}: ${detail.recording.answer.message}`,
     });
   }
+  for (const failure of failures)
+    events.push({
+      at: failure.at,
+      what: "failed",
+      detail: `${attemptsText(failure.attempts)}; ${failure.reason ?? ""} (then redriven)`,
+    });
   const job = detail.job;
   if (job) {
-    for (const failure of job.redriven ?? [])
-      events.push({
-        at: failure.at,
-        what: "failed",
-        detail: `${attemptsText(failure.attempts)}; ${failure.reason ?? ""} (then redriven)`,
-      });
     events.push({ at: job.queuedAt, what: "queued" });
     if (job.processedAt !== undefined)
       events.push({

@@ -56,8 +56,11 @@ export function pgBossJobs(options: {
       if (job?.completedOn) view.finishedAt = new Date(job.completedOn).getTime();
       if (data.order) view.order = data.order;
       if (data.notification !== undefined) view.notification = data.notification;
-      if (redriven.length > 0) view.redriven = redriven;
       return view;
+    },
+    async failures(id) {
+      const [job, dead] = await Promise.all([mainJob(id), deadLetters(id)]);
+      return failuresOf((job?.data ?? dead[0]?.data)?.redriven ?? []);
     },
     async retryFailed(id, note) {
       const [job, dead] = await Promise.all([mainJob(id), deadLetters(id)]);

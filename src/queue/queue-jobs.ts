@@ -7,6 +7,8 @@ export interface QueueJobs {
   /** The queue's name for people: `BullMQ`, `pg-boss`. */
   readonly kind: string;
   view(id: string): Promise<JobView | undefined>;
+  /** The failures the notification was redriven after, oldest first, kept when its job is not. */
+  failures(id: string): Promise<JobFailure[]>;
   /**
    * Put a dead letter back to work with its attempts afresh; false when it is not one. `note` is the
    * failure it is redriven after: kept with the job, so its story still tells it once the job completes.
@@ -56,11 +58,9 @@ export interface JobView {
   headers: Record<string, string>;
   /** The notification as the job keeps it (masked), when not sealed; the caller redacts it further. */
   notification?: unknown;
-  /** The failures it was redriven after, oldest first. */
-  redriven?: JobFailure[];
 }
 
-/** A job's `redriven` notes, as kept in text (a BullMQ job log, a pg-boss job's data): only well-formed ones. */
+/** Redrive notes as kept (JSON text beside a BullMQ job, objects in a pg-boss job's data): the well-formed ones. */
 export function failuresOf(values: readonly unknown[]): JobFailure[] {
   const out: JobFailure[] = [];
   for (const value of values) {
