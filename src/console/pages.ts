@@ -175,7 +175,10 @@ ${next ? html`<p><a rel="next" href="${ctx.base}/dead-letters${queryString({ ...
 
 export function notificationPage(ctx: PageContext, detail: NotificationDetail): Html {
   const record = detail.record;
-  const moving = record?.state === "queued" || record?.state === "processing";
+  // Still on its way: its record is, or its job is (a redriven job waits for a worker, its record still failed).
+  const jobLive = detail.job !== undefined && !["completed", "failed"].includes(detail.job.state);
+  const moving =
+    record?.state === "queued" || record?.state === "processing" || (jobLive && record?.state !== "completed");
   const id = html`<input type="hidden" name="id" value="${detail.id}">`;
   const actions =
     ctx.csrf === undefined || record?.state === "completed"
