@@ -1,7 +1,14 @@
 import type { Queue } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
 import { DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
-import { failuresOf, type JobFailure, type JobView, type QueueJobs } from "../queue/queue-jobs.js";
+import {
+  aboutJobData,
+  failuresOf,
+  type JobAbout,
+  type JobFailure,
+  type JobView,
+  type QueueJobs,
+} from "../queue/queue-jobs.js";
 import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 
@@ -42,6 +49,22 @@ export function bullmqJobs(queue: Queue<NotificationJobData>, client: Redis | Cl
       return view;
     },
     failures,
+    async about(ids) {
+      const found = new Map<string, JobAbout>();
+      if (ids.length === 0) return found;
+      const pipeline = client.pipeline();
+      for (const id of ids) pipeline.hget(queue.toKey(jobIdFor(id)), "data");
+      const answers = (await pipeline.exec()) ?? [];
+      ids.forEach((id, i) => {
+        const [err, text] = answers[i] ?? [];
+        if (err || typeof text !== "string") return;
+        try {
+          const about = aboutJobData(JSON.parse(text));
+          if (about) found.set(id, about);
+        } catch {}
+      });
+      return found;
+    },
     async retryFailed(id, note?: JobFailure) {
       const job = await failedJob(id);
       if (!job) return false;

@@ -189,8 +189,30 @@ export function createAdmin(options: AdminOptions): Admin {
     return { job, recording, eventType, subscriptionId };
   }
 
-  async function summaryOf(item: ListedRecord): Promise<NotificationSummary> {
-    const { eventType, subscriptionId } = await about(item.id, item.order);
+  /**
+   * A list page's lines: what each record's job tells (event type, subscription), read for the page
+   * in one call to the queue; the recording read only for a record whose job does not tell it.
+   */
+  async function summariesOf(items: readonly ListedRecord[]): Promise<NotificationSummary[]> {
+    const told = (await jobs?.about(items.map((item) => item.id)).catch(() => undefined)) ?? new Map();
+    return Promise.all(
+      items.map(async (item) => {
+        const job = told.get(item.id);
+        if (job?.subscriptionId !== undefined || (job && !recorder)) {
+          const key = item.order?.key ?? job.order?.key;
+          return summaryOf(item, job.eventType, job.subscriptionId ?? subscriptionOfKey(key) ?? key);
+        }
+        const known = await about(item.id, item.order);
+        return summaryOf(item, known.eventType ?? job?.eventType, known.subscriptionId);
+      }),
+    );
+  }
+
+  function summaryOf(
+    item: ListedRecord,
+    eventType: string | undefined,
+    subscriptionId: string | undefined,
+  ): NotificationSummary {
     const summary: NotificationSummary = {
       id: item.id,
       state: item.state,
@@ -222,10 +244,8 @@ export function createAdmin(options: AdminOptions): Admin {
         limit: joined ? Math.max(limit - items.length, 50) : limit,
         ...(cursor ? { cursor } : {}),
       });
-      for (const item of page.items) {
-        const summary = await summaryOf(item);
+      for (const summary of await summariesOf(page.items))
         if (!joined || matchesJoined(summary, request)) items.push(summary);
-      }
       cursor = page.cursor;
       if (!cursor || items.length >= limit || !joined || pages >= 20) return cursor ? { items, cursor } : { items };
     }

@@ -1,6 +1,6 @@
 import type PgBoss from "pg-boss";
 import type { NotificationJobData } from "../bullmq/job-data.js";
-import { failuresOf, type JobView, type QueueJobs } from "../queue/queue-jobs.js";
+import { aboutJobData, failuresOf, type JobAbout, type JobView, type QueueJobs } from "../queue/queue-jobs.js";
 import type { JobTable } from "./job-table.js";
 
 /** A job's data as pg-boss keeps it, with the failures it was redriven after (`JobFailure`s). */
@@ -28,7 +28,7 @@ export function pgBossJobs(options: {
 }): QueueJobs {
   const { boss, name, deadLetter, table, jobIdFor, place } = options;
   const db = () => boss.getDb();
-  const statements = jobStatements(table.job);
+  const statements = jobStatements(table.job, table.job.replace(/\.job$/, ".archive"));
 
   const deadLetters = async (id: string): Promise<DeadLetterRow[]> =>
     (await db().executeSql(statements.deadLettersOf, [deadLetter, id])).rows as DeadLetterRow[];
@@ -57,6 +57,16 @@ export function pgBossJobs(options: {
       if (data.order) view.order = data.order;
       if (data.notification !== undefined) view.notification = data.notification;
       return view;
+    },
+    async about(ids) {
+      const found = new Map<string, JobAbout>();
+      if (ids.length === 0) return found;
+      const { rows } = await db().executeSql(statements.about, [name, ids.map(jobIdFor)]);
+      for (const row of rows as Array<{ data: KeptData | null }>) {
+        const about = row.data ? aboutJobData(row.data) : undefined;
+        if (about && typeof row.data?.id === "string") found.set(row.data.id, about);
+      }
+      return found;
     },
     async failures(id) {
       const [job, dead] = await Promise.all([mainJob(id), deadLetters(id)]);
@@ -101,7 +111,7 @@ export function pgBossJobs(options: {
 }
 
 /** What the console reads of pg-boss's job table that pg-boss's API has no call for. */
-function jobStatements(job: string) {
+function jobStatements(job: string, archive: string) {
   const ready = "state < 'active' AND start_after <= now()";
   return {
     /** A notification's jobs waiting in a dead-letter queue (`$2`: its id, as the job data names it). */
@@ -110,6 +120,9 @@ function jobStatements(job: string) {
     /** The notification ids in a dead-letter queue, newest first, `$3` from the `$2`th. */
     deadLetterIds: `SELECT data->>'id' AS id FROM ${job} WHERE name = $1 AND state < 'active'
       ORDER BY created_on DESC, id DESC OFFSET $2 LIMIT $3`,
+    /** The jobs `$2` (their ids) of queue `$1`, archived ones too: a list page's in one statement. */
+    about: `SELECT data FROM ${job} WHERE name = $1 AND id = ANY($2::uuid[])
+      UNION ALL SELECT data FROM ${archive} WHERE name = $1 AND id = ANY($2::uuid[])`,
     waitingCount: `SELECT count(*)::int AS count FROM ${job} WHERE name = $1 AND state < 'active'`,
     counts: `SELECT count(*) FILTER (WHERE ${ready})::int AS waiting,
         count(*) FILTER (WHERE state = 'active')::int AS active,

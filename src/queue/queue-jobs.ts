@@ -7,6 +7,11 @@ export interface QueueJobs {
   /** The queue's name for people: `BullMQ`, `pg-boss`. */
   readonly kind: string;
   view(id: string): Promise<JobView | undefined>;
+  /**
+   * What the jobs of `ids` tell of each (event type, subscription, order key), in one round trip: a
+   * list page's lines, without a job view each. Ids without a job are left out.
+   */
+  about(ids: readonly string[]): Promise<Map<string, JobAbout>>;
   /** The failures the notification was redriven after, oldest first, kept when its job is not. */
   failures(id: string): Promise<JobFailure[]>;
   /**
@@ -29,6 +34,27 @@ export interface QueueCounts {
   failed: number;
   /** How long the oldest waiting job has waited. */
   lagMs?: number;
+}
+
+/** What a job tells of its notification in clear, sealed or not (the subscription only when not sealed). */
+export interface JobAbout {
+  eventType: string;
+  subscriptionId?: string;
+  order?: { key: string; position?: string };
+}
+
+/** What job data tells in clear: its event type, order key and, when not sealed, the subscription. */
+export function aboutJobData(data: {
+  event_type?: unknown;
+  order?: { key: string; position?: string };
+  notification?: { resource?: { id?: unknown } };
+}): JobAbout | undefined {
+  if (typeof data.event_type !== "string") return undefined;
+  const about: JobAbout = { eventType: data.event_type };
+  const subscription = data.notification?.resource?.id;
+  if (typeof subscription === "string") about.subscriptionId = subscription;
+  if (data.order) about.order = data.order;
+  return about;
 }
 
 /** A failure a job was redriven after: when, after how many attempts in all (the record's count), and its reason. */
