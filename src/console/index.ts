@@ -1,7 +1,7 @@
 // merchant-webhooks/console: the admin API and the notification console served over it.
 
 export type { ListedRecord, ListPage, ListQuery } from "../idempotency/store.js";
-export type { JobFailure, JobView } from "../queue/queue-jobs.js";
+export type { JobAbout, JobFailure, JobView, QueueCounts, QueueJobs } from "../queue/queue-jobs.js";
 export {
   type Admin,
   AdminError,
