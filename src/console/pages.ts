@@ -130,7 +130,7 @@ export function listPage(
     "Notifications",
     html`<h1>Notifications</h1>
 ${filterForm(ctx, "/notifications", filter, true)}
-${summaryTable(ctx, items)}
+${items.length === 0 && next ? html`<p class="muted">None among the records read so far; older ones are on the next pages.</p>` : summaryTable(ctx, items)}
 ${next ? html`<p><a rel="next" href="${ctx.base}/notifications${queryString({ ...stringFilter(filter), cursor: next })}">Next page →</a></p>` : ""}`,
   );
 }
