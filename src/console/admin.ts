@@ -411,7 +411,6 @@ export function createAdmin(options: AdminOptions): Admin {
     const state = found?.record.state;
     if (state === "completed") return `already completed: ${found!.record.answer?.message ?? ""}`;
     if (state === "processing") return "being processed now";
-    if (state === "queued") return "queued already, waiting for a worker";
     if (await jobs?.retryFailed(id, failureOf(found))) return undefined;
     const noJob = jobs ? `no dead letter of it in the ${jobs.kind} queue` : "the queue keeps no jobs to redrive";
     if (!recorder) return `${noJob}, and no recorder to replay it from`;
