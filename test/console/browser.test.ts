@@ -1,7 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:http";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
@@ -9,62 +7,15 @@ import { createWorker } from "merchant-webhooks/bullmq";
 import { consoleHandler } from "merchant-webhooks/console";
 import { serveConsole } from "merchant-webhooks/node";
 import { redisStore } from "merchant-webhooks/redis";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { accessibilityProblems, CHROMIUM, consoleBrowser, redriveUntilCompleted } from "./chromium.js";
 import { consoleRig } from "./rig.js";
 
-/** Debian's chromium package; `.ci/run` installs it as it installs Redis. Nothing is downloaded here. */
-const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = fileURLToPath(new URL("../../test-output/console/", import.meta.url));
 const USER = { username: "ops", password: "console-browser-pw" };
-/**
- * axe-core, the accessibility engine, evaluated into each page over the DevTools protocol (the
- * console's CSP allows no inline script, and the protocol is not subject to it). Nothing is downloaded.
- */
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-const WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
-
-/** What axe finds against WCAG 2.1 A and AA on the page as it stands, in light and in dark colours. */
-async function accessibilityProblems(page: Page): Promise<string[]> {
-  const found: string[] = [];
-  for (const colorScheme of ["light", "dark"] as const) {
-    await page.emulateMedia({ colorScheme });
-    await page.evaluate(AXE);
-    const violations = await page.evaluate(async (tags) => {
-      const axe = (
-        globalThis as unknown as {
-          axe: {
-            run(
-              context: unknown,
-              options: unknown,
-            ): Promise<{
-              violations: Array<{
-                id: string;
-                help: string;
-                nodes: Array<{ target: unknown[]; failureSummary?: string }>;
-              }>;
-            }>;
-          };
-        }
-      ).axe;
-      const result = await axe.run(document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] });
-      return result.violations.map((v) => ({
-        id: v.id,
-        help: v.help,
-        nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`),
-      }));
-    }, WCAG_21_AA);
-    for (const v of violations)
-      found.push(
-        `${colorScheme} ${new URL(page.url()).pathname} ${v.id} (${v.help}):\n  ${v.nodes.slice(0, 4).join("\n  ")}`,
-      );
-  }
-  await page.emulateMedia({ colorScheme: "light" });
-  return found;
-}
 
 describe("the console in a real browser", () => {
   const prefix = uniquePrefix("console-browser");
@@ -98,10 +49,8 @@ describe("the console in a real browser", () => {
       }),
     ),
   );
-  const userDataDir = mkdtempSync(join(tmpdir(), "mw-console-chromium-"));
-  let context: BrowserContext;
+  let browser: Awaited<ReturnType<typeof consoleBrowser>>;
   let origin: string;
-  const problems: string[] = [];
 
   beforeAll(async () => {
     expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package`).toBe(true);
@@ -131,27 +80,11 @@ describe("the console in a real browser", () => {
       20_000,
       "the broken one to fail",
     );
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      httpCredentials: USER,
-      viewport: { width: 1280, height: 860 },
-    });
+    browser = await consoleBrowser(USER);
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close();
-    rmSync(userDataDir, { recursive: true, force: true });
+    await browser?.close();
     await new Promise((resolve) => server.close(resolve));
     await worker.close({ timeoutMs: 5_000 });
     await receiver.close();
@@ -160,16 +93,7 @@ describe("the console in a real browser", () => {
     redis.disconnect();
   });
 
-  /** A page that records every console error (a CSP violation is one) and failed request. */
-  async function openPage(): Promise<Page> {
-    const page = await context.newPage();
-    page.on("console", (message) => {
-      if (message.type() === "error") problems.push(message.text());
-    });
-    page.on("pageerror", (err) => problems.push(err.message));
-    page.on("dialog", (dialog) => void dialog.accept());
-    return page;
-  }
+  const openPage = () => browser.openPage();
 
   it("opens the list, opens a failed notification, redrives it and sees it complete", async () => {
     const page = await openPage();
@@ -216,13 +140,7 @@ describe("the console in a real browser", () => {
 
     // The cause is fixed; Redrive (a POST with the page's CSRF token, after a confirm).
     ledgerUp = true;
-    await page.getByRole("button", { name: "Redrive" }).click();
-    await page.waitForURL(/done=/);
-    expect(await page.locator(".notice").textContent()).toContain("redriven 1 of 1");
-    // The page refreshes itself while the notification is queued or running.
-    await expect
-      .poll(() => page.locator("table .state").first().textContent(), { timeout: 30_000, interval: 500 })
-      .toBe("completed");
+    await redriveUntilCompleted(page);
     expect(await page.locator("ol.timeline").textContent()).toContain("completed");
     await page.screenshot({ path: join(SHOTS, "notification-completed.png"), fullPage: true });
     a11y.push(...(await accessibilityProblems(page)));
@@ -233,7 +151,7 @@ describe("the console in a real browser", () => {
     await page.screenshot({ path: join(SHOTS, "subscription.png"), fullPage: true });
     a11y.push(...(await accessibilityProblems(page)));
 
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
     // A page of its own for what is not there (a 404, which the browser logs): the same landmarks and colours.
     const missing = await page.goto(`${origin}/console/notifications/WH-not-there`);
     expect(missing?.status()).toBe(404);
