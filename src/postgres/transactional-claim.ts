@@ -17,10 +17,13 @@ import {
 import { fenceCall, sealedCommit } from "./fence-sql.js";
 import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
 import type { QualifiedNames } from "./names.js";
-import { begin, type Query, retryConflicts, type Sessions } from "./sessions.js";
+import { begin, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
 import type { SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
+
+/** SQLSTATE of a statement sent in a transaction a failed statement aborted. */
+const IN_FAILED_TRANSACTION = "25P02";
 
 /** Whether `task` has settled by now (a turn of the microtask queue later). */
 const settled = (task: Promise<unknown>) =>
@@ -128,8 +131,12 @@ async function inTransaction(
     try {
       const result = await claim(query, written, opening, bound);
       if (result?.status !== "claimed" && result?.status !== "stale") {
-        // Not run here: whatever the claim wrote commits, past the fence it may have put up.
-        await query(sealedCommit(token));
+        // Not run here: whatever the claim wrote commits, past the fence it may have put up. A claim
+        // that answered for a failed statement (a key's row held elsewhere) has nothing to commit.
+        await query(sealedCommit(token)).catch(async (err: unknown) => {
+          if (sqlState(err) !== IN_FAILED_TRANSACTION) throw err;
+          await query("ROLLBACK");
+        });
         db.release(client);
         return { client: undefined, result };
       }
