@@ -108,6 +108,9 @@ BEGIN
   -- A claim run in its own transaction fences it once it holds the id (see fence-sql.ts).
   IF locked AND p_fence THEN
     PERFORM ${names.fenceFunction}(p_owner);
+  ELSIF p_fence AND p_bound_ms IS NOT NULL THEN
+    -- Held: by a transaction idle past the bound, the server's own limit lifted from within, it ends now.
+    PERFORM ${names.endOverdueFunction}(hashtextextended(p_lock, 0), p_bound_ms);
   END IF;
   IF locked AND p_insert THEN
     INSERT INTO ${records} (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, waiting)

@@ -16,6 +16,11 @@ import { literal } from "./sessions.js";
  *   commit unless the completion (or the library's own commit of a claim handed to a queue or not
  *   run) has sealed the transaction with the same token in `merchant_webhooks.sealed`. A `COMMIT` the
  *   handler sends fails, and the whole transaction rolls back: nothing of the run is kept early.
+ * - The server's bound on a handler's transaction (`idle_in_transaction_session_timeout`, set by the
+ *   claim) is the transaction's own setting, which the handler can lift (`RESET ALL`, `SET LOCAL ... =
+ *   0`). So the next delivery of the id enforces it too: a claim that finds the id held by a backend
+ *   idle in its transaction for longer than the claim's own bound terminates that backend (the
+ *   holder is frozen, or its handler hangs past its time limit), and the id is free for its retry.
  */
 
 /** The transaction-local setting that holds the claim's token while its transaction is the claim's. */
@@ -62,6 +67,29 @@ DO $$ BEGIN
     ALTER TABLE ${names.fence} ENABLE ALWAYS TRIGGER ${trigger};
   END IF;
 END $$;
+
+-- The backend holding advisory lock p_key (a one-key lock: its high and low halves), if idle in its
+-- transaction for longer than p_bound_ms, terminated. A backend of another role this one may not
+-- signal is left to its own limits.
+CREATE OR REPLACE FUNCTION ${names.endOverdueFunction}(p_key bigint, p_bound_ms integer) RETURNS void
+LANGUAGE plpgsql AS $overdue$
+DECLARE
+  holder integer;
+BEGIN
+  SELECT a.pid INTO holder FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND l.classid = ((p_key >> 32) & 4294967295)::oid AND l.objid = (p_key & 4294967295)::oid AND l.objsubid = 1
+      AND a.state IN ('idle in transaction', 'idle in transaction (aborted)')
+      AND a.state_change < clock_timestamp() - p_bound_ms * interval '1 millisecond';
+  IF holder IS NOT NULL THEN
+    BEGIN
+      PERFORM pg_terminate_backend(holder);
+    EXCEPTION WHEN insufficient_privilege THEN
+      NULL;
+    END;
+  END IF;
+END
+$overdue$;
 
 CREATE OR REPLACE FUNCTION ${names.fenceFunction}(p_token text) RETURNS void
 LANGUAGE plpgsql AS $fence$

@@ -30,10 +30,14 @@ export interface QualifiedNames {
    */
   claimFunction: string;
   completeFunction: string;
-  /** The fence around a handler's transaction (see fence-sql.ts): its table, the function that puts it up, its trigger's function. */
+  /**
+   * The fence around a handler's transaction (see fence-sql.ts): its table, the function that puts it
+   * up, its trigger's function, and the function that ends a holder idle past its bound.
+   */
   fence: string;
   fenceFunction: string;
   fenceCheckFunction: string;
+  endOverdueFunction: string;
 }
 
 export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE }: TableNames = {}): QualifiedNames {
@@ -63,5 +67,6 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     fence: `${quote(schema)}.${quote(`${table}_fence`)}`,
     fenceFunction: `${quote(schema)}.${quote(`${table}_fence_v3`)}`,
     fenceCheckFunction: `${quote(schema)}.${quote(`${table}_fence_check_v3`)}`,
+    endOverdueFunction: `${quote(schema)}.${quote(`${table}_end_overdue_v3`)}`,
   };
 }
