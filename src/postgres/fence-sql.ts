@@ -95,8 +95,12 @@ CREATE OR REPLACE FUNCTION ${names.fenceFunction}(p_token text) RETURNS void
 LANGUAGE plpgsql AS $fence$
 BEGIN
   PERFORM set_config('${CLAIM_SETTING}', p_token, true);
-  INSERT INTO ${names.fence} AS f (backend, token) VALUES (pg_backend_pid(), p_token)
-    ON CONFLICT (backend) DO UPDATE SET token = EXCLUDED.token;
+  -- The backend's row is there but for its first claim: an update in place, no speculative insert.
+  UPDATE ${names.fence} SET token = p_token WHERE backend = pg_backend_pid();
+  IF NOT FOUND THEN
+    INSERT INTO ${names.fence} AS f (backend, token) VALUES (pg_backend_pid(), p_token)
+      ON CONFLICT (backend) DO UPDATE SET token = EXCLUDED.token;
+  END IF;
 END
 $fence$;`;
 }
