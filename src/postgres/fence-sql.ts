@@ -96,11 +96,16 @@ LANGUAGE plpgsql AS $fence$
 BEGIN
   PERFORM set_config('${CLAIM_SETTING}', p_token, true);
   -- The backend's row is there but for its first claim: an update in place, no speculative insert.
-  UPDATE ${names.fence} SET token = p_token WHERE backend = pg_backend_pid();
-  IF NOT FOUND THEN
-    INSERT INTO ${names.fence} AS f (backend, token) VALUES (pg_backend_pid(), p_token)
-      ON CONFLICT (backend) DO UPDATE SET token = EXCLUDED.token;
+  -- Not at serializable, where the update's read of the index would take a predicate lock that the
+  -- other backends' first inserts write into (serialization failures): there the upsert reads nothing.
+  IF current_setting('transaction_isolation') <> 'serializable' THEN
+    UPDATE ${names.fence} SET token = p_token WHERE backend = pg_backend_pid();
+    IF FOUND THEN
+      RETURN;
+    END IF;
   END IF;
+  INSERT INTO ${names.fence} AS f (backend, token) VALUES (pg_backend_pid(), p_token)
+    ON CONFLICT (backend) DO UPDATE SET token = EXCLUDED.token;
 END
 $fence$;`;
 }
