@@ -261,6 +261,7 @@ function completingJob(
   return {
     result: transaction.result,
     transaction: handlers.handle,
+    watchLoss: transaction.watchLoss?.bind(transaction),
     rollback: (error) => {
       handlers.close();
       return transaction.rollback(error);
