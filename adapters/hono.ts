@@ -35,7 +35,7 @@ export interface SubscriptionWebhookEnv {
 }
 
 /** A Hono middleware that answers every request it is given; `next` is never called. */
-export interface SubscriptionWebhookMiddleware extends MiddlewareHandler<SubscriptionWebhookEnv> {
+export interface HonoSubscriptionWebhook extends MiddlewareHandler<SubscriptionWebhookEnv> {
   /** The core behind the middleware; `close()` waits for background writes on shutdown. */
   readonly receiver: Receiver;
 }
@@ -46,7 +46,7 @@ export interface SubscriptionWebhookMiddleware extends MiddlewareHandler<Subscri
  * read the body (`c.req.json()`, a validator); answers the status table; sets `c.var.notification`
  * once the notification is accepted, for middleware that runs around it.
  */
-export function subscriptionWebhook(options: ReceiverOptions): SubscriptionWebhookMiddleware {
+export function subscriptionWebhook(options: ReceiverOptions): HonoSubscriptionWebhook {
   const receiver = createReceiver(options, {
     bodyParserFix: "read the body in no middleware before the webhook (c.req.json(), a validator)",
   });

@@ -19,6 +19,7 @@ import {
   type SubscriptionHandlers,
 } from "./handlers.js";
 import { OUTCOMES } from "./outcomes.js";
+import { failureOutcome, retryDecision, type SteeredFailure } from "./retry-decision.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
 export interface ClaimedRun {
@@ -67,6 +68,12 @@ export interface ClaimedHooks {
    * background (a receiver, which answers at once) or while the job holds its place (a worker).
    */
   retryCompletion: (write: () => Promise<unknown>) => unknown;
+  /**
+   * A handler's `RetryAfterError`: keep the claim for a run again after `delayMs` instead of failing
+   * the record; true when it is kept (the in-process queue, which holds the claim meanwhile). Default:
+   * the record fails like any run, and whoever retries it waits (see `retryDecision`).
+   */
+  holdForRetry?: (delayMs: number) => Promise<boolean>;
   /** Runs the handler in its span (see `observeHandler`). Default: runs it as it is. */
   observeHandler?: HandlerObserver;
   /**
@@ -79,7 +86,7 @@ export interface ClaimedHooks {
 
 export type ClaimedOutcome =
   | { outcome: "processed" | "unhandled" | "stale" }
-  | { outcome: "handler_failed" | "handler_timeout"; err: unknown };
+  | { outcome: SteeredFailure | "handler_timeout"; err: unknown };
 
 /** Run the handler for a claimed notification, then record its outcome under the claim's owner. */
 export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<ClaimedOutcome> {
@@ -112,8 +119,10 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
         {
           timeoutMs: run.timeoutMs,
           leaseMs: run.leaseMs,
-          // A transaction's claim has no lease to lose: it lasts as long as the connection does.
+          // A transaction's claim has no lease to lose: it lasts as long as the connection does, unless
+          // the transaction itself is lost under the handler.
           extendLease: transaction ? async () => true : async () => store.extend(claim, run.leaseMs),
+          watchLoss: transaction?.watchLoss?.bind(transaction),
         },
       );
     try {
@@ -125,7 +134,17 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
       } else await runIt();
     } catch (err) {
       if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();
-      const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
+      const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : failureOutcome(err);
+      const decision = retryDecision(err);
+      if (
+        decision.retry === "after" &&
+        hooks.holdForRetry &&
+        !transaction &&
+        (await hooks.holdForRetry(decision.delayMs))
+      ) {
+        if (ctx) await reportFailure(run, err, ctx);
+        return { outcome: failed, err };
+      }
       // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
       if (transaction) await transaction.rollback(failed);
       else {
@@ -336,6 +355,8 @@ export interface RunLimits {
   leaseMs: number;
   /** Pushes the claim's lease forward; false when another process took the claim. */
   extendLease: () => Promise<boolean>;
+  /** Given the run's stop, for a claim that can be lost otherwise than by its lease (a transaction). */
+  watchLoss?: ((stop: (error: Error) => void) => void) | undefined;
 }
 
 /**
@@ -366,6 +387,7 @@ export async function runHandler(
     rejectRun(error);
   };
 
+  limits.watchLoss?.(stop);
   const left = Math.max(0, limits.timeoutMs - (performance.now() - started));
   const timer =
     limits.timeoutMs > 0 ? setTimeout(() => stop(new HandlerTimeoutError(limits.timeoutMs)), left) : undefined;
