@@ -16,6 +16,7 @@ import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { PgBossSetupError } from "./job-table.js";
 import { checkBoss, checkStarted, pgBossQueue, queueName } from "./pg-boss-queue.js";
+import { restoringEvery } from "./restore-archived.js";
 import { type PgBossRunner, type ReadyJob, runJob } from "./run-job.js";
 
 export interface CreatePgBossWorkerOptions extends SubscriptionHandlers, HandlerHooks {
@@ -189,6 +190,8 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
       throw err;
     }));
 
+  const restore = restoringEvery(() => boss.getDb(), queue.table, [name, queue.deadLetter], logger);
+
   async function poll(): Promise<void> {
     let readyLogged = false;
     while (!stopping) {
@@ -204,6 +207,7 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
       try {
         await setUp();
         checkStarted("createPgBossWorker", boss);
+        await restore();
         jobs = (await boss.getDb().executeSql(queue.table.ready, [name, free, skipped])).rows;
         readyLogged = false;
       } catch (err) {

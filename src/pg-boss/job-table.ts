@@ -41,6 +41,10 @@ export function jobIdFor(queue: string, notificationId: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** The columns of pg-boss 10's job (and archive) table a restored job keeps as they were. */
+const RESTORED = `id, name, priority, data, state, retry_limit, retry_count, retry_delay, retry_backoff, start_after,
+  started_on, singleton_key, singleton_on, expire_in, created_on, dead_letter, policy, output`;
+
 /**
  * The statements on pg-boss's job table that its API has no call for: finding jobs without taking
  * them, and taking one named job inside the caller's transaction. pg-boss's own `fetch` commits a job
@@ -88,6 +92,18 @@ export function jobTable(schema: string) {
      */
     settle: `UPDATE ${job} SET state = 'completed', started_on = COALESCE(started_on, now()), completed_on = now()
       WHERE name = $1 AND id = $2 AND state < 'active'`,
+    /**
+     * Put back jobs of queue `$1` that pg-boss's maintenance archived while they still waited (past
+     * their `keep_until`, 14 days by default): a notification's only copy, its record still queued
+     * or failed. Back in the job table as they were, with a fresh retention as long as their first
+     * (an hour at least). `$2` is one job's id, or null for all of the queue's. Answers the ids put back.
+     */
+    restore: `WITH gone AS (
+        DELETE FROM ${schema}.archive WHERE name = $1 AND state < 'active' AND ($2::uuid IS NULL OR id = $2::uuid)
+        RETURNING *)
+      INSERT INTO ${job} (${RESTORED}, keep_until)
+        SELECT ${RESTORED}, now() + GREATEST(keep_until - created_on, interval '1 hour') FROM gone
+      ON CONFLICT DO NOTHING RETURNING id`,
     /** Jobs waiting in a queue (a dead-letter queue), oldest first, after the key (`$2`, `$3`) of the last page. */
     waiting: `SELECT id, data, created_on FROM ${job}
       WHERE name = $1 AND state < 'active' AND (created_on, id) > ($2::timestamptz, $3::uuid)

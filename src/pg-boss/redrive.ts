@@ -3,6 +3,7 @@ import type { NotificationJobData } from "../bullmq/job-data.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";
 import { checkBoss, DEFAULT_PG_BOSS_JOB_OPTIONS, type PgBossJobOptions, placeJob, queueName } from "./pg-boss-queue.js";
+import { restoreArchived } from "./restore-archived.js";
 
 export interface PgBossRedriveOptions {
   /** A started `PgBoss` on the queue's database. */
@@ -59,6 +60,8 @@ export async function redrive(options: PgBossRedriveOptions): Promise<PgBossRedr
   if (!(await boss.getQueue(name)))
     throw new PgBossQueueNotFoundError(name, (await boss.getQueues()).map((queue) => queue.name).sort());
   const place = { boss, name, sendOptions: { ...DEFAULT_PG_BOSS_JOB_OPTIONS, ...options.jobOptions, deadLetter } };
+  // Dead letters pg-boss's retention archived are dead letters still: back in their queue first.
+  if (!options.dryRun) await restoreArchived(boss.getDb(), table, [deadLetter]);
   const wanted = options.ids ? new Set(options.ids) : undefined;
   const redriven = new Set<string>();
   let after: [Date | string, string] = ["-infinity", "00000000-0000-0000-0000-000000000000"];

@@ -165,6 +165,10 @@ async function runInTransaction(
   let taken: { data: unknown; created_ms: number } | undefined;
   try {
     [taken] = (await client.query(runner.table.take, [runner.name, jobId])).rows;
+    // Archived by pg-boss's retention while it waited (a waiter of a long-held subscription): put back
+    // in this transaction, and taken.
+    if (!taken && (await client.query(runner.table.restore, [runner.name, jobId])).rows.length > 0)
+      [taken] = (await client.query(runner.table.take, [runner.name, jobId])).rows;
   } catch {
     await transaction.rollback("store_unavailable");
     return "store_unavailable";
