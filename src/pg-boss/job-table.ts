@@ -77,7 +77,19 @@ export function jobTable(schema: string) {
      */
     take: `UPDATE ${job} SET state = 'active', started_on = now(), retry_count = ${counted}
       WHERE name = $1 AND id = $2 AND state < 'active'
-      RETURNING data, (extract(epoch from created_on) * 1000)::float8 AS created_ms`,
+      RETURNING data, (extract(epoch from created_on) * 1000)::float8 AS created_ms, retry_count, retry_limit`,
+    /** A job's state and, when it waits to be retried, in how many ms it is due. */
+    due: `SELECT state, greatest(0, extract(epoch from start_after - now()) * 1000)::float8 AS due_in_ms
+      FROM ${job} WHERE name = $1 AND id = $2`,
+    /**
+     * Whether a redriven job of order key `$3` placed before `$4` (its position, a line feed, its
+     * id, compared as the waiting list compares them) still waits in queue `$1`, other than `$2`: a
+     * redriven dead letter is not in its key's waiting list, and runs only after the older ones.
+     */
+    olderRedriven: `SELECT 1 FROM ${job} WHERE name = $1 AND state < 'active' AND id <> $2 AND data ? 'redriven'
+        AND data->'order'->>'key' = $3
+        AND (coalesce(data->'order'->>'position', '') || E'\\n' || (data->>'id')) COLLATE "C" < $4::text COLLATE "C"
+      LIMIT 1`,
     /**
      * Count a failed attempt on a job whose transaction rolled back (so it is not `active`), before
      * pg-boss's `fail` retries or dead-letters it; `$3` true makes it the last attempt.

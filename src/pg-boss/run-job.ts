@@ -58,6 +58,31 @@ type RunOutcome =
 
 /** When the store cannot be reached: look at the job again after this long. */
 const STORE_RETRY_MS = 1_000;
+/** A redriven job of a subscription behind an older redriven one: looked at again after this long. */
+const REDRIVEN_WAIT_MS = 100;
+
+/** A job as `take` answers it: its data, and its retries so far and allowed. */
+interface TakenJob {
+  data: unknown;
+  created_ms: number;
+  retry_count: number;
+  retry_limit: number;
+}
+
+/**
+ * Whether an older redriven job of the same subscription still waits. Out of attempts, an ordered
+ * notification leaves its subscription's waiting list; redriven, its job is back but not its place
+ * in the list, and dead letters redriven together would otherwise race for the subscription, the
+ * older ones turning stale behind a newer one. Their jobs say their order: the oldest runs first.
+ */
+async function olderRedrivenWaits(runner: PgBossRunner, job: ReadyJob, own: NotificationJob): Promise<boolean> {
+  if ((job.data as { redriven?: unknown } | null)?.redriven === undefined) return false;
+  const place = `${own.order!.position ?? ""}\n${own.id}`;
+  const { rows } = await runner.boss
+    .getDb()
+    .executeSql(runner.table.olderRedriven, [runner.name, job.id, own.order!.key, place]);
+  return rows.length > 0;
+}
 
 /**
  * Look at one ready job: claim its notification in a transaction (taking over the receiver's queued
@@ -82,6 +107,7 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
     return { done: true };
   }
   const id = own.id;
+  if (own.order && (await olderRedrivenWaits(runner, job, own))) return { done: false, retryInMs: REDRIVEN_WAIT_MS };
   const request: ClaimRequest = {
     id,
     fingerprint: own.fingerprint,
@@ -162,7 +188,7 @@ async function runInTransaction(
   const started = performance.now();
   const client = transaction.transaction as Queryable;
   const jobId = runner.jobIdFor(claim.id);
-  let taken: { data: unknown; created_ms: number } | undefined;
+  let taken: TakenJob | undefined;
   try {
     [taken] = (await client.query(runner.table.take, [runner.name, jobId])).rows;
     // Archived by pg-boss's retention while it waited (a waiter of a long-held subscription): put back
@@ -191,6 +217,23 @@ async function runInTransaction(
     return "invalid";
   }
   const attempt = Math.max(1, claim.attempt - 1);
+  // An ordered notification whose attempt fails with attempts left keeps its place at the head of its
+  // subscription's waiting list, the subscription held until its retry: nothing later runs before it.
+  const lane =
+    claim.status === "claimed" &&
+    claim.order !== undefined &&
+    taken.retry_count < taken.retry_limit &&
+    transaction.savepoint !== undefined &&
+    transaction.requeueInLane !== undefined;
+  if (lane) {
+    try {
+      await transaction.savepoint!();
+    } catch {
+      await transaction.rollback("store_unavailable");
+      return "store_unavailable";
+    }
+  }
+  const failed = { inLane: false };
   const queueLagMs = Date.now() - data.receivedAt;
   const observation = observeJob({
     carrier: (taken.data as { trace?: unknown } | null)?.trace,
@@ -211,7 +254,7 @@ async function runInTransaction(
       leaseMs: runner.leaseMs,
       ctxLogger: runner.ctxLogger,
       order: claimedOrder(claim.order, claim, runner.onStale),
-      transaction: completingJob(transaction, client, runner, jobId),
+      transaction: completingJob(transaction, client, runner, jobId, lane ? failed : undefined),
     },
     {
       stop: runner.shutdown,
@@ -233,7 +276,7 @@ async function runInTransaction(
   if ("err" in result) {
     const err = redactErrorInPlace(result.err, runner.redact, data.notification);
     // A run cut off by the worker's close says nothing about the handler: no attempt is counted.
-    if (!runner.shutdown.aborted) await failJob(runner, jobId, err, result.outcome, false);
+    if (!runner.shutdown.aborted && !failed.inLane) await failJob(runner, jobId, err, result.outcome, false);
     runner.logger.error({ ...line, err }, "notification failed; pg-boss retries it, then dead-letters it");
   } else runner.logger.info(line, "notification processed by worker");
   return result.outcome;
@@ -245,6 +288,7 @@ function completingJob(
   client: Queryable,
   runner: PgBossRunner,
   jobId: string,
+  lane: { inLane: boolean } | undefined,
 ): TransactionalClaim {
   // The handler's own guard, closed the moment its run settles: the job's completion below goes
   // through the store's handle, and nothing the handler sends late can land beside it.
@@ -252,9 +296,17 @@ function completingJob(
   return {
     result: transaction.result,
     transaction: handlers.handle,
-    rollback: (error) => {
+    async rollback(error) {
       handlers.close();
-      return transaction.rollback(error);
+      // A handler timed out may still have a statement running: it is cancelled, as any rollback does.
+      // A run cut off by the worker's close counts no attempt: the job is left to run again at once.
+      if (!lane || error === "handler_timeout" || runner.shutdown.aborted) return transaction.rollback(error);
+      // The job failed in the same transaction as the record goes back in line: both or neither.
+      lane.inLane = await transaction.requeueInLane!(claimAttempt(transaction), error, async (db) => {
+        await runner.boss.fail(runner.name, jobId, { outcome: error }, { db: executorOn(db as Queryable) });
+        const [job] = (await (db as Queryable).query(runner.table.due, [runner.name, jobId])).rows;
+        return job?.state === "retry" ? Math.ceil(job.due_in_ms) : undefined;
+      });
     },
     detach: () => {
       handlers.close();
@@ -276,6 +328,9 @@ function completingJob(
     },
   };
 }
+
+/** The store's attempt count of a claimed or stale claim. */
+const claimAttempt = (transaction: TransactionalClaim) => (transaction.result as ClaimedOrStale).attempt;
 
 /**
  * Count a failed attempt on the job and hand it to pg-boss's `fail`: retried after its back-off while

@@ -20,6 +20,9 @@ import type { SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
 
+/** Where an ordered claim's failed attempt rolls its handler's writes back to (`requeueInLane`). */
+const HANDLER_SAVEPOINT = "merchant_webhooks_handler";
+
 /** Whether `task` has settled by now (a turn of the microtask queue later). */
 const settled = (task: Promise<unknown>) =>
   Promise.race([task.then(() => true), new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))]);
@@ -306,6 +309,42 @@ function openClaim(
       if (ended) return;
       end();
       await abandon(client, false);
+    },
+    async savepoint() {
+      await query(`SAVEPOINT ${HANDLER_SAVEPOINT}`);
+    },
+    async requeueInLane(attempt, error, retry) {
+      if (ended) return false;
+      let retryInMs: number | undefined;
+      try {
+        await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+        retryInMs = await retry(guarded.handle);
+        if (retryInMs !== undefined) {
+          const [kept] = await query<{ n: number }>(settles.requeueInLane, [
+            claimed.id,
+            claimed.owner,
+            attempt,
+            error,
+            retryInMs,
+          ]);
+          if (kept!.n !== 1) retryInMs = undefined;
+        }
+      } catch {
+        retryInMs = undefined;
+      }
+      end();
+      if (retryInMs !== undefined) {
+        try {
+          await query("COMMIT");
+          db.release(client);
+          return true;
+        } catch {
+          // Not committed: nothing of it stands, and the failure is recorded below as any other.
+        }
+      }
+      await abandon(client, false);
+      await recordFailure(error);
+      return false;
     },
     async rollback(error) {
       if (ended) return;

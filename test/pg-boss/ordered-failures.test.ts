@@ -1,0 +1,139 @@
+import { createReceiver, type HandlerContext, type SubscriptionNotification } from "merchant-webhooks";
+import { createPgBossWorker, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
+import { buildNotification } from "merchant-webhooks/testing";
+import { afterAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../support/capture-logger.js";
+import { json } from "../support/notifications.js";
+import { eventually } from "../support/redis.js";
+import { pgBossBed } from "./fixtures/bed.js";
+import { jobStates } from "./fixtures/boss.js";
+
+const post = (body: unknown) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: json(body),
+});
+const COUNT = 5;
+
+describe("failures in an ordered lane on pg-boss", () => {
+  const bed = pgBossBed(
+    "pgbolane",
+    (schema) => `CREATE TABLE "${schema}".effects (seq serial PRIMARY KEY, notification_id text NOT NULL);
+      CREATE TABLE "${schema}".stale (notification_id text NOT NULL)`,
+  );
+  const { schema, bossSchema, pool, store } = bed;
+  const cleanup: Array<() => Promise<unknown>> = [];
+  afterAll(async () => {
+    for (const step of cleanup.reverse()) await step();
+  });
+  const effects = async () =>
+    (await pool.query(`SELECT notification_id FROM "${schema}".effects ORDER BY seq`)).rows.map(
+      (r) => r.notification_id,
+    );
+  const staleCount = async () => (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".stale`)).rows[0].n;
+
+  /** A receiver with ordering and two workers on queue `name`, whose handler is `onRenew`; 3 runs, 1 s apart. */
+  function lane(name: string, onRenew: (n: SubscriptionNotification, ctx: HandlerContext) => Promise<void>) {
+    const queue = pgBossQueue({
+      boss: bed.boss,
+      name,
+      schema: bossSchema,
+      jobOptions: { retryLimit: 2, retryDelay: 1, retryBackoff: false },
+    });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
+    const onStale = async (n: SubscriptionNotification, ctx: HandlerContext) => {
+      await ctx.transaction.query(`INSERT INTO "${schema}".stale (notification_id) VALUES ($1)`, [n.id]);
+    };
+    // Two workers, as two processes would run: the lane's order holds across them.
+    for (let i = 0; i < 2; i++) {
+      const worker = createPgBossWorker({
+        boss: bed.boss,
+        name,
+        schema: bossSchema,
+        idempotency: store,
+        logger: silentLogger(),
+        pollingIntervalMs: 100,
+        onRenew,
+        onStale,
+      });
+      cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
+    }
+    cleanup.push(() => receiver.close());
+    const sub = `SUB-${process.pid}-${name}`;
+    const sent = Array.from({ length: COUNT }, (_, i) =>
+      buildNotification(
+        "SUBSCRIPTION_RENEW",
+        { resource: { id: sub, update_time: `2026-03-01T05:00:0${i}Z` } },
+        { random: true },
+      ),
+    );
+    return { receiver, sent };
+  }
+  const write = async (n: SubscriptionNotification, ctx: HandlerContext) => {
+    await ctx.transaction.query(`INSERT INTO "${schema}".effects (notification_id) VALUES ($1)`, [n.id]);
+  };
+
+  it("a handler that fails once per id: every notification completes, in position order, no redrive", async () => {
+    const failedOnce = new Set<string>();
+    const attempts: Array<{ id: string; attempt: number }> = [];
+    const { receiver, sent } = lane("once", async (n, ctx) => {
+      attempts.push({ id: n.id, attempt: ctx.attempt });
+      if (!failedOnce.has(n.id)) {
+        failedOnce.add(n.id);
+        throw new Error("transient");
+      }
+      await write(n, ctx);
+    });
+    for (const body of sent) expect((await receiver.handle(post(body))).status).toBe(200);
+    await eventually(
+      async () => (await Promise.all(sent.map((n) => store.get(n.id)))).every((r) => r?.state === "completed"),
+      40_000,
+      "every notification to complete",
+    );
+    expect(await effects()).toEqual(sent.map((n) => n.id));
+    expect(await staleCount()).toBe(0);
+    // Each ran twice: its failure, then its retry (attempt 2), and nothing else ran in between.
+    expect(attempts).toEqual(
+      sent.flatMap((n) => [
+        { id: n.id, attempt: 1 },
+        { id: n.id, attempt: 2 },
+      ]),
+    );
+    expect(await jobStates(pool, bossSchema, "once")).toEqual({ completed: COUNT });
+    expect(await jobStates(pool, bossSchema, "once_dead_letter")).toEqual({});
+  }, 60_000);
+
+  it("a handler that always fails: every lane member in the dead letters after its attempts; redriven in bulk, all run once, in order, none stale", async () => {
+    const broken = { value: true };
+    const attempts = new Map<string, number[]>();
+    const { receiver, sent } = lane("always", async (n, ctx) => {
+      attempts.set(n.id, [...(attempts.get(n.id) ?? []), ctx.attempt]);
+      if (broken.value) throw new Error("downstream down");
+      await write(n, ctx);
+    });
+    for (const body of sent) expect((await receiver.handle(post(body))).status).toBe(200);
+    await eventually(
+      async () => (await jobStates(pool, bossSchema, "always_dead_letter")).created === COUNT,
+      60_000,
+      "every lane member in the dead letters",
+    );
+    for (const n of sent) {
+      expect(attempts.get(n.id)).toEqual([1, 2, 3]);
+      expect(await store.get(n.id)).toMatchObject({ state: "failed" });
+    }
+    expect(await jobStates(pool, bossSchema, "always")).toEqual({ failed: COUNT });
+
+    broken.value = false;
+    const before = (await effects()).length;
+    const result = await redrive({ boss: bed.boss, name: "always", schema: bossSchema });
+    expect([...result.redriven].sort()).toEqual(sent.map((n) => n.id).sort());
+    await eventually(
+      async () => (await Promise.all(sent.map((n) => store.get(n.id)))).every((r) => r?.state === "completed"),
+      30_000,
+      "every redriven notification to complete",
+    );
+    expect((await effects()).slice(before)).toEqual(sent.map((n) => n.id));
+    expect(await staleCount()).toBe(0);
+    expect(await jobStates(pool, bossSchema, "always_dead_letter")).toEqual({});
+  }, 90_000);
+});
