@@ -6,6 +6,7 @@ export {
   type PgBossNotificationWorker,
   type PgBossWorkerHealth,
 } from "./create-pg-boss-worker.js";
+export { discardDeadLetters, type PgBossDiscardOptions, type PgBossDiscardResult } from "./discard.js";
 export { jobIdFor, PgBossSetupError } from "./job-table.js";
 export {
   DEFAULT_PG_BOSS_JOB_OPTIONS,

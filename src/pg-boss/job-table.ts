@@ -116,6 +116,15 @@ export function jobTable(schema: string) {
       INSERT INTO ${job} (${RESTORED}, keep_until)
         SELECT ${RESTORED}, now() + GREATEST(keep_until - created_on, interval '1 hour') FROM gone
       ON CONFLICT DO NOTHING RETURNING id`,
+    /**
+     * Remove the waiting jobs of queue `$1` (a dead-letter queue) whose notification id is one of
+     * `$2`, archived ones included. Answers the notification ids removed.
+     */
+    discard: `WITH gone AS (DELETE FROM ${job} WHERE name = $1 AND state < 'active' AND data->>'id' = ANY($2::text[])
+        RETURNING data->>'id' AS id),
+      archived AS (DELETE FROM ${schema}.archive WHERE name = $1 AND state < 'active' AND data->>'id' = ANY($2::text[])
+        RETURNING data->>'id' AS id)
+      SELECT id FROM gone UNION SELECT id FROM archived`,
     /** Jobs waiting in a queue (a dead-letter queue), oldest first, after the key (`$2`, `$3`) of the last page. */
     waiting: `SELECT id, data, created_on FROM ${job}
       WHERE name = $1 AND state < 'active' AND (created_on, id) > ($2::timestamptz, $3::uuid)
