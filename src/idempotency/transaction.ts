@@ -38,6 +38,12 @@ export interface TransactionalClaim {
   commitQueued?(): Promise<void>;
   /** Roll back the claim with everything in its transaction and record nothing: as if never claimed. */
   discard?(): Promise<void>;
+  /**
+   * The run's number as the queue counts it, for a claim the store counted otherwise (a waiter run
+   * from its key's list, whose job was read only after the claim): kept on the record, in the claim's
+   * transaction, and in the result's `attempt`. Called before the handler starts.
+   */
+  countAttempt?(attempt: number): Promise<void>;
   /** Mark where `requeueInLane` rolls the handler's writes back to: called before the handler starts. */
   savepoint?(): Promise<void>;
   /**

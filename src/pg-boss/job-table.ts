@@ -68,7 +68,8 @@ export function jobTable(schema: string) {
      * Jobs ready to run, as pg-boss's `fetch` orders them, leaving out those another worker's
      * transaction holds (running now) and `$3`, the ones this worker has in hand or put off.
      */
-    ready: `SELECT id, data, (extract(epoch from created_on) * 1000)::float8 AS created_ms FROM ${job}
+    ready: `SELECT id, data, (extract(epoch from created_on) * 1000)::float8 AS created_ms, ${counted} + 1 AS attempt
+      FROM ${job}
       WHERE name = $1 AND state < 'active' AND start_after < now() AND NOT (id = ANY($3::uuid[]))
       ORDER BY priority DESC, created_on, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
     /**

@@ -18,6 +18,8 @@ export interface ReadyJob {
   id: string;
   data: unknown;
   created_ms: number;
+  /** The run this look would be, as pg-boss counts it (its retries so far, plus one). */
+  attempt: number;
 }
 
 export interface PgBossRunner {
@@ -116,6 +118,7 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
     // The store bounds the transaction on the server by it: a frozen worker's job is free again after it.
     handlerTimeoutMs: runner.timeoutMs,
     takeQueued: true,
+    attempt: job.attempt,
     ...(own.order ? { order: own.order } : {}),
     ...(own.handoff ? { handoffFrom: own.handoff } : {}),
   };
@@ -216,7 +219,16 @@ async function runInTransaction(
     runner.logger.error({ ...fields, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
     return "invalid";
   }
-  const attempt = Math.max(1, claim.attempt - 1);
+  // One count: pg-boss's. The record keeps the same (a waiter's claim counted its own way is set right).
+  const attempt = taken.retry_count + 1;
+  if (claim.attempt !== attempt && transaction.countAttempt) {
+    try {
+      await transaction.countAttempt(attempt);
+    } catch {
+      await transaction.rollback("store_unavailable");
+      return "store_unavailable";
+    }
+  }
   // An ordered notification whose attempt fails with attempts left keeps its place at the head of its
   // subscription's waiting list, the subscription held until its retry: nothing later runs before it.
   const lane =

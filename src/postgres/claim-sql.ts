@@ -269,7 +269,7 @@ export async function claimIn(
   // Handed to a durable queue, an ordered claim joins its key's waiting list instead of taking the key.
   const holdsKey = order !== undefined && !stale && !forQueue;
   const waiting = order !== undefined && !stale && forQueue === true;
-  const attempt = (row?.attempts ?? 0) + 1;
+  const attempt = request.attempt ?? (row?.attempts ?? 0) + 1;
   await query(sql.upsert, [
     id,
     order?.key ?? null,

@@ -73,6 +73,8 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
       UPDATE ${records} r SET state = 'failed', owner = $3, lease_until = NULL, holds_key = false, waiting = false,
         attempts = $4, error = $5, updated_at = clock_timestamp()
       FROM l WHERE l.got AND r.id = $2 AND r.state <> 'completed'`,
+    /** In the claim's own transaction: the run's number as the queue counts it (`countAttempt`). */
+    setAttempt: `UPDATE ${records} SET attempts = $3 WHERE id = $1 AND owner = $2 AND state = 'processing'`,
     /**
      * In the claim's own transaction, its handler's writes rolled back: an ordered record whose
      * attempt failed and is retried after `$5` ms goes back to its place in its key's waiting list,

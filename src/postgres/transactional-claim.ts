@@ -310,6 +310,10 @@ function openClaim(
       end();
       await abandon(client, false);
     },
+    async countAttempt(attempt) {
+      await query(settles.setAttempt, [claimed.id, claimed.owner, attempt]);
+      claimed.attempt = attempt;
+    },
     async savepoint() {
       await query(`SAVEPOINT ${HANDLER_SAVEPOINT}`);
     },
