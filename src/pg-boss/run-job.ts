@@ -287,6 +287,15 @@ async function runInTransaction(
   observation.end(line, true);
   if ("err" in result) {
     const err = redactErrorInPlace(result.err, runner.redact, data.notification);
+    if (await completedElsewhere(runner, jobId)) {
+      // Its transaction was lost (a frozen or cut-off worker) and another worker ran it since: nothing
+      // failed, and nothing is left to do.
+      runner.logger.info(
+        { ...line, outcome: "completed_elsewhere", err },
+        "notification completed by another worker while this run's transaction was lost; nothing to do",
+      );
+      return result.outcome;
+    }
     // A run cut off by the worker's close says nothing about the handler: no attempt is counted.
     if (!runner.shutdown.aborted && !failed.inLane) await failJob(runner, jobId, err, result.outcome, false);
     runner.logger.error({ ...line, err }, "notification failed; pg-boss retries it, then dead-letters it");
@@ -339,6 +348,16 @@ function completingJob(
       await transaction.commit(answer);
     },
   };
+}
+
+/** Whether the job was completed by another worker: a run that lost its transaction failed nothing then. */
+async function completedElsewhere(runner: PgBossRunner, jobId: string): Promise<boolean> {
+  try {
+    const [job] = (await runner.boss.getDb().executeSql(runner.table.due, [runner.name, jobId])).rows;
+    return job?.state === "completed";
+  } catch {
+    return false;
+  }
 }
 
 /** The store's attempt count of a claimed or stale claim. */

@@ -1,11 +1,11 @@
 import { createReceiver, type HandlerContext, type SubscriptionNotification } from "merchant-webhooks";
-import { createPgBossWorker, jobIdFor, pgBossQueue } from "merchant-webhooks/pg-boss";
-import { buildNotification } from "merchant-webhooks/testing";
+import { jobIdFor, pgBossQueue } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
+import { bedWorker, laneOf } from "./fixtures/lane.js";
 
 const post = (body: unknown) => ({
   method: "POST",
@@ -34,15 +34,7 @@ describe("one attempt count on pg-boss: the record, the job and ctx.attempt agre
       jobOptions: { retryLimit: 3, retryDelay: 1, retryBackoff: false },
     });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering });
-    const worker = createPgBossWorker({
-      boss: bed.boss,
-      name,
-      schema: bossSchema,
-      idempotency: store,
-      logger: silentLogger(),
-      pollingIntervalMs: 100,
-      onRenew,
-    });
+    const worker = bedWorker(bed, name, { onRenew });
     cleanup.push(
       () => worker.close({ timeoutMs: 1_000 }),
       () => receiver.close(),
@@ -73,13 +65,7 @@ describe("one attempt count on pg-boss: the record, the job and ctx.attempt agre
   it("the waiters of an ordered subscription, run from its list: attempt 1 everywhere", async () => {
     const receiver = setup("count-ordered", true);
     const sub = `SUB-${process.pid}-count`;
-    const sent = Array.from({ length: 4 }, (_, i) =>
-      buildNotification(
-        "SUBSCRIPTION_RENEW",
-        { resource: { id: sub, update_time: `2026-03-01T06:00:0${i}Z` } },
-        { random: true },
-      ),
-    );
+    const sent = laneOf(sub, 4, 6);
     for (const body of sent) expect((await receiver.handle(post(body))).status).toBe(200);
     await eventually(completed(sent.map((n) => n.id)), 15_000, "the subscription to drain");
     for (const n of sent) {

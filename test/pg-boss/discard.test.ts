@@ -1,5 +1,5 @@
 import { createReceiver } from "merchant-webhooks";
-import { createPgBossWorker, discardDeadLetters, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
+import { discardDeadLetters, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run-cli.js";
 import { silentLogger } from "../support/capture-logger.js";
@@ -8,6 +8,7 @@ import { DATABASE_URL } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
+import { bedWorker } from "./fixtures/lane.js";
 
 const post = (body: unknown) => ({
   method: "POST",
@@ -27,13 +28,7 @@ describe("discarding a pg-boss dead letter", () => {
     const queue = pgBossQueue({ boss: bed.boss, name: "disc", schema: bossSchema, jobOptions: { retryLimit: 0 } });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
     const runs: string[] = [];
-    const worker = createPgBossWorker({
-      boss: bed.boss,
-      name: "disc",
-      schema: bossSchema,
-      idempotency: store,
-      logger: silentLogger(),
-      pollingIntervalMs: 100,
+    const worker = bedWorker(bed, "disc", {
       onRenew: async (n) => {
         runs.push(n.id);
         throw new Error("downstream down");

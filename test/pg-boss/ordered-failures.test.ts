@@ -1,12 +1,12 @@
 import { createReceiver, type HandlerContext, type SubscriptionNotification } from "merchant-webhooks";
-import { createPgBossWorker, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
-import { buildNotification } from "merchant-webhooks/testing";
+import { pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
+import { bedWorker, laneOf } from "./fixtures/lane.js";
 
 const post = (body: unknown) => ({
   method: "POST",
@@ -46,27 +46,12 @@ describe("failures in an ordered lane on pg-boss", () => {
     };
     // Two workers, as two processes would run: the lane's order holds across them.
     for (let i = 0; i < 2; i++) {
-      const worker = createPgBossWorker({
-        boss: bed.boss,
-        name,
-        schema: bossSchema,
-        idempotency: store,
-        logger: silentLogger(),
-        pollingIntervalMs: 100,
-        onRenew,
-        onStale,
-      });
+      const worker = bedWorker(bed, name, { onRenew, onStale });
       cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
     }
     cleanup.push(() => receiver.close());
     const sub = `SUB-${process.pid}-${name}`;
-    const sent = Array.from({ length: COUNT }, (_, i) =>
-      buildNotification(
-        "SUBSCRIPTION_RENEW",
-        { resource: { id: sub, update_time: `2026-03-01T05:00:0${i}Z` } },
-        { random: true },
-      ),
-    );
+    const sent = laneOf(sub, COUNT, 5);
     return { receiver, sent };
   }
   const write = async (n: SubscriptionNotification, ctx: HandlerContext) => {

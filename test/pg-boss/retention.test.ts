@@ -1,12 +1,12 @@
 import { createReceiver, type HandlerContext, type SubscriptionNotification } from "merchant-webhooks";
-import { createPgBossWorker, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
-import { buildNotification } from "merchant-webhooks/testing";
+import { type createPgBossWorker, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
+import { bedWorker, laneOf } from "./fixtures/lane.js";
 
 const post = (body: unknown) => ({
   method: "POST",
@@ -44,16 +44,7 @@ describe("a job pg-boss's retention archives while it waits", () => {
   const archived = async (queue: string) =>
     (await pool.query(`SELECT count(*)::int AS n FROM "${bossSchema}".archive WHERE name = $1`, [queue])).rows[0].n;
   const workerOn = (name: string, extra: Partial<Parameters<typeof createPgBossWorker>[0]> = {}) => {
-    const worker = createPgBossWorker({
-      boss: bed.boss,
-      name,
-      schema: bossSchema,
-      idempotency: store,
-      logger: silentLogger(),
-      pollingIntervalMs: 100,
-      onRenew: write,
-      ...extra,
-    });
+    const worker = bedWorker(bed, name, { onRenew: write, ...extra });
     cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
     return worker;
   };
@@ -87,13 +78,7 @@ describe("a job pg-boss's retention archives while it waits", () => {
     });
     cleanup.push(() => receiver.close());
     const sub = `SUB-${process.pid}-kept`;
-    const sent = Array.from({ length: 4 }, (_, i) =>
-      buildNotification(
-        "SUBSCRIPTION_RENEW",
-        { resource: { id: sub, update_time: `2026-03-01T04:00:0${i}Z` } },
-        { random: true },
-      ),
-    );
+    const sent = laneOf(sub, 4, 4);
     for (const body of sent) expect((await receiver.handle(post(body))).status).toBe(200);
     await retentionPasses("kept-ordered");
     const before = (await effects()).length;
