@@ -319,9 +319,8 @@ function completingJob(
     transaction: handlers.handle,
     async rollback(error) {
       handlers.close();
-      // A handler timed out may still have a statement running: it is cancelled, as any rollback does.
       // A run cut off by the worker's close counts no attempt: the job is left to run again at once.
-      if (!lane || error === "handler_timeout" || runner.shutdown.aborted) return transaction.rollback(error);
+      if (!lane || runner.shutdown.aborted) return transaction.rollback(error);
       // The job failed in the same transaction as the record goes back in line: both or neither.
       lane.inLane = await transaction.requeueInLane!(claimAttempt(transaction), error, async (db) => {
         await runner.boss.fail(runner.name, jobId, { outcome: error }, { db: executorOn(db as Queryable) });

@@ -321,6 +321,9 @@ function openClaim(
       if (ended) return false;
       let retryInMs: number | undefined;
       try {
+        // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+        const pid = error === "handler_timeout" ? backendOf(client) : undefined;
+        if (pid !== undefined) await canceller.cancel(pid);
         await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
         retryInMs = await retry(guarded.handle);
         if (retryInMs !== undefined) {

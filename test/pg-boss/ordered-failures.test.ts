@@ -2,17 +2,12 @@ import { createReceiver, type HandlerContext, type SubscriptionNotification } fr
 import { pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json } from "../support/notifications.js";
+import { deliverUntilAccepted } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
 import { bedWorker, laneOf } from "./fixtures/lane.js";
 
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 const COUNT = 5;
 
 describe("failures in an ordered lane on pg-boss", () => {
@@ -33,7 +28,11 @@ describe("failures in an ordered lane on pg-boss", () => {
   const staleCount = async () => (await pool.query(`SELECT count(*)::int AS n FROM "${schema}".stale`)).rows[0].n;
 
   /** A receiver with ordering and two workers on queue `name`, whose handler is `onRenew`; 3 runs, 1 s apart. */
-  function lane(name: string, onRenew: (n: SubscriptionNotification, ctx: HandlerContext) => Promise<void>) {
+  function lane(
+    name: string,
+    onRenew: (n: SubscriptionNotification, ctx: HandlerContext) => Promise<void>,
+    handlerTimeoutMs?: number,
+  ) {
     const queue = pgBossQueue({
       boss: bed.boss,
       name,
@@ -46,7 +45,7 @@ describe("failures in an ordered lane on pg-boss", () => {
     };
     // Two workers, as two processes would run: the lane's order holds across them.
     for (let i = 0; i < 2; i++) {
-      const worker = bedWorker(bed, name, { onRenew, onStale });
+      const worker = bedWorker(bed, name, { onRenew, onStale, ...(handlerTimeoutMs ? { handlerTimeoutMs } : {}) });
       cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
     }
     cleanup.push(() => receiver.close());
@@ -69,7 +68,8 @@ describe("failures in an ordered lane on pg-boss", () => {
       }
       await write(n, ctx);
     });
-    for (const body of sent) expect((await receiver.handle(post(body))).status).toBe(200);
+    // A delivery while a run holds the subscription is answered 409, and sent again, as a sender does.
+    for (const body of sent) await deliverUntilAccepted(receiver, body, 50);
     await eventually(
       async () => (await Promise.all(sent.map((n) => store.get(n.id)))).every((r) => r?.state === "completed"),
       40_000,
@@ -88,6 +88,36 @@ describe("failures in an ordered lane on pg-boss", () => {
     expect(await jobStates(pool, bossSchema, "once_dead_letter")).toEqual({});
   }, 60_000);
 
+  it("a handler that times out once, mid-statement: its retry still runs before the rest, in order, none stale", async () => {
+    const attempts: Array<{ id: string; attempt: number }> = [];
+    let stalled = false;
+    const { receiver, sent } = lane(
+      "timeout",
+      async (n, ctx) => {
+        attempts.push({ id: n.id, attempt: ctx.attempt });
+        if (!stalled) {
+          stalled = true;
+          // Past the 500 ms limit, in a statement of the run's own transaction.
+          await ctx.transaction.query("SELECT pg_sleep(5)");
+        }
+        await write(n, ctx);
+      },
+      500,
+    );
+    // A delivery while a run holds the subscription is answered 409, and sent again, as a sender does.
+    for (const body of sent) await deliverUntilAccepted(receiver, body, 50);
+    await eventually(
+      async () => (await Promise.all(sent.map((n) => store.get(n.id)))).every((r) => r?.state === "completed"),
+      40_000,
+      "every notification to complete",
+    );
+    const mine = (await effects()).filter((id) => sent.some((n) => n.id === id));
+    expect(mine).toEqual(sent.map((n) => n.id));
+    expect(await staleCount()).toBe(0);
+    expect(attempts[0]).toEqual({ id: sent[0]!.id, attempt: 1 });
+    expect(attempts[1]).toEqual({ id: sent[0]!.id, attempt: 2 });
+  }, 60_000);
+
   it("a handler that always fails: every lane member in the dead letters after its attempts; redriven in bulk, all run once, in order, none stale", async () => {
     const broken = { value: true };
     const attempts = new Map<string, number[]>();
@@ -96,7 +126,8 @@ describe("failures in an ordered lane on pg-boss", () => {
       if (broken.value) throw new Error("downstream down");
       await write(n, ctx);
     });
-    for (const body of sent) expect((await receiver.handle(post(body))).status).toBe(200);
+    // A delivery while a run holds the subscription is answered 409, and sent again, as a sender does.
+    for (const body of sent) await deliverUntilAccepted(receiver, body, 50);
     await eventually(
       async () => (await jobStates(pool, bossSchema, "always_dead_letter")).created === COUNT,
       60_000,
