@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../bullmq/job-data.js";
 import type { SealingKey } from "../bullmq/seal.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
+import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, ClaimRequest } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
@@ -52,7 +53,7 @@ type RunOutcome =
   | "processed"
   | "unhandled"
   | "stale"
-  | "handler_failed"
+  | SteeredFailure
   | "handler_timeout"
   | "invalid"
   | "job_missing"
@@ -219,8 +220,9 @@ async function runInTransaction(
     runner.logger.error({ ...fields, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
     return "invalid";
   }
-  // One count: pg-boss's. The record keeps the same (a waiter's claim counted its own way is set right).
-  const attempt = taken.retry_count + 1;
+  // One count: the worker's own claim was made with pg-boss's (counting on after a redrive); a waiter's,
+  // made from its subscription's list, is set to its job's.
+  const attempt = known ? claim.attempt : taken.retry_count + 1;
   if (claim.attempt !== attempt && transaction.countAttempt) {
     try {
       await transaction.countAttempt(attempt);
@@ -245,7 +247,8 @@ async function runInTransaction(
       return "store_unavailable";
     }
   }
-  const failed = { inLane: false };
+  // What the handler threw, seen as it ran: an ordered run's rollback asks it how to be retried.
+  const failed: { inLane: boolean; err?: unknown; retryInMs?: number } = { inLane: false };
   const queueLagMs = Date.now() - data.receivedAt;
   const observation = observeJob({
     carrier: (taken.data as { trace?: unknown } | null)?.trace,
@@ -272,7 +275,11 @@ async function runInTransaction(
       stop: runner.shutdown,
       // A transaction's completion is its commit: nothing is written after it to retry.
       retryCompletion: () => {},
-      observeHandler: observation.handler,
+      observeHandler: (info, run) =>
+        observation.handler(info, run).catch((err: unknown) => {
+          failed.err = err;
+          throw err;
+        }),
     },
   );
   const line = {
@@ -296,9 +303,22 @@ async function runInTransaction(
       );
       return result.outcome;
     }
-    // A run cut off by the worker's close says nothing about the handler: no attempt is counted.
-    if (!runner.shutdown.aborted && !failed.inLane) await failJob(runner, jobId, err, result.outcome, false);
-    runner.logger.error({ ...line, err }, "notification failed; pg-boss retries it, then dead-letters it");
+    // A handler's NonRetriableError goes to the dead letters now; its RetryAfterError sets when the retry starts.
+    const decision = retryDecision(err);
+    // A run cut off by the worker's close says nothing about the handler: no attempt is counted. An
+    // ordered run kept in line was failed in its own transaction already.
+    const retryInMs =
+      runner.shutdown.aborted || failed.inLane
+        ? failed.retryInMs
+        : await failJob(runner, jobId, err, result.outcome, decision.retry === "never", decision);
+    if (decision.retry === "never")
+      runner.logger.error({ ...line, err }, "notification refused by its handler (non-retriable); dead-lettered");
+    else if (retryInMs !== undefined)
+      runner.logger.warn(
+        { ...line, err, retry_in_ms: retryInMs },
+        "notification failed; its handler asked to be retried later, and is",
+      );
+    else runner.logger.error({ ...line, err }, "notification failed; pg-boss retries it, then dead-letters it");
   } else runner.logger.info(line, "notification processed by worker");
   return result.outcome;
 }
@@ -309,7 +329,7 @@ function completingJob(
   client: Queryable,
   runner: PgBossRunner,
   jobId: string,
-  lane: { inLane: boolean } | undefined,
+  lane: { inLane: boolean; err?: unknown; retryInMs?: number } | undefined,
 ): TransactionalClaim {
   // The handler's own guard, closed the moment its run settles: the job's completion below goes
   // through the store's handle, and nothing the handler sends late can land beside it.
@@ -320,13 +340,19 @@ function completingJob(
     async rollback(error) {
       handlers.close();
       // A run cut off by the worker's close counts no attempt: the job is left to run again at once.
-      if (!lane || runner.shutdown.aborted) return transaction.rollback(error);
+      // One its handler refused for good (NonRetriableError) is a dead letter now: the rest go ahead.
+      const decision = retryDecision(lane?.err);
+      if (!lane || runner.shutdown.aborted || decision.retry === "never") return transaction.rollback(error);
       // The job failed in the same transaction as the record goes back in line: both or neither.
-      lane.inLane = await transaction.requeueInLane!(claimAttempt(transaction), error, async (db) => {
-        await runner.boss.fail(runner.name, jobId, { outcome: error }, { db: executorOn(db as Queryable) });
-        const [job] = (await (db as Queryable).query(runner.table.due, [runner.name, jobId])).rows;
+      lane.inLane = await transaction.requeueInLane!(claimAttempt(transaction), error, async (handle) => {
+        const db = handle as Queryable;
+        await runner.boss.fail(runner.name, jobId, { outcome: error }, { db: executorOn(db) });
+        // A RetryAfterError's delay in place of pg-boss's back-off, as for any job.
+        if (decision.retry === "after") await db.query(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
+        const [job] = (await db.query(runner.table.due, [runner.name, jobId])).rows;
         return job?.state === "retry" ? Math.ceil(job.due_in_ms) : undefined;
       });
+      if (lane.inLane && decision.retry === "after") lane.retryInMs = decision.delayMs;
     },
     detach: () => {
       handlers.close();
@@ -367,13 +393,26 @@ const claimAttempt = (transaction: TransactionalClaim) => (transaction.result as
  * attempts remain, else failed and copied to the dead-letter queue. The message is the redacted
  * error's. If PostgreSQL cannot be reached, the job simply runs again, the attempt uncounted.
  */
-async function failJob(runner: PgBossRunner, jobId: string, err: unknown, outcome: string, last: boolean) {
+async function failJob(
+  runner: PgBossRunner,
+  jobId: string,
+  err: unknown,
+  outcome: string,
+  last: boolean,
+  decision?: RetryDecision,
+): Promise<number | undefined> {
   const message = err instanceof Error ? err.message : String(err);
   const reason = err instanceof HandlerTimeoutError ? "handler_timeout" : outcome;
   try {
-    await runner.boss.getDb().executeSql(runner.table.countAttempt, [runner.name, jobId, last]);
+    const db = runner.boss.getDb();
+    await db.executeSql(runner.table.countAttempt, [runner.name, jobId, last]);
     await runner.boss.fail(runner.name, jobId, { outcome: reason, message });
+    // pg-boss's `fail` has no delay of its own to take: its retry's start is moved to the handler's.
+    if (decision?.retry !== "after") return undefined;
+    const { rows } = await db.executeSql(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
+    return rows.length > 0 ? decision.delayMs : undefined;
   } catch (failure) {
     runner.logger.warn({ job_id: jobId, err: failure }, "could not record the failed attempt; the job runs again");
+    return undefined;
   }
 }
