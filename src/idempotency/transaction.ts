@@ -58,6 +58,11 @@ export interface TransactionalClaim {
     error: string,
     retry: (transaction: unknown) => Promise<number | undefined>,
   ): Promise<boolean>;
+  /**
+   * Call `stop` at once if the transaction is lost under the handler (it ended, or a statement failed
+   * and the database let go of its locks): another delivery may run the notification now.
+   */
+  watchLoss?(stop: (error: Error) => void): void;
 }
 
 /**

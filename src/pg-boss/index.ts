@@ -7,7 +7,8 @@ export {
   type PgBossWorkerHealth,
 } from "./create-pg-boss-worker.js";
 export { discardDeadLetters, type PgBossDiscardOptions, type PgBossDiscardResult } from "./discard.js";
-export { jobIdFor, PgBossSetupError } from "./job-table.js";
+// Named for pg-boss: /bullmq's jobIdFor and redrive take other arguments.
+export { jobIdFor as pgBossJobIdFor, PgBossSetupError } from "./job-table.js";
 export {
   DEFAULT_PG_BOSS_JOB_OPTIONS,
   type PgBossJobOptions,
@@ -20,5 +21,5 @@ export {
   PgBossQueueNotFoundError,
   type PgBossRedriveOptions,
   type PgBossRedriveResult,
-  redrive,
+  redrive as pgBossRedrive,
 } from "./redrive.js";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { coded } from "../shared/errors.js";
+import { coded, optionError } from "../shared/errors.js";
 
 /** pg-boss's schema when `new PgBoss()` is given none. */
 export const DEFAULT_PG_BOSS_SCHEMA = "pgboss";
@@ -19,7 +19,7 @@ export const executorOn = (client: Queryable): SqlExecutor => ({
   executeSql: (text, values) => client.query(text, values),
 });
 
-/** A pg-boss setting this package cannot work with (schema name, job table), found at start. */
+/** pg-boss's job table is not as this package reads it (another major, the wrong schema), found at start. */
 export class PgBossSetupError extends TypeError {
   override name = "PgBossSetupError";
   declare readonly code: "MW_PGBOSS_SETUP";
@@ -55,7 +55,11 @@ const RESTORED = `id, name, priority, data, state, retry_limit, retry_count, ret
  */
 export function jobTable(schema: string) {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(schema))
-    throw new PgBossSetupError(`pg-boss schema must be a plain SQL identifier, as pg-boss requires; got ${schema}`);
+    throw optionError(
+      new TypeError(`pg-boss schema must be a plain SQL identifier, as pg-boss requires; got ${schema}`),
+      "MW_INVALID_OPTION",
+      "schema",
+    );
   const job = `${schema}.job`;
   // The attempt pg-boss's `fetch` counts: every start after the first.
   const counted = "CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END";
@@ -83,9 +87,10 @@ export function jobTable(schema: string) {
     due: `SELECT state, greatest(0, extract(epoch from start_after - now()) * 1000)::float8 AS due_in_ms
       FROM ${job} WHERE name = $1 AND id = $2`,
     /**
-     * Whether a redriven job of order key `$3` placed before `$4` (its position, a line feed, its
-     * id, compared as the waiting list compares them) still waits in queue `$1`, other than `$2`: a
-     * redriven dead letter is not in its key's waiting list, and runs only after the older ones.
+     * Whether a redriven job (its data holds `redriven`, the failures it was redriven after) of order
+     * key `$3` placed before `$4` (its position, a line feed, its id, compared as the waiting list
+     * compares them) still waits in queue `$1`, other than `$2`: a redriven dead letter is not in its
+     * key's waiting list, and runs only after the older ones.
      */
     olderRedriven: `SELECT 1 FROM ${job} WHERE name = $1 AND state < 'active' AND id <> $2 AND data ? 'redriven'
         AND data->'order'->>'key' = $3

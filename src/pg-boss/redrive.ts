@@ -1,6 +1,7 @@
 import type PgBoss from "pg-boss";
 import type { NotificationJobData } from "../bullmq/job-data.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";
 import { checkBoss, DEFAULT_PG_BOSS_JOB_OPTIONS, type PgBossJobOptions, placeJob, queueName } from "./pg-boss-queue.js";
 import { restoreArchived } from "./restore-archived.js";
@@ -72,7 +73,18 @@ function inLaneOrder(letters: DeadLetter[]): DeadLetter[] {
  * crash: a job already back in the queue is left as it is. An ordered subscription's dead letters go
  * back oldest first, and run in that order.
  */
+const REDRIVE_KEYS: KnownKeys<PgBossRedriveOptions> = {
+  boss: true,
+  name: true,
+  schema: true,
+  deadLetter: true,
+  jobOptions: true,
+  ids: true,
+  dryRun: true,
+};
+
 export async function redrive(options: PgBossRedriveOptions): Promise<PgBossRedriveResult> {
+  rejectUnknownKeys("pgBossRedrive", options, Object.keys(REDRIVE_KEYS));
   const boss = checkBoss("redrive", options?.boss);
   const name = queueName("redrive", options.name);
   const deadLetter =
@@ -100,8 +112,10 @@ export async function redrive(options: PgBossRedriveOptions): Promise<PgBossRedr
   const redriven = new Set<string>();
   for (const row of inLaneOrder(letters)) {
     if (!options.dryRun) {
-      // Marked redriven, an ordered one waits for the older redriven ones of its subscription.
-      const data = row.data!.order ? { ...row.data!, redriven: new Date().toISOString() } : row.data!;
+      // Marked redriven, an ordered one waits for the older redriven ones of its subscription. The
+      // mark is the list of failures a console redrive notes there (kept as it is, or made empty).
+      const notes = (row.data as { redriven?: unknown }).redriven;
+      const data = row.data!.order ? { ...row.data!, redriven: Array.isArray(notes) ? notes : [] } : row.data!;
       // Back in the queue before out of the dead letters: a crash between the two loses nothing.
       await placeJob(place, data);
       await boss.deleteJob(deadLetter, row.id);

@@ -2,6 +2,7 @@ import type { PoolClient } from "pg";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { clockFor } from "../shared/coarse-clock.js";
+import { coded } from "../shared/errors.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { type BackendCanceller, backendOf } from "./cancel-backend.js";
 import {
@@ -14,8 +15,10 @@ import {
   takeNextIn,
   type WrittenRow,
 } from "./claim-sql.js";
-import { guardTransaction } from "./guarded-transaction.js";
-import { begin, type Query, retryConflicts, type Sessions } from "./sessions.js";
+import { fenceCall, sealedCommit } from "./fence-sql.js";
+import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
+import type { QualifiedNames } from "./names.js";
+import { begin, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
 import type { SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
@@ -23,12 +26,16 @@ const over = async () => {};
 /** Where an ordered claim's failed attempt rolls its handler's writes back to (`requeueInLane`). */
 const HANDLER_SAVEPOINT = "merchant_webhooks_handler";
 
+/** SQLSTATE of a statement sent in a transaction a failed statement aborted. */
+const IN_FAILED_TRANSACTION = "25P02";
+
 /** Whether `task` has settled by now (a turn of the microtask queue later). */
 const settled = (task: Promise<unknown>) =>
   Promise.race([task.then(() => true), new Promise<boolean>((resolve) => setImmediate(() => resolve(false)))]);
 
 export interface InboxStatements {
   db: Sessions;
+  names: QualifiedNames;
   claims: ClaimStatements;
   settles: SettleStatements;
   canceller: BackendCanceller;
@@ -53,6 +60,7 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
     },
     request,
     request.handlerTimeoutMs,
+    request.owner,
   );
   // A claim always has an answer; only takeNext may find nothing.
   return claimed as TransactionalClaim;
@@ -83,11 +91,14 @@ export async function transactionalTakeNext(
     inbox,
     KEY_LOCK_WAIT_MS,
     async (query, _written, opening, bound) => {
-      await query(bound === undefined ? opening : `${opening}; ${bounds(bound)}`);
+      // The fence goes up with the opening: a waiter's handler runs in this transaction.
+      const fence = fenceCall(inbox.names, owner);
+      await query(bound === undefined ? `${opening}; ${fence}` : `${opening}; ${bounds(bound)}; ${fence}`);
       return takeNextIn(query, inbox.claims, key, owner, leaseMs);
     },
     undefined,
     handlerTimeoutMs,
+    owner,
   );
   return taken.result === undefined ? undefined : (taken as TransactionalClaim);
 }
@@ -108,6 +119,7 @@ async function inTransaction(
   ) => Promise<ClaimResult | undefined>,
   own: ClaimRequest | undefined,
   handlerTimeoutMs: number | undefined,
+  token: string,
 ): Promise<Omit<TransactionalClaim, "result"> & { result: ClaimResult | undefined }> {
   const { db } = inbox;
   // The bound on the server is set with the claim: the handler starts right after it.
@@ -123,7 +135,12 @@ async function inTransaction(
     try {
       const result = await claim(query, written, opening, bound);
       if (result?.status !== "claimed" && result?.status !== "stale") {
-        await query("COMMIT");
+        // Not run here: whatever the claim wrote commits, past the fence it may have put up. A claim
+        // that answered for a failed statement (a key's row held elsewhere) has nothing to commit.
+        await query(sealedCommit(token)).catch(async (err: unknown) => {
+          if (sqlState(err) !== IN_FAILED_TRANSACTION) throw err;
+          await query("ROLLBACK");
+        });
         db.release(client);
         return { client: undefined, result };
       }
@@ -171,7 +188,9 @@ function openClaim(
 ): TransactionalClaim {
   const query = db.queryOn(client);
   // The handler gets the client behind a guard, closed as soon as the run settles, before anything else.
-  const guarded = guardTransaction(client);
+  // A transaction lost under the handler (ended, or failed outside a savepoint) ends the run at once.
+  let stopRun: ((error: TransactionLostError) => void) | undefined;
+  const guarded = guardTransaction(client, (error) => stopRun?.(error));
   let ended = false;
   let started = false;
   let lifted = false;
@@ -262,6 +281,10 @@ function openClaim(
       handlerStarts();
       return guarded.handle;
     },
+    watchLoss(stop) {
+      stopRun = stop;
+      if (guarded.lost) stop(guarded.lost);
+    },
     async commit(answer) {
       if (ended) return;
       end();
@@ -283,7 +306,7 @@ function openClaim(
       try {
         // Handed to a queue, the claim commits as processing, under its lease.
         await writeFirst();
-        await query("COMMIT");
+        await query(sealedCommit(claimed.owner));
         db.release(client);
       } catch (err) {
         db.release(client, err);
@@ -296,8 +319,9 @@ function openClaim(
       try {
         await writeFirst();
         const [marked] = await query<{ n: number }>(settles.markQueued, [claimed.id, claimed.owner]);
-        if (marked!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
-        await query("COMMIT");
+        if (marked!.n !== 1)
+          throw coded(new Error("the claim's record was not found in its own transaction"), "MW_INTERNAL");
+        await query(sealedCommit(claimed.owner));
         db.release(client);
       } catch (err) {
         // Nothing committed: neither the claim nor the job inserted beside it.
@@ -342,7 +366,8 @@ function openClaim(
       end();
       if (retryInMs !== undefined) {
         try {
-          await query("COMMIT");
+          // Sealed as the library's own commits are: the fence refuses any other.
+          await query(sealedCommit(claimed.owner));
           db.release(client);
           return true;
         } catch {

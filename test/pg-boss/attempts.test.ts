@@ -1,5 +1,5 @@
 import { createReceiver, type HandlerContext, type SubscriptionNotification } from "merchant-webhooks";
-import { jobIdFor, pgBossQueue } from "merchant-webhooks/pg-boss";
+import { pgBossJobIdFor as jobIdFor, pgBossQueue } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";

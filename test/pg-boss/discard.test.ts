@@ -1,5 +1,5 @@
 import { createReceiver } from "merchant-webhooks";
-import { discardDeadLetters, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
+import { discardDeadLetters, pgBossQueue, pgBossRedrive as redrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run-cli.js";
 import { silentLogger } from "../support/capture-logger.js";

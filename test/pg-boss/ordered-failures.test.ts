@@ -5,7 +5,7 @@ import {
   RetryAfterError,
   type SubscriptionNotification,
 } from "merchant-webhooks";
-import { pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
+import { pgBossQueue, pgBossRedrive as redrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { deliverUntilAccepted } from "../support/notifications.js";

@@ -1,5 +1,5 @@
 import { createReceiver, type HandlerContext, type SubscriptionNotification } from "merchant-webhooks";
-import { type createPgBossWorker, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
+import { type createPgBossWorker, pgBossQueue, pgBossRedrive as redrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
