@@ -137,6 +137,11 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     logger.warn(
       "createWorker: the idempotency store has no takeNext: with ordering, a subscription's queued notifications then run one per lease as their jobs come back, not one after another; a store wrapper must pass takeNext through",
     );
+  // Without `retryInLane` a failed run of an ordered lane is failed for good at once, not retried in its turn.
+  else if (options.idempotency?.takeNext && !options.idempotency.retryInLane && options.idempotency.markWaiting)
+    logger.warn(
+      "createWorker: the idempotency store has takeNext but no retryInLane: with ordering, a failed notification of a subscription's mailbox is then not retried in its turn; a store wrapper must pass retryInLane through",
+    );
   const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   try {
     checkHandlingOptions(options, store, leaseMs);
@@ -161,6 +166,8 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     shutdown: shutdown.signal,
     keys: sealingKeys(options.encryptionKey),
     ledger: queueLedger(handle.client, options.prefix, options.name),
+    logger,
+    redact: options.redact ?? {},
   };
   runner.drops = batchedDrops(runner.ledger!);
 

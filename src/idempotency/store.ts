@@ -174,6 +174,15 @@ export interface IdempotencyStore {
    * is left without a runner. A store without it gets one job per notification.
    */
   markWaiting?(claim: ClaimHandle, leaseMs: number): Awaitable<MailboxAppend>;
+  /**
+   * A run of an ordered lane (a claim made in order by a worker) that failed with attempts left: the
+   * record goes back, queued, into its key's waiting list at its position, with its attempts, its error
+   * and the job data kept with it, to be retried no sooner than `delayMs` from now. Until then nothing
+   * behind it in the list is handed out (`takeNext` answers none, a worker's claim `processing` with the
+   * time left), so the lane keeps position order through a retry. False when the claim is no longer
+   * the caller's. A store without it fails the record, and the lane goes on without it.
+   */
+  retryInLane?(claim: ClaimHandle, error: string, delayMs: number): Awaitable<boolean>;
   /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */
   release(claim: ClaimHandle): Awaitable<boolean>;
   get(record: RecordRef): Awaitable<IdempotencyRecord | undefined>;

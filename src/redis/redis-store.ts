@@ -312,6 +312,20 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       return { queued: marked === 1, wake: wake === 1 };
     },
 
+    async retryInLane(claim, error, delayMs) {
+      const keys = orderedKeys(prefix, claim.order!.key, claim.id);
+      const reply = await send("retry in lane", "mwIdemOrderedRetry", [
+        ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
+        claim.owner,
+        error,
+        retentionMs,
+        Math.max(0, Math.round(delayMs)),
+        leaseMs,
+        claim.id,
+      ]);
+      return reply === 1;
+    },
+
     async get(record) {
       const { id, key: orderKey } = refOf(record);
       const at = orderKey === undefined ? key(id) : orderedKeys(prefix, orderKey, id).record;

@@ -1,0 +1,98 @@
+import { Redis } from "ioredis";
+import { createReceiver } from "merchant-webhooks";
+import { bullmqQueue, jobIdFor, redrive } from "merchant-webhooks/bullmq";
+import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
+import { silentLogger } from "../support/capture-logger.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { backlog, sendAll, untilQueueEmpty, workerProcesses } from "./fixtures/mailbox.js";
+
+/**
+ * The documented ordered set-up (redisStore, bullmqQueue, `ordering: true`, `createWorker` with the
+ * queue's default 8 attempts), its worker in a process of its own, and a handler that fails.
+ */
+describe("failures in an ordered lane, run by a worker process", () => {
+  const prefix = uniquePrefix("lane-fail");
+  const storePrefix = `${prefix}-store:`;
+  const redis = new Redis(REDIS_URL);
+  const store = redisStore({ connection: REDIS_URL, prefix: storePrefix, timeoutMs: 5_000 });
+  const cleanup: Array<() => Promise<unknown>> = [];
+
+  afterAll(async () => {
+    for (const step of cleanup.reverse()) await step();
+    await store.close();
+    await removeKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  function setup(name: string, jobOptions?: Parameters<typeof bullmqQueue>[0]["jobOptions"]) {
+    const queue = bullmqQueue({ connection: REDIS_URL, name, prefix, ...(jobOptions ? { jobOptions } : {}) });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
+    cleanup.push(() => receiver.close());
+    cleanup.push(() => queue.close());
+    const { effects, spawn, done, started } = workerProcesses({
+      redis,
+      name,
+      prefix,
+      storePrefix,
+      concurrency: 10,
+      cleanup,
+    });
+    const attempts = async (id: string) => (await redis.lrange(`${effects}:attempts:${id}`, 0, -1)).map(Number);
+    const record = async (id: string) => (await store.list!({ id })).items[0];
+    return { queue, receiver, spawn, done, started, attempts, record };
+  }
+
+  it("a handler that fails once per id: every notification retried and completed, in order, none dead", async () => {
+    const { queue, receiver, spawn, done, started, attempts, record } = setup("once");
+    const notifications = backlog(`${prefix}-once`, 5);
+    await sendAll(receiver, notifications);
+    await spawn({ FAIL_RUNS: "1" });
+    await eventually(async () => (await done()).length >= notifications.length, 90_000, "every notification done");
+    expect(await done()).toEqual(notifications.map((n) => n.id));
+    for (const n of notifications) {
+      expect(await started(n.id), n.id).toBe(2);
+      // The handler saw its first run as attempt 1, its retry as attempt 2.
+      expect(await attempts(n.id), n.id).toEqual([1, 2]);
+      expect((await record(n.id))?.state, n.id).toBe("completed");
+    }
+    await untilQueueEmpty(queue);
+    expect(await queue.queue.getFailedCount()).toBe(0);
+  }, 120_000);
+
+  it("a handler that always fails: every notification a dead letter after its attempts; each redriven once, in order", async () => {
+    const name = "always";
+    const { queue, receiver, spawn, done, started, attempts, record } = setup(name, {
+      attempts: 3,
+      backoff: { type: "fixed", delay: 100 },
+    });
+    const notifications = backlog(`${prefix}-always`, 4);
+    await sendAll(receiver, notifications);
+    const worker = await spawn({ FAIL_RUNS: "3" });
+    await eventually(
+      async () => (await queue.queue.getFailedCount()) >= notifications.length,
+      60_000,
+      "every notification in the failed set",
+    );
+    expect(await done()).toEqual([]);
+    for (const n of notifications) {
+      expect(await started(n.id), n.id).toBe(3);
+      expect(await attempts(n.id), n.id).toEqual([1, 2, 3]);
+      expect((await record(n.id))?.state, n.id).toBe("failed");
+      expect(await queue.queue.getJobState(jobIdFor(n.id)), n.id).toBe("failed");
+    }
+    // Each of them in the failed set is where redrive finds it; the ledger keeps what a lost job needs.
+    const redriven = await redrive({ connection: REDIS_URL, name, prefix });
+    expect([...redriven.redriven].sort()).toEqual(notifications.map((n) => n.id).sort());
+    // The handler now succeeds (its fourth run): each runs once more, in position order, none stale.
+    await eventually(async () => (await done()).length >= notifications.length, 60_000, "every redriven one done");
+    expect(await done()).toEqual(notifications.map((n) => n.id));
+    for (const n of notifications) {
+      expect(await started(n.id), n.id).toBe(4);
+      expect((await record(n.id))?.state, n.id).toBe("completed");
+    }
+    await untilQueueEmpty(queue);
+    worker.kill("SIGTERM");
+    await worker.exited;
+  }, 120_000);
+});
