@@ -133,6 +133,13 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       return true;
     },
 
+    /** Whether the key has a runner: a live holder, or a runner marked within its lease. */
+    hasRunner(key: string): boolean {
+      const at = now();
+      const entry = live(key);
+      return (entry?.owner !== undefined && entry.leaseUntil! > at) || (runners.get(key)?.until ?? 0) > at;
+    },
+
     /** The drain job `wokenBy`'s append woke was never queued: the key has no runner after all. */
     unwake(key: string, wokenBy: string): void {
       if (runners.get(key)?.wokenBy === wokenBy) runners.delete(key);

@@ -281,9 +281,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       }
       if (entry?.state === "queued" && !takeQueued) {
         // Another payload under a queued id waits for the queued one's outcome instead of being acknowledged.
-        return entry.fingerprint === fingerprint
-          ? { status: "queued" }
-          : { status: "processing", retryAfterMs: leaseMs };
+        if (entry.fingerprint !== fingerprint) return { status: "processing", retryAfterMs: leaseMs };
+        // Waiting in its mailbox, which has a runner: a duplicate, no new claim (see ORDERED_CLAIM).
+        if (entry.waiting && entry.order && orders.hasRunner(entry.order.key))
+          return { status: "queued", inLane: true };
+        return { status: "queued" };
       }
       // A receiver taking over a queued record whose job is missing: while the hand-off lease of the
       // receiver that queued it at claim is live, its job may still be on its way.

@@ -125,8 +125,11 @@ export type ClaimResult =
    * `full: true`, a claim `forQueue` met its key's waiting list at its maximum length: not accepted.
    */
   | { status: "processing"; retryAfterMs: number; key?: true; full?: true }
-  /** Accepted into a durable queue earlier; a worker will run it. */
-  | { status: "queued" }
+  /**
+   * Accepted into a durable queue earlier; a worker will run it. `inLane`: it waits in its key's
+   * mailbox, which has a runner now; it has no job of its own to look for, and nothing is queued again.
+   */
+  | { status: "queued"; inLane?: true }
   /** Done before; `answer` is what was answered then. */
   | { status: "completed"; answer: StoredAnswer }
   /** The id completed with a different payload fingerprint. */

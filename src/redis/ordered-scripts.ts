@@ -168,6 +168,15 @@ end
 export const ORDERED_CLAIM = `${PRELUDE}${BEFORE}
 local handoff = ARGV[9]
 local to_queue = false
+if ARGV[8] == 'queue' and ARGV[4] ~= '1' then
+  -- A later delivery of one still waiting in its mailbox, which has a runner: a duplicate, no new claim.
+  local r = redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'waiting')
+  if r[1] == 'queued' and r[3] and r[2] == ARGV[1] then
+    local o = redis.call('HMGET', KEYS[2], 'owner', 'leaseUntil', 'runnerUntil')
+    local at = now_ms()
+    if (o[1] and (tonumber(o[2]) or 0) > at) or (tonumber(o[3]) or 0) > at then return {'queued', 'lane'} end
+  end
+end
 ${CLAIM_CHECKS}${WAITING}
 local order_key, waiting, carried_key, position, id, mode, rec_prefix = KEYS[2], KEYS[3], KEYS[4], ARGV[6], ARGV[7], ARGV[8], ARGV[10]
 local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil', 'heldSince', 'lastHeldMs')

@@ -288,6 +288,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         case "completed":
           return { status, answer: JSON.parse(String(value)) as StoredAnswer };
         case "queued":
+          return value === "lane" ? { status, inLane: true } : { status };
         case "conflict":
           return { status };
         default:

@@ -1,11 +1,11 @@
 import { Redis } from "ioredis";
 import { createReceiver } from "merchant-webhooks";
-import { bullmqQueue, jobIdFor, redrive } from "merchant-webhooks/bullmq";
+import { bullmqQueue, createWorker, jobIdFor, type NotificationWorker, redrive } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { backlog, sendAll, untilQueueEmpty, workerProcesses } from "./fixtures/mailbox.js";
+import { backlog, post, sendAll, untilQueueEmpty, workerProcesses } from "./fixtures/mailbox.js";
 
 /**
  * The documented ordered set-up (redisStore, bullmqQueue, `ordering: true`, `createWorker` with the
@@ -95,4 +95,50 @@ describe("failures in an ordered lane, run by a worker process", () => {
     worker.kill("SIGTERM");
     await worker.exited;
   }, 120_000);
+});
+
+describe("a second delivery of a notification still waiting in its subscription's mailbox", () => {
+  const prefix = uniquePrefix("lane-dup");
+  const redis = new Redis(REDIS_URL);
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}store:`, timeoutMs: 5_000 });
+  const queue = bullmqQueue({ connection: REDIS_URL, name: "dup", prefix });
+  const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
+  let worker: NotificationWorker | undefined;
+
+  afterAll(async () => {
+    await worker?.close({ timeoutMs: 5_000 });
+    await receiver.close();
+    await queue.close();
+    await store.close();
+    await removeKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  it("is answered as a duplicate, without a new claim: the one run sees ctx.attempt 1", async () => {
+    const notifications = backlog(`${prefix}-dup`, 5);
+    await sendAll(receiver, notifications);
+    // The third, delivered twice more while it waits (no worker runs yet).
+    for (const again of [1, 2]) {
+      const response = await receiver.handle(post(notifications[2]));
+      expect(response.status, `delivery ${again + 1}`).toBe(200);
+      expect(response.answer, `delivery ${again + 1}`).toEqual({
+        processed: true,
+        message: "already processed",
+      });
+    }
+    // Claimed once, by the first delivery: the later ones made no claim of their own.
+    expect((await store.list!({ id: notifications[2]!.id })).items[0]?.attempts).toBe(1);
+    const runs: Array<{ id: string; attempt: number }> = [];
+    worker = createWorker({
+      connection: REDIS_URL,
+      name: "dup",
+      prefix,
+      idempotency: store,
+      logger: silentLogger(),
+      onRenew: async (n, ctx) => void runs.push({ id: n.id, attempt: ctx.attempt }),
+    });
+    await eventually(() => runs.length >= notifications.length, 30_000, "every notification run");
+    await untilQueueEmpty(queue);
+    expect(runs).toEqual(notifications.map((n) => ({ id: n.id, attempt: 1 })));
+  }, 60_000);
 });
