@@ -5,7 +5,7 @@ import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { backlog, post, sendAll, untilQueueEmpty, workerProcesses } from "./fixtures/mailbox.js";
+import { backlog, mailboxStores, post, sendAll, untilQueueEmpty, workerProcesses } from "./fixtures/mailbox.js";
 
 /**
  * The documented ordered set-up (redisStore, bullmqQueue, `ordering: true`, `createWorker` with the
@@ -142,3 +142,53 @@ describe("a second delivery of a notification still waiting in its subscription'
     expect(runs).toEqual(notifications.map((n) => ({ id: n.id, attempt: 1 })));
   }, 60_000);
 });
+
+describe.each(mailboxStores(uniquePrefix("lane-retry")))(
+  "a lane's failures in one process, on %s",
+  (_name, makeStore) => {
+    const prefix = uniquePrefix("lane-retry-queue");
+    const redis = new Redis(REDIS_URL);
+    const store = makeStore();
+    const queue = bullmqQueue({
+      connection: REDIS_URL,
+      name: "retry",
+      prefix,
+      jobOptions: { attempts: 3, backoff: { type: "fixed", delay: 50 } },
+    });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
+    let worker: NotificationWorker | undefined;
+
+    afterAll(async () => {
+      await worker?.close({ timeoutMs: 5_000 });
+      await receiver.close();
+      await queue.close();
+      await store.close?.();
+      await removeKeys(redis, prefix);
+      redis.disconnect();
+    });
+
+    it("fails once per id: each retried in its turn, in position order, none in the failed set", async () => {
+      const notifications = backlog(`${prefix}-retry`, 5);
+      await sendAll(receiver, notifications);
+      const runs: Array<{ id: string; attempt: number }> = [];
+      const done: string[] = [];
+      worker = createWorker({
+        connection: REDIS_URL,
+        name: "retry",
+        prefix,
+        idempotency: store,
+        logger: silentLogger(),
+        onRenew: async (n, ctx) => {
+          runs.push({ id: n.id, attempt: ctx.attempt });
+          if (ctx.attempt === 1) throw new Error("transient");
+          done.push(n.id);
+        },
+      });
+      await eventually(() => done.length >= notifications.length, 30_000, "every notification done");
+      await untilQueueEmpty(queue);
+      expect(done).toEqual(notifications.map((n) => n.id));
+      expect(runs).toEqual(notifications.flatMap((n) => [1, 2].map((attempt) => ({ id: n.id, attempt }))));
+      for (const n of notifications) expect((await store.list!({ id: n.id })).items[0]?.state, n.id).toBe("completed");
+    }, 60_000);
+  },
+);
