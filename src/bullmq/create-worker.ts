@@ -193,7 +193,13 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ...(options.stalledInterval !== undefined ? { stalledInterval: options.stalledInterval } : {}),
     ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
   });
-  worker.on("error", (err) => logger.error({ err }, "worker error"));
+  worker.on("error", (err) => {
+    // A lost lock (the worker froze or stalled past it) says nothing failed: the stalled check gave the
+    // job to another worker, and the store's claim decides who records the outcome.
+    if (/missing lock|lock mismatch/i.test(err?.message ?? ""))
+      logger.warn({ err }, "a job's lock was lost (this worker paused past it); another worker has the job");
+    else logger.error({ err }, "worker error");
+  });
   const stopFailedSetGauge = gaugeFailedSet(options.name, options.prefix, handle.client);
 
   let closing: Promise<boolean> | undefined;

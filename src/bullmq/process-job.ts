@@ -73,6 +73,9 @@ export interface JobRunner {
 /** Thrown after a job was put back to wait without using one of its attempts. */
 class Postponed extends DelayedError {}
 
+/** Postponed until a failed notification of its lane is due for its retry (see `retryInLane`). */
+export class WaitingForRetry extends Postponed {}
+
 /** When the record is held by someone else: first look again soon, then back off, up to this. */
 const RECHECK_MIN_MS = 50;
 const RECHECK_MAX_MS = 5_000;
@@ -270,7 +273,7 @@ export async function processJob(
   done.flush();
   await Promise.all(tidying);
   if (retry) {
-    if (ownFailure === undefined) return postpone(job, token, retry.inMs);
+    if (ownFailure === undefined) return postpone(job, token, retry.inMs, WaitingForRetry);
     // This job goes to the failed set for its own notification: a job of the one retried carries the lane on.
     await handLaneOn(job, retry.data, retry.inMs);
   }
@@ -687,7 +690,12 @@ function recheckDelay(job: Job): number {
  * Redis is away, and a move that never settles would keep the job's slot taken for good. Past the
  * deadline the job is left active; its lock lapses and BullMQ's stalled-job check puts it back.
  */
-async function postpone(job: Job, token: string | undefined, delayMs: number): Promise<never> {
+async function postpone(
+  job: Job,
+  token: string | undefined,
+  delayMs: number,
+  as: typeof Postponed = Postponed,
+): Promise<never> {
   // A move that fails says nothing about the notification either. "Missing lock" (or any lock error):
   // the job is no longer this worker's (its lock lapsed and the stalled check handed it on); another
   // failure leaves it active until that happens. Either way, failing the job here would spend an
@@ -695,7 +703,7 @@ async function postpone(job: Job, token: string | undefined, delayMs: number): P
   await withTimeout(
     job.moveToDelayed(Date.now() + Math.max(1, delayMs), token),
     WORKER_CALL_TIMEOUT_MS,
-    () => new Postponed(),
+    () => new as(),
   ).catch(() => {});
-  throw new Postponed();
+  throw new as();
 }

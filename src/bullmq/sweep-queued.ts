@@ -56,6 +56,8 @@ export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepRes
   const pageSize = options.limit ?? DEFAULT_SWEEP_PAGE;
   // A subscription's mailbox needs one job to run it from its head, not one per waiting copy.
   const woken = new Set<string>();
+  // Whether a subscription's mailbox has a runner, asked once a sweep (see `verdictFor`).
+  const running = new Map<string, Promise<boolean>>();
   for (let part = 0; part < LEDGER_PARTS; part++) {
     // Pages by offset: a dropped copy leaves the part, so the next page starts that much earlier.
     for (let offset = 0; ; ) {
@@ -63,7 +65,7 @@ export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepRes
       let dropped = 0;
       for (const entry of page) {
         result.checked++;
-        const verdict = await verdictFor(entry, queue, options.store);
+        const verdict = await verdictFor(entry, queue, options.store, running);
         if (verdict === "drop") {
           await bounded(ledger.forget(entry.id, entry.part));
           dropped++;
@@ -88,6 +90,7 @@ async function verdictFor(
   entry: LedgerEntry,
   queue: Queue<NotificationJobData>,
   store: IdempotencyStore,
+  running: Map<string, Promise<boolean>>,
 ): Promise<"drop" | "requeue" | "keep"> {
   if (!entry.data) return "drop";
   const order = entry.data.order;
@@ -104,6 +107,15 @@ async function verdictFor(
   }
   const waiting = record === undefined || record.state === "queued" || (record.leaseUntil ?? 0) < Date.now();
   if (!waiting) return "keep";
+  // Waiting in its subscription's mailbox, which a runner drains: it never had a job of its own to lose.
+  if (order && record?.state === "queued" && store.laneRunning) {
+    let asked = running.get(order.key);
+    if (!asked) {
+      asked = bounded(Promise.resolve(store.laneRunning({ key: order.key }))).catch(() => false);
+      running.set(order.key, asked);
+    }
+    if (await asked) return "keep";
+  }
   const state = await bounded(queue.getJobState(jobId));
   if (state === "failed") return "drop";
   if (state === "unknown") return "requeue";

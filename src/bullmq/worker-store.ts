@@ -57,6 +57,7 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
       );
   const takeNext = store.takeNext?.bind(store);
   const retryInLane = store.retryInLane?.bind(store);
+  const laneRunning = store.laneRunning?.bind(store);
   return {
     ...(store.leaseMs !== undefined ? { leaseMs: store.leaseMs } : {}),
     claim: bounded("claim", (request) => store.claim(request)),
@@ -68,6 +69,7 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
     get: bounded("get", (record) => store.get(record)),
     ...(takeNext ? { takeNext: bounded("takeNext", takeNext) } : {}),
     ...(retryInLane ? { retryInLane: bounded("retryInLane", retryInLane) } : {}),
+    ...(laneRunning ? { laneRunning: bounded("laneRunning", laneRunning) } : {}),
     ...(store.ping ? { ping: bounded("ping", () => store.ping!()) } : {}),
     ...(store.close ? { close: () => store.close!() } : {}),
     ...(store.connection ? { connection: store.connection } : {}),

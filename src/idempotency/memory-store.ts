@@ -432,6 +432,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       });
     },
 
+    laneRunning: (order) => orders.hasRunner(order.key),
+
     retryInLane(claim, error, delayMs) {
       const key = claim.order?.key;
       if (key === undefined) return false;

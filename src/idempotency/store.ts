@@ -186,6 +186,12 @@ export interface IdempotencyStore {
    * the caller's. A store without it fails the record, and the lane goes on without it.
    */
   retryInLane?(claim: ClaimHandle, error: string, delayMs: number): Awaitable<boolean>;
+  /**
+   * Whether the order key's mailbox has a runner now: a worker holding the key under a live lease, or
+   * a live runner mark (a drain job on its way, or one waiting for a retry). The queue's sweep asks it
+   * before taking a waiting notification, which has no job of its own, for one whose job was lost.
+   */
+  laneRunning?(order: { key: string }): Awaitable<boolean>;
   /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */
   release(claim: ClaimHandle): Awaitable<boolean>;
   get(record: RecordRef): Awaitable<IdempotencyRecord | undefined>;

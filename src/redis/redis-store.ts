@@ -313,6 +313,16 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       return { queued: marked === 1, wake: wake === 1 };
     },
 
+    async laneRunning(order) {
+      const keys = orderedKeys(prefix, order.key, "");
+      const [owner, leaseUntil, runnerUntil] = await connection.run("lane running", (client) =>
+        client.hmget(keys.order, "owner", "leaseUntil", "runnerUntil"),
+      );
+      // Compared with this clock, not the server's: a skew only makes the sweep look again next time.
+      const now = Date.now();
+      return (owner !== null && Number(leaseUntil) > now) || Number(runnerUntil) > now;
+    },
+
     async retryInLane(claim, error, delayMs) {
       const keys = orderedKeys(prefix, claim.order!.key, claim.id);
       const reply = await send("retry in lane", "mwIdemOrderedRetry", [
