@@ -18,8 +18,12 @@ export interface QueuedNotification {
   order?: OrderClaim;
   /** W3C trace context (`traceparent`, `tracestate`) of the receiver's span, when it is tracing. */
   trace?: Record<string, string>;
-  /** Runs the handler under the receiver's claim; in-process queues call it, durable queues ignore it. */
-  run: () => Promise<void>;
+  /**
+   * Runs the handler under the receiver's claim; in-process queues call it, durable queues ignore it.
+   * It resolves to `RunAgain` when the handler asked to be retried later (`RetryAfterError`) and the
+   * claim is still held for it: the queue calls `run` again once that time has passed.
+   */
+  run: () => Promise<void | RunAgain>;
   /**
    * Set for an ordered notification that joins its subscription's mailbox (a queue with `wake`, a
    * store with `markWaiting`): the queue keeps it durably but queues no job for it; `wake` does.
@@ -30,6 +34,11 @@ export interface QueuedNotification {
    * queue keeps this same data (the worker finds the notification under one seal either way).
    */
   carried?: string;
+}
+
+/** A queued run's request to be run again, no sooner than `runAgainInMs` from now. */
+export interface RunAgain {
+  runAgainInMs: number;
 }
 
 /**
