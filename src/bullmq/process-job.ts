@@ -2,6 +2,7 @@ import { Backoffs, DelayedError, Job, type MinimalQueue, UnrecoverableError } fr
 import type { Logger } from "pino";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
+import { retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
@@ -341,12 +342,14 @@ function laneFailureRecorder(
   data: ReadJobData,
   runner: JobRunner,
   attempt: number,
-): (failed: "handler_failed" | "handler_timeout", err: unknown) => Promise<boolean> {
+): (failed: SteeredFailure | "handler_timeout", err: unknown) => Promise<boolean> {
   return async (failed, err) => {
     const prior = typeof data.raw?.lanePrior === "number" ? data.raw.lanePrior : 0;
     const runs = Math.max(1, attempt - prior);
-    if (runs < (lane.job.opts.attempts ?? 1)) {
-      const retryInMs = await retryDelay(lane.job, runs, err);
+    // A handler's NonRetriableError goes to the dead letters now; a RetryAfterError sets its own wait.
+    const decision = retryDecision(err);
+    if (decision.retry !== "never" && runs < (lane.job.opts.attempts ?? 1)) {
+      const retryInMs = decision.retry === "after" ? decision.delayMs : await retryDelay(lane.job, runs, err);
       lane.failed = { err, attempt, retryInMs };
       return Promise.resolve(runner.store.retryInLane!(claim, failed, retryInMs));
     }

@@ -65,7 +65,7 @@ export interface ClaimedHooks {
    * Records a failed run in place of the store's `fail` (not inside a transaction): a worker puts a
    * notification of an ordered lane back in line for its retry (`retryInLane`). False when refused.
    */
-  recordFailure?: (failed: "handler_failed" | "handler_timeout", err: unknown) => Promise<boolean>;
+  recordFailure?: (failed: SteeredFailure | "handler_timeout", err: unknown) => Promise<boolean>;
   /** A failed run, once recorded. Default: report it. The worker rethrows, so BullMQ's retries apply. */
   failed?: (err: unknown) => never;
   /**
