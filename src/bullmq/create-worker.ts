@@ -168,6 +168,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ledger: queueLedger(handle.client, options.prefix, options.name),
     logger,
     redact: options.redact ?? {},
+    queueClient: handle.client,
   };
   runner.drops = batchedDrops(runner.ledger!);
 

@@ -35,16 +35,16 @@ type DeadLetterClient = { mwWriteDeadLetter(...keysAndArgs: Array<string | numbe
  * their own, so without this the dead letter would exist only as a failed record that no redrive finds.
  * The job's options are the drain job's (`job`), so a redriven one gets the same retry policy.
  * Resolves true when written (or already there), false when a job of the id is running elsewhere.
+ * `client` is a connection to the queue's Redis (BullMQ's own sits behind its backend).
  */
 export async function writeDeadLetter(
+  client: Redis | Cluster,
   job: Job<NotificationJobData>,
   data: NotificationJobData,
   attemptsMade: number,
   reason: string,
 ): Promise<boolean> {
   const queue = (job as unknown as { queue: MinimalQueue }).queue;
-  // The queue's own connection, as BullMQ's job methods use it (not in MinimalQueue's public type).
-  const client = await (queue as unknown as { client: Promise<Redis | Cluster> }).client;
   const commands = client as unknown as DeadLetterClient;
   if (typeof commands.mwWriteDeadLetter !== "function")
     client.defineCommand("mwWriteDeadLetter", { lua: WRITE_DEAD_LETTER, numberOfKeys: 6 });

@@ -1,4 +1,5 @@
 import { Backoffs, DelayedError, Job, type MinimalQueue, UnrecoverableError } from "bullmq";
+import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
@@ -66,6 +67,8 @@ export interface JobRunner {
   ledger?: QueueLedger | undefined;
   /** Drops of done notifications' copies, gathered across jobs (`batchedDrops`); else a drain's own batches. */
   drops?: LedgerDrops | undefined;
+  /** A connection to the queue's Redis: a lane's dead letter is written into the failed set with it. */
+  queueClient?: Redis | Cluster | undefined;
   /** Where a failure in an ordered lane is logged (one not thrown to BullMQ), with `redact` applied. */
   logger?: Logger | undefined;
   redact?: RedactOptions | undefined;
@@ -326,7 +329,8 @@ function laneOf(
   isOwn: boolean,
   runner: JobRunner,
 ): Lane | undefined {
-  if (claim.order?.key === undefined || !runner.store.retryInLane || (!isOwn && !data.raw)) return undefined;
+  if (claim.order?.key === undefined || !runner.store.retryInLane || !runner.queueClient || (!isOwn && !data.raw))
+    return undefined;
   return { job, isOwn };
 }
 
@@ -357,7 +361,13 @@ function laneFailureRecorder(
     if (!lane.isOwn) {
       const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
       const written = await withTimeout(
-        writeDeadLetter(lane.job, { ...data.raw, lanePrior: attempt } as NotificationJobData, runs, reason),
+        writeDeadLetter(
+          runner.queueClient!,
+          lane.job,
+          { ...data.raw, lanePrior: attempt } as NotificationJobData,
+          runs,
+          reason,
+        ),
         WORKER_CALL_TIMEOUT_MS,
         () => new Error("dead letter write timed out"),
       ).catch(() => false);

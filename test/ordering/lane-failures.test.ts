@@ -1,5 +1,5 @@
 import { Redis } from "ioredis";
-import { createReceiver } from "merchant-webhooks";
+import { createReceiver, NonRetriableError } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor, type NotificationWorker, redrive } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
@@ -192,3 +192,59 @@ describe.each(mailboxStores(uniquePrefix("lane-retry")))(
     }, 60_000);
   },
 );
+
+describe("a NonRetriableError in an ordered lane", () => {
+  const prefix = uniquePrefix("lane-refused");
+  const redis = new Redis(REDIS_URL);
+  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}store:`, timeoutMs: 5_000 });
+  const queue = bullmqQueue({
+    connection: REDIS_URL,
+    name: "refused",
+    prefix,
+    jobOptions: { attempts: 3, backoff: { type: "fixed", delay: 50 } },
+  });
+  const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
+  let worker: NotificationWorker | undefined;
+
+  afterAll(async () => {
+    await worker?.close({ timeoutMs: 5_000 });
+    await receiver.close();
+    await queue.close();
+    await store.close();
+    await removeKeys(redis, prefix);
+    redis.disconnect();
+  });
+
+  it("sends a waiter to the dead letters after one run; the rest of the lane runs once each, in order", async () => {
+    const notifications = backlog(`${prefix}-refused`, 4);
+    const refusedId = notifications[1]!.id;
+    await sendAll(receiver, notifications);
+    const runs: string[] = [];
+    worker = createWorker({
+      connection: REDIS_URL,
+      name: "refused",
+      prefix,
+      idempotency: store,
+      logger: silentLogger(),
+      onRenew: async (n) => {
+        runs.push(n.id);
+        if (n.id === refusedId) throw new NonRetriableError("not ours to apply");
+      },
+    });
+    await eventually(async () => (await queue.queue.getJobState(jobIdFor(refusedId))) === "failed", 30_000, "dead");
+    await eventually(() => runs.length >= notifications.length, 30_000, "every notification run");
+    expect(runs).toEqual(notifications.map((n) => n.id));
+    expect((await store.list!({ id: refusedId })).items[0]?.state).toBe("failed");
+    expect(await queue.queue.getFailedCount()).toBe(1);
+    // Its dead letter is where redrive finds it; older than the ones completed since, it is stale now.
+    const redriven = await redrive({ connection: REDIS_URL, name: "refused", prefix });
+    expect(redriven.redriven).toEqual([refusedId]);
+    await eventually(
+      async () => (await store.list!({ id: refusedId })).items[0]?.state === "completed",
+      30_000,
+      "the redriven one settled",
+    );
+    expect((await store.list!({ id: refusedId })).items[0]?.answer?.message).toMatch(/^stale/);
+    expect(runs).toEqual(notifications.map((n) => n.id));
+  }, 60_000);
+});
