@@ -432,7 +432,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       });
     },
 
-    laneRunning: (order) => orders.hasRunner(order.key),
+    laneRunning: (order) => orders.beingRun(order.key),
 
     retryInLane(claim, error, delayMs) {
       const key = claim.order?.key;
@@ -448,6 +448,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         orders.wait(key, claim.id, entry.order?.position);
         // The key keeps its runner past the retry: appends meanwhile wake none (see ORDERED_RETRY).
         orders.runner(key, at + delayMs + DEFAULT_LEASE_MS);
+        orders.retryUntil(key, at + delayMs + DEFAULT_LEASE_MS);
       });
     },
 

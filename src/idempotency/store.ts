@@ -187,9 +187,10 @@ export interface IdempotencyStore {
    */
   retryInLane?(claim: ClaimHandle, error: string, delayMs: number): Awaitable<boolean>;
   /**
-   * Whether the order key's mailbox has a runner now: a worker holding the key under a live lease, or
-   * a live runner mark (a drain job on its way, or one waiting for a retry). The queue's sweep asks it
-   * before taking a waiting notification, which has no job of its own, for one whose job was lost.
+   * Whether the order key's mailbox is being run now: a worker holds the key under a live lease, or a
+   * runner put a failed notification back for its retry (`retryInLane`) and comes back for it. The
+   * queue's sweep asks it before taking a waiting notification, which has no job of its own, for one
+   * whose job was lost. (A drain job merely on its way is not counted: it may be the job that was lost.)
    */
   laneRunning?(order: { key: string }): Awaitable<boolean>;
   /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */

@@ -365,7 +365,7 @@ redis.call('ZADD', KEYS[3], 0, member)
 local keep = int(math.max(tonumber(ARGV[3]), tonumber(ARGV[4]) + tonumber(ARGV[5])))
 redis.call('PEXPIRE', KEYS[3], keep)
 local runner = math.max(tonumber(redis.call('HGET', KEYS[2], 'runnerUntil')) or 0, retry_at + tonumber(ARGV[5]))
-redis.call('HSET', KEYS[2], 'runnerUntil', int(runner))
+redis.call('HSET', KEYS[2], 'runnerUntil', int(runner), 'retryUntil', int(retry_at + tonumber(ARGV[5])))
 redis.call('HDEL', KEYS[2], 'wokenBy')
 redis.call('PEXPIRE', KEYS[2], keep)
 if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], keep) end

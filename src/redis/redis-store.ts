@@ -315,12 +315,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     async laneRunning(order) {
       const keys = orderedKeys(prefix, order.key, "");
-      const [owner, leaseUntil, runnerUntil] = await connection.run("lane running", (client) =>
-        client.hmget(keys.order, "owner", "leaseUntil", "runnerUntil"),
+      const [owner, leaseUntil, retryUntil] = await connection.run("lane running", (client) =>
+        client.hmget(keys.order, "owner", "leaseUntil", "retryUntil"),
       );
       // Compared with this clock, not the server's: a skew only makes the sweep look again next time.
       const now = Date.now();
-      return (owner !== null && Number(leaseUntil) > now) || Number(runnerUntil) > now;
+      return (owner !== null && Number(leaseUntil) > now) || Number(retryUntil) > now;
     },
 
     async retryInLane(claim, error, delayMs) {
