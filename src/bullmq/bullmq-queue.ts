@@ -1,5 +1,6 @@
 import { type JobsOptions, Queue, type QueueOptions } from "bullmq";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
+import type { QueueJobs } from "../queue/queue-jobs.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
@@ -7,6 +8,7 @@ import { withTimeout } from "../shared/time-limit.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
+import { bullmqJobs } from "./queue-jobs.js";
 import { jobFinished, LEDGER_PARTS, type QueueLedger, queueLedger } from "./queue-ledger.js";
 import { type EncryptionKey, sealingKey } from "./seal.js";
 
@@ -21,7 +23,7 @@ const BULLMQ_QUEUE_KEYS = {
 } as const satisfies KnownKeys<BullmqQueueOptions>;
 
 import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
-import { coded, MerchantWebhooksError } from "../shared/errors.js";
+import { MerchantWebhooksError, optionError } from "../shared/errors.js";
 
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
@@ -76,6 +78,8 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   readonly durable: true;
   /** The BullMQ queue underneath, for counts, metrics and dashboards. */
   readonly queue: Queue<NotificationJobData>;
+  /** Its jobs and failed set, for the console (`createAdmin`). */
+  readonly jobs: QueueJobs;
   /** A copy of each queued job's data, kept apart from the queue until done (see `sweepQueued`). */
   readonly ledger: QueueLedger;
   enqueue(item: QueuedNotification): Promise<void>;
@@ -110,11 +114,12 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   rejectUnknownKeys("bullmqQueue", options, Object.keys(BULLMQ_QUEUE_KEYS));
   checkRedisConnection(options?.connection, { what: "bullmqQueue", options: true });
   if (typeof options.name !== "string" || options.name === "")
-    throw coded(
+    throw optionError(
       new TypeError(
         `bullmqQueue: name must be the queue's name, a non-empty string; got ${JSON.stringify(options.name)}`,
       ),
       "MW_INVALID_OPTION",
+      "name",
     );
   assertClusterPrefix("bullmqQueue", options.connection, options.name, options.prefix);
   const key = options.encryptionKey === undefined ? undefined : sealingKey(options.encryptionKey);
@@ -187,6 +192,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   return {
     durable: true,
     queue,
+    jobs: bullmqJobs(queue, handle.client),
     ledger,
     enqueue: (item) =>
       withTimeout(

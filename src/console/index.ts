@@ -1,21 +1,22 @@
 // merchant-webhooks/console: the admin API and the notification console served over it.
 
 export type { ListedRecord, ListPage, ListQuery } from "../idempotency/store.js";
+export type { JobAbout, JobFailure, JobView, QueueCounts, QueueJobs } from "../queue/queue-jobs.js";
 export {
   type Admin,
   AdminError,
   type AdminOptions,
+  type AdminRedriveResult,
+  type AdminReplayResult,
   createAdmin,
-  type ListOptions,
   type NotificationDetail,
   type NotificationFilter,
+  type NotificationListOptions,
   type NotificationPage,
   type NotificationSummary,
   type OrderingState,
   type Overview,
   type RedriveRequest,
-  type RedriveResult,
-  type ReplayResult,
   type TimelineEvent,
 } from "./admin.js";
 export {
@@ -24,5 +25,4 @@ export {
   type ConsoleHandlerOptions,
   consoleHandler,
 } from "./console-handler.js";
-export type { JobView } from "./queue-jobs.js";
 export { jsonlRecordings, type MemoryRecordings, memoryRecordings, type RecordingSource } from "./recordings.js";

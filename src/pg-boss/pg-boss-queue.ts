@@ -2,7 +2,8 @@ import type PgBoss from "pg-boss";
 import { jobDataFor, type NotificationJobData } from "../bullmq/job-data.js";
 import { type EncryptionKey, sealingKey } from "../bullmq/seal.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
-import { MerchantWebhooksError } from "../shared/errors.js";
+import type { QueueJobs } from "../queue/queue-jobs.js";
+import { MerchantWebhooksError, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
 import {
@@ -15,6 +16,7 @@ import {
   type Queryable,
   type SqlExecutor,
 } from "./job-table.js";
+import { pgBossJobs } from "./queue-jobs.js";
 
 /** The retry and dead-letter options this package sets on every job it sends. */
 export interface PgBossJobOptions {
@@ -96,6 +98,8 @@ export interface PgBossNotificationQueue extends NotificationQueue {
   readonly table: JobTable;
   /** pg-boss's job id for a notification id. */
   jobIdFor(id: string): string;
+  /** Its jobs and dead letters, for the console (`createAdmin`). */
+  readonly jobs: QueueJobs;
   close(): Promise<void>;
 }
 
@@ -170,6 +174,17 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossNotificationQueu
     deadLetter,
     table,
     jobIdFor: (id) => jobIdFor(name, id),
+    jobs: pgBossJobs({
+      boss,
+      name,
+      deadLetter,
+      table,
+      jobIdFor: (id) => jobIdFor(name, id),
+      place: async (data) => {
+        await ready();
+        return placeJob({ boss, name, sendOptions }, data);
+      },
+    }),
     ready,
     enqueue: (item) =>
       withTimeout(add(item, undefined), timeoutMs, late("enqueue")).catch((err) => Promise.reject(unavailable(err))),
@@ -218,14 +233,20 @@ export async function placeJob(place: JobPlace, data: NotificationJobData, db?: 
 export function checkBoss(what: string, boss: unknown): PgBoss {
   const candidate = boss as Partial<PgBoss> | undefined;
   if (typeof candidate?.send !== "function" || typeof candidate.getDb !== "function")
-    throw new PgBossSetupError(`${what}: boss must be a started PgBoss instance (new PgBoss(url); await boss.start())`);
+    throw optionError(
+      new TypeError(`${what}: boss must be a started PgBoss instance (new PgBoss(url); await boss.start())`),
+      "MW_INVALID_OPTION",
+      "boss",
+    );
   return boss as PgBoss;
 }
 
 export function queueName(what: string, name: unknown): string {
   if (typeof name !== "string" || !/^[\w.-]+$/.test(name))
-    throw new PgBossSetupError(
-      `${what}: name must be a pg-boss queue name (letters, digits, _ . -); got ${JSON.stringify(name)}`,
+    throw optionError(
+      new TypeError(`${what}: name must be a pg-boss queue name (letters, digits, _ . -); got ${JSON.stringify(name)}`),
+      "MW_INVALID_OPTION",
+      "name",
     );
   return name;
 }
