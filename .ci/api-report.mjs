@@ -1,4 +1,4 @@
-// The public surface of every subpath of the package, written to etc/merchant-webhooks.api.md: each
+// The public surface of every subpath of the package, written to .ci/merchant-webhooks.api.md: each
 // export with its kind and type, each interface and class with its members, as the compiler sees them
 // from the sources that package.json's exports build. `node .ci/api-report.mjs` writes the file;
 // `--check` exits 1 with a diff-like summary when the file is not what the sources give, which
@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import ts from "typescript";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const REPORT = "etc/merchant-webhooks.api.md";
+const REPORT = ".ci/merchant-webhooks.api.md";
 
 /** Each code subpath of package.json's exports, with the source file tsconfig.json maps it to. */
 function entryPoints() {

@@ -3,10 +3,10 @@ import { describe, expect, it } from "vitest";
 // @ts-expect-error: a plain script of .ci/, without types
 import { apiSurface } from "../.ci/api-report.mjs";
 
-const REPORT = new URL("../etc/merchant-webhooks.api.md", import.meta.url);
+const REPORT = new URL("../.ci/merchant-webhooks.api.md", import.meta.url);
 
 describe("the API report", () => {
-  it("is the public surface the sources give: a surface change updates etc/merchant-webhooks.api.md in the same review", () => {
+  it("is the public surface the sources give: a surface change updates .ci/merchant-webhooks.api.md in the same review", () => {
     const { report, collisions } = apiSurface() as { report: string; collisions: string[] };
     // A name exported by two subpaths is the same thing re-exported, never two things with one name; but
     // each adapter's entry points, one per framework by design (DESIGN.md): same role, the framework's types.
