@@ -71,6 +71,12 @@ export interface ClaimRequest {
    * so a frozen or partitioned holder cannot keep the id, or a timed-out statement run on, for ever.
    */
   handlerTimeoutMs?: number;
+  /**
+   * A worker whose queue counts its job's runs: this run's number as the queue counts it (its
+   * retries so far, plus one). The record keeps it rather than counting one more over the receiver's
+   * queued mark, so the record, the job and `ctx.attempt` say the same. A store may ignore it.
+   */
+  attempt?: number;
 }
 
 /** Where a notification stands among the others of its ordering key (a subscription, by default). */
