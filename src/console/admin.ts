@@ -182,8 +182,23 @@ export function createAdmin(options: AdminOptions): Admin {
     return { job, recording, eventType, subscriptionId };
   }
 
+  /** `about` for a list row: the recording's summary from its source's index, never the recording itself. */
+  async function aboutRow(id: string, order: OrderClaim | undefined) {
+    if (!recorder?.summary) return about(id, order);
+    const [job, recorded] = await Promise.all([
+      jobs?.view(id).catch(() => undefined),
+      Promise.resolve(recorder.summary(id)).catch(() => undefined),
+    ]);
+    const eventType = job?.eventType ?? recorded?.eventType;
+    const subscriptionId =
+      ((job?.notification as SubscriptionNotification | undefined)?.resource?.id as string | undefined) ??
+      recorded?.subscriptionId ??
+      order?.key;
+    return { eventType, subscriptionId };
+  }
+
   async function summaryOf(item: ListedRecord): Promise<NotificationSummary> {
-    const { eventType, subscriptionId } = await about(item.id, item.order);
+    const { eventType, subscriptionId } = await aboutRow(item.id, item.order);
     const summary: NotificationSummary = {
       id: item.id,
       state: item.state,
@@ -236,7 +251,7 @@ export function createAdmin(options: AdminOptions): Admin {
     const items: NotificationSummary[] = [];
     for (const id of ids) {
       const record = await store.get(id);
-      const { eventType, subscriptionId } = await about(id, undefined);
+      const { eventType, subscriptionId } = await aboutRow(id, undefined);
       const summary: NotificationSummary = {
         id,
         state: record?.state ?? "failed",

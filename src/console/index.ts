@@ -24,5 +24,11 @@ export {
   type ConsoleHandlerOptions,
   consoleHandler,
 } from "./console-handler.js";
+export { jsonlRecordings } from "./jsonl-recordings.js";
 export type { JobView } from "./queue-jobs.js";
-export { jsonlRecordings, type MemoryRecordings, memoryRecordings, type RecordingSource } from "./recordings.js";
+export {
+  type MemoryRecordings,
+  memoryRecordings,
+  type RecordingSource,
+  type RecordingSummary,
+} from "./recordings.js";
