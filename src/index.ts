@@ -44,6 +44,7 @@ export type {
   SubscriptionHandlers,
 } from "./dispatch/handlers.js";
 export { type DefinedHandlers, defineHandlers } from "./dispatch/handlers.js";
+export { NonRetriableError, RetryAfterError, type SteeringErrorOptions } from "./dispatch/retry-errors.js";
 export { HandlerTimeoutError, handlerKeyFor, LeaseLostError } from "./dispatch/run-claimed.js";
 export type { OrderingOption, OrderingOptions } from "./receiver/options.js";
 
@@ -106,7 +107,7 @@ export {
 // Processing after the answer.
 
 export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from "./queue/in-process-queue.js";
-export type { NotificationQueue, QueuedNotification } from "./queue/queue.js";
+export type { NotificationQueue, QueuedNotification, RunAgain } from "./queue/queue.js";
 export { QueueFullError } from "./queue/queue-full-error.js";
 
 // Recording, and keeping card data out of the merchant's own logs.

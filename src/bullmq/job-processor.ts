@@ -1,5 +1,6 @@
 import { DelayedError, type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
+import { failureOutcome, type RetryDecision, retryDecision } from "../dispatch/retry-decision.js";
 import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
@@ -66,18 +67,26 @@ export function jobProcessor(
       }
       // BullMQ stores the message and stack in the failed job (`failedReason`, `stacktrace`).
       const err = redactErrorInPlace(thrown, redact, notificationOf(job, runner));
-      const final = err instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      const decision = retryDecision(err);
+      const steered = steerRetry(job, err, decision);
+      const final = steered instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const failed =
         err instanceof InvalidJobDataError
           ? "invalid"
           : err instanceof HandlerTimeoutError
             ? "handler_timeout"
-            : "handler_failed";
-      logger.error(
-        { ...line(failed), err, final },
-        final ? "notification failed; left in the failed set" : "notification failed; will retry",
-      );
-      throw err;
+            : failureOutcome(err);
+      const fields = { ...line(failed), err, final };
+      if (failed === "handler_refused")
+        logger.error(fields, "notification refused by its handler (non-retriable); left in the failed set");
+      else if (failed === "handler_retry_later" && !final)
+        logger.warn(
+          { ...fields, retry_in_ms: decision.retry === "after" ? decision.delayMs : undefined },
+          "notification failed; its handler asked to be retried later, and is",
+        );
+      else
+        logger.error(fields, final ? "notification failed; left in the failed set" : "notification failed; will retry");
+      throw steered;
     }
     if (outcome === STOPPED) {
       // The handler may still finish in this process; if it does not, its claim lapses and another worker runs it.
@@ -92,6 +101,26 @@ export function jobProcessor(
     else logger.info(line(outcome), "notification processed by worker");
     return outcome;
   };
+}
+
+/**
+ * A handler's `NonRetriableError` or `RetryAfterError` as BullMQ takes it (see `retryDecision`): the
+ * first as BullMQ's `UnrecoverableError`, so the job goes to the failed set now, whatever attempts are
+ * left; the second with its delay as this failure's back-off. BullMQ reads the job's back-off when it
+ * moves the failed job (`moveToFailed`), from this job object: set here, it counts the attempt and
+ * delays the retry as any back-off does, and the job's stored options are left as they are. (Its
+ * `moveToDelayed` with a `DelayedError` would not count an attempt: a handler always asking to wait
+ * would never reach the failed set.)
+ */
+function steerRetry(job: Job, err: unknown, decision: RetryDecision): unknown {
+  if (decision.retry === "never") {
+    const message = err instanceof Error ? err.message : String(err);
+    const unrecoverable = new UnrecoverableError(`non-retriable: ${message}`);
+    if (err instanceof Error && err.stack) unrecoverable.stack = err.stack;
+    return unrecoverable;
+  }
+  if (decision.retry === "after") job.opts.backoff = { type: "fixed", delay: decision.delayMs };
+  return err;
 }
 
 /**

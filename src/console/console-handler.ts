@@ -97,11 +97,23 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
       if (request.method !== "GET" && request.method !== "HEAD") return text(405, "method not allowed");
       return await show(request, url, path, visitor);
     } catch (err) {
-      if (err instanceof AdminError) return text(err.code === "MW_ADMIN_NOT_FOUND" ? 404 : 400, err.message);
+      const input = inputError(err);
+      if (input) return errorPage(input.status, input.message, path);
       // An unexpected failure tells its class only: its message may hold a store's or payload's text.
       return text(500, `console error (${err instanceof Error ? err.name : "unknown"})`);
     }
   };
+
+  /** An answer to a request the console cannot serve as asked: a page (JSON under `/api`) with a way back. */
+  function errorPage(status: number, message: string, path: string): Response {
+    if (path.startsWith("/api/")) return jsonStatus(status, { error: message });
+    const title = status === 404 ? "Not found" : "Cannot do that";
+    const markup = messagePage({ base, csrf: undefined }, title, message, {
+      href: `${base}/`,
+      text: "Back to the overview",
+    });
+    return htmlResponse(status, markup, undefined);
+  }
 
   async function show(request: Request, url: URL, path: string, visitor: Visitor): Promise<Response> {
     if (path === "/assets/console.js") return asset(CONSOLE_SCRIPT, "text/javascript; charset=utf-8");
@@ -116,7 +128,7 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
     const page = (markup: Html, status = 200) => htmlResponse(status, markup, cookie);
     const filter = filterOf(query);
     const cursor = query.get("cursor") || undefined;
-    const limit = Math.min(Number(query.get("limit")) || 50, 500);
+    const limit = limitOf(query.get("limit"));
 
     if (path === "/api/overview") return json(await admin.overview());
     if (path === "/api/notifications")
@@ -189,7 +201,11 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
       return done("redriven-matching", `${base}/dead-letters`, { n: result.redriven, of: result.matched });
     }
     if (path === "/actions/replay") {
-      const result = await admin.replay(id);
+      const result = await admin.replay(id).catch((err: unknown) => {
+        // Nothing to replay from (no recording, no dead letter): said on the notification's page.
+        if (err instanceof AdminError && err.code === "MW_ADMIN_NOT_FOUND") return { status: "nothing" as const };
+        throw err;
+      });
       return done(`replay-${result.status}`, back);
     }
     if (path === "/actions/discard") {
@@ -213,12 +229,16 @@ interface Visitor {
  * text is ignored, so a link cannot make the console say what it did not.
  */
 const NOTICES = {
-  "nothing-selected": () => ({ text: "Nothing selected.", bad: true }),
-  redriven: (n: number, of: number) => ({ text: `Redriven ${n} of ${of}.`, bad: n === 0 }),
-  "redriven-matching": (n: number, of: number) => ({ text: `Redriven ${n} of ${of} matching.`, bad: false }),
+  "nothing-selected": () => ({ text: "nothing selected", bad: true }),
+  redriven: (n: number, of: number) => ({ text: `redriven ${n} of ${of}${skippedText(n, of)}`, bad: n === 0 }),
+  "redriven-matching": (n: number, of: number) => ({
+    text: `redriven ${n} of ${of} matching${skippedText(n, of)}`,
+    bad: n < of,
+  }),
   "replay-completed": () => ({ text: "Already processed: not replayed.", bad: false }),
   "replay-queued": () => ({ text: "Put back to work.", bad: false }),
   "replay-busy": () => ({ text: "Being processed now; try again later.", bad: true }),
+  "replay-nothing": () => ({ text: "nothing to replay from: no recording and no failed job", bad: true }),
   discarded: () => ({ text: "Discarded.", bad: false }),
   "not-discarded": () => ({
     text: "Not discarded: it is completed, waiting its turn, or being processed.",
@@ -226,6 +246,10 @@ const NOTICES = {
   }),
 } satisfies Record<string, (n: number, of: number) => { text: string; bad: boolean }>;
 type NoticeKey = keyof typeof NOTICES;
+
+/** The skipped ones' reasons name ids and records: the link carries none, each notification's page says why. */
+const skippedText = (n: number, of: number) =>
+  n < of ? `; ${of - n} skipped: each one's page says why (completed, waiting its turn, nothing to run)` : "";
 
 const COUNT = /^\d{1,9}$/;
 
@@ -238,6 +262,27 @@ function noticeOf(query: URLSearchParams): { text: string; bad: boolean } | unde
 
 const countsOf = (counts: { n: number; of: number } | undefined): Record<string, string> =>
   counts ? { n: String(counts.n), of: String(counts.of) } : {};
+
+/** A page's size: a whole number from 1 to 500, 50 when not given. */
+function limitOf(value: string | null): number {
+  if (value === null || value.trim() === "") return 50;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500)
+    throw new AdminError(
+      `limit must be a whole number from 1 to 500; got ${value.slice(0, 40)}`,
+      "MW_ADMIN_BAD_FILTER",
+    );
+  return limit;
+}
+
+/** The status and message of an error in what a request asked (not the console's own), else undefined. */
+function inputError(err: unknown): { status: number; message: string } | undefined {
+  if (err instanceof AdminError) return { status: err.code === "MW_ADMIN_NOT_FOUND" ? 404 : 400, message: err.message };
+  // The store's own checks of a listing's query (its cursor, its limit).
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === "MW_LIST_CURSOR" || code === "MW_LIST_LIMIT") return { status: 400, message: (err as Error).message };
+  return undefined;
+}
 
 function normaliseBase(path: string): string {
   if (typeof path !== "string" || !path.startsWith("/"))
@@ -293,7 +338,12 @@ function htmlResponse(status: number, markup: Html, cookie: string | undefined):
 }
 
 function json(value: unknown): Response {
+  return jsonStatus(200, value);
+}
+
+function jsonStatus(status: number, value: unknown): Response {
   return new Response(JSON.stringify(value), {
+    status,
     headers: { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8" },
   });
 }

@@ -23,6 +23,13 @@ export const OUTCOMES = {
   conflict: { status: 422, processed: false, message: "notification id already used with a different payload" },
   handler_failed: { status: 500, processed: false, message: "handler failed" },
   handler_timeout: { status: 500, processed: false, message: "handler timed out" },
+  // A handler's `NonRetriableError` and `RetryAfterError` (docs/queues.md#a-handler-steers-its-retries).
+  handler_refused: {
+    status: 500,
+    processed: false,
+    message: "handler refused this notification; keep it: this receiver does not retry it",
+  },
+  handler_retry_later: { status: 500, processed: false, message: "handler asked to be retried later" },
   internal_error: { status: 500, processed: false, message: "internal error" },
   misconfigured: { status: 500, processed: false, message: "receiver misconfigured" },
   unavailable: { status: 503, processed: false, message: "temporarily unavailable; retry later" },

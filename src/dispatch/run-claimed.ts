@@ -19,6 +19,7 @@ import {
   type SubscriptionHandlers,
 } from "./handlers.js";
 import { OUTCOMES } from "./outcomes.js";
+import { failureOutcome, retryDecision, type SteeredFailure } from "./retry-decision.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
 export interface ClaimedRun {
@@ -67,6 +68,12 @@ export interface ClaimedHooks {
    * background (a receiver, which answers at once) or while the job holds its place (a worker).
    */
   retryCompletion: (write: () => Promise<unknown>) => unknown;
+  /**
+   * A handler's `RetryAfterError`: keep the claim for a run again after `delayMs` instead of failing
+   * the record; true when it is kept (the in-process queue, which holds the claim meanwhile). Default:
+   * the record fails like any run, and whoever retries it waits (see `retryDecision`).
+   */
+  holdForRetry?: (delayMs: number) => Promise<boolean>;
   /** Runs the handler in its span (see `observeHandler`). Default: runs it as it is. */
   observeHandler?: HandlerObserver;
   /**
@@ -79,7 +86,7 @@ export interface ClaimedHooks {
 
 export type ClaimedOutcome =
   | { outcome: "processed" | "unhandled" | "stale" }
-  | { outcome: "handler_failed" | "handler_timeout"; err: unknown };
+  | { outcome: SteeredFailure | "handler_timeout"; err: unknown };
 
 /** Run the handler for a claimed notification, then record its outcome under the claim's owner. */
 export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<ClaimedOutcome> {
@@ -125,7 +132,17 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
       } else await runIt();
     } catch (err) {
       if (hooks.leaseLost && err instanceof LeaseLostError) return hooks.leaseLost();
-      const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed";
+      const failed = err instanceof HandlerTimeoutError ? "handler_timeout" : failureOutcome(err);
+      const decision = retryDecision(err);
+      if (
+        decision.retry === "after" &&
+        hooks.holdForRetry &&
+        !transaction &&
+        (await hooks.holdForRetry(decision.delayMs))
+      ) {
+        if (ctx) await reportFailure(run, err, ctx);
+        return { outcome: failed, err };
+      }
       // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
       if (transaction) await transaction.rollback(failed);
       else {

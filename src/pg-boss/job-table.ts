@@ -82,6 +82,13 @@ export function jobTable(schema: string) {
         retry_limit = CASE WHEN $3::bool THEN ${counted} ELSE retry_limit END
       WHERE name = $1 AND id = $2 AND state < 'active'`,
     /**
+     * Move the start of job `$2`, failed and waiting for its retry, to `$3` ms from now: the delay its
+     * handler asked for (`RetryAfterError`), in place of pg-boss's back-off. No row when it is not
+     * retried (out of attempts: dead-lettered).
+     */
+    retryIn: `UPDATE ${job} SET start_after = now() + $3::float8 * interval '1 millisecond'
+      WHERE name = $1 AND id = $2 AND state = 'retry' RETURNING id`,
+    /**
      * Settle job `$2` whose notification is settled already (completed, or its id taken by another
      * payload): completed, as pg-boss completes one, if it still waits. A job another worker completed
      * meanwhile is left as it is.

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../bullmq/job-data.js";
 import type { SealingKey } from "../bullmq/seal.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
+import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, ClaimRequest } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
@@ -50,7 +51,7 @@ type RunOutcome =
   | "processed"
   | "unhandled"
   | "stale"
-  | "handler_failed"
+  | SteeredFailure
   | "handler_timeout"
   | "invalid"
   | "job_missing"
@@ -228,9 +229,20 @@ async function runInTransaction(
   observation.end(line, true);
   if ("err" in result) {
     const err = redactErrorInPlace(result.err, runner.redact, data.notification);
+    // A handler's NonRetriableError goes to the dead letters now; its RetryAfterError sets when the retry starts.
+    const decision = retryDecision(err);
     // A run cut off by the worker's close says nothing about the handler: no attempt is counted.
-    if (!runner.shutdown.aborted) await failJob(runner, jobId, err, result.outcome, false);
-    runner.logger.error({ ...line, err }, "notification failed; pg-boss retries it, then dead-letters it");
+    const retryInMs = runner.shutdown.aborted
+      ? undefined
+      : await failJob(runner, jobId, err, result.outcome, decision.retry === "never", decision);
+    if (decision.retry === "never")
+      runner.logger.error({ ...line, err }, "notification refused by its handler (non-retriable); dead-lettered");
+    else if (retryInMs !== undefined)
+      runner.logger.warn(
+        { ...line, err, retry_in_ms: retryInMs },
+        "notification failed; its handler asked to be retried later, and is",
+      );
+    else runner.logger.error({ ...line, err }, "notification failed; pg-boss retries it, then dead-letters it");
   } else runner.logger.info(line, "notification processed by worker");
   return result.outcome;
 }
@@ -278,13 +290,26 @@ function completingJob(
  * attempts remain, else failed and copied to the dead-letter queue. The message is the redacted
  * error's. If PostgreSQL cannot be reached, the job simply runs again, the attempt uncounted.
  */
-async function failJob(runner: PgBossRunner, jobId: string, err: unknown, outcome: string, last: boolean) {
+async function failJob(
+  runner: PgBossRunner,
+  jobId: string,
+  err: unknown,
+  outcome: string,
+  last: boolean,
+  decision?: RetryDecision,
+): Promise<number | undefined> {
   const message = err instanceof Error ? err.message : String(err);
   const reason = err instanceof HandlerTimeoutError ? "handler_timeout" : outcome;
   try {
-    await runner.boss.getDb().executeSql(runner.table.countAttempt, [runner.name, jobId, last]);
+    const db = runner.boss.getDb();
+    await db.executeSql(runner.table.countAttempt, [runner.name, jobId, last]);
     await runner.boss.fail(runner.name, jobId, { outcome: reason, message });
+    // pg-boss's `fail` has no delay of its own to take: its retry's start is moved to the handler's.
+    if (decision?.retry !== "after") return undefined;
+    const { rows } = await db.executeSql(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
+    return rows.length > 0 ? decision.delayMs : undefined;
   } catch (failure) {
     runner.logger.warn({ job_id: jobId, err: failure }, "could not record the failed attempt; the job runs again");
+    return undefined;
   }
 }

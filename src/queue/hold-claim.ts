@@ -1,4 +1,5 @@
 import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
+import type { RunAgain } from "./queue.js";
 
 export interface HeldClaim {
   store: IdempotencyStore;
@@ -20,9 +21,9 @@ const CONFIRM_TRIES = 3;
  */
 export function holdClaimWhileQueued(
   claim: HeldClaim,
-  run: () => Promise<void>,
+  run: () => Promise<void | RunAgain>,
   onLost: () => void,
-): () => Promise<void> {
+): () => Promise<void | RunAgain> {
   const margin = claim.leaseMs / 2;
   // The receiver's claim was answered just before this: its lease counts from about now.
   let confirmedFrom = performance.now();
@@ -43,22 +44,36 @@ export function holdClaimWhileQueued(
     confirmedFrom = sent;
     return claim.leaseMs - (performance.now() - sent) >= margin ? true : undefined;
   };
-  const heartbeat = setInterval(
-    () => {
-      void renew().then((held) => held === false && clearInterval(heartbeat));
-    },
-    Math.max(1, Math.floor(claim.leaseMs / 3)),
-  );
-  heartbeat.unref?.();
+  const beat = () => {
+    const heartbeat = setInterval(
+      () => {
+        void renew().then((held) => held === false && clearInterval(heartbeat));
+      },
+      Math.max(1, Math.floor(claim.leaseMs / 3)),
+    );
+    heartbeat.unref?.();
+    return heartbeat;
+  };
+  let heartbeat = beat();
+  // Held again while it waits to run again (its handler asked to be retried later, and the run kept
+  // the claim with a renewal): the same renewals, and the same confirmation when its time comes.
+  const runHeld = async (): Promise<void | RunAgain> => {
+    const again = await run();
+    if (again) {
+      confirmedFrom = performance.now();
+      heartbeat = beat();
+    }
+    return again;
+  };
 
   return async () => {
     clearInterval(heartbeat);
     for (let i = 0; i < CONFIRM_TRIES && !lost; i++) {
       const held = await renew();
-      if (held) return run();
+      if (held) return runHeld();
     }
     // Unconfirmed: still run on a renewal recent enough (the store is away, the lease still holds).
-    if (!lost && claim.leaseMs - (performance.now() - confirmedFrom) >= margin) return run();
+    if (!lost && claim.leaseMs - (performance.now() - confirmedFrom) >= margin) return runHeld();
     onLost();
   };
 }

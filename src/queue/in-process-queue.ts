@@ -4,6 +4,9 @@ import { settlesWithin } from "../shared/time-limit.js";
 import type { NotificationQueue, QueuedNotification } from "./queue.js";
 import { QueueFullError } from "./queue-full-error.js";
 
+/** The longest delay `setTimeout` takes (about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export interface InProcessQueueOptions {
   /** Handlers running at once. Default 10. */
   concurrency?: number;
@@ -36,19 +39,46 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
   const maxPending = options.maxPending ?? 1_000;
   const queue = new PQueue({ concurrency: options.concurrency ?? 10 });
   let closing = false;
+  /** Notifications whose handler asked to be retried later, waiting for their time outside the slots. */
+  const waitingToRunAgain = new Set<Promise<void>>();
+
+  const runNow = (item: QueuedNotification) => {
+    // `run` records failures itself; the catch only keeps a rejection from going unhandled.
+    void queue
+      .add(() => item.run())
+      .then((again) => again && runLater(item, again.runAgainInMs))
+      .catch(() => {});
+  };
+  const runLater = (item: QueuedNotification, ms: number) => {
+    const waiting = new Promise<void>((resolve) => {
+      // Past the largest delay a timer takes, it would fire at once; the longest wait is kept instead.
+      // Unref'd: a process with nothing else to do is not kept up by a retry (the queue is not durable),
+      // and `close` waits for it within its limit.
+      setTimeout(() => resolve(), Math.min(Math.max(0, ms), MAX_TIMER_MS)).unref?.();
+    }).then(() => {
+      waitingToRunAgain.delete(waiting);
+      runNow(item);
+    });
+    waitingToRunAgain.add(waiting);
+  };
+  /** Idle: nothing running, waiting for a slot, or waiting to run again. */
+  const idle = async () => {
+    do {
+      await Promise.all([queue.onIdle(), ...waitingToRunAgain]);
+    } while (queue.size + queue.pending + waitingToRunAgain.size > 0);
+  };
 
   return {
     durable: false,
     get size() {
-      return queue.size + queue.pending;
+      return queue.size + queue.pending + waitingToRunAgain.size;
     },
     get running() {
       return queue.pending;
     },
     async enqueue(item: QueuedNotification) {
       if (closing || queue.size >= maxPending) throw new QueueFullError(maxPending);
-      // `run` records failures itself; the catch only keeps a rejection from going unhandled.
-      void queue.add(() => item.run()).catch(() => {});
+      runNow(item);
     },
     async ping() {
       // Full or closing, it refuses notifications (503) until it drains: not a place to route them to.
@@ -57,7 +87,7 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
     async close(closeOptions) {
       closing = true;
       const limit = closeTimeoutOf(closeOptions, options.drainTimeoutMs ?? 30_000);
-      await settlesWithin(queue.onIdle(), limit);
+      await settlesWithin(idle(), limit);
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { OrderClaim } from "../idempotency/store.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import type { CloseOptions } from "../shared/close-options.js";
+import type { QueueJobs } from "./queue-jobs.js";
 
 /** A validated, claimed notification handed to a queue. */
 export interface QueuedNotification {
@@ -18,8 +19,12 @@ export interface QueuedNotification {
   order?: OrderClaim;
   /** W3C trace context (`traceparent`, `tracestate`) of the receiver's span, when it is tracing. */
   trace?: Record<string, string>;
-  /** Runs the handler under the receiver's claim; in-process queues call it, durable queues ignore it. */
-  run: () => Promise<void>;
+  /**
+   * Runs the handler under the receiver's claim; in-process queues call it, durable queues ignore it.
+   * It resolves to `RunAgain` when the handler asked to be retried later (`RetryAfterError`) and the
+   * claim is still held for it: the queue calls `run` again once that time has passed.
+   */
+  run: () => Promise<void | RunAgain>;
   /**
    * Set for an ordered notification that joins its subscription's mailbox (a queue with `wake`, a
    * store with `markWaiting`): the queue keeps it durably but queues no job for it; `wake` does.
@@ -30,6 +35,11 @@ export interface QueuedNotification {
    * queue keeps this same data (the worker finds the notification under one seal either way).
    */
   carried?: string;
+}
+
+/** A queued run's request to be run again, no sooner than `runAgainInMs` from now. */
+export interface RunAgain {
+  runAgainInMs: number;
 }
 
 /**
@@ -64,6 +74,8 @@ export interface NotificationQueue {
    * the notification over in its claim, and the worker gets the data with the notification.
    */
   carry?(item: Omit<QueuedNotification, "run" | "mailbox" | "carried">): string;
+  /** Its jobs as the console shows and acts on them (a durable queue's; see `QueueJobs`). */
+  readonly jobs?: QueueJobs;
   /** Resolves when the queue would accept a notification now; rejects when not. Used by `receiver.health()`. */
   ping?(): Promise<void>;
   /** Stop accepting and wait for accepted work at most `timeoutMs` (the queue's own default when not given). */

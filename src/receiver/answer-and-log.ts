@@ -209,7 +209,11 @@ export function answerAndLog(
       inFlight(),
     );
     observation?.end(line);
-    if (row.status >= 500) logger.error(line, "notification not processed");
+    // A handler that asked to be retried later failed nothing for good: a warning, not an error.
+    if (outcome === "handler_retry_later")
+      logger.warn(line, "notification not processed; its handler asked to be retried later");
+    else if (outcome === "handler_refused") logger.error(line, "notification refused by its handler; not retried");
+    else if (row.status >= 500) logger.error(line, "notification not processed");
     else if (row.status >= 400) logger.warn(line, "notification rejected");
     else logger.info(line, "notification handled");
     return response;

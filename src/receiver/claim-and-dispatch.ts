@@ -1,6 +1,8 @@
 import PQueue from "p-queue";
+import { retryDecision } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import {
+  type ClaimedHooks,
   type ClaimedOutcome,
   type ClaimedRun,
   claimedOrder,
@@ -13,7 +15,7 @@ import type { ClaimedOrStale, ClaimRequest, ClaimResult, OrderClaim } from "../i
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
-import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
+import type { NotificationQueue, QueuedNotification, RunAgain } from "../queue/queue.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { type ReceiveObservation, UNOBSERVED } from "../telemetry/observe-receive.js";
@@ -301,7 +303,7 @@ function claimedRun(
  * starts afresh.
  */
 async function handToQueue(
-  { resolved, logQueued }: Receiving,
+  { resolved, logQueued, retryCompletion }: Receiving,
   queue: NotificationQueue,
   run: ClaimedRun,
   job: Pick<QueuedNotification, "id" | "fingerprint" | "owner" | "carried"> & {
@@ -339,7 +341,15 @@ async function handToQueue(
     ...job.order,
     trace: observation.carrier(),
     // An in-process queue holds the claim while the notification waits, and runs it only if still owned.
-    run: queue.durable ? runQueued : holdClaimWhileQueued({ store, claim, leaseMs }, runQueued, lostWhileQueued),
+    run: queue.durable
+      ? runQueued
+      : holdClaimWhileQueued(
+          { store, claim, leaseMs },
+          runInProcess(run, { retryCompletion, observeHandler: observation.handler }, (result, started, last) =>
+            logQueued(outcomeVerdict(result, last ? { ...fields, reason: last } : fields), started),
+          ),
+          lostWhileQueued,
+        ),
     ...mailbox,
     ...(mailbox.mailbox && job.carried !== undefined ? { carried: job.carried } : {}),
   };
@@ -374,6 +384,45 @@ async function handToQueue(
   return verdict("queued", fields);
 }
 
+/** Runs of one notification in an in-process queue when its handler keeps asking to be retried later. */
+const MAX_IN_PROCESS_RUNS = 8;
+
+/**
+ * The run of a notification in an in-process queue. A handler's `RetryAfterError` keeps the claim
+ * (renewed, so the record stays this receiver's and its subscription stays held) and asks the queue
+ * to run it again after the delay, with `ctx.attempt` one higher, up to `MAX_IN_PROCESS_RUNS` runs
+ * (then the record fails, as for any error). Nothing retries any other failure here: the sender was
+ * answered `processed: true` and does not send it again.
+ */
+function runInProcess(
+  run: ClaimedRun,
+  hooks: Pick<ClaimedHooks, "retryCompletion" | "observeHandler">,
+  /** `last`: why a run whose handler asked to be retried later is not run again. */
+  log: (result: ClaimedOutcome, started: number, last?: string) => void,
+): () => Promise<RunAgain | undefined> {
+  let runs = 0;
+  return async () => {
+    const started = performance.now();
+    let again: RunAgain | undefined;
+    let last: string | undefined;
+    runs++;
+    const holdForRetry = async (delayMs: number) => {
+      if (runs >= MAX_IN_PROCESS_RUNS) {
+        last = `not run again: ${MAX_IN_PROCESS_RUNS} runs in this queue`;
+        return false;
+      }
+      const held = await Promise.resolve(run.store.extend(run.claim, run.leaseMs)).catch(() => false);
+      if (held) again = { runAgainInMs: delayMs };
+      else last = "not run again: the claim could not be kept";
+      return held;
+    };
+    const result = await runClaimed(run, { ...hooks, holdForRetry });
+    log(result, started, last);
+    if (again) run.attempt += 1;
+    return again;
+  };
+}
+
 /**
  * Run the handler here, in one of the backpressure slots, and answer with its outcome: the sender
  * waits for it, so a failure is answered as one and retried.
@@ -390,9 +439,16 @@ async function runHere(slots: HandlerSlots, runIt: () => Promise<ClaimedOutcome>
   }
 }
 
-/** A run's outcome as the verdict answered (or logged, for a queued run), with its error if it failed. */
-const outcomeVerdict = (result: ClaimedOutcome, fields: LogFields): Verdict =>
-  verdict(result.outcome, "err" in result ? { ...fields, err: result.err } : fields);
+/**
+ * A run's outcome as the verdict answered (or logged, for a queued run), with its error if it failed.
+ * A handler's `RetryAfterError` is passed on to the sender as `Retry-After`.
+ */
+function outcomeVerdict(result: ClaimedOutcome, fields: LogFields): Verdict {
+  if (!("err" in result)) return verdict(result.outcome, fields);
+  const decision = retryDecision(result.err);
+  const extra = decision.retry === "after" ? { headers: retryAfter(decision.delayMs) } : {};
+  return verdict(result.outcome, { ...fields, err: result.err }, extra);
+}
 
 /**
  * The job data to keep with a claim bound for the subscription's mailbox (a durable queue that can

@@ -1,5 +1,6 @@
 import type { Context } from "@opentelemetry/api";
 import type { HandlerFields, HandlerObserver } from "../dispatch/handler-observer.js";
+import { failureOutcome } from "../dispatch/retry-decision.js";
 import { HandlerTimeoutError, LeaseLostError } from "../dispatch/run-claimed.js";
 import { ATTR, eventTypeLabel, idAttribute } from "./attributes.js";
 import type { Telemetry } from "./telemetry.js";
@@ -41,7 +42,7 @@ export async function observeHandler<T>(
         ? "handler_timeout"
         : err instanceof LeaseLostError
           ? "lease_lost"
-          : "handler_failed";
+          : failureOutcome(err);
     span?.setStatus({ code: api.SpanStatusCode.ERROR, message: outcome });
     span?.setAttribute(ATTR.errorType, outcome);
     throw err;

@@ -55,7 +55,7 @@ function startObservation(telemetry: Telemetry, start: JobStart): JobObservation
   return {
     handler: (fields, run) => observeHandler(telemetry, context, { ...fields, source: "worker" }, run),
     end(line, counted) {
-      if (span) endSpan(telemetry, span, line, line.outcome === "handler_failed" || line.outcome === "handler_timeout");
+      if (span) endSpan(telemetry, span, line, line.outcome.startsWith("handler_"));
       if (metrics && counted) countNotification(metrics, line, "worker");
     },
   };

@@ -164,9 +164,9 @@ describe("the console's notices", () => {
     expect(forged).not.toContain("session expired");
     expect(forged).not.toContain('class="notice');
     const own = await page("?done=redriven&n=2&of=3");
-    expect(own).toContain("Redriven 2 of 3.");
+    expect(own).toContain("redriven 2 of 3; 1 skipped");
     const counts = await page("?done=redriven&n=<b>&of=1e9");
-    expect(counts).toContain("Redriven 0 of 0.");
+    expect(counts).toContain("redriven 0 of 0");
     expect(await page("?done=__proto__")).not.toContain('class="notice');
   });
 });
