@@ -73,19 +73,20 @@ export function principalOf(request: Request, allowed: true | string): string {
 }
 
 /**
- * Whether a POST comes from a page of another origin: `Sec-Fetch-Site` other than `same-origin`
- * (a sibling subdomain is `same-site`, and refused), or an `Origin` whose host is not the request's
- * (the scheme is not compared: a proxy ending TLS hands the console `http`).
+ * Whether a POST comes from a page of another origin. `Sec-Fetch-Site`, where the browser sends it,
+ * decides: anything but `same-origin` is foreign (a sibling subdomain is `same-site`, and refused).
+ * Without it, an `Origin` whose host is not the request's (the scheme is not compared: a proxy ending
+ * TLS hands the console `http`). `Origin: null` alone is not taken for foreign: Chromium sends it for
+ * the console's own forms, whose pages say `Referrer-Policy: no-referrer`; the token still decides.
  */
 export function foreignOrigin(request: Request, url: URL): boolean {
   const site = request.headers.get("sec-fetch-site");
-  if (site !== null && site !== "same-origin") return true;
+  if (site !== null) return site !== "same-origin";
   const origin = request.headers.get("origin");
-  if (origin === null) return false;
+  if (origin === null || origin === "null") return false;
   try {
     return new URL(origin).host !== url.host;
   } catch {
-    // `Origin: null` (a sandboxed frame, a `data:` page) and anything unparsable.
     return true;
   }
 }
