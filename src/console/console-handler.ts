@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { type Admin, AdminError, type NotificationFilter } from "./admin.js";
 import { csrfCookie, csrfCookieOf, csrfTokens, foreignOrigin, principalOf, servedOverHttps } from "./csrf.js";
 import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE, type Html } from "./html.js";
@@ -35,6 +36,14 @@ export interface ConsoleHandlerOptions {
   csrfSecret?: string | Uint8Array;
 }
 
+const CONSOLE_KEYS: KnownKeys<ConsoleHandlerOptions> = {
+  admin: true,
+  authorize: true,
+  basePath: true,
+  readOnly: true,
+  csrfSecret: true,
+};
+
 /** The console as a fetch handler; adapters mount it (see each adapter's `serveConsole`). */
 export interface ConsoleHandler {
   (request: Request): Promise<Response>;
@@ -61,13 +70,16 @@ const SECURITY_HEADERS: Record<string, string> = {
  * same principal and not expired (403 otherwise).
  */
 export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
+  // A misspelt `basepath` would leave the console at /console with every link pointing there.
+  rejectUnknownKeys("consoleHandler", options, Object.keys(CONSOLE_KEYS));
   const { admin, authorize } = options ?? ({} as ConsoleHandlerOptions);
   if (!admin || typeof admin.listNotifications !== "function")
-    throw coded(new TypeError("consoleHandler: admin must be createAdmin(...)"), "MW_INVALID_OPTION");
+    throw optionError(new TypeError("consoleHandler: admin must be createAdmin(...)"), "MW_INVALID_OPTION", "admin");
   if (typeof authorize !== "function")
-    throw coded(
+    throw optionError(
       new TypeError("consoleHandler: authorize(request) is required; the console has no open mode"),
       "MW_INVALID_OPTION",
+      "authorize",
     );
   const base = normaliseBase(options.basePath ?? "/console");
   const readOnly = options.readOnly === true || !admin.canAct;
@@ -286,9 +298,10 @@ function inputError(err: unknown): { status: number; message: string } | undefin
 
 function normaliseBase(path: string): string {
   if (typeof path !== "string" || !path.startsWith("/"))
-    throw coded(
+    throw optionError(
       new TypeError(`consoleHandler: basePath must start with "/"; got ${JSON.stringify(path)}`),
       "MW_INVALID_OPTION",
+      "basePath",
     );
   return path.replace(/\/+$/, "");
 }

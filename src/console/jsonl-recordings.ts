@@ -2,7 +2,8 @@ import { createReadStream } from "node:fs";
 import { open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { RecordedNotification } from "../logging/recorder.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
+import { rejectUnknownKeys } from "../shared/option-keys.js";
 import type { RecordingSource, RecordingSummary } from "./recordings.js";
 
 const DAY_FILE = /^notifications-\d{4}-\d{2}-\d{2}\.jsonl$/;
@@ -24,11 +25,13 @@ interface Entry extends RecordingSummary {
  * and two short strings per recorded notification.
  */
 export function jsonlRecordings(options: { dir: string }): RecordingSource {
-  const { dir } = options ?? ({} as { dir: string });
+  rejectUnknownKeys("jsonlRecordings", options, ["dir"]);
+  const { dir } = options;
   if (typeof dir !== "string" || dir === "")
-    throw coded(
+    throw optionError(
       new TypeError(`jsonlRecordings: dir must be the recorder's directory; got ${JSON.stringify(dir)}`),
       "MW_INVALID_OPTION",
+      "dir",
     );
   const index = new Map<string, Entry>();
   /** Bytes of each file indexed so far (up to its last complete line). */

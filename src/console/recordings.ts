@@ -1,6 +1,7 @@
 import type { Awaitable } from "../idempotency/store.js";
 import type { NotificationRecorder, RecordedNotification } from "../logging/recorder.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
+import { rejectUnknownKeys } from "../shared/option-keys.js";
 
 /** Where the console reads a notification's recorded request and answer back (`createAdmin`'s `recorder`). */
 export interface RecordingSource {
@@ -29,11 +30,13 @@ export interface MemoryRecordings extends NotificationRecorder, RecordingSource 
  * are; they are gone when the process ends.
  */
 export function memoryRecordings(options: { max?: number } = {}): MemoryRecordings {
+  rejectUnknownKeys("memoryRecordings", options, ["max"]);
   const max = options.max ?? 10_000;
   if (!Number.isInteger(max) || max < 1)
-    throw coded(
+    throw optionError(
       new RangeError(`memoryRecordings: max must be a whole number, 1 or more; got ${max}`),
       "MW_INVALID_OPTION",
+      "max",
     );
   const byId = new Map<string, RecordedNotification>();
   return {

@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 
 /** Plain SQL identifiers only: a name that needs quoting to be read is more likely a mistake than a wish. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,49}$/;
@@ -30,6 +30,14 @@ export interface QualifiedNames {
    */
   claimFunction: string;
   completeFunction: string;
+  /**
+   * The fence around a handler's transaction (see fence-sql.ts): its table, the function that puts it
+   * up, its trigger's function, and the function that ends a holder idle past its bound.
+   */
+  fence: string;
+  fenceFunction: string;
+  fenceCheckFunction: string;
+  endOverdueFunction: string;
 }
 
 export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE }: TableNames = {}): QualifiedNames {
@@ -38,11 +46,12 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     ["table", table],
   ] as const) {
     if (typeof name !== "string" || !IDENTIFIER.test(name))
-      throw coded(
+      throw optionError(
         new TypeError(
           `postgresStore: ${what} ${JSON.stringify(name)} is not a plain identifier (lower-case letters, digits and _, starting with a letter or _, at most 50 characters)`,
         ),
         "MW_INVALID_OPTION",
+        what,
       );
   }
   const quote = (name: string) => `"${name}"`;
@@ -54,7 +63,11 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     waitingIndex: quote(`${table}_waiting`),
     positionsUpdatedIndex: quote(`${table}_positions_updated_at`),
     lockPrefix: `${schema}.${table}:`,
-    claimFunction: `${quote(schema)}.${quote(`${table}_claim_v2`)}`,
-    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v2`)}`,
+    claimFunction: `${quote(schema)}.${quote(`${table}_claim_v3`)}`,
+    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v3`)}`,
+    fence: `${quote(schema)}.${quote(`${table}_fence`)}`,
+    fenceFunction: `${quote(schema)}.${quote(`${table}_fence_v3`)}`,
+    fenceCheckFunction: `${quote(schema)}.${quote(`${table}_fence_check_v3`)}`,
+    endOverdueFunction: `${quote(schema)}.${quote(`${table}_end_overdue_v3`)}`,
   };
 }
