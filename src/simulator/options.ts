@@ -22,6 +22,7 @@ const CHAOS_KEYS = {
   reorderRate: true,
   reserializeRetries: true,
   delayMs: true,
+  dropRate: true,
 } as const satisfies KnownKeys<ChaosOptions>;
 
 /**
@@ -76,7 +77,7 @@ export function checkOptions(options: PlatformSimulatorOptions): void {
       new RangeError(`attemptTimeoutMs must be from 1 to ${MAX_TIMER_MS} ms, got ${timeout}`),
       "MW_INVALID_TIMEOUT",
     );
-  for (const rate of [options.chaos?.duplicateRate, options.chaos?.reorderRate]) {
+  for (const rate of [options.chaos?.duplicateRate, options.chaos?.reorderRate, options.chaos?.dropRate]) {
     if (rate !== undefined && !(rate >= 0 && rate <= 1))
       throw coded(new RangeError("chaos rates must be between 0 and 1"), "MW_INVALID_OPTION");
   }
