@@ -1,14 +1,13 @@
-import { Redis } from "ioredis";
 import { createPaymentClient } from "merchant-webhooks/client";
 import { createReconciler, type OverdueRenewal, redisJournal, redisOrderLedger } from "merchant-webhooks/reconcile";
 import { redisStore } from "merchant-webhooks/redis";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
 import { buildProduct, buildSubscriber } from "merchant-webhooks/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startWebhook } from "../cli/run-cli.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { effectCounter, orderEventWebhook, simpleOrder } from "./support.js";
+import { REDIS_URL } from "../support/redis.js";
+import { effectCounter, orderEventWebhook, redisTestBed, simpleOrder } from "./support.js";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -16,14 +15,7 @@ const ORDERS = 200;
 const SUBSCRIPTIONS = 60;
 
 describe("reconcile: the simulator drops 20% of what it sends; one repair run makes up for every dropped order event", () => {
-  const redis = new Redis(REDIS_URL);
-  const prefix = uniquePrefix("reconcile-loop");
-  const cleanup: (() => Promise<unknown>)[] = [];
-  afterAll(async () => {
-    for (const close of cleanup.reverse()) await close();
-    await removeKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const { redis, prefix, cleanup } = redisTestBed("reconcile-loop");
 
   it("audit reports the gaps and runs nothing; repair runs each missing effect once; dropped renewals are overdue", async () => {
     const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}idem:` });

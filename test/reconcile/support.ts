@@ -1,9 +1,12 @@
+import { Redis } from "ioredis";
 import type { Handler } from "merchant-webhooks";
 import { eventReceiverOptions } from "merchant-webhooks";
 import { type OrderEvent, orderEventSchema, type QueriedOrder } from "merchant-webhooks/client";
+import { afterAll } from "vitest";
 import type { IdempotencyStore } from "../../src/idempotency/store.js";
 import { startWebhook } from "../cli/run-cli.js";
 import { orderRequest } from "../client/fixtures.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 /** Effects a handler had, counted per order and status: what "exactly once" is measured on. */
 export function effectCounter() {
@@ -37,3 +40,24 @@ export const orderEventOf = (order: QueriedOrder, id: string) => ({
   resource_type: "order",
   order,
 });
+
+/**
+ * A Redis connection and a key prefix of the test's own, and a list of closes: after the tests the
+ * closes run (last first) and the prefix's keys are removed.
+ */
+export function redisTestBed(label: string) {
+  const redis = new Redis(REDIS_URL);
+  const prefixes: string[] = [];
+  const cleanup: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const close of cleanup.reverse()) await close();
+    for (const prefix of prefixes) await removeKeys(redis, prefix);
+    redis.disconnect();
+  });
+  const newPrefix = (name = label) => {
+    const prefix = uniquePrefix(name);
+    prefixes.push(prefix);
+    return prefix;
+  };
+  return { redis, prefix: newPrefix(), newPrefix, cleanup };
+}
