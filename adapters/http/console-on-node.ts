@@ -29,7 +29,7 @@ export async function serveConsoleOnNode(
     let body: Uint8Array | undefined;
     if (method === "POST" && req.readableEnded && isForm(req.body)) {
       // A body parser (express.urlencoded()) read the form already: post it on as it parsed it.
-      body = new TextEncoder().encode(new URLSearchParams(req.body).toString());
+      body = new TextEncoder().encode(formText(req.body));
       headers.set("content-type", "application/x-www-form-urlencoded");
     } else if (method === "POST") {
       const read = await readNodeBody(req, CONSOLE_BODY_LIMIT, CONSOLE_BODY_TIMEOUT_MS);
@@ -66,6 +66,21 @@ export async function serveConsoleOnNode(
   return true;
 }
 
-function isForm(body: unknown): body is Record<string, string> {
-  return body !== null && typeof body === "object" && Object.values(body).every((value) => typeof value === "string");
+/** A form as a body parser leaves it: each field a string, or a list of them (a field sent more than once). */
+type ParsedForm = Record<string, string | string[]>;
+
+function isForm(body: unknown): body is ParsedForm {
+  const field = (value: unknown) => typeof value === "string";
+  return (
+    body !== null &&
+    typeof body === "object" &&
+    Object.values(body).every((value) => field(value) || (Array.isArray(value) && value.every(field)))
+  );
+}
+
+function formText(form: ParsedForm): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries(form))
+    for (const item of Array.isArray(value) ? value : [value]) params.append(name, item);
+  return params.toString();
 }

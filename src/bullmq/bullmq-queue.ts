@@ -1,5 +1,6 @@
 import { type JobsOptions, Queue, type QueueOptions } from "bullmq";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
+import type { QueueJobs } from "../queue/queue-jobs.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
@@ -7,6 +8,7 @@ import { withTimeout } from "../shared/time-limit.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
+import { bullmqJobs } from "./queue-jobs.js";
 import { jobFinished, LEDGER_PARTS, type QueueLedger, queueLedger } from "./queue-ledger.js";
 import { type EncryptionKey, sealingKey } from "./seal.js";
 
@@ -76,6 +78,8 @@ export interface BullmqNotificationQueue extends NotificationQueue {
   readonly durable: true;
   /** The BullMQ queue underneath, for counts, metrics and dashboards. */
   readonly queue: Queue<NotificationJobData>;
+  /** Its jobs and failed set, for the console (`createAdmin`). */
+  readonly jobs: QueueJobs;
   /** A copy of each queued job's data, kept apart from the queue until done (see `sweepQueued`). */
   readonly ledger: QueueLedger;
   enqueue(item: QueuedNotification): Promise<void>;
@@ -187,6 +191,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   return {
     durable: true,
     queue,
+    jobs: bullmqJobs(queue, handle.client),
     ledger,
     enqueue: (item) =>
       withTimeout(

@@ -5,6 +5,8 @@ import {
   type IdempotencyStore,
   type ListedRecord,
   type ListQuery,
+  listCursor,
+  MAX_LIST_LIMIT,
   type OrderClaim,
   type RecordState,
 } from "../idempotency/store.js";
@@ -12,17 +14,17 @@ import { keptHeaders } from "../logging/kept-headers.js";
 import type { RecordedNotification } from "../logging/recorder.js";
 import { redactCardNumbers, redactNotification } from "../logging/redact.js";
 import type { NotificationQueue } from "../queue/queue.js";
+import type { JobFailure, JobView } from "../queue/queue-jobs.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { coded, MerchantWebhooksError } from "../shared/errors.js";
-import { type JobView, queueJobsOf } from "./queue-jobs.js";
 import type { RecordingSource } from "./recordings.js";
 
 export interface AdminOptions {
   /** The store the receivers and workers claim in. */
   idempotency: IdempotencyStore;
   /**
-   * The receiver's durable queue (`bullmqQueue`): redrive and replay hand notifications to it, and a
-   * BullMQ queue's jobs and counts are shown. Without one the console only reads.
+   * The receiver's durable queue (`bullmqQueue` or `pgBossQueue`): redrive and replay hand
+   * notifications to it, and its jobs, dead letters and counts are shown. Without one the console only reads.
    */
   queue?: NotificationQueue;
   /** Where recorded requests are read back (`memoryRecordings`, `jsonlRecordings`, or any `find(id)`). */
@@ -108,8 +110,10 @@ export interface RedriveResult {
   matched: number;
   /** Of those, handed back to the queue (0 on a dry run). */
   redriven: number;
-  /** The ids redriven (on a dry run: the ids that would be considered). */
+  /** The ids redriven (on a dry run: the ids that would be considered), in the order they were. */
   ids: string[];
+  /** Those not redriven, each with why. */
+  skipped: Array<{ id: string; reason: string }>;
 }
 
 export interface ReplayResult {
@@ -136,7 +140,7 @@ export interface Overview {
   byEventType: Record<string, number>;
   /** Failed records among those counted, newest first (up to 20). */
   deadLetters: NotificationSummary[];
-  queue?: { waiting: number; active: number; delayed: number; failed: number; lagMs?: number };
+  queue?: { kind: string; waiting: number; active: number; delayed: number; failed: number; lagMs?: number };
 }
 
 /** An admin action the console cannot take; `code` says why. */
@@ -150,6 +154,8 @@ export class AdminError extends MerchantWebhooksError {
 
 const STATES: readonly RecordState[] = ["processing", "queued", "completed", "failed"];
 const DISCARDED = "discarded by hand: ";
+/** How often a redrive in order looks whether the notification before has settled. */
+const SETTLE_POLL_MS = 50;
 /** Most records a redrive by filter or the overview reads. */
 const MAX_SCAN = 100_000;
 
@@ -166,7 +172,7 @@ export function createAdmin(options: AdminOptions): Admin {
       "MW_INVALID_OPTION",
     );
   const queue = options.queue;
-  const jobs = queueJobsOf(queue);
+  const jobs = queue?.jobs;
   const recorder = options.recorder;
   const leaseMs = store.leaseMs ?? DEFAULT_LEASE_MS;
 
@@ -178,12 +184,35 @@ export function createAdmin(options: AdminOptions): Admin {
     ]);
     const notification = (recording?.notification ?? job?.notification) as SubscriptionNotification | undefined;
     const eventType = job?.eventType ?? (notification?.event_type as string | undefined);
-    const subscriptionId = (notification?.resource?.id as string | undefined) ?? order?.key;
+    const key = order?.key ?? job?.order?.key;
+    const subscriptionId = (notification?.resource?.id as string | undefined) ?? subscriptionOfKey(key) ?? key;
     return { job, recording, eventType, subscriptionId };
   }
 
-  async function summaryOf(item: ListedRecord): Promise<NotificationSummary> {
-    const { eventType, subscriptionId } = await about(item.id, item.order);
+  /**
+   * A list page's lines: what each record's job tells (event type, subscription), read for the page
+   * in one call to the queue; the recording read only for a record whose job does not tell it.
+   */
+  async function summariesOf(items: readonly ListedRecord[]): Promise<NotificationSummary[]> {
+    const told = (await jobs?.about(items.map((item) => item.id)).catch(() => undefined)) ?? new Map();
+    return Promise.all(
+      items.map(async (item) => {
+        const job = told.get(item.id);
+        if (job?.subscriptionId !== undefined || (job && !recorder)) {
+          const key = item.order?.key ?? job.order?.key;
+          return summaryOf(item, job.eventType, job.subscriptionId ?? subscriptionOfKey(key) ?? key);
+        }
+        const known = await about(item.id, item.order);
+        return summaryOf(item, known.eventType ?? job?.eventType, known.subscriptionId);
+      }),
+    );
+  }
+
+  function summaryOf(
+    item: ListedRecord,
+    eventType: string | undefined,
+    subscriptionId: string | undefined,
+  ): NotificationSummary {
     const summary: NotificationSummary = {
       id: item.id,
       state: item.state,
@@ -201,8 +230,9 @@ export function createAdmin(options: AdminOptions): Admin {
 
   async function listNotifications(request: ListOptions = {}): Promise<NotificationPage> {
     if (!store.list) return listFromQueue(request);
-    const limit = request.limit ?? 50;
+    const limit = pageLimit(request.limit);
     const query = storeQuery(request);
+    pageCursor(request.cursor);
     const joined = request.eventType !== undefined || request.subscriptionId !== undefined;
     const items: NotificationSummary[] = [];
     let cursor = request.cursor;
@@ -214,20 +244,18 @@ export function createAdmin(options: AdminOptions): Admin {
         limit: joined ? Math.max(limit - items.length, 50) : limit,
         ...(cursor ? { cursor } : {}),
       });
-      for (const item of page.items) {
-        const summary = await summaryOf(item);
+      for (const summary of await summariesOf(page.items))
         if (!joined || matchesJoined(summary, request)) items.push(summary);
-      }
       cursor = page.cursor;
       if (!cursor || items.length >= limit || !joined || pages >= 20) return cursor ? { items, cursor } : { items };
     }
   }
 
-  /** Without a store that lists: the failed set of a BullMQ queue, newest first. */
+  /** Without a store that lists: the queue's dead letters, newest first. */
   async function listFromQueue(request: ListOptions): Promise<NotificationPage> {
     if (!jobs)
       throw new AdminError(
-        "the store cannot list its records and there is no BullMQ queue to list from",
+        "the store cannot list its records and there is no queue with jobs to list from",
         "MW_ADMIN_NO_LIST",
       );
     const limit = request.limit ?? 50;
@@ -291,7 +319,8 @@ export function createAdmin(options: AdminOptions): Admin {
     if (subscriptionId !== undefined) detail.subscriptionId = subscriptionId;
     if (job) detail.job = redactedJob(job);
     if (recording) detail.recording = redactedRecording(recording);
-    detail.timeline = timelineOf(detail);
+    const failures = (await jobs?.failures(id).catch(() => undefined)) ?? [];
+    detail.timeline = timelineOf(detail, failures);
     return detail;
   }
 
@@ -330,7 +359,8 @@ export function createAdmin(options: AdminOptions): Admin {
     if (found?.record.state === "completed")
       return { status: "completed", message: `already processed: ${found.record.answer?.message ?? ""}` };
     // A dead letter's job has the notification as it arrived (masked or sealed): put it back to work.
-    if (await jobs?.retryFailed(id)) return { status: "queued", message: "its failed job was put back to work" };
+    if (await jobs?.retryFailed(id, failureOf(found)))
+      return { status: "queued", message: "its failed job was put back to work" };
     const recording = await recorder?.find(id);
     if (!recording) throw new AdminError(`no recording of ${id} to replay, and no failed job`, "MW_ADMIN_NOT_FOUND");
     const owner = `console:${randomUUID()}`;
@@ -374,17 +404,80 @@ export function createAdmin(options: AdminOptions): Admin {
     return { status: "queued", message: "replayed from its recording" };
   }
 
-  async function redriveOne(id: string): Promise<boolean> {
-    const found = await findRecord(id);
-    if (found?.record.state === "completed" || found?.record.state === "processing") return false;
-    if (await jobs?.retryFailed(id)) return true;
-    if (!recorder) return false;
+  type Found = NonNullable<Awaited<ReturnType<typeof findRecord>>>;
+
+  /** Redrive one dead letter: undefined when it went back to work, else why not. */
+  async function redriveOne(id: string, found: Found | undefined): Promise<string | undefined> {
+    const state = found?.record.state;
+    if (state === "completed") return `already completed: ${found!.record.answer?.message ?? ""}`;
+    if (state === "processing") return "being processed now";
+    if (await jobs?.retryFailed(id, failureOf(found))) return undefined;
+    const noJob = jobs ? `no dead letter of it in the ${jobs.kind} queue` : "the queue keeps no jobs to redrive";
+    if (!recorder) return `${noJob}, and no recorder to replay it from`;
     try {
-      return (await replay(id)).status === "queued";
+      const result = await replay(id);
+      return result.status === "queued" ? undefined : result.message;
     } catch (err) {
-      if (err instanceof AdminError && err.code === "MW_ADMIN_NOT_FOUND") return false;
+      if (err instanceof AdminError && err.code === "MW_ADMIN_NOT_FOUND") return `${noJob}, and no recording of it`;
       throw err;
     }
+  }
+
+  /**
+   * Redrive dead letters: an ordered subscription's oldest first, each the next only once the one
+   * before has settled (run by a worker: completed, or a dead letter again), so none runs after a
+   * newer one of its subscription and turns stale; subscriptions side by side.
+   */
+  async function redriveAll(ids: readonly string[]): Promise<RedriveResult> {
+    const unique = [...new Set(ids)];
+    const found = new Map(await Promise.all(unique.map(async (id) => [id, await findRecord(id)] as const)));
+    const lanes = new Map<string, string[]>();
+    for (const id of unique) {
+      const key = found.get(id)?.order?.key ?? `\0${id}`;
+      lanes.set(key, [...(lanes.get(key) ?? []), id]);
+    }
+    const positionOf = (id: string) => found.get(id)?.order?.position ?? "";
+    const done: string[] = [];
+    const skipped: RedriveResult["skipped"] = [];
+    await Promise.all(
+      [...lanes.values()].map(async (lane) => {
+        lane.sort((a, b) => (positionOf(a) < positionOf(b) ? -1 : positionOf(a) > positionOf(b) ? 1 : 0));
+        for (let i = 0; i < lane.length; i++) {
+          const id = lane[i]!;
+          const why = await redriveOne(id, found.get(id));
+          if (why !== undefined) {
+            skipped.push({ id, reason: why });
+            continue;
+          }
+          done.push(id);
+          if (i === lane.length - 1 || !found.get(id)?.order) continue;
+          if (!(await settled(id))) {
+            for (const rest of lane.slice(i + 1))
+              skipped.push({
+                id: rest,
+                reason: `waiting for ${id}, older in its subscription, to finish: redrive it after`,
+              });
+            return;
+          }
+        }
+      }),
+    );
+    return { matched: ids.length, redriven: done.length, ids: done, skipped };
+  }
+
+  /** Whether a redriven notification was run by a worker within a lease: completed, or failed for good again. */
+  async function settled(id: string): Promise<boolean> {
+    const until = Date.now() + leaseMs;
+    while (Date.now() < until) {
+      const record = (await findRecord(id))?.record;
+      if (record?.state === "completed") return true;
+      if (record?.state === "failed") {
+        const job = await jobs?.view(id).catch(() => undefined);
+        if (!job || job.state === "failed") return true;
+      }
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
+    }
+    return false;
   }
 
   async function matchingIds(filter: NotificationFilter): Promise<string[]> {
@@ -409,18 +502,14 @@ export function createAdmin(options: AdminOptions): Admin {
     async redrive(request) {
       if ("ids" in request) {
         requireQueue("redrive");
-        const ids: string[] = [];
-        for (const id of request.ids) if (await redriveOne(id)) ids.push(id);
-        return { matched: request.ids.length, redriven: ids.length, ids };
+        return redriveAll(request.ids);
       }
       // By filter: dead letters unless another state is asked for, counted first.
       const filter: NotificationFilter = { state: "failed", ...request.filter };
       const matched = await matchingIds(filter);
-      if (request.dryRun) return { matched: matched.length, redriven: 0, ids: matched };
+      if (request.dryRun) return { matched: matched.length, redriven: 0, ids: matched, skipped: [] };
       requireQueue("redrive");
-      const ids: string[] = [];
-      for (const id of matched) if (await redriveOne(id)) ids.push(id);
-      return { matched: matched.length, redriven: ids.length, ids };
+      return redriveAll(matched);
     },
 
     async discard(id, { reason }) {
@@ -474,10 +563,38 @@ export function createAdmin(options: AdminOptions): Admin {
           cursor = page.cursor;
         } while (cursor && overview.counted < sample);
       }
-      if (jobs) overview.queue = await jobs.counts();
+      if (jobs) overview.queue = { kind: jobs.kind, ...(await jobs.counts()) };
       return overview;
     },
   };
+}
+
+/** The failure a dead letter is redriven after, as its job keeps it for the timeline. */
+function failureOf(found: { record: IdempotencyRecord; updatedAt?: number } | undefined): JobFailure {
+  return {
+    at: found?.updatedAt ?? Date.now(),
+    attempts: found?.record.attempts ?? 0,
+    ...(found?.record.error !== undefined ? { reason: found.record.error } : {}),
+  };
+}
+
+/** A page's size, checked here: the store's own check would fail as the store failing. */
+function pageLimit(limit: number | undefined): number {
+  if (limit === undefined) return 50;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT)
+    throw new AdminError(
+      `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}; got ${limit}`,
+      "MW_ADMIN_BAD_FILTER",
+    );
+  return limit;
+}
+
+function pageCursor(cursor: string | undefined): void {
+  try {
+    listCursor.parse(cursor);
+  } catch {
+    throw new AdminError("cursor is not one a page gave; start again from the first page", "MW_ADMIN_BAD_FILTER");
+  }
 }
 
 function storeQuery(request: ListOptions): ListQuery {
@@ -507,13 +624,27 @@ function timeOf(name: string, value: number | string | undefined): number | unde
 
 function matchesJoined(summary: NotificationSummary, filter: NotificationFilter): boolean {
   if (filter.eventType !== undefined && summary.eventType !== filter.eventType) return false;
-  if (
-    filter.subscriptionId !== undefined &&
-    summary.subscriptionId !== filter.subscriptionId &&
-    summary.orderKey !== filter.subscriptionId
-  )
-    return false;
-  return true;
+  const wanted = filter.subscriptionId;
+  if (wanted === undefined) return true;
+  return (
+    summary.subscriptionId === wanted ||
+    summary.orderKey === wanted ||
+    (summary.orderKey !== undefined && subscriptionOfKey(summary.orderKey) === wanted)
+  );
+}
+
+/**
+ * The subscription id in an order key of the receiver's default form (`merchant:subscription`, each
+ * part URI-encoded), so a lane's records are found by their subscription whatever else is known of them.
+ */
+function subscriptionOfKey(key: string | undefined): string | undefined {
+  const parts = key?.split(":");
+  if (parts?.length !== 2 || parts[1] === "") return undefined;
+  try {
+    return decodeURIComponent(parts[1]!);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The answer's message when completed, the failure reason when failed (the stores keep no handler error text). */
@@ -541,8 +672,10 @@ function redactedRecording(recording: RecordedNotification): RecordedNotificatio
   };
 }
 
+const attemptsText = (count: number) => `${count} attempt${count === 1 ? "" : "s"}`;
+
 /** received → claimed → queued → attempts → completed or failed, from what the record, job and recording tell. */
-function timelineOf(detail: NotificationDetail): TimelineEvent[] {
+function timelineOf(detail: NotificationDetail, failures: readonly JobFailure[]): TimelineEvent[] {
   const events: TimelineEvent[] = [];
   if (detail.recording) {
     const at = Date.parse(detail.recording.received_at);
@@ -552,6 +685,12 @@ function timelineOf(detail: NotificationDetail): TimelineEvent[] {
       detail: `answered ${detail.recording.answer.status}: ${detail.recording.answer.message}`,
     });
   }
+  for (const failure of failures)
+    events.push({
+      at: failure.at,
+      what: "failed",
+      detail: `${attemptsText(failure.attempts)}; ${failure.reason ?? ""} (then redriven)`,
+    });
   const job = detail.job;
   if (job) {
     events.push({ at: job.queuedAt, what: "queued" });
@@ -567,7 +706,7 @@ function timelineOf(detail: NotificationDetail): TimelineEvent[] {
   const record = detail.record;
   if (record) {
     const at = record.updatedAt ?? job?.finishedAt ?? job?.processedAt ?? events.at(-1)?.at ?? 0;
-    const attempts = `${record.attempts} attempt${record.attempts === 1 ? "" : "s"}`;
+    const attempts = attemptsText(record.attempts);
     if (record.state === "completed")
       events.push({ at, what: "completed", detail: `${attempts}; ${record.outcome ?? ""}` });
     else if (record.state === "failed")

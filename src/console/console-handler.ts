@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { coded } from "../shared/errors.js";
 import { constantTimeEqual } from "../verify/constant-time.js";
-import { type Admin, AdminError, type NotificationFilter } from "./admin.js";
+import { type Admin, AdminError, type NotificationFilter, type RedriveResult } from "./admin.js";
 import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE, type Html } from "./html.js";
 import {
   deadLettersPage,
@@ -94,11 +94,23 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
       if (request.method !== "GET" && request.method !== "HEAD") return text(405, "method not allowed");
       return await show(request, url, path);
     } catch (err) {
-      if (err instanceof AdminError) return text(err.code === "MW_ADMIN_NOT_FOUND" ? 404 : 400, err.message);
+      const input = inputError(err);
+      if (input) return errorPage(input.status, input.message, path);
       // An unexpected failure tells its class only: its message may hold a store's or payload's text.
       return text(500, `console error (${err instanceof Error ? err.name : "unknown"})`);
     }
   };
+
+  /** An answer to a request the console cannot serve as asked: a page (JSON under `/api`) with a way back. */
+  function errorPage(status: number, message: string, path: string): Response {
+    if (path.startsWith("/api/")) return jsonStatus(status, { error: message });
+    const title = status === 404 ? "Not found" : "Cannot do that";
+    const markup = messagePage({ base, csrf: undefined }, title, message, {
+      href: `${base}/`,
+      text: "Back to the overview",
+    });
+    return htmlResponse(status, markup, undefined, base);
+  }
 
   async function show(request: Request, url: URL, path: string): Promise<Response> {
     if (path === "/assets/console.js") return asset(CONSOLE_SCRIPT, "text/javascript; charset=utf-8");
@@ -112,7 +124,7 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
     const page = (markup: Html, status = 200) => htmlResponse(status, markup, token, base);
     const filter = filterOf(query);
     const cursor = query.get("cursor") || undefined;
-    const limit = Math.min(Number(query.get("limit")) || 50, 500);
+    const limit = limitOf(query.get("limit"));
 
     if (path === "/api/overview") return json(await admin.overview());
     if (path === "/api/notifications")
@@ -172,7 +184,7 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
         if (ids.length === 0) return done("nothing selected", `${base}/dead-letters`, true);
         const result = await admin.redrive({ ids });
         const to = ids.length === 1 ? `${base}/notifications/${encodeURIComponent(ids[0]!)}` : `${base}/dead-letters`;
-        return done(`redriven ${result.redriven} of ${result.matched}`, to, result.redriven === 0);
+        return done(redrivenText(result), to, result.redriven === 0);
       }
       const filter = filterOf(form);
       if (mode === "dry-run") {
@@ -180,10 +192,15 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
         return redirect(`${base}/dead-letters${searchOf({ ...stringsOf(filter), matched: String(result.matched) })}`);
       }
       const result = await admin.redrive({ filter });
-      return done(`redriven ${result.redriven} of ${result.matched} matching`, `${base}/dead-letters`);
+      return done(redrivenText(result, " matching"), `${base}/dead-letters`, result.redriven < result.matched);
     }
     if (path === "/actions/replay") {
-      const result = await admin.replay(id);
+      const result = await admin.replay(id).catch((err: unknown) => {
+        // Nothing to replay from (no recording, no dead letter): said on the notification's page.
+        if (err instanceof AdminError && err.code === "MW_ADMIN_NOT_FOUND")
+          return { status: "busy", message: err.message };
+        throw err;
+      });
       return done(result.message, back, result.status === "busy");
     }
     if (path === "/actions/discard") {
@@ -212,6 +229,34 @@ function csrfTokens(secret: Uint8Array) {
       return constantTimeEqual(Buffer.from(mac), expected) ? token : undefined;
     },
   };
+}
+
+/** "redriven 1 of 2: <id>: <why not>", the reasons of the first few left. */
+function redrivenText(result: RedriveResult, matching = ""): string {
+  const why = result.skipped.slice(0, 3).map((skip) => `${skip.id}: ${skip.reason}`);
+  const more = result.skipped.length > 3 ? [`and ${result.skipped.length - 3} more`] : [];
+  return [`redriven ${result.redriven} of ${result.matched}${matching}`, ...why, ...more].join("; ");
+}
+
+/** A page's size: a whole number from 1 to 500, 50 when not given. */
+function limitOf(value: string | null): number {
+  if (value === null || value.trim() === "") return 50;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 500)
+    throw new AdminError(
+      `limit must be a whole number from 1 to 500; got ${value.slice(0, 40)}`,
+      "MW_ADMIN_BAD_FILTER",
+    );
+  return limit;
+}
+
+/** The status and message of an error in what a request asked (not the console's own), else undefined. */
+function inputError(err: unknown): { status: number; message: string } | undefined {
+  if (err instanceof AdminError) return { status: err.code === "MW_ADMIN_NOT_FOUND" ? 404 : 400, message: err.message };
+  // The store's own checks of a listing's query (its cursor, its limit).
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === "MW_LIST_CURSOR" || code === "MW_LIST_LIMIT") return { status: 400, message: (err as Error).message };
+  return undefined;
 }
 
 function normaliseBase(path: string): string {
@@ -277,7 +322,12 @@ function htmlResponse(status: number, markup: Html, token: string | undefined, p
 }
 
 function json(value: unknown): Response {
+  return jsonStatus(200, value);
+}
+
+function jsonStatus(status: number, value: unknown): Response {
   return new Response(JSON.stringify(value), {
+    status,
     headers: { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8" },
   });
 }

@@ -1,6 +1,7 @@
 // merchant-webhooks/console: the admin API and the notification console served over it.
 
 export type { ListedRecord, ListPage, ListQuery } from "../idempotency/store.js";
+export type { JobAbout, JobFailure, JobView, QueueCounts, QueueJobs } from "../queue/queue-jobs.js";
 export {
   type Admin,
   AdminError,
@@ -24,5 +25,4 @@ export {
   type ConsoleHandlerOptions,
   consoleHandler,
 } from "./console-handler.js";
-export type { JobView } from "./queue-jobs.js";
 export { jsonlRecordings, type MemoryRecordings, memoryRecordings, type RecordingSource } from "./recordings.js";

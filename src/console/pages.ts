@@ -72,7 +72,7 @@ export function overviewPage(ctx: PageContext, overview: Overview): Html {
       ([type, count]) =>
         html`<tr><td><a href="${ctx.base}/notifications${queryString({ eventType: type === "(unknown)" ? undefined : type })}">${type}</a></td><td class="num">${count}</td></tr>`,
     )}</tbody></table></section>
-<section><h2>Queue</h2>${
+<section><h2>Queue${queue ? ` (${queue.kind})` : ""}</h2>${
       queue
         ? html`<table><tbody>
 <tr><td>waiting</td><td class="num">${queue.waiting}</td></tr>
@@ -81,7 +81,7 @@ export function overviewPage(ctx: PageContext, overview: Overview): Html {
 <tr><td>dead letters (failed set)</td><td class="num">${queue.failed}</td></tr>
 <tr><td>lag (oldest waiting)</td><td class="num">${queue.lagMs === undefined ? "0 s" : `${(queue.lagMs / 1000).toFixed(1)} s`}</td></tr>
 </tbody></table>`
-        : html`<p class="muted">No BullMQ queue configured.</p>`
+        : html`<p class="muted">No durable queue configured (bullmqQueue or pgBossQueue).</p>`
     }</section>
 </div>
 <h2>Dead letters</h2>
@@ -130,7 +130,7 @@ export function listPage(
     "Notifications",
     html`<h1>Notifications</h1>
 ${filterForm(ctx, "/notifications", filter, true)}
-${summaryTable(ctx, items)}
+${items.length === 0 && next ? html`<p class="muted">None among the records read so far; older ones are on the next pages.</p>` : summaryTable(ctx, items)}
 ${next ? html`<p><a rel="next" href="${ctx.base}/notifications${queryString({ ...stringFilter(filter), cursor: next })}">Next page →</a></p>` : ""}`,
   );
 }
@@ -175,14 +175,17 @@ ${next ? html`<p><a rel="next" href="${ctx.base}/dead-letters${queryString({ ...
 
 export function notificationPage(ctx: PageContext, detail: NotificationDetail): Html {
   const record = detail.record;
-  const moving = record?.state === "queued" || record?.state === "processing";
+  // Still on its way: its record is, or its job is (a redriven job waits for a worker, its record still failed).
+  const jobLive = detail.job !== undefined && !["completed", "failed"].includes(detail.job.state);
+  const moving =
+    record?.state === "queued" || record?.state === "processing" || (jobLive && record?.state !== "completed");
   const id = html`<input type="hidden" name="id" value="${detail.id}">`;
   const actions =
     ctx.csrf === undefined || record?.state === "completed"
       ? html``
       : html`<section><h2>Actions</h2>
 ${record?.state === "failed" || detail.job?.state === "failed" ? actionForm(ctx, "redrive", html`${id}<input type="hidden" name="mode" value="ids">`, "Redrive", "Run this notification again?") : ""}
-${actionForm(ctx, "replay", id, "Replay from recording", "Replay this notification through claim and ordering?")}
+${detail.recording ? actionForm(ctx, "replay", id, "Replay from recording", "Replay this notification through claim and ordering?") : ""}
 ${record ? actionForm(ctx, "discard", html`${id}<input name="reason" required placeholder="reason (kept for audit)" aria-label="reason">`, "Discard", "Mark this notification resolved by hand?") : ""}
 </section>`;
   const job = detail.job;
@@ -253,8 +256,17 @@ export function subscriptionPage(ctx: PageContext, key: string, items: Notificat
   );
 }
 
-export function messagePage(ctx: PageContext, title: string, text: string): Html {
-  return layout(ctx, title, html`<h1>${title}</h1><p>${text}</p>`);
+export function messagePage(
+  ctx: PageContext,
+  title: string,
+  text: string,
+  back?: { href: string; text: string },
+): Html {
+  return layout(
+    ctx,
+    title,
+    html`<h1>${title}</h1><p>${text}</p>${back ? html`<p><a href="${back.href}">${back.text}</a></p>` : ""}`,
+  );
 }
 
 function stringFilter(filter: NotificationFilter): Record<string, string | undefined> {

@@ -2,6 +2,7 @@ import type PgBoss from "pg-boss";
 import { jobDataFor, type NotificationJobData } from "../bullmq/job-data.js";
 import { type EncryptionKey, sealingKey } from "../bullmq/seal.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
+import type { QueueJobs } from "../queue/queue-jobs.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
@@ -15,6 +16,7 @@ import {
   type Queryable,
   type SqlExecutor,
 } from "./job-table.js";
+import { pgBossJobs } from "./queue-jobs.js";
 
 /** The retry and dead-letter options this package sets on every job it sends. */
 export interface PgBossJobOptions {
@@ -96,6 +98,8 @@ export interface PgBossNotificationQueue extends NotificationQueue {
   readonly table: JobTable;
   /** pg-boss's job id for a notification id. */
   jobIdFor(id: string): string;
+  /** Its jobs and dead letters, for the console (`createAdmin`). */
+  readonly jobs: QueueJobs;
   close(): Promise<void>;
 }
 
@@ -170,6 +174,17 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossNotificationQueu
     deadLetter,
     table,
     jobIdFor: (id) => jobIdFor(name, id),
+    jobs: pgBossJobs({
+      boss,
+      name,
+      deadLetter,
+      table,
+      jobIdFor: (id) => jobIdFor(name, id),
+      place: async (data) => {
+        await ready();
+        return placeJob({ boss, name, sendOptions }, data);
+      },
+    }),
     ready,
     enqueue: (item) =>
       withTimeout(add(item, undefined), timeoutMs, late("enqueue")).catch((err) => Promise.reject(unavailable(err))),

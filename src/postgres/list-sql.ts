@@ -6,22 +6,31 @@ import type { Query } from "./sessions.js";
 /**
  * The console's page of records, in SQL. The cursor keeps `updated_at` to the microsecond (the
  * column's own precision), so no record is skipped or repeated between two pages that share a
- * millisecond.
+ * millisecond. Each state's records are read along the list index `(state, updated_at, id)`, at most
+ * a page of each, and merged: a page costs about what it returns whatever the table holds, with a
+ * state asked for or not (one scan of the whole table sorted by time, before, at any size).
  */
 export function listStatement(names: QualifiedNames, retentionSeconds: number): string {
-  return `SELECT id, order_key, position, state, fingerprint, owner, attempts, answer, error,
-      (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
-      (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
-      (extract(epoch from updated_at) * 1000000)::bigint::text AS updated_us
-    FROM ${names.records}
-    WHERE updated_at > clock_timestamp() - ${retentionSeconds}::float8 * interval '1 second'
-      AND ($1::text IS NULL OR state = $1)
-      AND ($2::text IS NULL OR order_key = $2)
-      AND ($3::float8 IS NULL OR updated_at >= timestamptz 'epoch' + $3::float8 * interval '1 millisecond')
-      AND ($4::float8 IS NULL OR updated_at < timestamptz 'epoch' + ($4::float8 + 1) * interval '1 millisecond')
-      AND ($8::text IS NULL OR id = $8)
-      AND ($5::bigint IS NULL OR (updated_at, id) < (timestamptz 'epoch' + $5::bigint * interval '1 microsecond', $6::text))
-    ORDER BY updated_at DESC, id DESC
+  return `SELECT page.* FROM
+      unnest(CASE WHEN $1::text IS NULL THEN ARRAY['processing', 'queued', 'completed', 'failed'] ELSE ARRAY[$1::text] END)
+        AS wanted(state)
+    CROSS JOIN LATERAL (
+      SELECT id, order_key, position, state, fingerprint, owner, attempts, answer, error, updated_at,
+        (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
+        (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms,
+        (extract(epoch from updated_at) * 1000000)::bigint::text AS updated_us
+      FROM ${names.records}
+      WHERE state = wanted.state
+        AND updated_at > clock_timestamp() - ${retentionSeconds}::float8 * interval '1 second'
+        AND ($2::text IS NULL OR order_key = $2)
+        AND ($3::float8 IS NULL OR updated_at >= timestamptz 'epoch' + $3::float8 * interval '1 millisecond')
+        AND ($4::float8 IS NULL OR updated_at < timestamptz 'epoch' + ($4::float8 + 1) * interval '1 millisecond')
+        AND ($8::text IS NULL OR id = $8)
+        AND ($5::bigint IS NULL OR (updated_at, id) < (timestamptz 'epoch' + $5::bigint * interval '1 microsecond', $6::text))
+      ORDER BY updated_at DESC, id DESC
+      LIMIT $7
+    ) AS page
+    ORDER BY page.updated_at DESC, page.id DESC
     LIMIT $7`;
 }
 

@@ -1,6 +1,7 @@
 import type { OrderClaim } from "../idempotency/store.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import type { CloseOptions } from "../shared/close-options.js";
+import type { QueueJobs } from "./queue-jobs.js";
 
 /** A validated, claimed notification handed to a queue. */
 export interface QueuedNotification {
@@ -73,6 +74,8 @@ export interface NotificationQueue {
    * the notification over in its claim, and the worker gets the data with the notification.
    */
   carry?(item: Omit<QueuedNotification, "run" | "mailbox" | "carried">): string;
+  /** Its jobs as the console shows and acts on them (a durable queue's; see `QueueJobs`). */
+  readonly jobs?: QueueJobs;
   /** Resolves when the queue would accept a notification now; rejects when not. Used by `receiver.health()`. */
   ping?(): Promise<void>;
   /** Stop accepting and wait for accepted work at most `timeoutMs` (the queue's own default when not given). */

@@ -202,6 +202,8 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
       // The dry run moved nothing.
       for (const { id } of failedCancels) expect(runs.get(id)).toBe(before.get(id));
 
+      const attemptsBefore = new Map<string, number>();
+      for (const { id } of failedCancels) attemptsBefore.set(id, (await admin.getNotification(id))!.record!.attempts);
       failing.clear();
       const done = await admin.redrive({ filter });
       expect(done).toMatchObject({ matched: failedCancels.length, redriven: failedCancels.length });
@@ -214,8 +216,17 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
         "the redriven notifications to complete",
       );
       for (const { id } of failedCancels) {
-        expect((await admin.getNotification(id))!.record?.state).toBe("completed");
+        const detail = (await admin.getNotification(id))!;
+        expect(detail.record?.state).toBe("completed");
         expect(runs.get(id)).toBe(before.get(id)! + 1);
+        // The failure it was redriven after stays in its timeline, before its completion.
+        const whats = detail.timeline.map((event) => `${event.what}${event.detail?.includes("redriven") ? "*" : ""}`);
+        expect(whats.indexOf("failed*")).toBeGreaterThanOrEqual(0);
+        expect(whats.indexOf("failed*")).toBeLessThan(whats.indexOf("completed"));
+        const attempts = attemptsBefore.get(id)!;
+        expect(detail.timeline.find((event) => event.what === "failed")?.detail).toBe(
+          `${attempts} attempt${attempts === 1 ? "" : "s"}; handler_failed (then redriven)`,
+        );
       }
       for (const { id } of failedRenews) {
         expect((await admin.getNotification(id))!.record?.state).toBe("failed");
@@ -271,6 +282,28 @@ export function adminContract(label: string, backend: () => Promise<ConsoleBacke
       await sleep(300);
       expect(runs.get(failed.id)).toBe(before);
       await expect(admin.discard(failed.id, { reason: "" })).rejects.toMatchObject({ code: "MW_ADMIN_BAD_FILTER" });
+    });
+
+    it("finds a lane's records by their subscription, whatever is known of each", async () => {
+      // Dead letters of one subscription with neither job nor recording (as a lane's waiters may be):
+      // only their order key tells their subscription.
+      const lane = Array.from({ length: 4 }, (_, i) => `lane-${label}-${process.pid}-${i}`);
+      for (const id of lane) {
+        const claim = await setup.store.claim({
+          id,
+          fingerprint: `fp-${id}`,
+          owner: `owner-${id}`,
+          leaseMs: 30_000,
+          order: { key: "M100200300:SUB-LANE" },
+        });
+        expect(claim.status).toBe("claimed");
+        expect(await setup.store.fail(claim as { id: string; owner: string }, "handler_failed")).toBe(true);
+      }
+      const found = await allPages(admin, { subscriptionId: "SUB-LANE" });
+      expect(ids(found)).toEqual([...lane].sort());
+      expect(found.every((item) => item.subscriptionId === "SUB-LANE")).toBe(true);
+      expect((await admin.redrive({ filter: { subscriptionId: "SUB-LANE" }, dryRun: true })).matched).toBe(4);
+      expect((await admin.getNotification(lane[0]!))?.subscriptionId).toBe("SUB-LANE");
     });
   });
 }

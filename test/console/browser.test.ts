@@ -1,6 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
@@ -8,15 +7,13 @@ import { createWorker } from "merchant-webhooks/bullmq";
 import { consoleHandler } from "merchant-webhooks/console";
 import { serveConsole } from "merchant-webhooks/node";
 import { redisStore } from "merchant-webhooks/redis";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { CHROMIUM, consoleBrowser, redriveUntilCompleted } from "./chromium.js";
 import { consoleRig } from "./rig.js";
 
-/** Debian's chromium package; `.ci/run` installs it as it installs Redis. Nothing is downloaded here. */
-const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = fileURLToPath(new URL("../../test-output/console/", import.meta.url));
 const USER = { username: "ops", password: "console-browser-pw" };
 
@@ -52,10 +49,8 @@ describe("the console in a real browser", () => {
       }),
     ),
   );
-  const userDataDir = mkdtempSync(join(tmpdir(), "mw-console-chromium-"));
-  let context: BrowserContext;
+  let browser: Awaited<ReturnType<typeof consoleBrowser>>;
   let origin: string;
-  const problems: string[] = [];
 
   beforeAll(async () => {
     expect(existsSync(CHROMIUM), `${CHROMIUM} is missing: install Debian's chromium package`).toBe(true);
@@ -85,27 +80,11 @@ describe("the console in a real browser", () => {
       20_000,
       "the broken one to fail",
     );
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      httpCredentials: USER,
-      viewport: { width: 1280, height: 860 },
-    });
+    browser = await consoleBrowser(USER);
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close();
-    rmSync(userDataDir, { recursive: true, force: true });
+    await browser?.close();
     await new Promise((resolve) => server.close(resolve));
     await worker.close({ timeoutMs: 5_000 });
     await receiver.close();
@@ -114,16 +93,7 @@ describe("the console in a real browser", () => {
     redis.disconnect();
   });
 
-  /** A page that records every console error (a CSP violation is one) and failed request. */
-  async function openPage(): Promise<Page> {
-    const page = await context.newPage();
-    page.on("console", (message) => {
-      if (message.type() === "error") problems.push(message.text());
-    });
-    page.on("pageerror", (err) => problems.push(err.message));
-    page.on("dialog", (dialog) => void dialog.accept());
-    return page;
-  }
+  const openPage = () => browser.openPage();
 
   it("opens the list, opens a failed notification, redrives it and sees it complete", async () => {
     const page = await openPage();
@@ -164,13 +134,7 @@ describe("the console in a real browser", () => {
 
     // The cause is fixed; Redrive (a POST with the page's CSRF token, after a confirm).
     ledgerUp = true;
-    await page.getByRole("button", { name: "Redrive" }).click();
-    await page.waitForURL(/done=/);
-    expect(await page.locator(".notice").textContent()).toContain("redriven 1 of 1");
-    // The page refreshes itself while the notification is queued or running.
-    await expect
-      .poll(() => page.locator("table .state").first().textContent(), { timeout: 30_000, interval: 500 })
-      .toBe("completed");
+    await redriveUntilCompleted(page);
     expect(await page.locator("ol.timeline").textContent()).toContain("completed");
     await page.screenshot({ path: join(SHOTS, "notification-completed.png"), fullPage: true });
 
@@ -179,6 +143,6 @@ describe("the console in a real browser", () => {
     expect(await page.locator("h1").textContent()).toContain("M100200300:SUB-LEDGER");
     await page.screenshot({ path: join(SHOTS, "subscription.png"), fullPage: true });
 
-    expect(problems).toEqual([]);
+    expect(browser.problems).toEqual([]);
   }, 90_000);
 });

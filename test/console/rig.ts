@@ -1,4 +1,4 @@
-import { createReceiver, type IdempotencyStore, type ReceiverOptions } from "merchant-webhooks";
+import { createReceiver, type IdempotencyStore, type NotificationQueue, type ReceiverOptions } from "merchant-webhooks";
 import { type BullmqQueueOptions, bullmqQueue } from "merchant-webhooks/bullmq";
 import { createAdmin, memoryRecordings } from "merchant-webhooks/console";
 import { silentLogger } from "../support/capture-logger.js";
@@ -13,8 +13,17 @@ export function consoleRig(
   queueOptions: Pick<BullmqQueueOptions, "name" | "prefix" | "encryptionKey">,
   receiverOptions: Partial<ReceiverOptions> = {},
 ) {
-  const recordings = memoryRecordings();
   const queue = bullmqQueue({ connection: REDIS_URL, jobOptions: { attempts: 1 }, ...queueOptions });
+  return { queue, ...consoleOver(store, queue, receiverOptions) };
+}
+
+/** A receiver recording into memory and handing notifications, in order, to `queue`; the admin over all three. */
+export function consoleOver(
+  store: IdempotencyStore,
+  queue: NotificationQueue,
+  receiverOptions: Partial<ReceiverOptions> = {},
+) {
+  const recordings = memoryRecordings();
   const receiver = createReceiver({
     logger: silentLogger(),
     idempotency: store,
@@ -24,5 +33,5 @@ export function consoleRig(
     ...receiverOptions,
   });
   const admin = createAdmin({ idempotency: store, queue, recorder: recordings });
-  return { recordings, queue, receiver, admin };
+  return { recordings, receiver, admin };
 }

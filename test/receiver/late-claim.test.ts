@@ -6,8 +6,12 @@ import { json, notification } from "../support/notifications.js";
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A memory store whose first claim is answered only when `release` resolves, after the claim was taken. */
-function storeWithLateFirstClaim(release: Promise<void>): IdempotencyStore {
+/**
+ * A memory store whose first claim is answered only when `release` resolves, after the claim was taken;
+ * `taken` is called once that claim is in the store, so the test counts the lease from there and not
+ * from the request (intake alone can take longer than a lease's slack on a loaded machine).
+ */
+function storeWithLateFirstClaim(release: Promise<void>, taken: () => void): IdempotencyStore {
   const store = memoryStore();
   let first = true;
   return new Proxy(store, {
@@ -18,6 +22,7 @@ function storeWithLateFirstClaim(release: Promise<void>): IdempotencyStore {
         const answer = await value.apply(target, args);
         if (first) {
           first = false;
+          taken();
           await release;
         }
         return answer;
@@ -30,9 +35,14 @@ describe("a receiver whose claim is answered after its lease lapsed", () => {
   it("does not start the handler under it: the delivery that took the id over runs it, once", async () => {
     const runs: number[] = [];
     let answerLateClaim = () => {};
+    let firstClaimTaken = () => {};
+    const claimTaken = new Promise<void>((resolve) => (firstClaimTaken = resolve));
     const receiver = createReceiver({
       logger: silentLogger(),
-      idempotency: storeWithLateFirstClaim(new Promise<void>((resolve) => (answerLateClaim = resolve))),
+      idempotency: storeWithLateFirstClaim(
+        new Promise<void>((resolve) => (answerLateClaim = resolve)),
+        firstClaimTaken,
+      ),
       // Long enough that the takeover's own claim keeps half its lease on a loaded machine, where a
       // 100 ms stall between its claim and its handler is common.
       leaseMs: 1_500,
@@ -44,6 +54,7 @@ describe("a receiver whose claim is answered after its lease lapsed", () => {
     const body = json(notification());
     const late = receiver.handle(post(body));
     // The first claim's lease lapses while its answer is held back; a redelivery takes it over.
+    await claimTaken;
     await sleep(1_600);
     const takeover = await receiver.handle(post(body));
     expect(takeover.status).toBe(200);

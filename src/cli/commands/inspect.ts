@@ -2,11 +2,8 @@ import { createAdmin } from "../../console/admin.js";
 import { jsonlRecordings } from "../../console/recordings.js";
 import type { IdempotencyStore } from "../../idempotency/store.js";
 import type { NotificationQueue } from "../../queue/queue.js";
-import { closeClient } from "../../redis/connect.js";
-import { redisStore } from "../../redis/redis-store.js";
 import * as cli from "../args.js";
 import { printable, printableLines } from "../printable.js";
-import { connectTarget, describeTarget, type RedisTarget, redisTarget } from "../redis-target.js";
 
 export const INSPECT_USAGE = `Usage: merchant-webhooks inspect <id> [options]
 
@@ -22,35 +19,51 @@ Options:
       --postgres <url>     read the record from postgresStore on this database instead of Redis
       --schema <name>      postgresStore's schema (default: public)
       --table <name>       postgresStore's table (default: merchant_webhooks_inbox)
-  -q, --queue <name>       also show the notification's BullMQ job in this queue
+  -q, --queue <name>       also show the notification's job in this queue (BullMQ, unless --pg-boss)
   -p, --prefix <prefix>    BullMQ key prefix, as given to bullmqQueue (default: bull)
+      --pg-boss <url>      the queue is pg-boss's in this PostgreSQL (a connection string): show its
+                           job and its dead-letter copy
+      --boss-schema <name> pg-boss's schema, as given to new PgBoss (default: pgboss); with --pg-boss
+      --dead-letter <name> the dead-letter queue given to pgBossQueue; with --pg-boss
       --recordings <dir>   also show its recording from a jsonlRecorder's directory
   -h, --help               show this help
 
 Exit status: 0 when the notification was found, 1 when nothing is known of it (or a server could not
 be reached), 2 on a usage error.
 
-Example:
+Only what is asked for is loaded: --postgres with --pg-boss needs neither ioredis nor bullmq.
+
+Examples:
   merchant-webhooks inspect WH-123 --queue subscription-notifications --recordings ./recordings
+  merchant-webhooks inspect WH-123 --postgres postgres://app@db/shop --pg-boss postgres://app@db/shop \
+    --queue subscription-notifications
 `;
+
+type Values = ReturnType<typeof parseInspect>["values"];
+
+function parseInspect(argv: readonly string[]) {
+  return cli.parseCommand(argv, {
+    redis: { type: "string", short: "r", multiple: true },
+    cluster: { type: "boolean" },
+    "store-prefix": { type: "string" },
+    postgres: { type: "string" },
+    schema: { type: "string" },
+    table: { type: "string" },
+    queue: { type: "string", short: "q" },
+    prefix: { type: "string", short: "p" },
+    "pg-boss": { type: "string" },
+    "boss-schema": { type: "string" },
+    "dead-letter": { type: "string" },
+    recordings: { type: "string" },
+  });
+}
 
 /** `merchant-webhooks inspect <id> ...`: prints `getNotification(id)` as JSON. */
 export async function runInspect(argv: readonly string[], io: cli.CliIo = cli.processIo()): Promise<number> {
-  let values;
+  let values: Values;
   let id: string;
-  let target: RedisTarget;
   try {
-    const parsed = cli.parseCommand(argv, {
-      redis: { type: "string", short: "r", multiple: true },
-      cluster: { type: "boolean" },
-      "store-prefix": { type: "string" },
-      postgres: { type: "string" },
-      schema: { type: "string" },
-      table: { type: "string" },
-      queue: { type: "string", short: "q" },
-      prefix: { type: "string", short: "p" },
-      recordings: { type: "string" },
-    });
+    const parsed = parseInspect(argv);
     values = parsed.values;
     if (values.help) {
       io.out(INSPECT_USAGE);
@@ -58,48 +71,20 @@ export async function runInspect(argv: readonly string[], io: cli.CliIo = cli.pr
     }
     if (parsed.positionals.length !== 1) throw new cli.UsageError("give exactly one notification id");
     id = parsed.positionals[0]!;
-    target = redisTarget(values.redis, values.cluster === true);
+    if (values["pg-boss"] === undefined && (values["boss-schema"] || values["dead-letter"]))
+      throw new cli.UsageError("--boss-schema and --dead-letter need --pg-boss");
+    if (values["pg-boss"] !== undefined && !values.queue) throw new cli.UsageError("--pg-boss needs --queue");
+    if (values["pg-boss"] !== undefined && values.prefix)
+      throw new cli.UsageError("--prefix is BullMQ's: a pg-boss queue has none");
   } catch (err) {
     if (!(err instanceof cli.UsageError)) throw err;
     return cli.reportUsageError(io, err, INSPECT_USAGE);
   }
-
-  const client = connectTarget(target);
-  client.on("error", () => {});
-  const closers: Array<() => Promise<unknown>> = [];
+  const sources = inspectSources(values);
   try {
-    let store: IdempotencyStore;
-    if (values.postgres) {
-      const { Pool } = (await import("pg")).default;
-      const pool = new Pool({ connectionString: values.postgres, max: 2 });
-      closers.push(() => pool.end());
-      const { postgresStore } = await import("../../postgres/postgres-store.js");
-      store = postgresStore({
-        connection: pool,
-        ...(values.schema ? { schema: values.schema } : {}),
-        ...(values.table ? { table: values.table } : {}),
-      });
-    } else {
-      store = redisStore({
-        connection: client,
-        timeoutMs: 5_000,
-        ...(values["store-prefix"] ? { prefix: values["store-prefix"] } : {}),
-      });
-    }
-    let queue: NotificationQueue | undefined;
-    if (values.queue) {
-      const { bullmqQueue } = await import("../../bullmq/bullmq-queue.js");
-      const bull = bullmqQueue({
-        connection: client,
-        name: values.queue,
-        ...(values.prefix ? { prefix: values.prefix } : {}),
-      });
-      closers.push(() => bull.close());
-      queue = bull;
-    }
     const admin = createAdmin({
-      idempotency: store,
-      ...(queue ? { queue } : {}),
+      idempotency: await sources.store(),
+      ...(values.queue ? { queue: await sources.queue(values.queue) } : {}),
       ...(values.recordings ? { recorder: jsonlRecordings({ dir: values.recordings }) } : {}),
     });
     const detail = await admin.getNotification(id);
@@ -110,10 +95,84 @@ export async function runInspect(argv: readonly string[], io: cli.CliIo = cli.pr
     io.out(`${printableLines(JSON.stringify(detail, null, 2))}\n`);
     return cli.EXIT_OK;
   } catch (err) {
-    io.err(`inspect failed on ${describeTarget(target)}: ${printable((err as Error).message)}\n`);
+    if (err instanceof cli.UsageError) return cli.reportUsageError(io, err, INSPECT_USAGE);
+    // A peer not installed: the command line names the package to install.
+    if ((err as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") throw err;
+    io.err(`inspect failed on ${sources.where()}: ${printable((err as Error).message)}\n`);
     return cli.EXIT_NOT_PROCESSED;
   } finally {
-    for (const close of closers.reverse()) await close().catch(() => {});
-    await closeClient(client);
+    await sources.close();
   }
+}
+
+/**
+ * The store and queue `inspect` reads, each loading its own peer only when asked for: ioredis for a
+ * Redis store or a BullMQ queue, pg for postgresStore, pg-boss for a pg-boss queue.
+ */
+function inspectSources(values: Values) {
+  const closers: Array<() => Promise<unknown>> = [];
+  const places: string[] = [];
+  let redis: Promise<{ client: import("ioredis").Redis | import("ioredis").Cluster }> | undefined;
+  const redisClient = () =>
+    (redis ??= (async () => {
+      const { connectTarget, describeTarget, redisTarget } = await import("../redis-target.js");
+      const { closeClient } = await import("../../redis/connect.js");
+      const target = redisTarget(values.redis, values.cluster === true);
+      const client = connectTarget(target);
+      client.on("error", () => {}); // failures reach the calls made on it, and are reported once there
+      closers.push(() => closeClient(client));
+      places.push(describeTarget(target));
+      return { client };
+    })());
+
+  return {
+    async store(): Promise<IdempotencyStore> {
+      if (values.postgres) {
+        const { Pool } = (await import("pg")).default;
+        const pool = new Pool({ connectionString: values.postgres, max: 2 });
+        closers.push(() => pool.end());
+        const { describeDatabase } = await import("../pg-boss-connection.js");
+        places.push(describeDatabase(values.postgres));
+        const { postgresStore } = await import("../../postgres/postgres-store.js");
+        return postgresStore({
+          connection: pool,
+          ...(values.schema ? { schema: values.schema } : {}),
+          ...(values.table ? { table: values.table } : {}),
+        });
+      }
+      const { redisStore } = await import("../../redis/redis-store.js");
+      const { client } = await redisClient();
+      return redisStore({
+        connection: client,
+        timeoutMs: 5_000,
+        ...(values["store-prefix"] ? { prefix: values["store-prefix"] } : {}),
+      });
+    },
+    async queue(name: string): Promise<NotificationQueue> {
+      const bossUrl = values["pg-boss"];
+      if (bossUrl !== undefined) {
+        const { closeBoss, describeDatabase, openBoss } = await import("../pg-boss-connection.js");
+        const boss = await openBoss(bossUrl, values["boss-schema"]);
+        closers.push(() => closeBoss(boss));
+        places.push(`pg-boss on ${describeDatabase(bossUrl)}`);
+        await boss.start();
+        const { pgBossQueue } = await import("../../pg-boss/pg-boss-queue.js");
+        return pgBossQueue({
+          boss,
+          name,
+          ...(values["boss-schema"] ? { schema: values["boss-schema"] } : {}),
+          ...(values["dead-letter"] ? { deadLetter: values["dead-letter"] } : {}),
+        });
+      }
+      const { bullmqQueue } = await import("../../bullmq/bullmq-queue.js");
+      const { client } = await redisClient();
+      const bull = bullmqQueue({ connection: client, name, ...(values.prefix ? { prefix: values.prefix } : {}) });
+      closers.push(() => bull.close());
+      return bull;
+    },
+    where: () => places.join(" and ") || "its store",
+    async close() {
+      for (const close of closers.reverse()) await close().catch(() => {});
+    },
+  };
 }

@@ -1,5 +1,6 @@
 import { PgBossQueueNotFoundError, redrive } from "../../pg-boss/redrive.js";
 import { type CliIo, EXIT_NOT_PROCESSED, EXIT_OK } from "../args.js";
+import { closeBoss, describeDatabase, openBoss } from "../pg-boss-connection.js";
 import { printable } from "../printable.js";
 
 export interface PgBossRedriveArgs {
@@ -11,28 +12,16 @@ export interface PgBossRedriveArgs {
   dryRun: boolean;
 }
 
-/**
- * `redrive --pg-boss <url>`: a PgBoss of its own on the merchant's database, started without
- * maintenance, scheduling or migrations (it changes nothing but the jobs it moves), then stopped.
- */
+/** `redrive --pg-boss <url>`: a PgBoss of its own on the merchant's database (`openBoss`), then stopped. */
 export async function redrivePgBoss(args: PgBossRedriveArgs, io: CliIo): Promise<number> {
   const where = describeDatabase(args.url);
-  let PgBoss: typeof import("pg-boss");
+  let boss: Awaited<ReturnType<typeof openBoss>>;
   try {
-    PgBoss = (await import("pg-boss")).default;
+    boss = await openBoss(args.url, args.schema);
   } catch {
     io.err("redrive --pg-boss needs the pg-boss package: npm install pg-boss\n");
     return EXIT_NOT_PROCESSED;
   }
-  const boss = new PgBoss({
-    connectionString: args.url,
-    ...(args.schema ? { schema: args.schema } : {}),
-    supervise: false,
-    schedule: false,
-    migrate: false,
-    max: 2,
-  });
-  boss.on("error", () => {}); // failures reach the calls below, and are reported once there
   try {
     await boss.start();
     const result = await redrive({
@@ -58,18 +47,6 @@ export async function redrivePgBoss(args: PgBossRedriveArgs, io: CliIo): Promise
     } else io.err(`redrive failed on ${where}: ${printable((err as Error).message)}\n`);
     return EXIT_NOT_PROCESSED;
   } finally {
-    await boss.stop({ graceful: false }).catch(() => {});
-    // A start that failed (no pg-boss schema there) has opened its pool without stopping it.
-    await (boss.getDb() as { close?: () => Promise<void> }).close?.().catch(() => {});
-  }
-}
-
-/** The database as a message may name it: host, port and database, never the password. */
-function describeDatabase(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `PostgreSQL at ${parsed.hostname}${parsed.port ? `:${parsed.port}` : ""}${parsed.pathname}`;
-  } catch {
-    return "PostgreSQL";
+    await closeBoss(boss);
   }
 }

@@ -1,0 +1,144 @@
+import { Redis } from "ioredis";
+import type { IdempotencyStore, NotificationQueue } from "merchant-webhooks";
+import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
+import { consoleHandler } from "merchant-webhooks/console";
+import { createPgBossWorker, pgBossQueue } from "merchant-webhooks/pg-boss";
+import { redisStore } from "merchant-webhooks/redis";
+import { afterAll, describe, expect, it } from "vitest";
+import { pgBossBed } from "../pg-boss/fixtures/bed.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { deliverUntilAccepted, notification } from "../support/notifications.js";
+import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { consoleSession, readable } from "./console-session.js";
+import { consoleOver } from "./rig.js";
+
+const LANE = 4;
+
+/** What a lane's handlers saw: each run in order, stale ones apart; failing while `broken`. */
+function laneHandlers() {
+  const runs: string[] = [];
+  const stale: string[] = [];
+  const broken = { value: true };
+  const handler = async (n: { id: string }) => {
+    if (broken.value) throw new Error("ledger refused");
+    runs.push(n.id);
+  };
+  const onStale = async (n: { id: string }) => {
+    stale.push(n.id);
+  };
+  return { runs, stale, broken, handler, onStale };
+}
+
+/**
+ * Four notifications of one subscription fail for good; once fixed, "Redrive all 4" from the dead
+ * letters page (filtered by the subscription) runs each once, oldest first, none stale.
+ */
+async function redriveLane(
+  store: IdempotencyStore,
+  queue: NotificationQueue,
+  lane: ReturnType<typeof laneHandlers>,
+  label: string,
+) {
+  const { receiver, admin } = consoleOver(store, queue);
+  const subscription = `SUB-B-${label}-${process.pid}`;
+  const sent = Array.from({ length: LANE }, (_, i) => {
+    const body = notification("SUBSCRIPTION_RENEW", `WH-lane-${label}-${process.pid}-${i}`);
+    body.resource.id = subscription;
+    body.resource.update_time = new Date(Date.UTC(2026, 10, 1, 8, i)).toISOString();
+    return body;
+  });
+  try {
+    for (const body of sent) await deliverUntilAccepted(receiver, body, 50);
+    const failed = async () =>
+      (await admin.listNotifications({ state: "failed", subscriptionId: subscription })).items.length;
+    await eventually(async () => (await failed()) === LANE, 30_000, "the lane's four dead letters");
+
+    const ops = consoleSession(
+      consoleHandler({ admin, authorize: (request) => request.headers.get("authorization") === "Bearer ops" }),
+    );
+    await ops.get(`/console/dead-letters?subscriptionId=${subscription}`);
+    const counted = await ops.post("/console/actions/redrive", [
+      ["mode", "dry-run"],
+      ["subscriptionId", subscription],
+    ]);
+    expect(readable(counted.text)).toContain(`Redrive all ${LANE}`);
+
+    lane.broken.value = false;
+    const done = await ops.post("/console/actions/redrive", [
+      ["mode", "filter"],
+      ["state", "failed"],
+      ["subscriptionId", subscription],
+    ]);
+    expect(readable(done.text)).toContain(`redriven ${LANE} of ${LANE} matching`);
+    await eventually(
+      async () =>
+        (await admin.listNotifications({ state: "completed", subscriptionId: subscription })).items.length === LANE,
+      30_000,
+      "the lane to complete",
+    );
+    expect(lane.runs).toEqual(sent.map((body) => body.id));
+    expect(lane.stale).toEqual([]);
+  } finally {
+    await receiver.close();
+  }
+}
+
+describe("an ordered subscription's dead letters redriven in bulk", () => {
+  it("on BullMQ and Redis: each runs once, oldest first, none stale", async () => {
+    const prefix = uniquePrefix("console-lane");
+    const redis = new Redis(REDIS_URL);
+    const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}idem:` });
+    const queue = bullmqQueue({ connection: REDIS_URL, name: "lane", prefix, jobOptions: { attempts: 1 } });
+    const lane = laneHandlers();
+    const worker = createWorker({
+      connection: REDIS_URL,
+      name: "lane",
+      prefix,
+      idempotency: store,
+      logger: silentLogger(),
+      concurrency: 4,
+      onRenew: lane.handler,
+      onStale: lane.onStale,
+    });
+    try {
+      await redriveLane(store, queue, lane, "bullmq");
+    } finally {
+      await worker.close({ timeoutMs: 2_000 });
+      await queue.close();
+      await store.close();
+      await removeKeys(redis, prefix);
+      redis.disconnect();
+    }
+  }, 90_000);
+
+  describe("on pg-boss and PostgreSQL", () => {
+    const bed = pgBossBed("pgblane", () => "");
+    const stops: Array<() => Promise<unknown>> = [];
+    afterAll(async () => {
+      for (const stop of stops) await stop();
+    });
+
+    it("each runs once, oldest first, none stale", async () => {
+      const queue = pgBossQueue({
+        boss: bed.boss,
+        name: "lane",
+        schema: bed.bossSchema,
+        jobOptions: { retryLimit: 0 },
+      });
+      const lane = laneHandlers();
+      const worker = createPgBossWorker({
+        boss: bed.boss,
+        name: "lane",
+        schema: bed.bossSchema,
+        idempotency: bed.store,
+        logger: silentLogger(),
+        pollingIntervalMs: 100,
+        concurrency: 4,
+        onRenew: lane.handler,
+        onStale: lane.onStale,
+      });
+      stops.push(() => worker.close({ timeoutMs: 2_000 }));
+      await redriveLane(bed.store, queue, lane, "pgboss");
+    }, 90_000);
+  });
+});
