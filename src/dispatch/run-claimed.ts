@@ -119,8 +119,10 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
         {
           timeoutMs: run.timeoutMs,
           leaseMs: run.leaseMs,
-          // A transaction's claim has no lease to lose: it lasts as long as the connection does.
+          // A transaction's claim has no lease to lose: it lasts as long as the connection does, unless
+          // the transaction itself is lost under the handler.
           extendLease: transaction ? async () => true : async () => store.extend(claim, run.leaseMs),
+          watchLoss: transaction?.watchLoss?.bind(transaction),
         },
       );
     try {
@@ -353,6 +355,8 @@ export interface RunLimits {
   leaseMs: number;
   /** Pushes the claim's lease forward; false when another process took the claim. */
   extendLease: () => Promise<boolean>;
+  /** Given the run's stop, for a claim that can be lost otherwise than by its lease (a transaction). */
+  watchLoss?: ((stop: (error: Error) => void) => void) | undefined;
 }
 
 /**
@@ -383,6 +387,7 @@ export async function runHandler(
     rejectRun(error);
   };
 
+  limits.watchLoss?.(stop);
   const left = Math.max(0, limits.timeoutMs - (performance.now() - started));
   const timer =
     limits.timeoutMs > 0 ? setTimeout(() => stop(new HandlerTimeoutError(limits.timeoutMs)), left) : undefined;

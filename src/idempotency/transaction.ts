@@ -38,6 +38,11 @@ export interface TransactionalClaim {
   commitQueued?(): Promise<void>;
   /** Roll back the claim with everything in its transaction and record nothing: as if never claimed. */
   discard?(): Promise<void>;
+  /**
+   * Call `stop` at once if the transaction is lost under the handler (it ended, or a statement failed
+   * and the database let go of its locks): another delivery may run the notification now.
+   */
+  watchLoss?(stop: (error: Error) => void): void;
 }
 
 /**

@@ -260,6 +260,7 @@ function completingJob(
   return {
     result: transaction.result,
     transaction: handlers.handle,
+    watchLoss: transaction.watchLoss?.bind(transaction),
     rollback: (error) => {
       handlers.close();
       return transaction.rollback(error);

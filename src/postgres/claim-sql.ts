@@ -43,7 +43,7 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
     (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`;
   return {
     // The claim's first statement: the function `migrate()` installs (see claimFunctionSql).
-    look: `SELECT ${names.claimFunction}($1, $2, $3, $4, $5::float8, ${retentionSeconds}::float8, $6, NULL) AS look`,
+    look: `SELECT ${names.claimFunction}($1, $2, $3, $4, $5::float8, ${retentionSeconds}::float8, $6, NULL, false) AS look`,
     retentionSeconds,
     claimFunction: names.claimFunction,
     // Taking the key's row lock (an upsert locks the row as FOR UPDATE does) and reading it in one statement.
@@ -75,7 +75,8 @@ export type ClaimStatements = ReturnType<typeof claimStatements>;
  * read (for update once the lock is held, so no earlier commit is missed). A first claim reads no row
  * before writing it: a serializable transaction takes no predicate lock on the index gap, which every
  * concurrent first claim nearby would write into. `p_bound_ms`, when given, bounds the rest of the
- * transaction's statements and idle time on the server (as `SET LOCAL` would: see transactional-claim.ts).
+ * transaction's statements and idle time on the server (as `SET LOCAL` would: see transactional-claim.ts);
+ * `p_fence`, for a claim whose handler runs in this transaction, puts up its fence (see fence-sql.ts).
  *
  * It answers one text, so the common answers cost the client one short column to parse rather than a
  * row of ten (see parseLook): `w` and the inserted row's `ctid` (its own transaction completes it without
@@ -90,7 +91,7 @@ export function claimFunctionSql(names: QualifiedNames): string {
       FROM ${records} r
       WHERE r.id = p_id AND r.updated_at > clock_timestamp() - p_retention_s * interval '1 second' ${lock};`;
   return `CREATE OR REPLACE FUNCTION ${names.claimFunction}(p_lock text, p_id text, p_fingerprint text, p_owner text,
-  p_lease_ms float8, p_retention_s float8, p_insert boolean, p_bound_ms integer)
+  p_lease_ms float8, p_retention_s float8, p_insert boolean, p_bound_ms integer, p_fence boolean)
 RETURNS text
 LANGUAGE plpgsql AS $claim$
 DECLARE
@@ -104,6 +105,13 @@ BEGIN
     look := NULL;
   END IF;
   locked := pg_try_advisory_xact_lock(hashtextextended(p_lock, 0));
+  -- A claim run in its own transaction fences it once it holds the id (see fence-sql.ts).
+  IF locked AND p_fence THEN
+    PERFORM ${names.fenceFunction}(p_owner);
+  ELSIF p_fence AND p_bound_ms IS NOT NULL THEN
+    -- Held: by a transaction idle past the bound, the server's own limit lifted from within, it ends now.
+    PERFORM ${names.endOverdueFunction}(hashtextextended(p_lock, 0), p_bound_ms);
+  END IF;
   IF locked AND p_insert THEN
     INSERT INTO ${records} (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, waiting)
       VALUES (p_id, NULL, NULL, false, p_fingerprint, 'processing', p_owner,
@@ -181,7 +189,7 @@ export function lookInline(
   // A number written as JavaScript writes it: digits, a sign, a point, an exponent (or NaN, which the
   // server refuses as an unknown column): nothing that could end the literal.
   args.push(`${Number(leaseMs)}::float8`, `${Number(sql.retentionSeconds)}::float8`, insert ? "true" : "false");
-  args.push(boundMs === undefined ? "NULL" : `${Math.round(boundMs)}`);
+  args.push(boundMs === undefined ? "NULL" : `${Math.round(boundMs)}`, "true");
   return `SELECT ${sql.claimFunction}(${args.join(", ")}) AS look`;
 }
 

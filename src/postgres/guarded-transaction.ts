@@ -25,6 +25,24 @@ export class TransactionControlError extends MerchantWebhooksError {
   }
 }
 
+/**
+ * The handler's transaction ended or failed under it: its locks are gone (PostgreSQL drops a failed
+ * transaction's locks at once), so another delivery may run the notification now. What `ctx.signal`
+ * aborts with; the run fails and nothing of it is kept.
+ */
+export class TransactionLostError extends MerchantWebhooksError {
+  override name = "TransactionLostError";
+  declare readonly code: "MW_TRANSACTION_LOST";
+  constructor(how: "ended" | "failed") {
+    super(
+      "MW_TRANSACTION_LOST",
+      how === "ended"
+        ? "the handler's transaction was ended by a statement the handler sent (a COMMIT is refused by the database, a ROLLBACK undoes the run): the run fails and nothing of it is kept"
+        : "a statement of the handler failed outside any savepoint: the transaction is aborted and its locks are gone, so the run fails (catch a statement's error inside SAVEPOINT ... ROLLBACK TO SAVEPOINT to go on)",
+    );
+  }
+}
+
 /** A transaction's client as a handler may hold it, and the switch that closes it when the run settles. */
 export interface GuardedTransaction {
   /**
@@ -34,6 +52,8 @@ export interface GuardedTransaction {
   readonly handle: PoolClient;
   /** From now on every `query` through `handle` rejects with `MW_TRANSACTION_CLOSED`. */
   close(): void;
+  /** Why the transaction was lost under the handler, if it was (see `guardTransaction`). */
+  readonly lost: TransactionLostError | undefined;
   readonly closed: boolean;
 }
 
@@ -43,13 +63,39 @@ export interface GuardedTransaction {
  * notification's transaction on the same pooled client; a `COMMIT` it sends commits the claim early;
  * a query builder's `release()` hands the client back to the pool under the library's feet.
  *
- * Every query is sent with the extended protocol, which the server runs as exactly one statement: a
- * string of several (`SELECT 1; COMMIT`) is refused by PostgreSQL itself, so reading the first keyword
- * (after comments and blanks) is enough to know what the statement is.
+ * The guard reads a statement's first keyword (after comments and blanks) to refuse transaction
+ * control with a clear error, the transaction still usable. It is not what keeps the fence: what the
+ * guard cannot read (several statements in one string on a pg without `queryMode`, a `pg.Query`, the
+ * raw connection) meets the database's own fence (see fence-sql.ts). The guard also watches the
+ * server's word on the transaction after each message (ReadyForQuery's status): out of the transaction
+ * (a `ROLLBACK`, or a `COMMIT` the fence refused), or failed outside any savepoint (the server counts
+ * them: SAVEPOINT and RELEASE in its replies), the transaction is lost, and `onLost` ends the run at
+ * once; the guard refuses every query from then on.
  */
-export function guardTransaction(client: PoolClient): GuardedTransaction {
+export function guardTransaction(
+  client: PoolClient,
+  onLost: (error: TransactionLostError) => void = () => {},
+): GuardedTransaction {
   let closed = false;
+  let lost: TransactionLostError | undefined;
+  let savepoints = 0;
+  const connection = (client as PoolClient & { connection?: NodeJS.EventEmitter }).connection;
+  const onReady = (message: { status?: string }) => {
+    if (closed || lost) return;
+    if (message.status === "I") lost = new TransactionLostError("ended");
+    else if (message.status === "E" && savepoints === 0) lost = new TransactionLostError("failed");
+    if (lost) onLost(lost);
+  };
+  const onCommandComplete = (message: { text?: string }) => {
+    const tag = message.text?.split(" ", 1)[0];
+    if (tag === "SAVEPOINT") savepoints += 1;
+    // RELEASE of the newest savepoint, as ORMs nest them; a ROLLBACK TO keeps its savepoint.
+    else if (tag === "RELEASE") savepoints = Math.max(0, savepoints - 1);
+  };
+  connection?.on("readyForQuery", onReady);
+  connection?.on("commandComplete", onCommandComplete);
   const query = (config: unknown, values?: unknown, callback?: unknown): unknown => {
+    if (lost && !closed) return refuse(config, values, callback, lost);
     // The common call, a text with parameters: pg sends it with the extended protocol as it is (the
     // text a string, nothing to copy), and no callback to find.
     if (!closed && typeof config === "string" && callback === undefined && Array.isArray(values) && values.length > 0) {
@@ -72,17 +118,7 @@ export function guardTransaction(client: PoolClient): GuardedTransaction {
     if (sent.text !== undefined) sent.text = String(sent.text);
     const text = submittable ? (config as { text?: unknown }).text : sent.text;
     const refusal = closed ? new TransactionClosedError() : text === undefined ? undefined : controlError(String(text));
-    if (refusal) {
-      if (submittable) {
-        process.nextTick(() => config.handleError?.(refusal));
-        return config;
-      }
-      if (cb) {
-        process.nextTick(() => cb(refusal));
-        return undefined;
-      }
-      return Promise.reject(refusal);
-    }
+    if (refusal) return refuse(config, values, callback, refusal);
     if (submittable) return client.query(config as never);
     return cb ? client.query(sent as never, cb as never) : client.query(sent as never);
   };
@@ -102,11 +138,30 @@ export function guardTransaction(client: PoolClient): GuardedTransaction {
     handle,
     close: () => {
       closed = true;
+      connection?.removeListener("readyForQuery", onReady);
+      connection?.removeListener("commandComplete", onCommandComplete);
     },
     get closed() {
       return closed;
     },
+    get lost() {
+      return lost;
+    },
   };
+}
+
+/** A query refused with `error`, answered the way it was asked: its submittable, its callback or a promise. */
+function refuse(config: unknown, values: unknown, callback: unknown, error: Error): unknown {
+  if (isSubmittable(config)) {
+    process.nextTick(() => config.handleError?.(error));
+    return config;
+  }
+  const cb = [values, callback].find((arg) => typeof arg === "function") as ((err: Error) => void) | undefined;
+  if (cb) {
+    process.nextTick(() => cb(error));
+    return undefined;
+  }
+  return Promise.reject(error);
 }
 
 function isSubmittable(config: unknown): config is { submit: unknown; handleError?: (err: Error) => void } {
@@ -160,8 +215,9 @@ function leadingWords(text: string, count: number): string[] {
       if (char === ";" && words.length > 0) break;
       at += 1;
     } else if (text.startsWith("--", at)) {
-      const end = text.indexOf("\n", at);
-      at = end === -1 ? text.length : end + 1;
+      // As PostgreSQL's lexer: a line comment ends at a newline or a carriage return.
+      const end = text.slice(at).search(/[\n\r]/);
+      at = end === -1 ? text.length : at + end + 1;
     } else if (text.startsWith("/*", at)) {
       at = afterBlockComment(text, at);
     } else {

@@ -2,7 +2,7 @@
 import type { PoolClient } from "pg";
 
 export { StoreUnavailableError } from "../idempotency/store.js";
-export { TransactionClosedError, TransactionControlError } from "./guarded-transaction.js";
+export { TransactionClosedError, TransactionControlError, TransactionLostError } from "./guarded-transaction.js";
 export { DEFAULT_SCHEMA, DEFAULT_TABLE, type TableNames } from "./names.js";
 export {
   DEFAULT_POSTGRES_TIMEOUT_MS,

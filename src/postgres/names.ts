@@ -30,6 +30,14 @@ export interface QualifiedNames {
    */
   claimFunction: string;
   completeFunction: string;
+  /**
+   * The fence around a handler's transaction (see fence-sql.ts): its table, the function that puts it
+   * up, its trigger's function, and the function that ends a holder idle past its bound.
+   */
+  fence: string;
+  fenceFunction: string;
+  fenceCheckFunction: string;
+  endOverdueFunction: string;
 }
 
 export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE }: TableNames = {}): QualifiedNames {
@@ -54,7 +62,11 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     waitingIndex: quote(`${table}_waiting`),
     positionsUpdatedIndex: quote(`${table}_positions_updated_at`),
     lockPrefix: `${schema}.${table}:`,
-    claimFunction: `${quote(schema)}.${quote(`${table}_claim_v2`)}`,
-    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v2`)}`,
+    claimFunction: `${quote(schema)}.${quote(`${table}_claim_v3`)}`,
+    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v3`)}`,
+    fence: `${quote(schema)}.${quote(`${table}_fence`)}`,
+    fenceFunction: `${quote(schema)}.${quote(`${table}_fence_v3`)}`,
+    fenceCheckFunction: `${quote(schema)}.${quote(`${table}_fence_check_v3`)}`,
+    endOverdueFunction: `${quote(schema)}.${quote(`${table}_end_overdue_v3`)}`,
   };
 }

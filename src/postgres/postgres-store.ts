@@ -94,7 +94,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     (err) => (err instanceof MissingTableError ? err.message : undefined),
   );
   const db = sessions(pool, names, { timeoutMs, isolationLevel }, connection);
-  const inbox = { db, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
+  const inbox = { db, names, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
   const listSql = listStatement(names, retentionSeconds);
   // Also proves the table is there: a store that would fail every claim is not healthy.
   const ping = async () => {

@@ -1,6 +1,7 @@
 import type { Pool } from "pg";
 import { StoreUnavailableError } from "../idempotency/store.js";
 import { claimFunctionSql } from "./claim-sql.js";
+import { fenceSql } from "./fence-sql.js";
 import { type QualifiedNames, qualifiedNames, type TableNames } from "./names.js";
 import { sqlState } from "./sessions.js";
 import { completeFunctionSql } from "./settle-sql.js";
@@ -42,6 +43,9 @@ ${createIndex(names.schema, names.positionsUpdatedIndex, `${names.positions} (up
 -- (settled states, older than a time). The only index on the records but the id's and the waiting
 -- list's (which holds only waiting rows): every record written pays for each one.
 ${createIndex(names.schema, `"${names.table}_list"`, `${names.records} (state, updated_at, id)`)}
+
+-- The fence around a handler's transaction, which its claim puts up and its completion seals.
+${fenceSql(names)}
 
 -- A notification's claim and its completion, each one statement (see docs/postgres.md).
 ${claimFunctionSql(names)}

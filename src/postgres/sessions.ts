@@ -94,25 +94,50 @@ export function sessions(pool: Pool, names: QualifiedNames, settings: SessionSet
     });
   }
 
+  /**
+   * A client from the pool with the store's `error` listener on it, attached in pg's own callback,
+   * as it hands the client over. A promise would leave it unheard until the check-out's continuation
+   * runs, and a backend terminated as it becomes ready sends its FATAL in the very read that carries
+   * its ReadyForQuery: pg emits that error before any continuation could attach a listener. A client
+   * that arrives after the time limit goes back to the pool unused.
+   */
+  const checkOut = (givenUp: () => boolean) =>
+    new Promise<PoolClient>((resolve, reject) => {
+      pool.connect((err, client) => {
+        if (err || !client) return reject(err ?? new Error("the pool gave no client"));
+        hear(client);
+        if (givenUp()) release(client);
+        else resolve(client);
+      });
+    });
+
+  function hear(client: PoolClient): void {
+    const heard = (err: Error) => {
+      broken.add(client);
+      // The server said why (terminated, shutting down): it answers. A socket error: out of reach.
+      if (sqlState(err) === undefined) reports.unreachable(err.message);
+    };
+    client.on("error", heard);
+    listeners.set(client, heard);
+  }
+
+  const lateConnection = late("a connection");
+
   async function connect(): Promise<PoolClient> {
-    const pending = pool.connect();
+    let gaveUp = false;
     try {
-      const client = await withinCoarseLimit(pending, timeoutMs, late("a connection"));
-      const heard = (err: Error) => {
-        broken.add(client);
-        // The server said why (terminated, shutting down): it answers. A socket error: out of reach.
-        if (sqlState(err) === undefined) reports.unreachable(err.message);
-      };
-      client.on("error", heard);
-      listeners.set(client, heard);
+      const client = await withinCoarseLimit(
+        checkOut(() => gaveUp),
+        timeoutMs,
+        () => {
+          gaveUp = true;
+          return lateConnection();
+        },
+      );
       reports.answered();
       return client;
     } catch (err) {
-      // A connection that arrives after the time limit goes back to the pool unused.
-      pending.then(
-        (client) => client.release(),
-        () => {},
-      );
+      gaveUp = true;
       // Every client busy, with the pool at its `max`: the server may well answer everything.
       const { totalCount, idleCount, waitingCount } = pool;
       const max = (pool as Pool & { options?: { max?: number } }).options?.max ?? 10;
@@ -223,7 +248,9 @@ export async function retryConflicts<T>(attempt: () => Promise<T>): Promise<T> {
 /** Which of the store's functions an "undefined function" error names, if one. */
 function ownFunctionIn(names: QualifiedNames, message: string): string | undefined {
   const unquoted = (name: string) => name.replaceAll('"', "");
-  return [names.claimFunction, names.completeFunction].find((name) => message.includes(unquoted(name)));
+  return [names.claimFunction, names.completeFunction, names.fenceFunction].find((name) =>
+    message.includes(unquoted(name)),
+  );
 }
 
 /**

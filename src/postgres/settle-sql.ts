@@ -1,3 +1,4 @@
+import { insideClaimSql, sealSql } from "./fence-sql.js";
 import type { QualifiedNames } from "./names.js";
 import { literal } from "./sessions.js";
 
@@ -134,6 +135,7 @@ LANGUAGE plpgsql AS $complete$
 DECLARE
   changed_rows integer;
 BEGIN
+  ${insideClaimSql}
   IF p_row_id IS NOT NULL THEN
     UPDATE ${names.records} SET state = 'completed', answer = p_answer, error = NULL, lease_until = NULL,
         holds_key = false, waiting = false, updated_at = clock_timestamp()
@@ -154,6 +156,7 @@ BEGIN
     RAISE EXCEPTION 'the claim''s record % was not found in its own transaction', p_id
       USING ERRCODE = '${RECORD_NOT_FOUND}';
   END IF;
+  ${sealSql}
 END
 $complete$;`;
 }

@@ -14,11 +14,16 @@ import {
   takeNextIn,
   type WrittenRow,
 } from "./claim-sql.js";
-import { guardTransaction } from "./guarded-transaction.js";
-import { begin, type Query, retryConflicts, type Sessions } from "./sessions.js";
+import { fenceCall, sealedCommit } from "./fence-sql.js";
+import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
+import type { QualifiedNames } from "./names.js";
+import { begin, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
 import type { SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
+
+/** SQLSTATE of a statement sent in a transaction a failed statement aborted. */
+const IN_FAILED_TRANSACTION = "25P02";
 
 /** Whether `task` has settled by now (a turn of the microtask queue later). */
 const settled = (task: Promise<unknown>) =>
@@ -26,6 +31,7 @@ const settled = (task: Promise<unknown>) =>
 
 export interface InboxStatements {
   db: Sessions;
+  names: QualifiedNames;
   claims: ClaimStatements;
   settles: SettleStatements;
   canceller: BackendCanceller;
@@ -50,6 +56,7 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
     },
     request,
     request.handlerTimeoutMs,
+    request.owner,
   );
   // A claim always has an answer; only takeNext may find nothing.
   return claimed as TransactionalClaim;
@@ -80,11 +87,14 @@ export async function transactionalTakeNext(
     inbox,
     KEY_LOCK_WAIT_MS,
     async (query, _written, opening, bound) => {
-      await query(bound === undefined ? opening : `${opening}; ${bounds(bound)}`);
+      // The fence goes up with the opening: a waiter's handler runs in this transaction.
+      const fence = fenceCall(inbox.names, owner);
+      await query(bound === undefined ? `${opening}; ${fence}` : `${opening}; ${bounds(bound)}; ${fence}`);
       return takeNextIn(query, inbox.claims, key, owner, leaseMs);
     },
     undefined,
     handlerTimeoutMs,
+    owner,
   );
   return taken.result === undefined ? undefined : (taken as TransactionalClaim);
 }
@@ -105,6 +115,7 @@ async function inTransaction(
   ) => Promise<ClaimResult | undefined>,
   own: ClaimRequest | undefined,
   handlerTimeoutMs: number | undefined,
+  token: string,
 ): Promise<Omit<TransactionalClaim, "result"> & { result: ClaimResult | undefined }> {
   const { db } = inbox;
   // The bound on the server is set with the claim: the handler starts right after it.
@@ -120,7 +131,12 @@ async function inTransaction(
     try {
       const result = await claim(query, written, opening, bound);
       if (result?.status !== "claimed" && result?.status !== "stale") {
-        await query("COMMIT");
+        // Not run here: whatever the claim wrote commits, past the fence it may have put up. A claim
+        // that answered for a failed statement (a key's row held elsewhere) has nothing to commit.
+        await query(sealedCommit(token)).catch(async (err: unknown) => {
+          if (sqlState(err) !== IN_FAILED_TRANSACTION) throw err;
+          await query("ROLLBACK");
+        });
         db.release(client);
         return { client: undefined, result };
       }
@@ -168,7 +184,9 @@ function openClaim(
 ): TransactionalClaim {
   const query = db.queryOn(client);
   // The handler gets the client behind a guard, closed as soon as the run settles, before anything else.
-  const guarded = guardTransaction(client);
+  // A transaction lost under the handler (ended, or failed outside a savepoint) ends the run at once.
+  let stopRun: ((error: TransactionLostError) => void) | undefined;
+  const guarded = guardTransaction(client, (error) => stopRun?.(error));
   let ended = false;
   let started = false;
   let lifted = false;
@@ -259,6 +277,10 @@ function openClaim(
       handlerStarts();
       return guarded.handle;
     },
+    watchLoss(stop) {
+      stopRun = stop;
+      if (guarded.lost) stop(guarded.lost);
+    },
     async commit(answer) {
       if (ended) return;
       end();
@@ -280,7 +302,7 @@ function openClaim(
       try {
         // Handed to a queue, the claim commits as processing, under its lease.
         await writeFirst();
-        await query("COMMIT");
+        await query(sealedCommit(claimed.owner));
         db.release(client);
       } catch (err) {
         db.release(client, err);
@@ -294,7 +316,7 @@ function openClaim(
         await writeFirst();
         const [marked] = await query<{ n: number }>(settles.markQueued, [claimed.id, claimed.owner]);
         if (marked!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
-        await query("COMMIT");
+        await query(sealedCommit(claimed.owner));
         db.release(client);
       } catch (err) {
         // Nothing committed: neither the claim nor the job inserted beside it.

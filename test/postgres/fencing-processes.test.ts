@@ -92,6 +92,29 @@ describe("a handler's transaction when its connection drops or its process freez
     });
   }
 
+  it("bounds a frozen holder whose handler lifted the server's limits (RESET ALL, SET LOCAL ... = 0): a redelivery elsewhere ends it, one effect", async () => {
+    const lifted: Record<string, string> = {
+      [notification().id]: "RESET ALL",
+      [notification().id]: "SET LOCAL idle_in_transaction_session_timeout = 0",
+    };
+    const sent = Object.keys(lifted).map((id) => ({ ...notification(), id }));
+    const lifting = await spawn({ LIFTS: JSON.stringify(lifted) });
+    for (const n of sent) void deliver(lifting.url, n).catch(() => undefined);
+    for (const n of sent) await backendOf(n.id);
+    lifting.child.kill("SIGSTOP");
+    const outcomes: Record<string, unknown> = {};
+    for (const n of sent) {
+      const answers = await deliverUntilSettled(steady.url, n, 100, 3 * SERVER_BOUND_MS + 15_000);
+      outcomes[lifted[n.id]!] = { status: answers.at(-1)!.status, effects: await rowsOf(n.id) };
+    }
+    lifting.child.kill("SIGCONT");
+    await sleep(500);
+    for (const n of sent) expect(await rowsOf(n.id)).toBe(1);
+    expect(outcomes).toEqual(
+      Object.fromEntries(Object.values(lifted).map((lift) => [lift, { status: 200, effects: 1 }])),
+    );
+  }, 120_000);
+
   it("bounds a frozen holder on the server: a redelivery elsewhere runs within the bound, and the thawed process adds nothing", async () => {
     const first = deliver(freezing.url, frozenOne).catch(() => undefined);
     const backend = await backendOf(frozenOne.id);

@@ -285,8 +285,10 @@ describe("migrate, ids and answers", () => {
         const tables = await pool.query("SELECT tablename FROM pg_tables WHERE schemaname = $1 ORDER BY 1", [fresh]);
         expect(tables.rows.map((row) => row.tablename)).toEqual([
           "first",
+          "first_fence",
           "first_positions",
           "second",
+          "second_fence",
           "second_positions",
         ]);
       } finally {

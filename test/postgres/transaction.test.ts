@@ -201,8 +201,8 @@ describe("the claim and the completion as functions migrate() installs", () => {
     await receiver.handle(post(json(notification()))); // the pool's connections are open
     const first = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(first).toHaveLength(3);
-    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT .*_claim_v2"\(/);
-    expect(first[2]).toMatch(/_complete_v2"\(.*\); COMMIT$/);
+    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT .*_claim_v3"\(/);
+    expect(first[2]).toMatch(/_complete_v3"\(.*\); COMMIT$/);
     // A duplicate: the claim finds the completed record, and the transaction ends.
     const again = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(again).toHaveLength(2);
@@ -212,14 +212,14 @@ describe("the claim and the completion as functions migrate() installs", () => {
     const old = uniqueSchema("oldschema");
     await migrate(pool, { schema: old, table: "inbox" });
     // The tables as an earlier version made them: without the functions.
-    await pool.query(`DROP ROUTINE "${old}".inbox_claim_v2, "${old}".inbox_complete_v2`);
+    await pool.query(`DROP ROUTINE "${old}".inbox_claim_v3, "${old}".inbox_complete_v3`);
     try {
       const store = postgresStore({ connection: pool, schema: old, table: "inbox" });
       const failure = await Promise.resolve(
         store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1000 }),
       ).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
-      expect((failure as Error).message).toContain(`"${old}"."inbox_claim_v2" does not exist`);
+      expect((failure as Error).message).toContain(`"${old}"."inbox_claim_v3" does not exist`);
       expect((failure as Error).message).toContain(`run migrate(pool, { schema: "${old}", table: "inbox" })`);
       const onRenew = vi.fn();
       const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
