@@ -1,4 +1,6 @@
 // merchant-webhooks/reconcile: find what the platform never delivered, and repair it once.
+
+export { type ConfirmedRenewalContext, type ConfirmRenewalOptions, confirmRenewal } from "./confirm-renewal.js";
 export {
   createReconciler,
   DEFAULT_FINAL_STATUSES,
