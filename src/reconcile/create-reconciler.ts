@@ -11,6 +11,9 @@ import { defaultLogger, handlerLogger } from "../logging/logger.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { coded } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
+import { ATTR } from "../telemetry/attributes.js";
+import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
+import { currentTelemetry } from "../telemetry/telemetry.js";
 import { memoryJournal, type ReconcileJournal, type RunCheckpoint, type SubscriptionSeen } from "./journal.js";
 import {
   applyOrderStatusOnce,
@@ -142,6 +145,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   const nextOwner = ownerTokens();
   const leaseMs = store.leaseMs ?? DEFAULT_LEASE_MS;
   const onAny = trackSubscriptions(journal, { now });
+  loadOtelApi();
 
   async function run(runOptions: { mode?: ReconcileMode; lookBackMs?: number } = {}): Promise<ReconcileReport> {
     const mode = checkedMode(runOptions.mode ?? defaultMode);
@@ -229,11 +233,24 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       report.finished_at = new Date(now()).toISOString();
       await journal.saveReport(report, keepReports);
       await journal.clearCheckpoint();
+      await countGaps(report);
       return report;
     } finally {
       clearInterval(heartbeat);
       await journal.release(owner).catch(() => {});
     }
+  }
+
+  /** Each gap of a finished run on the `webhook.reconcile.gaps` counter, while an OpenTelemetry SDK is registered. */
+  async function countGaps(report: ReconcileReport) {
+    await otelApiLoading();
+    const counter = currentTelemetry()?.metrics?.reconcileGaps;
+    for (const gap of report.gaps)
+      counter?.add(1, {
+        [ATTR.gapKind]: gap.kind,
+        [ATTR.mode]: report.mode,
+        [ATTR.repaired]: gap.kind === "order_status" && gap.repaired,
+      });
   }
 
   async function checkOrder(entry: LedgerEntry, report: ReconcileReport, mode: ReconcileMode, owner: string) {
