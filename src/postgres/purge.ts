@@ -1,6 +1,6 @@
 import type { Pool } from "pg";
 import { DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { qualifiedNames, type TableNames } from "./names.js";
 
 export interface PurgeOptions extends TableNames {
@@ -21,7 +21,11 @@ export async function purge(
   const names = qualifiedNames(options);
   const seconds = options.olderThanSeconds ?? DEFAULT_RETENTION_SECONDS;
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0)
-    throw coded(new TypeError("purge: olderThanSeconds must be a number of seconds, 0 or more"), "MW_INVALID_OPTION");
+    throw optionError(
+      new TypeError("purge: olderThanSeconds must be a number of seconds, 0 or more"),
+      "MW_INVALID_OPTION",
+      "olderThanSeconds",
+    );
   // A subquery, computed once before the scan: a volatile clock_timestamp() compared row by row could
   // not bound an index scan, and every purge would read the whole table.
   const before = "(SELECT clock_timestamp() - $1::float8 * interval '1 second')";

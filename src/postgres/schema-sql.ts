@@ -1,5 +1,6 @@
 import type { Pool } from "pg";
 import { StoreUnavailableError } from "../idempotency/store.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { claimFunctionSql } from "./claim-sql.js";
 import { fenceSql } from "./fence-sql.js";
 import { type QualifiedNames, qualifiedNames, type TableNames } from "./names.js";
@@ -68,8 +69,11 @@ END $$;`;
 /** First key of `migrate()`'s two-key advisory lock (the second is the schema's hash): "mwmi" in ASCII. */
 export const MIGRATE_LOCK_SPACE = 0x6d776d69;
 
+const TABLE_NAME_KEYS: KnownKeys<TableNames> = { schema: true, table: true };
+
 /** The SQL `migrate()` runs, to review or to put in your own migrations. */
 export function postgresSchemaSql(options: TableNames = {}): string {
+  rejectUnknownKeys("postgresSchemaSql", options, Object.keys(TABLE_NAME_KEYS));
   return schemaSqlFor(qualifiedNames(options));
 }
 
@@ -79,6 +83,8 @@ export function postgresSchemaSql(options: TableNames = {}): string {
  * missing table or function is an error that names this function.
  */
 export async function migrate(pool: Pick<Pool, "query">, options: TableNames = {}): Promise<void> {
+  // A misspelt `schema` would create the tables in `public`, where the store would not look.
+  rejectUnknownKeys("migrate", options, Object.keys(TABLE_NAME_KEYS));
   const names = qualifiedNames(options);
   // One lock per schema for the whole script, so two processes migrating at once (the same table, or
   // two tables into one new schema) do not race on CREATE. Two-key form: a space of its own, apart
