@@ -9,7 +9,7 @@ import { ownerTokens, runHandler } from "../dispatch/run-claimed.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger } from "../logging/logger.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { coded } from "../shared/errors.js";
+import { coded, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { ATTR } from "../telemetry/attributes.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
@@ -105,18 +105,20 @@ const OPTION_KEYS = {
 function checkedMs(name: string, value: number | undefined, fallback: number, min = 0): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isFinite(value) || value < min)
-    throw coded(
+    throw optionError(
       new RangeError(`createReconciler: ${name} must be a number of milliseconds >= ${min}, got ${String(value)}`),
       "MW_INVALID_OPTION",
+      name,
     );
   return value;
 }
 
 function checkedMode(mode: unknown): ReconcileMode {
   if (mode === undefined || mode === "audit" || mode === "repair") return mode ?? "audit";
-  throw coded(
+  throw optionError(
     new TypeError(`createReconciler: mode must be "audit" or "repair", got ${String(mode)}`),
     "MW_INVALID_OPTION",
+    "mode",
   );
 }
 
@@ -126,8 +128,9 @@ function checkedMode(mode: unknown): ReconcileMode {
  */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
   rejectUnknownKeys("createReconciler", options, Object.keys(OPTION_KEYS));
-  if (!options.client || !options.store)
-    throw coded(new TypeError("createReconciler: client and store are required"), "MW_INVALID_OPTION");
+  for (const name of ["client", "store"] as const)
+    if (!options[name])
+      throw optionError(new TypeError(`createReconciler: ${name} is required`), "MW_INVALID_OPTION", name);
   const defaultMode = checkedMode(options.mode);
   const settleMs = checkedMs("settleMs", options.settleMs, 10 * MINUTE);
   const defaultLookBack = checkedMs("lookBackMs", options.lookBackMs, 48 * 60 * MINUTE);
