@@ -21,6 +21,7 @@ import { OUTCOMES } from "../src/dispatch/outcomes.js";
 import { type FailureStatus, type ReceiverResponse, respond } from "../src/receiver/answer-and-log.js";
 import { createReceiver, type Receiver } from "../src/receiver/create-receiver.js";
 import type { ReceiverOptions } from "../src/receiver/options.js";
+import { rejectUnknownKeys } from "../src/shared/option-keys.js";
 import { serveConsoleOnNode } from "./http/console-on-node.js";
 import { nodeListener, writeNodeResponse } from "./http/node-listener.js";
 
@@ -63,6 +64,10 @@ export interface BodyParserErrorHandlerOptions {
  * `app.use("/webhooks/subscriptions", bodyParserErrorHandler())`. Other errors pass on to `next`.
  */
 export function bodyParserErrorHandler(options: BodyParserErrorHandlerOptions = {}) {
+  rejectUnknownKeys("bodyParserErrorHandler", options, [
+    "failureStatus",
+    "logger",
+  ] satisfies (keyof BodyParserErrorHandlerOptions)[]);
   // Four parameters: Express recognises an error middleware by its arity.
   return (err: unknown, _req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void): void => {
     if (!isBodyParserError(err) || res.headersSent) {

@@ -57,6 +57,17 @@ describe("docs/errors.md", () => {
     expect(errorClasses.length).toBeGreaterThan(20);
   });
 
+  it("names the option in every options mistake: those codes are set by optionError, never by coded", () => {
+    const OPTION_CODES = /"MW_(UNKNOWN_OPTION|UNKNOWN_HANDLER|INVALID_OPTION|INVALID_TIMEOUT)"/;
+    const unnamed = files.flatMap(({ path, text }) =>
+      Array.from(text.matchAll(/\bcoded\(/g))
+        .map((match) => text.slice(match.index, text.indexOf(";", match.index)))
+        .filter((call) => OPTION_CODES.test(call))
+        .map((call) => `${path}: ${call.slice(0, 80)}`),
+    );
+    expect(unnamed).toEqual([]);
+  });
+
   it("names every file that still throws a bare Error, TypeError or RangeError", () => {
     const bare = files
       .filter(({ text }) => /throw new (TypeError|RangeError|Error)\(/.test(text))
@@ -156,5 +167,76 @@ describe("MerchantWebhooksError", () => {
     expect(thrown).toBeInstanceOf(type);
     expect(thrown).toBeInstanceOf(MerchantWebhooksError);
     expect(thrown).toMatchObject({ code });
+  });
+});
+
+/** The row of docs/errors.md's table for `code`. */
+const rowOf = (code: string): string => page.split("\n").find((line) => line.startsWith(`| \`${code}\` `)) ?? "";
+
+describe("the examples docs/errors.md gives", () => {
+  it("runs the page's first example: HANDLER_TIMEOUT_MS that is not a number is found by code and option", async () => {
+    const { createReceiver } = await import("merchant-webhooks");
+    const env = { HANDLER_TIMEOUT_MS: "ten seconds" };
+    const thrown = (() => {
+      try {
+        createReceiver({ onCreated() {}, handlerTimeoutMs: Number(env.HANDLER_TIMEOUT_MS ?? 10_000) });
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(thrown).toBeInstanceOf(RangeError);
+    expect(thrown).toBeInstanceOf(MerchantWebhooksError);
+    expect(thrown).toMatchObject({ code: "MW_INVALID_TIMEOUT", option: "handlerTimeoutMs" });
+    expect(page).toContain('err.code === "MW_INVALID_TIMEOUT" && err.option === "handlerTimeoutMs"');
+  });
+
+  it.each([
+    [
+      "MW_UNKNOWN_HANDLER",
+      "`onRenewal` for `onRenew`",
+      "onRenewal",
+      async () => {
+        const { createReceiver } = await import("merchant-webhooks");
+        createReceiver({ onRenewal() {} } as never);
+      },
+    ],
+    [
+      "MW_UNKNOWN_OPTION",
+      "misspelling",
+      "basepath",
+      async () => {
+        const { consoleHandler, createAdmin } = await import("merchant-webhooks/console");
+        const { memoryStore } = await import("merchant-webhooks");
+        const admin = createAdmin({ idempotency: memoryStore() });
+        consoleHandler({ admin, authorize: () => true, basepath: "/ops" } as never);
+      },
+    ],
+    [
+      "MW_INVALID_OPTION",
+      "`retry.attempts` when nested",
+      "retry.attempts",
+      async () => {
+        const { createPaymentClient } = await import("merchant-webhooks/client");
+        createPaymentClient({ baseUrl: "https://pay.example", retry: { attempts: 0 } } as never);
+      },
+    ],
+    [
+      "MW_INVALID_TIMEOUT",
+      "`handlerTimeoutMs` past `leaseMs` without renewal",
+      "handlerTimeoutMs",
+      async () => {
+        const { createReceiver } = await import("merchant-webhooks");
+        const store = { claim: async () => ({}), get: async () => undefined, complete: async () => true } as never;
+        createReceiver({ onCreated() {}, idempotency: store, handlerTimeoutMs: 20_000, leaseMs: 10_000 } as never);
+      },
+    ],
+  ] as const)("gives %s for its example (%s), naming the option", async (code, example, option, call) => {
+    expect(rowOf(code)).toContain(example);
+    const thrown = await call().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(thrown).toBeInstanceOf(MerchantWebhooksError);
+    expect(thrown).toMatchObject({ code, option });
   });
 });

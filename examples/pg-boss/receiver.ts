@@ -12,6 +12,8 @@ import { pino } from "pino";
 const logger = pino({ name: "merchant-webhooks-pg-boss-receiver" });
 const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const pool = new pg.Pool({ connectionString: url });
+// An idle client's error (a restarted server) is emitted on the pool: without a listener it ends the process.
+pool.on("error", (err) => logger.warn({ err }, "pg pool error"));
 const boss = new PgBoss(url);
 boss.on("error", (err) => logger.warn({ err }, "pg-boss error"));
 await boss.start(); // creates pg-boss's schema on first start

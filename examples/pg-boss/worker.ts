@@ -12,6 +12,8 @@ const logger = pino({ name: "merchant-webhooks-pg-boss-worker" });
 const url = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const concurrency = 10;
 const pool = new pg.Pool({ connectionString: url, max: concurrency + 5 });
+// An idle client's error (a restarted server) is emitted on the pool: without a listener it ends the process.
+pool.on("error", (err) => logger.warn({ err }, "pg pool error"));
 await pool.query(`CREATE TABLE IF NOT EXISTS pg_boss_renewals (
   notification_id text NOT NULL,
   subscription_id text NOT NULL,

@@ -23,7 +23,7 @@ const BULLMQ_QUEUE_KEYS = {
 } as const satisfies KnownKeys<BullmqQueueOptions>;
 
 import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
-import { coded, MerchantWebhooksError } from "../shared/errors.js";
+import { MerchantWebhooksError, optionError } from "../shared/errors.js";
 
 const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
@@ -114,11 +114,12 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   rejectUnknownKeys("bullmqQueue", options, Object.keys(BULLMQ_QUEUE_KEYS));
   checkRedisConnection(options?.connection, { what: "bullmqQueue", options: true });
   if (typeof options.name !== "string" || options.name === "")
-    throw coded(
+    throw optionError(
       new TypeError(
         `bullmqQueue: name must be the queue's name, a non-empty string; got ${JSON.stringify(options.name)}`,
       ),
       "MW_INVALID_OPTION",
+      "name",
     );
   assertClusterPrefix("bullmqQueue", options.connection, options.name, options.prefix);
   const key = options.encryptionKey === undefined ? undefined : sealingKey(options.encryptionKey);

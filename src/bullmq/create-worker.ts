@@ -11,7 +11,7 @@ import type { RedactOptions } from "../logging/redact.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 import { closeIfOwned, type RedisConnection, workerConnection } from "../redis/connect.js";
 import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
@@ -122,11 +122,12 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   rejectUnknownKeys("createWorker", options, [...Object.keys(WORKER_KEYS), ...ALL_HANDLER_KEYS]);
   checkRedisConnection(options?.connection, { what: "createWorker", options: true });
   if (typeof options.name !== "string" || options.name === "")
-    throw coded(
+    throw optionError(
       new TypeError(
         `createWorker: name must be the queue's name, as given to bullmqQueue; got ${JSON.stringify(options.name)}`,
       ),
       "MW_INVALID_OPTION",
+      "name",
     );
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});

@@ -2,6 +2,7 @@ import { type Job, Queue } from "bullmq";
 import { Cluster, type Redis } from "ioredis";
 import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
 import { coded, MerchantWebhooksError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import type { NotificationJobData } from "./job-data.js";
@@ -82,7 +83,18 @@ const PAGE = 500;
  * waiting list with its attempts reset. The record of a failed notification may be claimed again, so
  * a worker runs the handler; a notification completed meanwhile (by a redelivery) is not run twice.
  */
+const REDRIVE_KEYS: KnownKeys<RedriveOptions> = {
+  connection: true,
+  name: true,
+  prefix: true,
+  ids: true,
+  dryRun: true,
+  connectTimeoutMs: true,
+  requireQueue: true,
+};
+
 export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
+  rejectUnknownKeys("redrive", options, Object.keys(REDRIVE_KEYS));
   assertClusterPrefix("redrive", options.connection, options.name, options.prefix);
   const handle = producerConnection(options.connection);
   const queue = new Queue<NotificationJobData>(options.name, {

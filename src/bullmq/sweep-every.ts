@@ -2,7 +2,7 @@ import { Queue } from "bullmq";
 import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { RedisClient } from "../redis/fail-fast-connection.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { DEFAULT_JOB_OPTIONS } from "./bullmq-queue.js";
 import type { NotificationJobData } from "./job-data.js";
 import type { QueueLedger } from "./queue-ledger.js";
@@ -26,9 +26,10 @@ export interface SweepTarget {
  */
 export function sweepEvery(everyMs: number, target: SweepTarget): () => Promise<void> {
   if (!Number.isFinite(everyMs) || everyMs < 0)
-    throw coded(
+    throw optionError(
       new RangeError(`createWorker: sweepQueuedEveryMs must be 0 (off) or a positive number, got ${everyMs}`),
       "MW_INVALID_OPTION",
+      "sweepQueuedEveryMs",
     );
   if (everyMs === 0) return async () => {};
   let queue: Queue<NotificationJobData> | undefined;

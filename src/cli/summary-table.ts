@@ -1,8 +1,12 @@
+import { OUTCOMES } from "../dispatch/outcomes.js";
 import type { ReplayResult } from "../testing/replay.js";
 
 export interface ReplaySummary {
   sent: number;
+  /** Acknowledged and handled (or acknowledged without a handler): not stale. */
   processed: number;
+  /** Acknowledged as stale: older than its subscription's newest completed one, given to `onStale` if any. */
+  stale: number;
   /** Answered but not processed, counted by HTTP status. */
   rejected: Map<number, number>;
   /** No answer at all: connection refused, reset or timed out. */
@@ -14,10 +18,11 @@ export interface ReplaySummary {
 }
 
 export function summarize(results: readonly ReplayResult[]): ReplaySummary {
-  const summary: ReplaySummary = { sent: results.length, processed: 0, rejected: new Map(), failed: 0 };
+  const summary: ReplaySummary = { sent: results.length, processed: 0, stale: 0, rejected: new Map(), failed: 0 };
   for (const result of results) {
     if (result.attempts) summary.retried = (summary.retried ?? 0) + 1;
     if (result.status === 0) summary.failed++;
+    else if (isStale(result)) summary.stale++;
     else if (isProcessed(result)) summary.processed++;
     else summary.rejected.set(result.status, (summary.rejected.get(result.status) ?? 0) + 1);
   }
@@ -29,12 +34,21 @@ export function isProcessed(result: ReplayResult): boolean {
   return result.status >= 200 && result.status < 300 && result.answer?.processed === true;
 }
 
+/**
+ * Acknowledged as stale: the receiver's stale answer (200, `processed: true`), which the platform takes
+ * as delivered, though no event handler ran for it: counted apart from the processed ones.
+ */
+export function isStale(result: ReplayResult): boolean {
+  return isProcessed(result) && result.answer?.message === OUTCOMES.stale.message;
+}
+
 export const rejectedTotal = (summary: ReplaySummary) => [...summary.rejected.values()].reduce((a, b) => a + b, 0);
 
 /**
  *   result          count
  *   sent               12
- *   processed          10
+ *   processed           9
+ *   stale               1
  *   rejected            1
  *     status 401        1
  *   failed              1
@@ -43,6 +57,7 @@ export function formatSummaryTable(summary: ReplaySummary): string {
   const rows: [string, number][] = [
     ["sent", summary.sent],
     ["processed", summary.processed],
+    ["stale", summary.stale],
     ["rejected", rejectedTotal(summary)],
     ...[...summary.rejected.entries()]
       .sort(([a], [b]) => a - b)

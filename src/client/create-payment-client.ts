@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { InvalidRequestError } from "./errors.js";
 import { FUND_SPLIT_DETAILS, type ListEndpoint, MERCHANT_QUOTES } from "./list-endpoints.js";
@@ -51,9 +51,10 @@ function checkedLimit(
 ): number {
   if (value === undefined) return fallback;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > max)
-    throw coded(
+    throw optionError(
       new RangeError(`createPaymentClient: ${name} must be a whole number from 1 to ${max}, got ${String(value)}`),
       "MW_INVALID_OPTION",
+      name,
     );
   return value;
 }
@@ -105,7 +106,8 @@ export interface PaymentClient {
 export function createPaymentClient(options: PaymentClientOptions): PaymentClient {
   rejectUnknownKeys("createPaymentClient", options, Object.keys(CLIENT_KEYS));
   rejectUnknownKeys("createPaymentClient: retry", options?.retry, Object.keys(RETRY_KEYS));
-  if (!options.baseUrl) throw coded(new TypeError("createPaymentClient: baseUrl is required"), "MW_INVALID_OPTION");
+  if (!options.baseUrl)
+    throw optionError(new TypeError("createPaymentClient: baseUrl is required"), "MW_INVALID_OPTION", "baseUrl");
   const transport = createTransport({
     baseUrl: options.baseUrl,
     sign: options.sign,

@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 /** How queries and lists retry; CreateOrder and RefundPayment never retry once a request may have arrived. */
 export interface RetryPolicy {
   /** Attempts in all, the first included. Default 3; 1 turns retries off. */
@@ -18,7 +18,11 @@ export interface ResolvedRetryPolicy {
 export function resolveRetryPolicy(policy: RetryPolicy = {}): ResolvedRetryPolicy {
   const attempts = policy.attempts ?? 3;
   if (!Number.isInteger(attempts) || attempts < 1)
-    throw coded(new RangeError(`retry.attempts must be a positive integer, got ${attempts}`), "MW_INVALID_OPTION");
+    throw optionError(
+      new RangeError(`retry.attempts must be a positive integer, got ${attempts}`),
+      "MW_INVALID_OPTION",
+      "retry.attempts",
+    );
   return { attempts, baseDelayMs: policy.baseDelayMs ?? 200, maxDelayMs: policy.maxDelayMs ?? 5_000 };
 }
 

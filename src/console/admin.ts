@@ -16,8 +16,9 @@ import { redactCardNumbers, redactNotification } from "../logging/redact.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { JobFailure, JobView } from "../queue/queue-jobs.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { coded, MerchantWebhooksError } from "../shared/errors.js";
-import type { RecordingSource } from "./recordings.js";
+import { coded, MerchantWebhooksError, optionError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
+import { jsonlRecordings, type RecordingSource } from "./recordings.js";
 
 export interface AdminOptions {
   /** The store the receivers and workers claim in. */
@@ -27,8 +28,28 @@ export interface AdminOptions {
    * notifications to it, and its jobs, dead letters and counts are shown. Without one the console only reads.
    */
   queue?: NotificationQueue;
-  /** Where recorded requests are read back (`memoryRecordings`, `jsonlRecordings`, or any `find(id)`). */
-  recorder?: RecordingSource;
+  /**
+   * Where recorded requests are read back: `memoryRecordings`, `jsonlRecordings`, any `find(id)`, or
+   * the receiver's `jsonlRecorder` itself (read back from its directory).
+   */
+  recorder?: RecordingSource | { readonly dir: string; write(entry: RecordedNotification): unknown };
+}
+
+const ADMIN_KEYS: KnownKeys<AdminOptions> = { idempotency: true, queue: true, recorder: true };
+
+/** The recordings `recorder` gives: itself when it can find one, its directory's when it is a `jsonlRecorder`. */
+function recordingSourceOf(recorder: AdminOptions["recorder"]): RecordingSource | undefined {
+  if (recorder === undefined) return undefined;
+  if (typeof (recorder as Partial<RecordingSource>).find === "function") return recorder as RecordingSource;
+  const { dir } = recorder as { dir?: unknown };
+  if (typeof dir === "string" && dir !== "") return jsonlRecordings({ dir });
+  throw optionError(
+    new TypeError(
+      "createAdmin: recorder must read recordings back: memoryRecordings(), jsonlRecordings({ dir }), a jsonlRecorder, or an object with find(id)",
+    ),
+    "MW_INVALID_OPTION",
+    "recorder",
+  );
 }
 
 /** `listNotifications`' filters. Times are epoch ms (or ISO strings) of the record's last change. */
@@ -41,7 +62,7 @@ export interface NotificationFilter {
   until?: number | string;
 }
 
-export interface ListOptions extends NotificationFilter {
+export interface NotificationListOptions extends NotificationFilter {
   cursor?: string;
   /** Notifications per page. Default 50, at most 1,000. */
   limit?: number;
@@ -105,7 +126,7 @@ export interface OrderingState {
 
 export type RedriveRequest = { ids: readonly string[] } | { filter: NotificationFilter; dryRun?: boolean };
 
-export interface RedriveResult {
+export interface AdminRedriveResult {
   /** Notifications the ids or the filter named. */
   matched: number;
   /** Of those, handed back to the queue (0 on a dry run). */
@@ -116,17 +137,17 @@ export interface RedriveResult {
   skipped: Array<{ id: string; reason: string }>;
 }
 
-export interface ReplayResult {
+export interface AdminReplayResult {
   /** `queued`: handed to the queue; `completed`: already processed, nothing ran; `busy`: being processed now. */
   status: "queued" | "completed" | "busy";
   message: string;
 }
 
 export interface Admin {
-  listNotifications(options?: ListOptions): Promise<NotificationPage>;
+  listNotifications(options?: NotificationListOptions): Promise<NotificationPage>;
   getNotification(id: string): Promise<NotificationDetail | undefined>;
-  redrive(request: RedriveRequest): Promise<RedriveResult>;
-  replay(id: string): Promise<ReplayResult>;
+  redrive(request: RedriveRequest): Promise<AdminRedriveResult>;
+  replay(id: string): Promise<AdminReplayResult>;
   discard(id: string, options: { reason: string }): Promise<{ discarded: boolean; message: string }>;
   overview(options?: { sample?: number }): Promise<Overview>;
   /** Whether redrive, replay and discard can act (a durable queue is configured). */
@@ -165,15 +186,17 @@ const MAX_SCAN = 100_000;
  * discard) through the same claim and queue a delivery goes through, so nothing runs twice.
  */
 export function createAdmin(options: AdminOptions): Admin {
+  rejectUnknownKeys("createAdmin", options, Object.keys(ADMIN_KEYS));
   const store = options?.idempotency;
   if (!store || typeof store.claim !== "function" || typeof store.get !== "function")
-    throw coded(
+    throw optionError(
       new TypeError("createAdmin: idempotency must be the store the receivers use (memoryStore, redisStore, ...)"),
       "MW_INVALID_OPTION",
+      "idempotency",
     );
   const queue = options.queue;
   const jobs = queue?.jobs;
-  const recorder = options.recorder;
+  const recorder = recordingSourceOf(options.recorder);
   const leaseMs = store.leaseMs ?? DEFAULT_LEASE_MS;
 
   /** The event type and subscription a notification's job or recording tells, redacted on the way. */
@@ -228,7 +251,7 @@ export function createAdmin(options: AdminOptions): Admin {
     return summary;
   }
 
-  async function listNotifications(request: ListOptions = {}): Promise<NotificationPage> {
+  async function listNotifications(request: NotificationListOptions = {}): Promise<NotificationPage> {
     if (!store.list) return listFromQueue(request);
     const limit = pageLimit(request.limit);
     const query = storeQuery(request);
@@ -252,7 +275,7 @@ export function createAdmin(options: AdminOptions): Admin {
   }
 
   /** Without a store that lists: the queue's dead letters, newest first. */
-  async function listFromQueue(request: ListOptions): Promise<NotificationPage> {
+  async function listFromQueue(request: NotificationListOptions): Promise<NotificationPage> {
     if (!jobs)
       throw new AdminError(
         "the store cannot list its records and there is no queue with jobs to list from",
@@ -353,7 +376,7 @@ export function createAdmin(options: AdminOptions): Admin {
    * was claimed in order), enqueue it under that claim, mark it queued. A completed record answers
    * "already processed" at the claim, so nothing runs again.
    */
-  async function replay(id: string): Promise<ReplayResult> {
+  async function replay(id: string): Promise<AdminReplayResult> {
     const target = requireQueue("replay");
     const found = await findRecord(id);
     if (found?.record.state === "completed")
@@ -428,7 +451,7 @@ export function createAdmin(options: AdminOptions): Admin {
    * before has settled (run by a worker: completed, or a dead letter again), so none runs after a
    * newer one of its subscription and turns stale; subscriptions side by side.
    */
-  async function redriveAll(ids: readonly string[]): Promise<RedriveResult> {
+  async function redriveAll(ids: readonly string[]): Promise<AdminRedriveResult> {
     const unique = [...new Set(ids)];
     const found = new Map(await Promise.all(unique.map(async (id) => [id, await findRecord(id)] as const)));
     const lanes = new Map<string, string[]>();
@@ -438,7 +461,7 @@ export function createAdmin(options: AdminOptions): Admin {
     }
     const positionOf = (id: string) => found.get(id)?.order?.position ?? "";
     const done: string[] = [];
-    const skipped: RedriveResult["skipped"] = [];
+    const skipped: AdminRedriveResult["skipped"] = [];
     await Promise.all(
       [...lanes.values()].map(async (lane) => {
         lane.sort((a, b) => (positionOf(a) < positionOf(b) ? -1 : positionOf(a) > positionOf(b) ? 1 : 0));
@@ -536,7 +559,7 @@ export function createAdmin(options: AdminOptions): Admin {
       });
       if (claim.status !== "claimed" && claim.status !== "stale")
         return { discarded: false, message: `not discarded: ${claim.status}` };
-      if (claim.id !== id) throw new Error(`discard claimed ${claim.id} instead of ${id}`);
+      if (claim.id !== id) throw coded(new Error(`discard claimed ${claim.id} instead of ${id}`), "MW_INTERNAL");
       const message = `${DISCARDED}${redactCardNumbers(reason.trim()).slice(0, 500)}`;
       const done = await store.complete(claim, { processed: true, message });
       if (done) await jobs?.removeFailed(id).catch(() => false);
@@ -597,7 +620,7 @@ function pageCursor(cursor: string | undefined): void {
   }
 }
 
-function storeQuery(request: ListOptions): ListQuery {
+function storeQuery(request: NotificationListOptions): ListQuery {
   const query: ListQuery = {};
   if (request.state !== undefined) {
     if (!STATES.includes(request.state))

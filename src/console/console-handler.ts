@@ -1,7 +1,8 @@
 import { createHmac, randomBytes } from "node:crypto";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { constantTimeEqual } from "../verify/constant-time.js";
-import { type Admin, AdminError, type NotificationFilter, type RedriveResult } from "./admin.js";
+import { type Admin, AdminError, type AdminRedriveResult, type NotificationFilter } from "./admin.js";
 import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE, type Html } from "./html.js";
 import {
   deadLettersPage,
@@ -32,6 +33,14 @@ export interface ConsoleHandlerOptions {
   csrfSecret?: string | Uint8Array;
 }
 
+const CONSOLE_KEYS: KnownKeys<ConsoleHandlerOptions> = {
+  admin: true,
+  authorize: true,
+  basePath: true,
+  readOnly: true,
+  csrfSecret: true,
+};
+
 /** The console as a fetch handler; adapters mount it (see each adapter's `serveConsole`). */
 export interface ConsoleHandler {
   (request: Request): Promise<Response>;
@@ -59,13 +68,16 @@ const CSRF_COOKIE = "mw_console_csrf";
  * POST carrying the CSRF token the page was served with (403 without it).
  */
 export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
+  // A misspelt `basepath` would leave the console at /console with every link pointing there.
+  rejectUnknownKeys("consoleHandler", options, Object.keys(CONSOLE_KEYS));
   const { admin, authorize } = options ?? ({} as ConsoleHandlerOptions);
   if (!admin || typeof admin.listNotifications !== "function")
-    throw coded(new TypeError("consoleHandler: admin must be createAdmin(...)"), "MW_INVALID_OPTION");
+    throw optionError(new TypeError("consoleHandler: admin must be createAdmin(...)"), "MW_INVALID_OPTION", "admin");
   if (typeof authorize !== "function")
-    throw coded(
+    throw optionError(
       new TypeError("consoleHandler: authorize(request) is required; the console has no open mode"),
       "MW_INVALID_OPTION",
+      "authorize",
     );
   const base = normaliseBase(options.basePath ?? "/console");
   const readOnly = options.readOnly === true || !admin.canAct;
@@ -232,7 +244,7 @@ function csrfTokens(secret: Uint8Array) {
 }
 
 /** "redriven 1 of 2: <id>: <why not>", the reasons of the first few left. */
-function redrivenText(result: RedriveResult, matching = ""): string {
+function redrivenText(result: AdminRedriveResult, matching = ""): string {
   const why = result.skipped.slice(0, 3).map((skip) => `${skip.id}: ${skip.reason}`);
   const more = result.skipped.length > 3 ? [`and ${result.skipped.length - 3} more`] : [];
   return [`redriven ${result.redriven} of ${result.matched}${matching}`, ...why, ...more].join("; ");
@@ -261,9 +273,10 @@ function inputError(err: unknown): { status: number; message: string } | undefin
 
 function normaliseBase(path: string): string {
   if (typeof path !== "string" || !path.startsWith("/"))
-    throw coded(
+    throw optionError(
       new TypeError(`consoleHandler: basePath must start with "/"; got ${JSON.stringify(path)}`),
       "MW_INVALID_OPTION",
+      "basePath",
     );
   return path.replace(/\/+$/, "");
 }

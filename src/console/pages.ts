@@ -38,6 +38,9 @@ ${body}
 </html>`;
 }
 
+/** A payload in a box that scrolls: focusable and named, so a keyboard can reach and scroll it. */
+const scrollable = (label: string, text: string) =>
+  html`<pre tabindex="0" role="region" aria-label="${label}">${text}</pre>`;
 const stateBadge = (state: string) => html`<span class="state state-${state}">${state}</span>`;
 const notificationLink = (ctx: PageContext, id: string) =>
   html`<a href="${ctx.base}/notifications/${encodeURIComponent(id)}">${id}</a>`;
@@ -227,15 +230,15 @@ ${
 <tr><th>last run</th><td>${timeText(job.processedAt)}</td></tr>
 <tr><th>payload</th><td>${job.sealed ? html`<strong>sealed</strong> <span class="muted">(encrypted with the queue's key; not shown)</span>` : "in clear, redacted below"}</td></tr>
 </tbody></table>
-${job.notification !== undefined ? html`<pre>${JSON.stringify(job.notification, null, 2)}</pre>` : ""}`
+${job.notification !== undefined ? scrollable("Job payload", JSON.stringify(job.notification, null, 2)) : ""}`
     : html`<p class="muted">No job.</p>`
 }
 <h2>Recorded request</h2>
 ${
   detail.recording
     ? html`<p class="muted">Received ${detail.recording.received_at}; answered ${detail.recording.answer.status} ${detail.recording.answer.message}</p>
-<h3>Headers kept</h3><pre>${JSON.stringify(detail.recording.headers, null, 2)}</pre>
-<h3>Body (redacted)</h3><pre>${JSON.stringify(detail.recording.notification, null, 2)}</pre>`
+<h3>Headers kept</h3>${scrollable("Headers kept", JSON.stringify(detail.recording.headers, null, 2))}
+<h3>Body (redacted)</h3>${scrollable("Body (redacted)", JSON.stringify(detail.recording.notification, null, 2))}`
     : html`<p class="muted">No recording.</p>`
 }`,
     moving ? { refreshSeconds: 2 } : {},

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Awaitable } from "../idempotency/store.js";
 import type { NotificationRecorder, RecordedNotification } from "../logging/recorder.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
+import { rejectUnknownKeys } from "../shared/option-keys.js";
 
 /** Where the console reads a notification's recorded request and answer back (`createAdmin`'s `recorder`). */
 export interface RecordingSource {
@@ -20,11 +21,13 @@ export interface MemoryRecordings extends NotificationRecorder, RecordingSource 
  * are; they are gone when the process ends.
  */
 export function memoryRecordings(options: { max?: number } = {}): MemoryRecordings {
+  rejectUnknownKeys("memoryRecordings", options, ["max"]);
   const max = options.max ?? 10_000;
   if (!Number.isInteger(max) || max < 1)
-    throw coded(
+    throw optionError(
       new RangeError(`memoryRecordings: max must be a whole number, 1 or more; got ${max}`),
       "MW_INVALID_OPTION",
+      "max",
     );
   const byId = new Map<string, RecordedNotification>();
   return {
@@ -47,11 +50,13 @@ export function memoryRecordings(options: { max?: number } = {}): MemoryRecordin
  * files, so it suits the console's one-notification views, not a listing.
  */
 export function jsonlRecordings(options: { dir: string }): RecordingSource {
+  rejectUnknownKeys("jsonlRecordings", options, ["dir"]);
   const { dir } = options;
   if (typeof dir !== "string" || dir === "")
-    throw coded(
+    throw optionError(
       new TypeError(`jsonlRecordings: dir must be the recorder's directory; got ${JSON.stringify(dir)}`),
       "MW_INVALID_OPTION",
+      "dir",
     );
   return {
     find(id) {

@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { ALL_HANDLER_KEYS } from "./handlers.js";
 
 /** The options receivers and workers share, as far as start-up checks go. */
@@ -24,24 +24,30 @@ export function checkHandlingOptions(
       !KNOWN_HANDLERS.has(key) &&
       typeof (options as Record<string, unknown>)[key] === "function"
     ) {
-      throw coded(
+      throw optionError(
         new TypeError(`unknown handler "${key}": handlers are ${[...KNOWN_HANDLERS].join(", ")}`),
         "MW_UNKNOWN_HANDLER",
+        key,
       );
     }
   }
   timerMs("handlerTimeoutMs", options.handlerTimeoutMs);
   if (!(Number.isFinite(leaseMs) && leaseMs > 0))
-    throw coded(new RangeError(`leaseMs must be a positive number of ms, got ${leaseMs}`), "MW_INVALID_TIMEOUT");
+    throw optionError(
+      new RangeError(`leaseMs must be a positive number of ms, got ${leaseMs}`),
+      "MW_INVALID_TIMEOUT",
+      "leaseMs",
+    );
   const timeoutMs = options.handlerTimeoutMs;
   // A handler outliving its lease is safe only while the claim is renewed; without `extend` a redelivery
   // would take the claim over and run the handler a second time.
   if (typeof store.extend !== "function" && (timeoutMs === 0 || (timeoutMs !== undefined && timeoutMs > leaseMs))) {
-    throw coded(
+    throw optionError(
       new RangeError(
         `handlerTimeoutMs (${timeoutMs}) exceeds leaseMs (${leaseMs}) and the store cannot renew a claim (no extend)`,
       ),
       "MW_INVALID_TIMEOUT",
+      "handlerTimeoutMs",
     );
   }
 }
@@ -56,7 +62,7 @@ export function nonNegative(
   code: "MW_INVALID_OPTION" | "MW_INVALID_TIMEOUT" = "MW_INVALID_OPTION",
 ): void {
   if (value !== undefined && !(Number.isFinite(value) && value >= 0)) {
-    throw coded(new RangeError(`${name} must be a number of 0 or more, got ${value}`), code);
+    throw optionError(new RangeError(`${name} must be a number of 0 or more, got ${value}`), code, name);
   }
 }
 
@@ -64,11 +70,12 @@ export function nonNegative(
 export function timerMs(name: string, value: number | undefined): void {
   nonNegative(name, value, "MW_INVALID_TIMEOUT");
   if (value !== undefined && value > MAX_TIMER_MS) {
-    throw coded(
+    throw optionError(
       new RangeError(
         `${name} must be at most ${MAX_TIMER_MS} ms (about 24.8 days), got ${value}: a longer timer fires at once in Node`,
       ),
       "MW_INVALID_TIMEOUT",
+      name,
     );
   }
 }

@@ -1,6 +1,6 @@
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import { coded } from "../shared/errors.js";
+import { coded, optionError } from "../shared/errors.js";
 import { rejectUnknownKeys } from "../shared/option-keys.js";
 import type { NotificationRecorder, RecordedNotification } from "./recorder.js";
 
@@ -10,6 +10,8 @@ export interface JsonlRecorderOptions {
 }
 
 export interface JsonlRecorder extends NotificationRecorder {
+  /** The directory it writes to: `createAdmin`'s `recorder` reads the recordings back from it. */
+  readonly dir: string;
   /** Flushes what was written and closes the file. */
   close(): Promise<void>;
 }
@@ -23,9 +25,10 @@ export function jsonlRecorder(options: JsonlRecorderOptions): JsonlRecorder {
   rejectUnknownKeys("jsonlRecorder", options, ["dir"] satisfies (keyof JsonlRecorderOptions)[]);
   const dir = options.dir;
   if (typeof dir !== "string" || dir === "")
-    throw coded(
+    throw optionError(
       new TypeError(`jsonlRecorder: dir must be the directory for the recordings; got ${JSON.stringify(dir)}`),
       "MW_INVALID_OPTION",
+      "dir",
     );
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   let current: { day: string; stream: WriteStream } | undefined;
@@ -52,6 +55,7 @@ export function jsonlRecorder(options: JsonlRecorderOptions): JsonlRecorder {
   }
 
   return {
+    dir,
     write(entry: RecordedNotification): Promise<void> {
       if (closed) return Promise.reject(coded(new Error("jsonl recorder is closed"), "MW_RECORDER_CLOSED"));
       const stream = streamFor(utcDay(entry.received_at));

@@ -11,10 +11,10 @@ import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.j
 import type { RedactOptions } from "../logging/redact.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "../receiver/health.js";
 import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
+import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
-import { PgBossSetupError } from "./job-table.js";
 import { checkBoss, pgBossQueue, queueName } from "./pg-boss-queue.js";
 import { type PgBossRunner, type ReadyJob, runJob } from "./run-job.js";
 
@@ -99,15 +99,27 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
   const name = queueName("createPgBossWorker", options.name);
   const store = options.idempotency;
   if (!store || !claimsInTransaction(store))
-    throw new PgBossSetupError(
-      "createPgBossWorker: idempotency must be the receivers' postgresStore, on the database pg-boss uses: each job's handler, record and job commit in one of its transactions",
+    throw optionError(
+      new TypeError(
+        "createPgBossWorker: idempotency must be the receivers' postgresStore, on the database pg-boss uses: each job's handler, record and job commit in one of its transactions",
+      ),
+      "MW_INVALID_OPTION",
+      "idempotency",
     );
   const concurrency = options.concurrency ?? 10;
   if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new PgBossSetupError(`createPgBossWorker: concurrency must be a whole number, 1 or more; got ${concurrency}`);
+    throw optionError(
+      new RangeError(`createPgBossWorker: concurrency must be a whole number, 1 or more; got ${concurrency}`),
+      "MW_INVALID_OPTION",
+      "concurrency",
+    );
   const pollingIntervalMs = options.pollingIntervalMs ?? 1_000;
   if (!(pollingIntervalMs > 0))
-    throw new PgBossSetupError(`createPgBossWorker: pollingIntervalMs must be a positive number of milliseconds`);
+    throw optionError(
+      new RangeError("createPgBossWorker: pollingIntervalMs must be a positive number of milliseconds"),
+      "MW_INVALID_TIMEOUT",
+      "pollingIntervalMs",
+    );
   const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   checkHandlingOptions(options, store, leaseMs);
   const redact = options.redact ?? {};

@@ -6,7 +6,8 @@ export {
   type PgBossNotificationWorker,
   type PgBossWorkerHealth,
 } from "./create-pg-boss-worker.js";
-export { jobIdFor, PgBossSetupError } from "./job-table.js";
+// Named for pg-boss: /bullmq's jobIdFor and redrive take other arguments.
+export { jobIdFor as pgBossJobIdFor, PgBossSetupError } from "./job-table.js";
 export {
   DEFAULT_PG_BOSS_JOB_OPTIONS,
   type PgBossJobOptions,
@@ -19,5 +20,5 @@ export {
   PgBossQueueNotFoundError,
   type PgBossRedriveOptions,
   type PgBossRedriveResult,
-  redrive,
+  redrive as pgBossRedrive,
 } from "./redrive.js";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { coded } from "../shared/errors.js";
+import { coded, optionError } from "../shared/errors.js";
 
 /** pg-boss's schema when `new PgBoss()` is given none. */
 export const DEFAULT_PG_BOSS_SCHEMA = "pgboss";
@@ -19,7 +19,7 @@ export const executorOn = (client: Queryable): SqlExecutor => ({
   executeSql: (text, values) => client.query(text, values),
 });
 
-/** A pg-boss setting this package cannot work with (schema name, job table), found at start. */
+/** pg-boss's job table is not as this package reads it (another major, the wrong schema), found at start. */
 export class PgBossSetupError extends TypeError {
   override name = "PgBossSetupError";
   declare readonly code: "MW_PGBOSS_SETUP";
@@ -51,7 +51,11 @@ export function jobIdFor(queue: string, notificationId: string): string {
  */
 export function jobTable(schema: string) {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(schema))
-    throw new PgBossSetupError(`pg-boss schema must be a plain SQL identifier, as pg-boss requires; got ${schema}`);
+    throw optionError(
+      new TypeError(`pg-boss schema must be a plain SQL identifier, as pg-boss requires; got ${schema}`),
+      "MW_INVALID_OPTION",
+      "schema",
+    );
   const job = `${schema}.job`;
   // The attempt pg-boss's `fetch` counts: every start after the first.
   const counted = "CASE WHEN started_on IS NOT NULL THEN retry_count + 1 ELSE retry_count END";

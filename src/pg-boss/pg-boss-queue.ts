@@ -3,7 +3,7 @@ import { jobDataFor, type NotificationJobData } from "../bullmq/job-data.js";
 import { type EncryptionKey, sealingKey } from "../bullmq/seal.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import type { QueueJobs } from "../queue/queue-jobs.js";
-import { MerchantWebhooksError } from "../shared/errors.js";
+import { MerchantWebhooksError, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
 import {
@@ -233,14 +233,20 @@ export async function placeJob(place: JobPlace, data: NotificationJobData, db?: 
 export function checkBoss(what: string, boss: unknown): PgBoss {
   const candidate = boss as Partial<PgBoss> | undefined;
   if (typeof candidate?.send !== "function" || typeof candidate.getDb !== "function")
-    throw new PgBossSetupError(`${what}: boss must be a started PgBoss instance (new PgBoss(url); await boss.start())`);
+    throw optionError(
+      new TypeError(`${what}: boss must be a started PgBoss instance (new PgBoss(url); await boss.start())`),
+      "MW_INVALID_OPTION",
+      "boss",
+    );
   return boss as PgBoss;
 }
 
 export function queueName(what: string, name: unknown): string {
   if (typeof name !== "string" || !/^[\w.-]+$/.test(name))
-    throw new PgBossSetupError(
-      `${what}: name must be a pg-boss queue name (letters, digits, _ . -); got ${JSON.stringify(name)}`,
+    throw optionError(
+      new TypeError(`${what}: name must be a pg-boss queue name (letters, digits, _ . -); got ${JSON.stringify(name)}`),
+      "MW_INVALID_OPTION",
+      "name",
     );
   return name;
 }

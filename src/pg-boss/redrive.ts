@@ -1,6 +1,7 @@
 import type PgBoss from "pg-boss";
 import type { NotificationJobData } from "../bullmq/job-data.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";
 import { checkBoss, DEFAULT_PG_BOSS_JOB_OPTIONS, type PgBossJobOptions, placeJob, queueName } from "./pg-boss-queue.js";
 
@@ -49,7 +50,18 @@ const PAGE = 500;
  * handler; one completed meanwhile (by a redelivery) is not run twice. Safe to run again after a
  * crash: a job already back in the queue is left as it is.
  */
+const REDRIVE_KEYS: KnownKeys<PgBossRedriveOptions> = {
+  boss: true,
+  name: true,
+  schema: true,
+  deadLetter: true,
+  jobOptions: true,
+  ids: true,
+  dryRun: true,
+};
+
 export async function redrive(options: PgBossRedriveOptions): Promise<PgBossRedriveResult> {
+  rejectUnknownKeys("pgBossRedrive", options, Object.keys(REDRIVE_KEYS));
   const boss = checkBoss("redrive", options?.boss);
   const name = queueName("redrive", options.name);
   const deadLetter =

@@ -11,6 +11,7 @@ import type { TransactionalClaim, TransactionalStore } from "../idempotency/tran
 import type { RedactOptions } from "../logging/redact.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { guardTransaction } from "../postgres/guarded-transaction.js";
+import { coded } from "../shared/errors.js";
 import { observeJob } from "../telemetry/observe-job.js";
 import { executorOn, type JobTable, type Queryable } from "./job-table.js";
 
@@ -276,7 +277,8 @@ function completingJob(
         const done = (await runner.boss.complete(runner.name, jobId, {}, { db: executorOn(client) })) as unknown as {
           affected: number;
         };
-        if (done?.affected !== 1) throw new Error("the job taken in this transaction could not be completed in it");
+        if (done?.affected !== 1)
+          throw coded(new Error("the job taken in this transaction could not be completed in it"), "MW_INTERNAL");
       } catch (err) {
         await transaction.rollback("commit_failed");
         throw err;

@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 
 /** Plain SQL identifiers only: a name that needs quoting to be read is more likely a mistake than a wish. */
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,49}$/;
@@ -48,11 +48,12 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     ["table", table],
   ] as const) {
     if (typeof name !== "string" || !IDENTIFIER.test(name))
-      throw coded(
+      throw optionError(
         new TypeError(
           `postgresStore: ${what} ${JSON.stringify(name)} is not a plain identifier (lower-case letters, digits and _, starting with a letter or _, at most 50 characters)`,
         ),
         "MW_INVALID_OPTION",
+        what,
       );
   }
   const quote = (name: string) => `"${name}"`;

@@ -7,7 +7,7 @@ import {
   refOf,
 } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
-import { coded } from "../shared/errors.js";
+import { coded, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { backendCanceller } from "./cancel-backend.js";
 import {
@@ -80,11 +80,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const timeoutMs = positive("timeoutMs", options.timeoutMs ?? DEFAULT_POSTGRES_TIMEOUT_MS);
   const isolationLevel = options.isolationLevel ?? "read committed";
   if (!ISOLATION_LEVELS.includes(isolationLevel))
-    throw coded(
+    throw optionError(
       new TypeError(
         `postgresStore: isolationLevel must be one of ${ISOLATION_LEVELS.map((level) => `"${level}"`).join(", ")}`,
       ),
       "MW_INVALID_OPTION",
+      "isolationLevel",
     );
   const names = qualifiedNames(options);
   const claims = claimStatements(names, retentionSeconds);
@@ -146,11 +147,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
 function positive(name: string, value: number): number {
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0)
-    throw coded(
+    throw optionError(
       new TypeError(
         `postgresStore: ${name} must be a positive number of ${name === "retentionSeconds" ? "seconds" : "milliseconds"}`,
       ),
       "MW_INVALID_TIMEOUT",
+      name,
     );
   return value;
 }

@@ -1,6 +1,6 @@
 import type { Pool } from "pg";
 import { DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { qualifiedNames, type TableNames } from "./names.js";
 import { problemWith } from "./schema-version.js";
 
@@ -22,7 +22,11 @@ export async function purge(
   const names = qualifiedNames(options);
   const seconds = options.olderThanSeconds ?? DEFAULT_RETENTION_SECONDS;
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0)
-    throw coded(new TypeError("purge: olderThanSeconds must be a number of seconds, 0 or more"), "MW_INVALID_OPTION");
+    throw optionError(
+      new TypeError("purge: olderThanSeconds must be a number of seconds, 0 or more"),
+      "MW_INVALID_OPTION",
+      "olderThanSeconds",
+    );
   // A subquery, computed once before the scan: a volatile clock_timestamp() compared row by row could
   // not bound an index scan, and every purge would read the whole table.
   // Tables this release cannot read are not its to delete from: the store's own check, first.

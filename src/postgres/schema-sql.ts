@@ -1,6 +1,7 @@
 import type { ClientBase, Pool, QueryResult } from "pg";
 import { StoreUnavailableError } from "../idempotency/store.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import {
   allStepsSql,
   baselineSql,
@@ -18,12 +19,15 @@ import { sqlState } from "./sessions.js";
 /** First key of `migrate()`'s two-key advisory lock (the second is the schema's hash): "mwmi" in ASCII. */
 export const MIGRATE_LOCK_SPACE = 0x6d776d69;
 
+const TABLE_NAME_KEYS: KnownKeys<TableNames> = { schema: true, table: true };
+
 /**
  * The SQL `migrate()` runs on an empty database (every step, then this release's functions, each step
  * recorded), to review or to put in your own migration tool. Idempotent; for tables already there,
  * run `migrate()`, which runs only the steps they lack.
  */
 export function postgresSchemaSql(options: TableNames = {}): string {
+  rejectUnknownKeys("postgresSchemaSql", options, Object.keys(TABLE_NAME_KEYS));
   return allStepsSql(qualifiedNames(options));
 }
 
@@ -46,6 +50,8 @@ export type MigrateConnection = Pick<Pool, "connect" | "query"> | Pick<ClientBas
  * release cannot run on are refused (`SchemaTooNewError`); newer ones it can are left as they are.
  */
 export async function migrate(pool: MigrateConnection, options: TableNames = {}): Promise<MigrateResult> {
+  // A misspelt `schema` would create the tables in `public`, where the store would not look.
+  rejectUnknownKeys("migrate", options, Object.keys(TABLE_NAME_KEYS));
   const names = qualifiedNames(options);
   const pooled = "connect" in pool && "idleCount" in pool;
   let client: Pick<ClientBase, "query"> & { release?: (err?: Error | boolean) => void };

@@ -2,6 +2,7 @@ import type { PoolClient } from "pg";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { clockFor } from "../shared/coarse-clock.js";
+import { coded } from "../shared/errors.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { type BackendCanceller, backendOf } from "./cancel-backend.js";
 import {
@@ -315,7 +316,8 @@ function openClaim(
       try {
         await writeFirst();
         const [marked] = await query<{ n: number }>(settles.markQueued, [claimed.id, claimed.owner]);
-        if (marked!.n !== 1) throw new Error("the claim's record was not found in its own transaction");
+        if (marked!.n !== 1)
+          throw coded(new Error("the claim's record was not found in its own transaction"), "MW_INTERNAL");
         await query(sealedCommit(claimed.owner));
         db.release(client);
       } catch (err) {

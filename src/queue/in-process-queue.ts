@@ -1,5 +1,7 @@
 import PQueue from "p-queue";
 import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
+import { optionError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import type { NotificationQueue, QueuedNotification } from "./queue.js";
 import { QueueFullError } from "./queue-full-error.js";
@@ -15,6 +17,8 @@ export interface InProcessQueueOptions {
   /** How long `close()` waits for accepted notifications to finish. Default 30 s. */
   drainTimeoutMs?: number;
 }
+
+const QUEUE_KEYS: KnownKeys<InProcessQueueOptions> = { concurrency: true, maxPending: true, drainTimeoutMs: true };
 
 export interface InProcessQueue extends NotificationQueue {
   /** Waiting and running notifications. */
@@ -36,8 +40,23 @@ export interface InProcessQueue extends NotificationQueue {
  * delivered meanwhile is answered 409 and the handler still runs once.
  */
 export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQueue {
+  rejectUnknownKeys("inProcessQueue", options, Object.keys(QUEUE_KEYS));
   const maxPending = options.maxPending ?? 1_000;
-  const queue = new PQueue({ concurrency: options.concurrency ?? 10 });
+  const concurrency = options.concurrency ?? 10;
+  // p-queue's own refusal of a bad concurrency is an uncoded TypeError; maxPending below 0 would refuse everything.
+  if (!(concurrency === Number.POSITIVE_INFINITY || (Number.isInteger(concurrency) && concurrency >= 1)))
+    throw optionError(
+      new RangeError(`inProcessQueue: concurrency must be a whole number, 1 or more; got ${concurrency}`),
+      "MW_INVALID_OPTION",
+      "concurrency",
+    );
+  if (!(Number.isInteger(maxPending) && maxPending >= 0))
+    throw optionError(
+      new RangeError(`inProcessQueue: maxPending must be a whole number, 0 or more; got ${maxPending}`),
+      "MW_INVALID_OPTION",
+      "maxPending",
+    );
+  const queue = new PQueue({ concurrency });
   let closing = false;
   /** Notifications whose handler asked to be retried later, waiting for their time outside the slots. */
   const waitingToRunAgain = new Set<Promise<void>>();

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { HANDLER_KEYS, type Handler, type SubscriptionHandlers } from "../dispatch/handlers.js";
 import { notificationIdSchema } from "../schema/notification.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { rejectUnknownKeys } from "../shared/option-keys.js";
 import { RECEIVER_OPTION_KEYS, type ReceiverOptions } from "./options.js";
 
@@ -34,9 +34,10 @@ export function eventReceiverOptions<S extends z.ZodType<{ id: string }>>(
   const { schema, handler, ...receiverOptions } = options;
   // A durable queue's worker validates and dispatches subscription notifications only.
   if (receiverOptions.queue?.durable)
-    throw coded(
+    throw optionError(
       new TypeError("eventReceiverOptions: a durable queue is not supported; use the in-process queue or none"),
       "MW_INVALID_OPTION",
+      "queue",
     );
   const checked = schema.superRefine((event, ctx) => {
     const id = notificationIdSchema.safeParse(event.id);

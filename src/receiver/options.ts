@@ -14,7 +14,7 @@ import type { NotificationRecorder } from "../logging/recorder.js";
 import type { RedactOptions } from "../logging/redact.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import type { VerifyHook } from "../verify/verify-hook.js";
 import { type FailureStatus, retryAfter } from "./answer-and-log.js";
@@ -219,9 +219,10 @@ export const SMALLEST_NOTIFICATION_BYTES = 61;
  */
 export function checkReceiverOptions(options: ReceiverOptions, what = "createReceiver"): void {
   if (options === null || typeof options !== "object") {
-    throw coded(
+    throw optionError(
       new TypeError(`${what}: options must be an object of handlers and settings, got ${options}`),
       "MW_INVALID_OPTION",
+      "options",
     );
   }
   rejectUnknownKeys(what, options, RECEIVER_OPTION_KEYS);
@@ -229,37 +230,41 @@ export function checkReceiverOptions(options: ReceiverOptions, what = "createRec
   timerMs("bodyTimeoutMs", options.bodyTimeoutMs);
   nonNegative("retryAfterSeconds", options.retryAfterSeconds);
   if (options.bodyLimit !== undefined && options.bodyLimit < SMALLEST_NOTIFICATION_BYTES) {
-    throw coded(
+    throw optionError(
       new RangeError(
         `bodyLimit is ${options.bodyLimit} bytes, below the smallest valid notification (${SMALLEST_NOTIFICATION_BYTES} bytes), so every delivery would get 413. It is in bytes: for 256 KiB write 256 * 1024.`,
       ),
       "MW_INVALID_OPTION",
+      "bodyLimit",
     );
   }
   if (options.verifyTimeoutMs !== undefined) {
     timerMs("verifyTimeoutMs", options.verifyTimeoutMs);
     if (options.verifyTimeoutMs === 0)
-      throw coded(
+      throw optionError(
         new RangeError("verifyTimeoutMs must be above 0: a signature check needs a time limit (default 5000)"),
         "MW_INVALID_TIMEOUT",
+        "verifyTimeoutMs",
       );
   }
   if (options.handlerTimeoutMs === 0 && !options.queue) {
-    throw coded(
+    throw optionError(
       new RangeError(
         "handlerTimeoutMs is 0 (no limit), but without a queue the sender's request stays open as long as the handler runs. Give a limit in ms (default 10000), or run slow handlers from a queue (inProcessQueue, bullmqQueue).",
       ),
       "MW_INVALID_TIMEOUT",
+      "handlerTimeoutMs",
     );
   }
   checkBackpressure(options.backpressure);
   const ordering = options.ordering;
   if (ordering && options.eventSchema && (ordering === true || ordering.position === undefined)) {
-    throw coded(
+    throw optionError(
       new TypeError(
         "ordering needs a way to read each event's position: the default reads resource.update_time of a subscription notification, which an eventSchema's events need not have. Give ordering: { key, position }, each a function of the event.",
       ),
       "MW_INVALID_OPTION",
+      "ordering",
     );
   }
 }
@@ -272,9 +277,10 @@ function checkBackpressure(backpressure: ReceiverOptions["backpressure"]): void 
   // Zero would refuse every notification with 503: a slip, never a choice.
   for (const key of ["maxInFlight", "concurrency"] as const) {
     if (backpressure[key] === 0)
-      throw coded(
+      throw optionError(
         new RangeError(`backpressure.${key} must be at least 1: 0 sheds every notification`),
         "MW_INVALID_OPTION",
+        `backpressure.${key}`,
       );
   }
 }
@@ -353,30 +359,33 @@ export function updateOrCreateTime(notification: SubscriptionNotification): stri
 export function resolveOrdering(option: OrderingOption | undefined, onStale?: Handler): Ordering | undefined {
   if (option === undefined || option === false) return undefined;
   if (option !== true && (typeof option !== "object" || option === null)) {
-    throw coded(
+    throw optionError(
       new TypeError("ordering must be true, false or an object { key?, position?, maxFutureSkewMs? }"),
       "MW_INVALID_OPTION",
+      "ordering",
     );
   }
   const parts: OrderingOptions = option === true ? {} : option;
   // Where it stood before 0.1.0: ignoring it would hand stale notifications to no handler in silence.
   if ("onStale" in parts)
-    throw coded(
+    throw optionError(
       new TypeError("ordering.onStale: give onStale beside the other handlers (onRenew, onCancel...), not in ordering"),
       "MW_INVALID_OPTION",
+      "ordering.onStale",
     );
   rejectUnknownKeys("ordering", parts, Object.keys(ORDERING_KEYS));
   for (const name of ["key", "position"] as const) {
     if (parts[name] !== undefined && typeof parts[name] !== "function")
-      throw coded(new TypeError(`ordering.${name} must be a function`), "MW_INVALID_OPTION");
+      throw optionError(new TypeError(`ordering.${name} must be a function`), "MW_INVALID_OPTION", `ordering.${name}`);
   }
   if (onStale !== undefined && typeof onStale !== "function")
-    throw coded(new TypeError("onStale must be a function"), "MW_INVALID_OPTION");
+    throw optionError(new TypeError("onStale must be a function"), "MW_INVALID_OPTION", "onStale");
   const maxSkew = parts.maxFutureSkewMs ?? DEFAULT_MAX_FUTURE_SKEW_MS;
   if (typeof maxSkew !== "number" || Number.isNaN(maxSkew) || maxSkew < 0)
-    throw coded(
+    throw optionError(
       new TypeError("ordering.maxFutureSkewMs must be a number of milliseconds, 0 or more (Infinity: no limit)"),
       "MW_INVALID_OPTION",
+      "ordering.maxFutureSkewMs",
     );
   const keyOf = parts.key ?? subscriptionKey;
   const positionOf = parts.position ?? updateOrCreateTime;

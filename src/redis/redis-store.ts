@@ -19,7 +19,7 @@ import {
   DEFAULT_RETENTION_SECONDS,
   refOf,
 } from "../idempotency/store.js";
-import { coded } from "../shared/errors.js";
+import { coded, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
 import type { ConnectionOption } from "./connect.js";
@@ -291,7 +291,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         case "conflict":
           return { status };
         default:
-          throw new Error(`unexpected claim reply from Redis: ${String(status)}`);
+          throw coded(new Error(`unexpected claim reply from Redis: ${String(status)}`), "MW_INTERNAL");
       }
     },
 
@@ -413,17 +413,19 @@ function replicaWait(wanted: RedisStoreSettings["waitForReplicas"], callTimeoutM
   if (wanted === undefined) return undefined;
   const { replicas } = wanted;
   if (!Number.isInteger(replicas) || replicas < 1)
-    throw coded(
+    throw optionError(
       new RangeError(`waitForReplicas.replicas must be a whole number of replicas, 1 or more; got ${replicas}`),
       "MW_INVALID_OPTION",
+      "waitForReplicas.replicas",
     );
   const waitMs = wanted.timeoutMs ?? Math.min(DEFAULT_REPLICA_WAIT_MS, Math.floor(callTimeoutMs / 2));
   if (!Number.isInteger(waitMs) || waitMs < 1 || waitMs >= callTimeoutMs)
-    throw coded(
+    throw optionError(
       new RangeError(
         `waitForReplicas.timeoutMs must be a whole number of milliseconds from 1 to below the store's timeoutMs (${callTimeoutMs}); got ${waitMs}`,
       ),
       "MW_INVALID_TIMEOUT",
+      "waitForReplicas.timeoutMs",
     );
 
   const batches = new Map<string, WaitBatch>();
@@ -510,6 +512,6 @@ function recordOf(hash: Record<string, string>): IdempotencyRecord | undefined {
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0)
-    throw coded(new RangeError(`${name} must be a positive number, got ${value}`), "MW_INVALID_TIMEOUT");
+    throw optionError(new RangeError(`${name} must be a positive number, got ${value}`), "MW_INVALID_TIMEOUT", name);
   return value;
 }

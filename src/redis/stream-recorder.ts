@@ -1,5 +1,5 @@
 import type { NotificationRecorder, RecordedNotification } from "../logging/recorder.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
 import { type ConnectionOption, closeIfOwned, connect, RECORDER_DEFAULTS, type RedisConnection } from "./connect.js";
@@ -21,11 +21,12 @@ const READ_KEYS = {
 
 function checkStream(what: string, stream: unknown): void {
   if (typeof stream !== "string" || stream === "")
-    throw coded(
+    throw optionError(
       new TypeError(
         `${what}: stream must be the stream's key, e.g. "merchant-webhooks:recording"; got ${JSON.stringify(stream)}`,
       ),
       "MW_INVALID_OPTION",
+      "stream",
     );
 }
 
@@ -59,7 +60,11 @@ export function redisStreamRecorder(options: RedisStreamRecorderOptions): RedisS
   checkStream("redisStreamRecorder", options.stream);
   const maxLen = options.maxLen ?? DEFAULT_STREAM_MAX_LEN;
   if (!Number.isInteger(maxLen) || maxLen < 1)
-    throw coded(new RangeError(`maxLen must be a positive integer, got ${maxLen}`), "MW_INVALID_OPTION");
+    throw optionError(
+      new RangeError(`maxLen must be a positive integer, got ${maxLen}`),
+      "MW_INVALID_OPTION",
+      "maxLen",
+    );
   const connection = connectTo(options.connection);
   return {
     async write(entry: RecordedNotification) {

@@ -1,4 +1,4 @@
-import { coded } from "./errors.js";
+import { coded, optionError } from "./errors.js";
 /** The one argument every `close()` takes: the receiver's, a worker's, a queue's, a store's. */
 export interface CloseOptions {
   /** Longest the close waits for work in flight (handlers, background writes) before giving up on it. */
@@ -20,9 +20,10 @@ export function closeTimeoutOf(options: CloseOptions | undefined, fallback: numb
   const given = options?.timeoutMs;
   if (given === undefined) return fallback;
   if (typeof given !== "number" || Number.isNaN(given) || given < 0) {
-    throw coded(
+    throw optionError(
       new RangeError(`close: timeoutMs must be a number of milliseconds, 0 or more, got ${String(given)}`),
       "MW_INVALID_TIMEOUT",
+      "timeoutMs",
     );
   }
   return given;

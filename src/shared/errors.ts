@@ -23,6 +23,8 @@ export class MerchantWebhooksError extends Error {
   readonly code: string;
   /** The HTTP status the receiver answers with for this error, where it answers one. */
   readonly status: number | undefined;
+  /** For an options mistake (`MW_UNKNOWN_OPTION`, `MW_INVALID_OPTION`...), the option's name, e.g. `"retry.attempts"`. */
+  declare readonly option?: string;
 
   constructor(code: string, message: string, options?: MerchantWebhooksErrorOptions) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
@@ -46,4 +48,21 @@ Object.defineProperty(MerchantWebhooksError.prototype, OURS, { value: true });
 export function coded<E extends Error, C extends string>(error: E, code: C): E & { readonly code: C } {
   Object.defineProperty(error, OURS, { value: true });
   return Object.assign(error, { code });
+}
+
+/** The codes of a caller's mistake in an options object; each such error also names the option. */
+export type OptionErrorCode = "MW_UNKNOWN_OPTION" | "MW_UNKNOWN_HANDLER" | "MW_INVALID_OPTION" | "MW_INVALID_TIMEOUT";
+
+/**
+ * `coded()` for an options mistake: `option` is the option's name as the caller writes it
+ * (`"basePath"`, `"retry.attempts"` inside a nested object; `"options"` when the object itself is wrong),
+ * so a caller that reads its settings from the environment can say which one to correct without
+ * parsing the message.
+ */
+export function optionError<E extends Error, C extends OptionErrorCode>(
+  error: E,
+  code: C,
+  option: string,
+): E & { readonly code: C; readonly option: string } {
+  return Object.assign(coded(error, code), { option });
 }

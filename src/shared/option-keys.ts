@@ -1,4 +1,4 @@
-import { coded } from "./errors.js";
+import { optionError } from "./errors.js";
 /**
  * Start-up checks on an options object. In JavaScript a misspelt key (`store:` for `idempotency:`,
  * `onRenewal` for `onRenew`) is silently ignored and the default used instead, which is found out
@@ -20,11 +20,15 @@ export function rejectUnknownKeys(what: string, options: unknown, known: Iterabl
     if (accepted.has(key)) continue;
     const near = nearest(key, names);
     const hint = near ? ` Did you mean "${near}"?` : "";
-    // A misspelt handler would leave its events to onUnknown, or acknowledged unhandled.
-    const kind = /^on[A-Z]/.test(key) ? "handler" : "option";
-    throw coded(
-      new TypeError(`${what}: unknown ${kind} "${key}".${hint} Accepted options: ${[...names].sort().join(", ")}.`),
-      "MW_UNKNOWN_OPTION",
+    // A misspelt handler would leave its events to onUnknown, or acknowledged unhandled: where the
+    // options take handlers, an `on...` key is reported as one (MW_UNKNOWN_HANDLER, docs/errors.md).
+    const handler = /^on[A-Z]/.test(key) && names.some((name) => /^on[A-Z]/.test(name));
+    throw optionError(
+      new TypeError(
+        `${what}: unknown ${handler ? "handler" : "option"} "${key}".${hint} Accepted options: ${[...names].sort().join(", ")}.`,
+      ),
+      handler ? "MW_UNKNOWN_HANDLER" : "MW_UNKNOWN_OPTION",
+      key,
     );
   }
 }
@@ -57,6 +61,7 @@ const SYNONYMS: Record<string, readonly string[]> = {
   url: ["connection", "redis", "baseUrl"],
   redisUrl: ["connection", "redis"],
   timeout: ["timeoutMs", "handlerTimeoutMs"],
+  recordings: ["recorder", "record"],
 };
 
 /** Edit distance (insertions, deletions, substitutions), two rows at a time. */

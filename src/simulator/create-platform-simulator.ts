@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { ORDER_EVENT_TYPE, REFUND_EVENT_TYPE } from "../client/schemas/events.js";
 import type { QueriedOrder, RefundOrder } from "../client/types.js";
 import type { SubscriptionNotification } from "../schema/index.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { createApiServer, type Route } from "./api-server.js";
 import { createDeliverer, type DeliveryMeta, standardWebhooksDeliverySigner } from "./deliverer.js";
 import { type DeliveryRecord, snapshotDeliveries, type UndeliveredSummary, undeliveredOf } from "./delivery-log.js";
@@ -107,9 +107,10 @@ export function createPlatformSimulator(options: PlatformSimulatorOptions = {}):
 
   const subscriptions = createSubscriptions((notification: SubscriptionNotification) => {
     if (!options.webhookUrl)
-      throw coded(
+      throw optionError(
         new Error("createPlatformSimulator: webhookUrl is needed to send subscription notifications"),
         "MW_INVALID_OPTION",
+        "webhookUrl",
       );
     deliverer.send(options.webhookUrl, notification, {
       id: notification.id,

@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import type { StandardWebhooksSecret } from "../verify/standard-webhooks-verifier.js";
 import type { AttemptListener, ChaosOptions, DeliverySigner } from "./deliverer.js";
@@ -66,29 +66,40 @@ export function checkOptions(options: PlatformSimulatorOptions): void {
   rejectUnknownKeys("createPlatformSimulator: chaos", options.chaos, Object.keys(CHAOS_KEYS));
   const schedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE_MS;
   if (schedule.length === 0 || schedule.some((ms) => !(ms >= 0)))
-    throw coded(new RangeError("retrySchedule must list one or more delays >= 0"), "MW_INVALID_OPTION");
+    throw optionError(
+      new RangeError("retrySchedule must list one or more delays >= 0"),
+      "MW_INVALID_OPTION",
+      "retrySchedule",
+    );
   const scale = options.timeScale ?? 1;
   if (!(scale >= 0 && Number.isFinite(scale)))
-    throw coded(new RangeError("timeScale must be a finite number >= 0"), "MW_INVALID_OPTION");
+    throw optionError(new RangeError("timeScale must be a finite number >= 0"), "MW_INVALID_OPTION", "timeScale");
   const timeout = options.attemptTimeoutMs;
   if (timeout !== undefined && !(timeout > 0 && timeout <= MAX_TIMER_MS))
-    throw coded(
+    throw optionError(
       new RangeError(`attemptTimeoutMs must be from 1 to ${MAX_TIMER_MS} ms, got ${timeout}`),
       "MW_INVALID_TIMEOUT",
+      "attemptTimeoutMs",
     );
-  for (const rate of [options.chaos?.duplicateRate, options.chaos?.reorderRate]) {
+  for (const name of ["duplicateRate", "reorderRate"] as const) {
+    const rate = options.chaos?.[name];
     if (rate !== undefined && !(rate >= 0 && rate <= 1))
-      throw coded(new RangeError("chaos rates must be between 0 and 1"), "MW_INVALID_OPTION");
+      throw optionError(
+        new RangeError(`chaos.${name} must be between 0 and 1, got ${rate}`),
+        "MW_INVALID_OPTION",
+        `chaos.${name}`,
+      );
   }
   // Every wait is a delay times the scale; past the timer limit Node would fire it after 1 ms.
   const delays = [...schedule, options.chaos?.reorderWindowMs ?? 0, options.chaos?.delayMs ?? 0];
   const longest = Math.max(...delays.map((ms) => (ms >= 0 ? ms : Number.NaN))) * scale;
   if (!(longest <= MAX_TIMER_MS))
-    throw coded(
+    throw optionError(
       new RangeError(
         `the longest scaled delay (${longest} ms) is beyond ${MAX_TIMER_MS} ms, the most a timer can wait: lower timeScale or the delays`,
       ),
       "MW_INVALID_OPTION",
+      "timeScale",
     );
   if (options.webhookUrl !== undefined) new URL(options.webhookUrl);
 }

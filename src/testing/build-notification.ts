@@ -2,7 +2,7 @@ import { createHash, randomUUID } from "node:crypto";
 import type { NotificationOf } from "../dispatch/handlers.js";
 import { subscriptionEventRows } from "../schema/event-types.js";
 import type { EventType, SubscriptionNotification, SubscriptionResource } from "../schema/index.js";
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { buildPaymentDetail, buildProduct, buildSubscriber } from "./builders.js";
 import { type DeepPartial, deepMerge } from "./deep-merge.js";
 
@@ -74,7 +74,11 @@ export function buildNotification<E extends EventType>(
   const ids = idsFor(eventType, options);
   const at = new Date(options.at ?? DEFAULT_TIME);
   if (Number.isNaN(at.getTime()))
-    throw coded(new RangeError(`options.at is not a valid time: ${String(options.at)}`), "MW_INVALID_OPTION");
+    throw optionError(
+      new RangeError(`options.at is not a valid time: ${String(options.at)}`),
+      "MW_INVALID_OPTION",
+      "at",
+    );
   const time = rfc3339(at);
   const periodEnd = new Date(at.getTime() + 30 * DAY_MS);
   // Only a subscription that is running has a next charge.

@@ -5,7 +5,7 @@ import { pino } from "pino";
 import type { Answer } from "../receiver/answer-and-log.js";
 import { createReceiver, type Receiver } from "../receiver/create-receiver.js";
 import type { ReceiverOptions } from "../receiver/options.js";
-import { coded } from "../shared/errors.js";
+import { coded, optionError } from "../shared/errors.js";
 import { readAnswer } from "./read-answer.js";
 import { type ReplaySource, readSource, type SourceEntry } from "./read-source.js";
 
@@ -99,7 +99,11 @@ export async function replayEntries(
 ): Promise<ReplayResult[]> {
   const concurrency = options.concurrency ?? 1;
   if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw coded(new RangeError(`concurrency must be a positive integer, got ${concurrency}`), "MW_INVALID_OPTION");
+    throw optionError(
+      new RangeError(`concurrency must be a positive integer, got ${concurrency}`),
+      "MW_INVALID_OPTION",
+      "concurrency",
+    );
   checkRetry(options.retry);
   const connection = await connect(target, options);
   const results: ReplayResult[] = new Array(entries.length);
@@ -189,15 +193,17 @@ async function sendEntry(send: Send, entry: SourceEntry, options: ReplayOptions)
 function checkRetry(retry: ReplayRetry | undefined): void {
   if (retry === undefined) return;
   if (!Number.isInteger(retry.attempts) || retry.attempts < 0)
-    throw coded(
+    throw optionError(
       new RangeError(`retry.attempts must be a whole number, 0 or more, got ${retry.attempts}`),
       "MW_INVALID_OPTION",
+      "retry.attempts",
     );
   const maxWaitMs = retry.maxWaitMs ?? DEFAULT_MAX_RETRY_WAIT_MS;
   if (typeof maxWaitMs !== "number" || Number.isNaN(maxWaitMs) || maxWaitMs < 0)
-    throw coded(
+    throw optionError(
       new RangeError(`retry.maxWaitMs must be a number of milliseconds, 0 or more, got ${maxWaitMs}`),
       "MW_INVALID_TIMEOUT",
+      "retry.maxWaitMs",
     );
 }
 

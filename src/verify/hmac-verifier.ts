@@ -1,4 +1,5 @@
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
+import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { constantTimeEqual } from "./constant-time.js";
 import { base64ToBytes, hexToBytes } from "./encoding.js";
 import {
@@ -59,17 +60,34 @@ export function hmacSignedContent(
  * several signatures separated by commas or spaces, as a sender rotating its own secret sends them;
  * one match with any configured secret passes.
  */
+const HMAC_KEYS: KnownKeys<HmacVerifierOptions> = {
+  secret: true,
+  header: true,
+  algorithm: true,
+  encoding: true,
+  prefix: true,
+  timestamp: true,
+};
+const TIMESTAMP_KEYS: KnownKeys<NonNullable<HmacVerifierOptions["timestamp"]>> = {
+  header: true,
+  toleranceSeconds: true,
+  separator: true,
+};
+
 export function hmacVerifier(options: HmacVerifierOptions): VerifyHook {
+  // A misspelt `timestamp` or `toleranceSeconds` would leave replays unchecked without a word.
+  rejectUnknownKeys(WHAT, options, Object.keys(HMAC_KEYS));
+  rejectUnknownKeys(`${WHAT}: timestamp`, options?.timestamp, Object.keys(TIMESTAMP_KEYS));
   const header = options.header?.toLowerCase();
-  if (!header) throw coded(new TypeError(`${WHAT}: header is required`), "MW_INVALID_OPTION");
+  if (!header) throw optionError(new TypeError(`${WHAT}: header is required`), "MW_INVALID_OPTION", "header");
   const encoding = options.encoding ?? "hex";
   if (encoding !== "hex" && encoding !== "base64")
-    throw coded(new TypeError(`${WHAT}: encoding must be "hex" or "base64"`), "MW_INVALID_OPTION");
+    throw optionError(new TypeError(`${WHAT}: encoding must be "hex" or "base64"`), "MW_INVALID_OPTION", "encoding");
   const decode = encoding === "hex" ? hexToBytes : base64ToBytes;
   const prefix = options.prefix ?? "";
   const timestampHeader = options.timestamp?.header.toLowerCase();
   if (options.timestamp && !timestampHeader)
-    throw coded(new TypeError(`${WHAT}: timestamp.header is required`), "MW_INVALID_OPTION");
+    throw optionError(new TypeError(`${WHAT}: timestamp.header is required`), "MW_INVALID_OPTION", "timestamp.header");
   const tolerance = checkTolerance(options.timestamp?.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS, WHAT);
   // Byte arrays are taken as they are (a caller decoding its own key knows its strength); strings are
   // typed by people, and a short one is the usual weak secret.

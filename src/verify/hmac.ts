@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { coded, optionError } from "../shared/errors.js";
 import { utf8 } from "./encoding.js";
 import { failure, type VerifyFailure } from "./verify-outcome.js";
 
@@ -52,7 +52,12 @@ export function hmacSecretBytes(secret: HmacSecret, what: string): Uint8Array {
  */
 export function hmacKeys(secrets: readonly Uint8Array[], algorithm: HmacAlgorithm): () => Promise<CryptoKey[]> {
   const hash = WEB_CRYPTO_HASH[algorithm];
-  if (!hash) throw coded(new TypeError(`unsupported HMAC algorithm: ${String(algorithm)}`), "MW_INVALID_OPTION");
+  if (!hash)
+    throw optionError(
+      new TypeError(`unsupported HMAC algorithm: ${String(algorithm)}`),
+      "MW_INVALID_OPTION",
+      "algorithm",
+    );
   let keys: Promise<CryptoKey[]> | undefined;
   return () =>
     (keys ??= Promise.all(
@@ -101,7 +106,11 @@ export function timestampFailure(
 
 export function checkTolerance(toleranceSeconds: number, what: string): number {
   if (!Number.isFinite(toleranceSeconds) || toleranceSeconds < 0) {
-    throw coded(new RangeError(`${what}: toleranceSeconds must be a non-negative number`), "MW_INVALID_OPTION");
+    throw optionError(
+      new RangeError(`${what}: toleranceSeconds must be a non-negative number`),
+      "MW_INVALID_OPTION",
+      "toleranceSeconds",
+    );
   }
   return toleranceSeconds;
 }

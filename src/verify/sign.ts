@@ -1,4 +1,4 @@
-import { coded } from "../shared/errors.js";
+import { optionError } from "../shared/errors.js";
 import { bytesToBase64, bytesToHex, utf8 } from "./encoding.js";
 import { hmac, hmacKeys, secretList } from "./hmac.js";
 import { type HmacVerifierOptions, hmacSignedContent } from "./hmac-verifier.js";
@@ -27,9 +27,10 @@ export async function signHmac(
   at: SignAt = {},
 ): Promise<Record<string, string>> {
   if (typeof options.secret === "function")
-    throw coded(
+    throw optionError(
       new TypeError("signHmac: give the secret itself; a sender signs with one secret, not a lookup"),
       "MW_INVALID_OPTION",
+      "secret",
     );
   const [secret] = secretList(options.secret, "signHmac");
   const [key] = await hmacKeys([secret!], options.algorithm ?? "sha256")();

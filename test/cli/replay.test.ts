@@ -180,6 +180,7 @@ describe("merchant-webhooks replay against a running server", () => {
     // One subscription's renewals, a day apart, into a receiver that runs them one at a time: sent 4 at
     // once, all but one are answered 409 with Retry-After until their turn.
     const ran: string[] = [];
+    const stale: string[] = [];
     let handlerMs = 1_000; // long enough that the four arrive while the first runs, even on a loaded machine
     const ordered = await startWebhook({
       ordering: true,
@@ -187,7 +188,10 @@ describe("merchant-webhooks replay against a running server", () => {
         ran.push(notification.id);
         await new Promise((resolve) => setTimeout(resolve, handlerMs));
       },
-      onStale: (notification) => void ran.push(notification.id),
+      onStale: (notification) => {
+        ran.push(notification.id);
+        stale.push(notification.id);
+      },
     });
     const file = join(dir, "one-subscription.json");
     const renewals = [1, 2, 3, 4].map((day) =>
@@ -210,10 +214,43 @@ describe("merchant-webhooks replay against a running server", () => {
       const retried = await runCli(["replay", file, "--url", ordered.url, "--concurrency", "4", "--retry", "10"]);
       expect(retried.stderr).toBe("");
       expect(retried.code).toBe(0);
-      expect(retried.stdout).toMatch(/^processed\s+4$/m);
+      // Those that went to onStale are counted as stale, not processed: four acknowledged in all.
+      const count = (row: string) => Number(retried.stdout.match(new RegExp(`^${row}\\s+(\\d+)$`, "m"))?.[1]);
+      expect(count("processed") + count("stale")).toBe(4);
+      expect(count("stale")).toBe(ran.filter((id) => stale.includes(id)).length);
       expect(retried.stdout).toMatch(/^sent again\s+[1-3]$/m);
       // Each ran once: its handler, or onStale when a later one had completed first.
       expect([...ran].sort()).toEqual(again.map((n) => n.id).sort());
+    } finally {
+      await ordered.close();
+    }
+  });
+
+  it("--retry reports a notification that went to onStale as stale, not processed", async () => {
+    const handled: string[] = [];
+    const toStale: string[] = [];
+    const ordered = await startWebhook({
+      ordering: true,
+      onRenew: (notification) => void handled.push(notification.id),
+      onStale: (notification) => void toStale.push(notification.id),
+    });
+    // The later renewal first: the earlier one then arrives older than its subscription's newest.
+    const [earlier, later] = [1, 2].map((day) =>
+      buildNotification(
+        "SUBSCRIPTION_RENEW",
+        { resource: { id: "SUB-stale", update_time: `2026-11-0${day}T00:00:00Z` } },
+        { seed: `stale-${day}` },
+      ),
+    );
+    const file = join(dir, "stale.json");
+    writeFileSync(file, JSON.stringify([later, earlier]));
+    try {
+      const result = await runCli(["replay", file, "--url", ordered.url, "--retry", "3"]);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^processed\s+1$/m);
+      expect(result.stdout).toMatch(/^stale\s+1$/m);
+      expect(handled).toEqual([later!.id]);
+      expect(toStale).toEqual([earlier!.id]);
     } finally {
       await ordered.close();
     }

@@ -20,13 +20,23 @@ describe("replay summary table", () => {
         { id: "e", origin: "[4]", status: 401, answer: { processed: false, message: "signature verification failed" } },
         { id: "f", origin: "[5]", status: 200, answer: { processed: false, message: "handler failed" } }, // failureStatus: 200
         { id: "g", origin: "[6]", status: 0, error: "ECONNREFUSED" },
+        {
+          id: "h",
+          origin: "[7]",
+          status: 200,
+          answer: {
+            processed: true,
+            message: "stale: older than the newest completed notification of its subscription",
+          },
+        },
       ]),
     );
     expect(table).toBe(
       [
         "result        count",
-        "sent              7",
+        "sent              8",
         "processed         2",
+        "stale             1",
         "rejected          4",
         "  status 200      1",
         "  status 401      2",

@@ -9,7 +9,7 @@ import { pgBossBed } from "../pg-boss/fixtures/bed.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { deliverUntilAccepted, notification } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
-import { CHROMIUM, consoleBrowser, redriveUntilCompleted } from "./chromium.js";
+import { accessibilityProblems, CHROMIUM, consoleBrowser, redriveUntilCompleted } from "./chromium.js";
 
 const USER = { username: "ops", password: "console-pgboss-pw" };
 
@@ -85,11 +85,14 @@ describe("the console in a real browser on PostgreSQL with pg-boss", () => {
 
   it("finds a failed notification, redrives it, sees it complete with the failure still in its timeline", async () => {
     const page = await browser.openPage();
+    // Every screen of the pg-boss console against WCAG 2.1 AA too (its own queue and lane markup).
+    const a11y: string[] = [];
     await page.goto(`${origin}/console/`);
     await expect.poll(() => page.locator("h1").textContent()).toBe("Overview");
     const overview = await page.locator("main").textContent();
     expect(overview).toContain("Queue (pg-boss)");
     expect(overview).not.toContain("(unknown)");
+    a11y.push(...(await accessibilityProblems(page)));
 
     // Found through the list, filtered by state and by event type.
     await page.getByRole("link", { name: "All", exact: true }).click();
@@ -101,6 +104,7 @@ describe("the console in a real browser on PostgreSQL with pg-boss", () => {
     expect(await page.locator("tbody tr").count()).toBe(1);
     const row = page.locator("tr", { has: page.getByRole("link", { name: broken.id }) });
     expect(await row.textContent()).toContain("SUB-PGLEDGER");
+    a11y.push(...(await accessibilityProblems(page)));
 
     await page.getByRole("link", { name: broken.id }).click();
     await page.waitForURL(new RegExp(`/console/notifications/${broken.id}$`));
@@ -109,6 +113,7 @@ describe("the console in a real browser on PostgreSQL with pg-boss", () => {
     expect(failedPage).toContain("SUBSCRIPTION_RENEW");
     expect(failedPage).not.toContain("No job.");
     expect(await page.getByRole("button", { name: "Replay from recording" }).count()).toBe(0);
+    a11y.push(...(await accessibilityProblems(page)));
 
     // The cause is fixed; Redrive.
     ledgerUp = true;
@@ -119,6 +124,8 @@ describe("the console in a real browser on PostgreSQL with pg-boss", () => {
     const completedAt = steps.findIndex((step) => step.startsWith("completed"));
     expect(failedAt).toBeGreaterThanOrEqual(0);
     expect(completedAt).toBeGreaterThan(failedAt);
+    a11y.push(...(await accessibilityProblems(page)));
     expect(browser.problems).toEqual([]);
+    expect(a11y).toEqual([]);
   }, 90_000);
 });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { CHROMIUM, consoleBrowser, redriveUntilCompleted } from "./chromium.js";
+import { accessibilityProblems, CHROMIUM, consoleBrowser, redriveUntilCompleted } from "./chromium.js";
 import { consoleRig } from "./rig.js";
 
 const SHOTS = fileURLToPath(new URL("../../test-output/console/", import.meta.url));
@@ -97,9 +97,11 @@ describe("the console in a real browser", () => {
 
   it("opens the list, opens a failed notification, redrives it and sees it complete", async () => {
     const page = await openPage();
+    const a11y: string[] = [];
     await page.goto(`${origin}/console/`);
     await expect.poll(() => page.locator("h1").textContent()).toBe("Overview");
     await page.screenshot({ path: join(SHOTS, "overview.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     await page.getByRole("link", { name: "All", exact: true }).click();
     await page.waitForURL(/\/console\/notifications$/);
@@ -107,12 +109,14 @@ describe("the console in a real browser", () => {
     await expect.poll(() => row.locator(".state").textContent()).toBe("failed");
     expect(await page.locator("tbody tr").count()).toBe(5);
     await page.screenshot({ path: join(SHOTS, "list.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     await page.locator("select[name=state]").selectOption("failed");
     await page.getByRole("button", { name: "Filter" }).click();
     await page.waitForURL(/state=failed/);
     expect(await page.locator("tbody tr").count()).toBe(1);
     await page.screenshot({ path: join(SHOTS, "list-failed.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     await page.getByRole("link", { name: broken.id }).click();
     await page.waitForURL(new RegExp(`/console/notifications/${broken.id}$`));
@@ -120,6 +124,7 @@ describe("the console in a real browser", () => {
     expect(await page.locator("table .state").first().textContent()).toBe("failed");
     expect(await page.locator("ol.timeline").textContent()).toContain("failed");
     await page.screenshot({ path: join(SHOTS, "notification-failed.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     // The dead letters, counted for a bulk redrive first.
     await page.getByRole("link", { name: "Dead letters" }).click();
@@ -129,6 +134,7 @@ describe("the console in a real browser", () => {
     expect(await page.locator(".notice").textContent()).toContain("1 dead letter matches this filter");
     expect(await page.getByRole("button", { name: "Redrive all 1" }).count()).toBe(1);
     await page.screenshot({ path: join(SHOTS, "dead-letters.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
     await page.getByRole("link", { name: broken.id }).click();
     await page.waitForURL(new RegExp(`/console/notifications/${broken.id}$`));
 
@@ -137,12 +143,19 @@ describe("the console in a real browser", () => {
     await redriveUntilCompleted(page);
     expect(await page.locator("ol.timeline").textContent()).toContain("completed");
     await page.screenshot({ path: join(SHOTS, "notification-completed.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     await page.getByRole("link", { name: "SUB-LEDGER" }).first().click();
     await page.waitForURL(/\/console\/subscriptions\//);
     expect(await page.locator("h1").textContent()).toContain("M100200300:SUB-LEDGER");
     await page.screenshot({ path: join(SHOTS, "subscription.png"), fullPage: true });
+    a11y.push(...(await accessibilityProblems(page)));
 
     expect(browser.problems).toEqual([]);
-  }, 90_000);
+    // A page of its own for what is not there (a 404, which the browser logs): the same landmarks and colours.
+    const missing = await page.goto(`${origin}/console/notifications/WH-not-there`);
+    expect(missing?.status()).toBe(404);
+    a11y.push(...(await accessibilityProblems(page)));
+    expect(a11y).toEqual([]);
+  }, 120_000);
 });

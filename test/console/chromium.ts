@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
@@ -55,4 +56,45 @@ export async function redriveUntilCompleted(page: Page): Promise<void> {
   await expect
     .poll(() => page.locator("table .state").first().textContent(), { timeout: 30_000, interval: 500 })
     .toBe("completed");
+}
+
+/**
+ * axe-core, the accessibility engine (a devDependency), evaluated into the page over the DevTools
+ * protocol: the console's CSP allows no inline script, and the protocol is not subject to it.
+ */
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+const WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"];
+
+interface AxeViolation {
+  id: string;
+  help: string;
+  nodes: Array<{ target: unknown[]; failureSummary?: string }>;
+}
+
+/** What axe finds against WCAG 2.1 A and AA on the page as it stands, in light and in dark colours. */
+export async function accessibilityProblems(page: Page): Promise<string[]> {
+  const found: string[] = [];
+  for (const colorScheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme });
+    await page.evaluate(AXE);
+    const violations = await page.evaluate(async (tags) => {
+      const axe = (
+        globalThis as unknown as {
+          axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> };
+        }
+      ).axe;
+      const result = await axe.run(document, { runOnly: { type: "tag", values: tags }, resultTypes: ["violations"] });
+      return result.violations.map((v) => ({
+        id: v.id,
+        help: v.help,
+        nodes: v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`),
+      }));
+    }, WCAG_21_AA);
+    for (const v of violations)
+      found.push(
+        `${colorScheme} ${new URL(page.url()).pathname} ${v.id} (${v.help}):\n  ${v.nodes.slice(0, 4).join("\n  ")}`,
+      );
+  }
+  await page.emulateMedia({ colorScheme: "light" });
+  return found;
 }

@@ -1,6 +1,6 @@
 import { createReceiver } from "merchant-webhooks";
 import { consoleHandler, createAdmin } from "merchant-webhooks/console";
-import { createPgBossWorker, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
+import { createPgBossWorker, pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { pgBossBed } from "../pg-boss/fixtures/bed.js";
 import { jobStates } from "../pg-boss/fixtures/boss.js";
@@ -133,7 +133,7 @@ describe("the console on PostgreSQL with pg-boss", () => {
 
     expect(await admin.discard(body.id, { reason: "refunded by hand" })).toMatchObject({ discarded: true });
     expect(await deadLetters()).toEqual({});
-    expect(await redrive({ boss: bed.boss, name: "discarded", schema: bossSchema, dryRun: true })).toEqual({
+    expect(await pgBossRedrive({ boss: bed.boss, name: "discarded", schema: bossSchema, dryRun: true })).toEqual({
       redriven: [],
       notFailed: [],
     });

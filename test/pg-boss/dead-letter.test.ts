@@ -1,5 +1,5 @@
 import { createReceiver } from "merchant-webhooks";
-import { createPgBossWorker, jobIdFor, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
+import { createPgBossWorker, pgBossJobIdFor, pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run-cli.js";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
@@ -68,17 +68,19 @@ describe("pg-boss's dead-letter queue and redrive", () => {
     expect(await store.get(body.id)).toMatchObject({ state: "failed" });
     expect(await effects(body.id)).toBe(0);
     // The stored reason is the redacted error: no card number.
-    const failed = await bed.boss.getJobById("api", jobIdFor("api", body.id));
+    const failed = await bed.boss.getJobById("api", pgBossJobIdFor("api", body.id));
     expect(JSON.stringify(failed?.output)).toContain("downstream rejected card");
     expect(JSON.stringify(failed?.output)).not.toContain("4111111111111111");
     expect(lines().filter((line) => line.outcome === "handler_failed")).toHaveLength(2);
 
-    const dry = await redrive({ boss: bed.boss, name: "api", schema: bossSchema, dryRun: true });
+    const dry = await pgBossRedrive({ boss: bed.boss, name: "api", schema: bossSchema, dryRun: true });
     expect(dry).toEqual({ redriven: [body.id], notFailed: [] });
     expect(await deadLetters()).toEqual({ created: 1 });
 
     broken.value = false;
-    expect(await redrive({ boss: bed.boss, name: "api", schema: bossSchema, ids: [body.id, "WH-never"] })).toEqual({
+    expect(
+      await pgBossRedrive({ boss: bed.boss, name: "api", schema: bossSchema, ids: [body.id, "WH-never"] }),
+    ).toEqual({
       redriven: [body.id],
       notFailed: ["WH-never"],
     });
@@ -104,7 +106,10 @@ describe("pg-boss's dead-letter queue and redrive", () => {
 
     const misspelt = await runCli(["redrive", "--pg-boss", DATABASE_URL, "--schema", bossSchema, "--queue", "clj"]);
     expect(misspelt.code).toBe(1);
-    expect(misspelt.stderr).toContain("no pg-boss queue clj on PostgreSQL at 127.0.0.1:5432/test. Queues found:\n");
+    // The server and database as DATABASE_URL names them, whatever the database is called.
+    const server = new URL(DATABASE_URL);
+    const where = `${server.hostname}${server.port ? `:${server.port}` : ""}${server.pathname}`;
+    expect(misspelt.stderr).toContain(`no pg-boss queue clj on PostgreSQL at ${where}. Queues found:\n`);
     expect(misspelt.stderr).toContain("\n  cli\n");
 
     broken.value = false;
@@ -132,7 +137,7 @@ describe("pg-boss's dead-letter queue and redrive", () => {
     await eventually(async () => (await store.get(body.id))?.state === "completed", 15_000, "the redelivered run");
     expect(await effects(body.id)).toBe(1);
     // A later redrive finds its dead letter already back in the queue: nothing runs twice.
-    expect(await redrive({ boss: bed.boss, name: "again", schema: bossSchema })).toEqual({
+    expect(await pgBossRedrive({ boss: bed.boss, name: "again", schema: bossSchema })).toEqual({
       redriven: [body.id],
       notFailed: [],
     });

@@ -1,5 +1,10 @@
 import { createReceiver, type HandlerContext, hmacVerifier, type ReceiverResponse } from "merchant-webhooks";
-import { createPgBossWorker, jobIdFor, type PgBossNotificationWorker, pgBossQueue } from "merchant-webhooks/pg-boss";
+import {
+  createPgBossWorker,
+  type PgBossNotificationWorker,
+  pgBossJobIdFor,
+  pgBossQueue,
+} from "merchant-webhooks/pg-boss";
 import { hmacSigner } from "merchant-webhooks/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
@@ -57,7 +62,7 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     expect(answer(await receiver.handle(post(body)))).toEqual(accepted);
     expect(await store.get(body.id)).toMatchObject({ state: "queued", attempts: 1 });
     expect(await jobStates(pool, bossSchema, "ack")).toEqual({ created: 1 });
-    const job = await bed.boss.getJobById("ack", jobIdFor("ack", body.id));
+    const job = await bed.boss.getJobById("ack", pgBossJobIdFor("ack", body.id));
     // Card verification data never reaches the job; the card number is masked.
     expect(JSON.stringify(job?.data)).not.toMatch(/"cvc"\s*:\s*"\d/);
 
@@ -103,7 +108,7 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     expect(refused.status).toBe(503);
     expect(refused.headers["retry-after"]).toBeDefined();
     expect(await store.get(other.id)).toBeUndefined();
-    expect(await bed.boss.getJobById("table", jobIdFor("table", other.id))).toBeNull();
+    expect(await bed.boss.getJobById("table", pgBossJobIdFor("table", other.id))).toBeNull();
     await receiver.close();
     await refusing.close();
   });
@@ -202,7 +207,7 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     expect(await effects(body.id)).toBe(1);
     expect(await jobStates(pool, bossSchema, "closing")).toEqual({ completed: 1 });
     // pg-boss counted no retry: the run cut off by the close was not a failure of the handler.
-    const job = await bed.boss.getJobById("closing", jobIdFor("closing", body.id));
+    const job = await bed.boss.getJobById("closing", pgBossJobIdFor("closing", body.id));
     expect(job?.retryCount).toBe(0);
     await receiver.close();
   });
@@ -211,14 +216,30 @@ describe("pgBossQueue with postgresStore: the claim, the queued mark and the job
     const { memoryStore } = await import("merchant-webhooks");
     const base = { boss: bed.boss, name: "refusals", schema: bossSchema, logger: silentLogger() };
     expect(() => createPgBossWorker({ ...base, idempotency: memoryStore() })).toThrow(
-      expect.objectContaining({ code: "MW_PGBOSS_SETUP", message: expect.stringContaining("postgresStore") }),
+      expect.objectContaining({
+        code: "MW_INVALID_OPTION",
+        option: "idempotency",
+        message: expect.stringContaining("postgresStore"),
+      }),
     );
     expect(() => pgBossQueue({ boss: bed.boss, name: "no spaces" })).toThrow(
-      expect.objectContaining({ code: "MW_PGBOSS_SETUP" }),
+      expect.objectContaining({ code: "MW_INVALID_OPTION", option: "name" }),
+    );
+    expect(() => createPgBossWorker({ ...base, idempotency: store, concurrency: 0 })).toThrow(
+      expect.objectContaining({ code: "MW_INVALID_OPTION", option: "concurrency" }),
+    );
+    expect(() => pgBossQueue({ boss: bed.boss, name: "x", schema: "no spaces" })).toThrow(
+      expect.objectContaining({ code: "MW_INVALID_OPTION", option: "schema" }),
     );
     expect(() => createPgBossWorker({ ...base, idempotency: store, concurency: 2 } as never)).toThrow(
       /unknown option "concurency"\. Did you mean "concurrency"\?/,
     );
-    expect(() => pgBossQueue({ boss: {} as never, name: "x" })).toThrow(/started PgBoss instance/);
+    expect(() => pgBossQueue({ boss: {} as never, name: "x" })).toThrow(
+      expect.objectContaining({
+        code: "MW_INVALID_OPTION",
+        option: "boss",
+        message: expect.stringMatching(/started PgBoss/),
+      }),
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { createReceiver } from "merchant-webhooks";
-import { createPgBossWorker, jobIdFor, pgBossQueue } from "merchant-webhooks/pg-boss";
+import { createPgBossWorker, pgBossJobIdFor, pgBossQueue } from "merchant-webhooks/pg-boss";
 import { describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
@@ -38,7 +38,7 @@ describe("a receiver killed between the claim and the commit", () => {
     expect(answered.size).toBe(20);
     for (const body of sent) {
       const record = await store.get(body.id);
-      const job = await bed.boss.getJobById("recv", jobIdFor("recv", body.id));
+      const job = await bed.boss.getJobById("recv", pgBossJobIdFor("recv", body.id));
       // All three committed together, or nothing at all.
       expect({ id: body.id, record: record !== undefined, job: job !== null }).toEqual({
         id: body.id,

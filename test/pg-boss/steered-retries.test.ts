@@ -1,5 +1,5 @@
 import { createReceiver, NonRetriableError, RetryAfterError } from "merchant-webhooks";
-import { createPgBossWorker, jobIdFor, pgBossQueue, redrive } from "merchant-webhooks/pg-boss";
+import { createPgBossWorker, pgBossJobIdFor, pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
@@ -75,7 +75,7 @@ describe("a pg-boss worker's handler steers its retries", () => {
     expect(await jobStates(pool, bossSchema, "refused")).toEqual({ failed: 1 });
     expect(await store.get(body.id)).toMatchObject({ state: "failed", error: "handler_refused" });
     expect(await effects(body.id)).toBe(0);
-    const failed = await bed.boss.getJobById("refused", jobIdFor("refused", body.id));
+    const failed = await bed.boss.getJobById("refused", pgBossJobIdFor("refused", body.id));
     expect(failed?.output).toMatchObject({ outcome: "handler_refused" });
     expect(JSON.stringify(failed?.output)).not.toContain(CARD);
     const line = lines().find((l) => l.outcome === "handler_refused");
@@ -84,7 +84,7 @@ describe("a pg-boss worker's handler steers its retries", () => {
     expect(text()).not.toContain(CARD);
 
     refuse = false;
-    expect(await redrive({ boss: bed.boss, name: "refused", schema: bossSchema })).toEqual({
+    expect(await pgBossRedrive({ boss: bed.boss, name: "refused", schema: bossSchema })).toEqual({
       redriven: [body.id],
       notFailed: [],
     });

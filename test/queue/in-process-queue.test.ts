@@ -143,3 +143,16 @@ describe("backpressure for synchronous handling", () => {
     );
   });
 });
+
+describe("inProcessQueue's options", () => {
+  it.each([
+    [{ concurency: 4 }, "MW_UNKNOWN_OPTION", "concurency", /Did you mean "concurrency"\?/],
+    [{ maxPendng: 5 }, "MW_UNKNOWN_OPTION", "maxPendng", /Did you mean "maxPending"\?/],
+    [{ concurrency: 0 }, "MW_INVALID_OPTION", "concurrency", /1 or more/],
+    [{ maxPending: -1 }, "MW_INVALID_OPTION", "maxPending", /0 or more/],
+  ])("refuses %o at construction with its code and option", (options, code, option, message) => {
+    expect(() => inProcessQueue(options as never)).toThrow(
+      expect.objectContaining({ code, option, message: expect.stringMatching(message) }),
+    );
+  });
+});

@@ -1,21 +1,22 @@
 import { connect } from "node:net";
+import pg from "pg";
 
 /**
  * Global setup of the full suite: before any test starts, check that the servers it needs answer, and
  * fail in one line that says which is missing and how to start it, instead of 30-second time-outs
  * and a flood of connection errors. `npm run test:unit` runs the tests that need no server.
  */
-const SERVERS = [
+const serversFrom = (env: NodeJS.ProcessEnv) => [
   {
     name: "Redis",
-    url: process.env.REDIS_URL ?? "redis://127.0.0.1:6379",
+    url: env.REDIS_URL ?? "redis://127.0.0.1:6379",
     variable: "REDIS_URL",
     defaultPort: 6379,
     start: "redis-server --daemonize yes (or: docker run -d -p 6379:6379 redis:7)",
   },
   {
     name: "PostgreSQL",
-    url: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
+    url: env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test",
     variable: "DATABASE_URL",
     defaultPort: 5432,
     start:
@@ -36,9 +37,33 @@ function reachable(host: string, port: number, timeoutMs = 2_000): Promise<boole
   });
 }
 
-export default async function checkServers(): Promise<void> {
+/**
+ * A PostgreSQL server that answers can still lack the database DATABASE_URL names: every test would then
+ * fail on its own with "database … does not exist". Connecting once turns that into one line.
+ */
+async function databaseProblem(databaseUrl: string, where: string): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+    return undefined;
+  } catch (error) {
+    const { code, message } = error as { code?: string; message?: string };
+    const url = new URL(databaseUrl);
+    const database = decodeURIComponent(url.pathname.slice(1)) || url.username || "postgres";
+    if (code === "3D000") {
+      const user = url.username ? ` -U ${decodeURIComponent(url.username)}` : "";
+      return `PostgreSQL at ${where} has no database "${database}" (DATABASE_URL); create it with: createdb -h ${url.hostname} -p ${url.port || 5432}${user} ${database}`;
+    }
+    return `PostgreSQL at ${where} refused database "${database}" (DATABASE_URL): ${message ?? String(error)}`;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/** The lines that say which server or database is missing; none when every one answers. */
+export async function missingServers(env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
   const missing: string[] = [];
-  for (const server of SERVERS) {
+  for (const server of serversFrom(env)) {
     const url = new URL(server.url);
     const host = url.hostname || "127.0.0.1";
     const port = Number(url.port || server.defaultPort);
@@ -46,8 +71,16 @@ export default async function checkServers(): Promise<void> {
       missing.push(
         `${server.name} is not reachable at ${host}:${port} (${server.variable}); start it with: ${server.start}`,
       );
+    } else if (server.variable === "DATABASE_URL") {
+      const problem = await databaseProblem(server.url, `${host}:${port}`);
+      if (problem) missing.push(problem);
     }
   }
+  return missing;
+}
+
+export default async function checkServers(): Promise<void> {
+  const missing = await missingServers();
   if (missing.length > 0) {
     throw new Error(`${missing.join("\n")}\nOr run \`npm run test:unit\` for the tests that need no server.`);
   }

@@ -90,7 +90,7 @@ export async function runReplay(argv: readonly string[], io: CliIo = processIo()
   let total = 0;
   for await (const item of sourceItems(source)) if (!isSourceProblem(item)) total++;
   const progress = progressBar(io, total);
-  const summary: ReplaySummary = { sent: 0, processed: 0, rejected: new Map(), failed: 0 };
+  const summary: ReplaySummary = { sent: 0, processed: 0, stale: 0, rejected: new Map(), failed: 0 };
   const notProcessed: ReplayResult[] = [];
   const problems: SourceProblem[] = [];
   let batch: SourceEntry[] = [];
@@ -132,6 +132,7 @@ const BATCH = 1_000;
 function addTo(total: ReplaySummary, part: ReplaySummary): void {
   total.sent += part.sent;
   total.processed += part.processed;
+  total.stale += part.stale;
   total.failed += part.failed;
   if (part.retried) total.retried = (total.retried ?? 0) + part.retried;
   for (const [status, count] of part.rejected) total.rejected.set(status, (total.rejected.get(status) ?? 0) + count);
