@@ -96,6 +96,42 @@ describe("migrate() from 0.1.0's tables", () => {
     expect(await store.get("abandoned")).toMatchObject({ state: "completed", answer });
   });
 
+  it("runs beside a 0.1.0 receiver's open transaction, which then commits through its own routines", async () => {
+    const schema = schemaFor("beside010");
+    await createSchema010(pool, schema);
+    await pool.query(`CREATE TABLE "${schema}".effects (id text PRIMARY KEY)`);
+    // 0.1.0's delivery as it sends it: BEGIN with its claim (v2), the handler's write, then its completion.
+    const old = await pool.connect();
+    try {
+      await old.query("BEGIN");
+      const [claimed] = (
+        await old.query(
+          `SELECT "${schema}".merchant_webhooks_inbox_claim_v2($1, 'in-flight', 'f', 'owner-old', 30000, 604800, true, NULL) AS look`,
+          [`${schema}.merchant_webhooks_inbox:in-flight`],
+        )
+      ).rows;
+      expect(claimed.look).toMatch(/^w\(/);
+      await old.query(`INSERT INTO "${schema}".effects VALUES ('in-flight')`);
+
+      // The deploy's migrate() while that transaction is open: it neither waits for it nor breaks it.
+      expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 2, steps: [2] });
+
+      await old.query(
+        `CALL "${schema}".merchant_webhooks_inbox_complete_v2('in-flight', 'owner-old', '{"processed":true,"message":"processed"}'::jsonb, '${claimed.look.slice(1)}', NULL, 604800)`,
+      );
+      await old.query("COMMIT");
+    } finally {
+      // A failed step leaves no open transaction in the pool's client.
+      old.release(true);
+    }
+    const store = postgresStore({ connection: pool, schema });
+    expect(await store.get("in-flight")).toMatchObject({ state: "completed", answer });
+    expect((await pool.query(`SELECT id FROM "${schema}".effects`)).rows).toEqual([{ id: "in-flight" }]);
+    expect(await store.claim({ id: "in-flight", fingerprint: "f", owner: "new", leaseMs: 5_000 })).toMatchObject({
+      status: "completed",
+    });
+  });
+
   it("leaves the same tables, indexes and functions as a fresh migrate(), 0.1.0's functions kept for its receivers", async () => {
     const old = schemaFor("old");
     const fresh = schemaFor("fresh");
