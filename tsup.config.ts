@@ -19,6 +19,7 @@ export default defineConfig([
       "pg-boss": "src/pg-boss/index.ts",
       testing: "src/testing/index.ts",
       client: "src/client/index.ts",
+      reconcile: "src/reconcile/index.ts",
       simulator: "src/simulator/index.ts",
       lambda: "adapters/lambda.ts",
       console: "src/console/index.ts",

@@ -11,7 +11,7 @@ export default defineConfig({
       { find: /^merchant-webhooks\/(express|fastify|next|node|fetch|lambda)$/, replacement: here("adapters/$1.ts") },
       { find: /^merchant-webhooks\/(schema|redis|postgres|bullmq|testing)$/, replacement: here("src/$1/index.ts") },
       { find: /^merchant-webhooks\/pg-boss$/, replacement: here("src/pg-boss/index.ts") },
-      { find: /^merchant-webhooks\/(client|simulator|console)$/, replacement: here("src/$1/index.ts") },
+      { find: /^merchant-webhooks\/(client|simulator|console|reconcile)$/, replacement: here("src/$1/index.ts") },
       { find: /^merchant-webhooks$/, replacement: here("src/index.ts") },
     ],
   },

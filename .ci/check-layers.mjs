@@ -27,6 +27,7 @@ const ORDER = [
   "src/pg-boss", // the durable queue on pg-boss, its worker in the claim's transaction
   "src/testing", // builders, signers, replay
   "src/client", // the payment API client
+  "src/reconcile", // the reconciler: what the platform never delivered, found and repaired once
   "src/console", // the admin API and the notification console (adapters mount it)
   "adapters", // framework shims over the receiver
   "src/index.ts", // the root entry

@@ -87,10 +87,17 @@ const receiverOf = (entry: Pick<typeof import("merchant-webhooks"), "createRecei
     // Room for bodies up to 1 MB (PER_KB_SIZES up to about 900).
     bodyLimit: 4 * 1024 * 1024,
   });
-const libraries = { library: receiverOf(await library("index")) };
+const entry = await library("index");
+const libraries = { library: receiverOf(entry) };
+/**
+ * The card scanner's own cost: `redactNotification` of the body (what a recording or a handler's
+ * `ctx.log.info({ notification })` pays), every string and key scanned; with a baseline, the baseline's.
+ */
+const redactions: Record<string, (value: unknown) => unknown> = { redaction: (v) => entry.redactNotification(v) };
 if (process.env.BENCH_BASELINE) {
   const baseline = (await import(`${process.env.BENCH_BASELINE}/index.js`)) as typeof import("merchant-webhooks");
   Object.assign(libraries, { "library baseline": receiverOf(baseline) });
+  redactions["redaction baseline"] = (v) => baseline.redactNotification(v);
 }
 const headers = { "content-type": "application/json" };
 const routes = { "hand-written": await handWrittenRoute(), "same guarantees": await guardedHandWrittenRoute() };
@@ -110,6 +117,16 @@ function steps(kb: number): Step[] {
         prepare(count) {
           const all = bodies(count);
           return async (i) => check((await receiver.handle({ method: "POST", headers, rawBody: all[i]! })).status);
+        },
+      }),
+    ),
+    ...Object.entries(redactions).map(
+      ([name, redact]): Step => ({
+        name: `${name} ${kb}`,
+        async: false,
+        prepare(count) {
+          const all = bodies(count).map((body) => JSON.parse(decoder.decode(body)));
+          return (i) => void redact(all[i]);
         },
       }),
     ),
@@ -159,6 +176,8 @@ const perKb = {
   hand_written: round2(median(slopeOf("hand-written"))),
   same_guarantees: round2(median(slopeOf("same guarantees"))),
   ...(process.env.BENCH_BASELINE ? { library_baseline: round2(median(slopeOf("library baseline"))) } : {}),
+  redaction: round2(median(slopeOf("redaction"))),
+  ...(process.env.BENCH_BASELINE ? { redaction_baseline: round2(median(slopeOf("redaction baseline"))) } : {}),
 };
 const toHand = summary(perRoundRatio("library", "hand-written"));
 const baselineToHand = process.env.BENCH_BASELINE

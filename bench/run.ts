@@ -106,6 +106,10 @@ if (wanted("telemetry-cost")) {
   console.error("OpenTelemetry cost per notification ...");
   results.telemetry = await bench("./telemetry-cost.ts");
 }
+if (wanted("pg-boss-against-plain")) {
+  console.error("pg-boss worker against plain pg-boss work(), the same insert ...");
+  results.pg_boss_against_plain = await bench("./pg-boss-against-plain.ts");
+}
 if (wanted("memory")) {
   console.error("memory after 1,000,000 notifications ...");
   results.memory = await bench("./memory.ts", {}, ["--expose-gc"]);

@@ -138,6 +138,11 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     logger.warn(
       "createWorker: the idempotency store has no takeNext: with ordering, a subscription's queued notifications then run one per lease as their jobs come back, not one after another; a store wrapper must pass takeNext through",
     );
+  // Without `retryInLane` a failed run of an ordered lane is failed for good at once, not retried in its turn.
+  else if (options.idempotency?.takeNext && !options.idempotency.retryInLane && options.idempotency.markWaiting)
+    logger.warn(
+      "createWorker: the idempotency store has takeNext but no retryInLane: with ordering, a failed notification of a subscription's mailbox is then not retried in its turn; a store wrapper must pass retryInLane through",
+    );
   const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
   try {
     checkHandlingOptions(options, store, leaseMs);
@@ -162,6 +167,9 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     shutdown: shutdown.signal,
     keys: sealingKeys(options.encryptionKey),
     ledger: queueLedger(handle.client, options.prefix, options.name),
+    logger,
+    redact: options.redact ?? {},
+    queueClient: handle.client,
   };
   runner.drops = batchedDrops(runner.ledger!);
 
@@ -187,7 +195,13 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ...(options.stalledInterval !== undefined ? { stalledInterval: options.stalledInterval } : {}),
     ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
   });
-  worker.on("error", (err) => logger.error({ err }, "worker error"));
+  worker.on("error", (err) => {
+    // A lost lock (the worker froze or stalled past it) says nothing failed: the stalled check gave the
+    // job to another worker, and the store's claim decides who records the outcome.
+    if (/missing lock|lock mismatch/i.test(err?.message ?? ""))
+      logger.warn({ err }, "a job's lock was lost (this worker paused past it); another worker has the job");
+    else logger.error({ err }, "worker error");
+  });
   const stopFailedSetGauge = gaugeFailedSet(options.name, options.prefix, handle.client);
 
   let closing: Promise<boolean> | undefined;

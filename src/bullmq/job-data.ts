@@ -46,6 +46,16 @@ export interface NotificationJobData {
   trace?: Record<string, string>;
   /** Which part of the queue's ledger (`queue-ledger.ts`) keeps a copy of this data until it is done. */
   ledger?: number;
+  /**
+   * With `order`, in a dead letter: the handler runs its notification had before it was dead-lettered.
+   * A redriven notification of an ordered lane gets its attempts afresh, counted from there.
+   */
+  lanePrior?: number;
+  /**
+   * With `order`, set by `redrive`: the id of the dead letter of the same lane redriven just before this
+   * one. Its worker waits until that one is back in the lane, so the two run in position order.
+   */
+  redriveAfter?: string | undefined;
 }
 
 /** Card verification data is never written, sealed or not (PCI DSS forbids keeping it after authorization). */

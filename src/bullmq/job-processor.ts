@@ -8,7 +8,7 @@ import { settlesWithin } from "../shared/time-limit.js";
 import { otelApiLoading } from "../telemetry/load-api.js";
 import { observeJob } from "../telemetry/observe-job.js";
 import { type NotificationJobData, notificationIn } from "./job-data.js";
-import { InvalidJobDataError, type JobOutcome, type JobRunner, processJob } from "./process-job.js";
+import { InvalidJobDataError, type JobOutcome, type JobRunner, processJob, WaitingForRetry } from "./process-job.js";
 
 /** The longest putting a job back on close may take. */
 const REQUEUE_TIMEOUT_MS = 5_000;
@@ -61,6 +61,10 @@ export function jobProcessor(
     try {
       outcome = await untilStopped(run);
     } catch (thrown) {
+      if (thrown instanceof WaitingForRetry) {
+        logger.debug(line("postponed"), "subscription waits for a failed notification's retry; back when it is due");
+        throw thrown;
+      }
       if (thrown instanceof DelayedError) {
         logger.debug(line("postponed"), "notification held elsewhere or store unreachable; looking again shortly");
         throw thrown;

@@ -1,12 +1,17 @@
-import { DelayedError, Job, type MinimalQueue, UnrecoverableError } from "bullmq";
+import { Backoffs, DelayedError, Job, type MinimalQueue, UnrecoverableError } from "bullmq";
+import type { Cluster, Redis } from "ioredis";
 import type { Logger } from "pino";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
+import { retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { claimedOrder, runClaimed } from "../dispatch/run-claimed.js";
+import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
+import type { RedactOptions } from "../logging/redact.js";
+import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
+import { writeDeadLetter } from "./dead-letter.js";
 import {
   type NotificationJob,
   type NotificationJobData,
@@ -20,6 +25,21 @@ import type { SealingKey } from "./seal.js";
 /** A job's data once opened and validated, with the job when it is another notification's. */
 interface ReadJobData extends NotificationJob {
   job?: Job<NotificationJobData>;
+  /** The data as the queue keeps it (sealed, or card numbers masked): what a dead letter is written with. */
+  raw?: Partial<NotificationJobData>;
+}
+
+/** An ordered lane's notification failed its last attempt: its job goes straight to the failed set. */
+export class LaneAttemptsSpent extends UnrecoverableError {
+  constructor(
+    cause: unknown,
+    /** The handler runs the notification had, all told. */
+    readonly attempt: number,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause));
+    if (cause instanceof Error && cause.stack) this.stack = cause.stack;
+    this.cause = cause;
+  }
 }
 
 /** Job data that cannot be opened or is not a notification: it goes straight to the failed set. */
@@ -47,10 +67,18 @@ export interface JobRunner {
   ledger?: QueueLedger | undefined;
   /** Drops of done notifications' copies, gathered across jobs (`batchedDrops`); else a drain's own batches. */
   drops?: LedgerDrops | undefined;
+  /** A connection to the queue's Redis: a lane's dead letter is written into the failed set with it. */
+  queueClient?: Redis | Cluster | undefined;
+  /** Where a failure in an ordered lane is logged (one not thrown to BullMQ), with `redact` applied. */
+  logger?: Logger | undefined;
+  redact?: RedactOptions | undefined;
 }
 
 /** Thrown after a job was put back to wait without using one of its attempts. */
 class Postponed extends DelayedError {}
+
+/** Postponed until a failed notification of its lane is due for its retry (see `retryInLane`). */
+export class WaitingForRetry extends Postponed {}
 
 /** When the record is held by someone else: first look again soon, then back off, up to this. */
 const RECHECK_MIN_MS = 50;
@@ -83,6 +111,10 @@ export async function processJob(
   const own = readJobData(job, runner.keys);
   const { id, fingerprint, order, handoff } = own;
   const owner = runner.nextOwner(job);
+  // Redriven after an older dead letter of its lane: that one goes back into the lane first.
+  const after = own.raw?.redriveAfter;
+  if (order && typeof after === "string" && (await stillOnItsWayBack(job, after, order.key, runner.store)))
+    return postpone(job, token, recheckDelay(job));
 
   let claim;
   let transaction: TransactionalClaim | undefined;
@@ -144,6 +176,8 @@ export async function processJob(
 
   let outcome: JobOutcome | undefined = settled;
   let ownFailure: unknown;
+  // A run of the lane failed with attempts left and went back in line: the job comes back for it then.
+  let retry: { inMs: number; data: ReadJobData } | undefined;
   // A waiter's data could not be read: the subscription's mailbox is left to run later, by this job.
   let unreachable = false;
   // The transaction the current claim was made in, with a store that claims in one.
@@ -182,6 +216,7 @@ export async function processJob(
               ? undefined
               : takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs));
     if (data) {
+      const lane = inTransaction ? undefined : laneOf(job, current, data, isOwn, runner);
       const result = await runOne(
         current,
         data,
@@ -190,9 +225,22 @@ export async function processJob(
         inTransaction,
         takeEarly,
         leaseFrom,
+        lane,
       );
+      if (lane?.failed) {
+        logLaneFailure(runner, job, current, data, lane.failed);
+        if (lane.failed.retryInMs !== undefined) {
+          retry = { inMs: lane.failed.retryInMs, data };
+          break;
+        }
+        if (lane.failed.unwritten) {
+          unreachable = true;
+          break;
+        }
+      }
       if (isOwn) {
-        if ("failure" in result) ownFailure = result.failure;
+        if ("failure" in result)
+          ownFailure = lane?.failed ? new LaneAttemptsSpent(result.failure, lane.failed.attempt) : result.failure;
         else if (result.outcome === "lease_lost") {
           // A completion refused after the next waiter was already asked for: that one is let go too.
           const taken = early ? (await early)?.current : undefined;
@@ -228,12 +276,173 @@ export async function processJob(
   if (ownFailure === undefined && outcome !== undefined && settled === undefined) done.add(id, own.ledger);
   done.flush();
   await Promise.all(tidying);
-  if (ownFailure !== undefined) throw ownFailure;
+  if (retry) {
+    if (ownFailure === undefined) return postpone(job, token, retry.inMs, WaitingForRetry);
+    // This job goes to the failed set for its own notification: a job of the one retried carries the lane on.
+    await handLaneOn(job, retry.data, retry.inMs);
+  }
+  if (ownFailure !== undefined) {
+    if (ownFailure instanceof LaneAttemptsSpent) await keepLanePrior(job, ownFailure.attempt);
+    throw ownFailure;
+  }
   // Its notification still waits its turn in the list: the job stays as the safety net for it.
   if (outcome === undefined) return postpone(job, token, runner.leaseMs);
   // Back soon: its own notification is settled by then, and the job runs the mailbox on from its head.
   if (unreachable) return postpone(job, token, STORE_RETRY_MS);
   return outcome;
+}
+
+/**
+ * Whether the dead letter `id`, redriven before this job's in the same lane, has not yet gone back into
+ * the lane: its record still failed while its job is on its way (waiting, or active before its claim).
+ * Once it is in line, or failed again, or its job is gone, this one may go (an unanswered question too).
+ */
+async function stillOnItsWayBack(
+  job: Job<NotificationJobData>,
+  id: string,
+  key: string,
+  store: IdempotencyStore,
+): Promise<boolean> {
+  try {
+    const [record, other] = await Promise.all([Promise.resolve(store.get({ id, order: { key } })), lookUpJob(job, id)]);
+    if (record?.state !== "failed" || !other) return false;
+    const state = await withTimeout(other.getState(), WORKER_CALL_TIMEOUT_MS, () => new Error("job state timed out"));
+    return state !== "failed" && state !== "completed" && state !== "unknown";
+  } catch {
+    return false;
+  }
+}
+
+/** A notification run in an ordered lane by a store that can put a failed run back in line (`retryInLane`). */
+interface Lane {
+  /** The drain job: its options are the lane's retry policy (attempts, backoff). */
+  job: Job<NotificationJobData>;
+  isOwn: boolean;
+  /** Set once a run failed: back in line for a retry, or a dead letter (or not yet written). */
+  failed?: { err: unknown; attempt: number; retryInMs?: number; final?: true; unwritten?: true };
+}
+
+function laneOf(
+  job: Job<NotificationJobData>,
+  claim: ClaimedOrStale,
+  data: ReadJobData,
+  isOwn: boolean,
+  runner: JobRunner,
+): Lane | undefined {
+  if (claim.order?.key === undefined || !runner.store.retryInLane || !runner.queueClient || (!isOwn && !data.raw))
+    return undefined;
+  return { job, isOwn };
+}
+
+/**
+ * Records a failed run of the lane (see `ClaimedHooks.recordFailure`): with attempts left, back in
+ * line at its position for its retry after the job's backoff (the lane waits for it); after its last,
+ * failed, and (a waiter, which has no job of its own) written to the failed set first, so every redrive
+ * finds it. Attempts count from its last redrive (`lanePrior`), as a redriven job's do.
+ */
+function laneFailureRecorder(
+  lane: Lane,
+  claim: ClaimedOrStale,
+  data: ReadJobData,
+  runner: JobRunner,
+  attempt: number,
+): (failed: SteeredFailure | "handler_timeout", err: unknown) => Promise<boolean> {
+  return async (failed, err) => {
+    const prior = typeof data.raw?.lanePrior === "number" ? data.raw.lanePrior : 0;
+    const runs = Math.max(1, attempt - prior);
+    // A handler's NonRetriableError goes to the dead letters now; a RetryAfterError sets its own wait.
+    const decision = retryDecision(err);
+    if (decision.retry !== "never" && runs < (lane.job.opts.attempts ?? 1)) {
+      const retryInMs = decision.retry === "after" ? decision.delayMs : await retryDelay(lane.job, runs, err);
+      lane.failed = { err, attempt, retryInMs };
+      return Promise.resolve(runner.store.retryInLane!(claim, failed, retryInMs));
+    }
+    lane.failed = { err, attempt, final: true };
+    if (!lane.isOwn) {
+      const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
+      const written = await withTimeout(
+        writeDeadLetter(
+          runner.queueClient!,
+          lane.job,
+          { ...data.raw, lanePrior: attempt } as NotificationJobData,
+          runs,
+          reason,
+        ),
+        WORKER_CALL_TIMEOUT_MS,
+        () => new Error("dead letter write timed out"),
+      ).catch(() => false);
+      // Not written, the record is not failed either: it goes back in line and is tried again shortly.
+      if (!written) {
+        lane.failed.unwritten = true;
+        return false;
+      }
+    }
+    return Promise.resolve(runner.store.fail(claim, failed));
+  };
+}
+
+/** The job's backoff before its retry after `runs` failed runs, as BullMQ would wait. */
+async function retryDelay(job: Job<NotificationJobData>, runs: number, err: unknown): Promise<number> {
+  const backoff = Backoffs.normalize(job.opts.backoff ?? 0);
+  if (!backoff) return 0;
+  const delay = await Backoffs.calculate(backoff, runs, err as Error, job);
+  return typeof delay === "number" && delay > 0 ? delay : 0;
+}
+
+/** One line per failed run of a lane that is not thrown to BullMQ (an own last one is, and logged there). */
+function logLaneFailure(
+  runner: JobRunner,
+  job: Job<NotificationJobData>,
+  claim: ClaimedOrStale,
+  data: ReadJobData,
+  failed: NonNullable<Lane["failed"]>,
+): void {
+  const logger = runner.logger;
+  if (!logger || (failed.final && claim.id === readJobId(job) && !failed.unwritten)) return;
+  const err = redactErrorInPlace(failed.err, runner.redact ?? {}, data.notification);
+  const fields = {
+    notification_id: claim.id,
+    event_type: data.notification.event_type,
+    job_id: job.id,
+    attempt: failed.attempt,
+    outcome: err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed",
+    final: failed.final === true,
+    ...(failed.retryInMs !== undefined ? { retry_in_ms: Math.round(failed.retryInMs) } : {}),
+    err,
+  };
+  if (failed.unwritten) logger.warn(fields, "notification failed; its dead letter could not be written yet, retrying");
+  else if (failed.final) logger.error(fields, "notification failed; left in the failed set");
+  else logger.error(fields, "notification failed; will retry in its lane");
+}
+
+const readJobId = (job: Job<NotificationJobData>): string | undefined => job.data?.id ?? job.data?.notification?.id;
+
+/**
+ * The drain job ends in the failed set (its own notification failed its last attempt) while a waiter
+ * it ran waits for its retry: a job of that waiter's carries the lane on, due when the retry is.
+ */
+async function handLaneOn(job: Job<NotificationJobData>, data: ReadJobData, inMs: number): Promise<void> {
+  if (!data.raw) return;
+  const queue = (job as unknown as { queue: MinimalQueue }).queue;
+  const { jobId: _own, delay: _delay, ...opts } = job.opts;
+  await withTimeout(
+    Job.create(queue, data.notification.event_type, data.raw as NotificationJobData, {
+      ...opts,
+      jobId: jobIdFor(data.id),
+      delay: Math.max(1, inMs),
+    }),
+    WORKER_CALL_TIMEOUT_MS,
+    () => new Error("job add timed out"),
+  ).catch(() => {});
+}
+
+/** A dead-lettered notification of a lane keeps its runs so far: redriven, its attempts count afresh. */
+async function keepLanePrior(job: Job<NotificationJobData>, attempt: number): Promise<void> {
+  await withTimeout(
+    job.updateData({ ...job.data, lanePrior: attempt }),
+    WORKER_CALL_TIMEOUT_MS,
+    () => new Error("job update timed out"),
+  ).catch(() => {});
 }
 
 /** What `takeNext` found: the next waiter, if any, and when it was asked for (its lease counts from then). */
@@ -286,9 +495,11 @@ async function runOne(
   transaction: TransactionalClaim | undefined,
   completionSent: (() => void) | undefined,
   leaseFrom: number,
+  lane?: Lane,
 ): Promise<RunResult> {
   // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
   const attempt = Math.max(1, claim.attempt - 1);
+  const recordFailure = lane && laneFailureRecorder(lane, claim, data, runner, attempt);
   try {
     const { outcome } = await runClaimed(
       {
@@ -317,6 +528,7 @@ async function runOne(
         retryCompletion: retryInBackground,
         ...(observeHandler ? { observeHandler } : {}),
         ...(completionSent ? { completionSent } : {}),
+        ...(recordFailure ? { recordFailure } : {}),
       },
     );
     return { outcome: outcome as "processed" | "unhandled" | "stale" };
@@ -358,7 +570,7 @@ async function waiterJobData(
   // A failed lookup leaves the ledger's copy to answer (it may sit on another master); it is the same data.
   const lookupFailed = looked.status === "rejected";
   const other = looked.status === "fulfilled" ? looked.value : undefined;
-  if (other) return readableOrUndefined(() => ({ ...readJobData(other, runner.keys), job: other }));
+  if (other) return readableOrUndefined(() => ({ ...readJobData(other, runner.keys), job: other, raw: other.data }));
   // The job is gone (a failover lost it, or it was removed; a mailbox's never had one), or could not
   // be looked up: run the notification from the ledger's copy.
   if (found.status === "rejected") return UNREACHABLE;
@@ -368,6 +580,7 @@ async function waiterJobData(
   return readableOrUndefined(() => ({
     ...readJobData({ data, timestamp: copy.since } as Job<NotificationJobData>, runner.keys),
     ledger: copy.part,
+    raw: data,
   }));
 }
 
@@ -385,7 +598,7 @@ function carriedJobData(claim: ClaimedOrStale, keys: readonly SealingKey[]): Rea
   }
   if (data?.id !== claim.id || data.order?.key !== claim.order?.key) return undefined;
   const receivedAt = typeof data.receivedAt === "number" ? data.receivedAt : Date.now();
-  return readableOrUndefined(() => readNotificationJob(data, keys, receivedAt));
+  return readableOrUndefined(() => ({ ...readNotificationJob(data, keys, receivedAt), raw: data }));
 }
 
 /** Job data no key opens or no schema accepts cannot be run from here: as good as gone. */
@@ -471,7 +684,7 @@ async function removeDone(job: Job | undefined): Promise<void> {
 
 function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
   try {
-    return readNotificationJob(job.data, keys, job.timestamp);
+    return { ...readNotificationJob(job.data, keys, job.timestamp), raw: job.data };
   } catch (err) {
     // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
     if (err instanceof UnreadableJobDataError) throw new InvalidJobDataError(err.message);
@@ -490,7 +703,12 @@ function recheckDelay(job: Job): number {
  * Redis is away, and a move that never settles would keep the job's slot taken for good. Past the
  * deadline the job is left active; its lock lapses and BullMQ's stalled-job check puts it back.
  */
-async function postpone(job: Job, token: string | undefined, delayMs: number): Promise<never> {
+async function postpone(
+  job: Job,
+  token: string | undefined,
+  delayMs: number,
+  as: typeof Postponed = Postponed,
+): Promise<never> {
   // A move that fails says nothing about the notification either. "Missing lock" (or any lock error):
   // the job is no longer this worker's (its lock lapsed and the stalled check handed it on); another
   // failure leaves it active until that happens. Either way, failing the job here would spend an
@@ -498,7 +716,7 @@ async function postpone(job: Job, token: string | undefined, delayMs: number): P
   await withTimeout(
     job.moveToDelayed(Date.now() + Math.max(1, delayMs), token),
     WORKER_CALL_TIMEOUT_MS,
-    () => new Postponed(),
+    () => new as(),
   ).catch(() => {});
-  throw new Postponed();
+  throw new as();
 }

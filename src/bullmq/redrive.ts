@@ -79,6 +79,33 @@ export interface RedriveResult {
 const PAGE = 500;
 
 /**
+ * The jobs in the order they go back: an ordered lane's dead letters (same order key) in position
+ * order, oldest first, each after the one before it (`after`), so a newer one never runs before an
+ * older one of its lane is back in line (which would make the older stale); other jobs as found.
+ */
+export function inLaneOrder(
+  jobs: readonly Job<NotificationJobData>[],
+): Array<{ job: Job<NotificationJobData>; after?: string }> {
+  const lanes = new Map<string, Job<NotificationJobData>[]>();
+  const ordered: Array<{ job: Job<NotificationJobData>; after?: string }> = [];
+  for (const job of jobs) {
+    const key = job.data?.order?.key;
+    if (key === undefined) ordered.push({ job });
+    else lanes.set(key, [...(lanes.get(key) ?? []), job]);
+  }
+  for (const lane of lanes.values()) {
+    lane.sort(
+      (a, b) => compare(a.data.order?.position ?? "", b.data.order?.position ?? "") || a.timestamp - b.timestamp,
+    );
+    for (const [i, job] of lane.entries()) ordered.push(i === 0 ? { job } : { job, after: lane[i - 1]!.data.id });
+  }
+  return ordered;
+}
+
+/** Positions in their sortable form compare byte by byte (ASCII), as the stores compare them. */
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
  * Put dead-lettered notifications back to work after a fix: each job leaves the failed set for the
  * waiting list with its attempts reset. The record of a failed notification may be claimed again, so
  * a worker runs the handler; a notification completed meanwhile (by a redelivery) is not run twice.
@@ -107,10 +134,6 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
   });
   queue.on("error", () => {});
   const result: RedriveResult = { redriven: [], notFailed: [] };
-  const put = async (job: Job<NotificationJobData>) => {
-    if (!options.dryRun) await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
-    result.redriven.push(job.data?.id ?? job.data?.notification?.id ?? String(job.id));
-  };
   try {
     const connectMs = options.connectTimeoutMs ?? 5_000;
     await withTimeout(queue.waitUntilReady(), connectMs, () =>
@@ -121,25 +144,34 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
         { prefix: options.prefix ?? "bull", name: options.name },
         await findQueues(handle.client),
       );
+    const failed: Job<NotificationJobData>[] = [];
     if (options.ids) {
       for (const id of options.ids) {
         const job = await queue.getJob(jobIdFor(id));
-        if (job && (await job.isFailed())) await put(job);
+        if (job && (await job.isFailed())) failed.push(job);
         else result.notFailed.push(id);
       }
     } else {
-      // Each retry shrinks the failed set, so read it from the start again, skipping jobs already seen
-      // (a dry run moves nothing; a job another process retried meanwhile simply is not there).
+      // The whole failed set first, then put back in lane order (a job another process retried
+      // meanwhile is simply not there any more, and its retry below fails harmlessly).
       const seen = new Set<string>();
-      for (let start = 0; ; ) {
+      for (let start = 0; ; start += PAGE) {
         const page = (await queue.getFailed(start, start + PAGE - 1)).filter((job) => job && !seen.has(String(job.id)));
         if (page.length === 0) break;
         for (const job of page) {
           seen.add(String(job.id));
-          await put(job);
+          failed.push(job);
         }
-        if (options.dryRun) start += PAGE;
       }
+    }
+    for (const { job, after } of inLaneOrder(failed)) {
+      if (!options.dryRun) {
+        // Run after the dead letter before it in its lane has gone back into the lane (see `processJob`).
+        if (after !== undefined || job.data?.redriveAfter !== undefined)
+          await job.updateData({ ...job.data, redriveAfter: after });
+        await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+      }
+      result.redriven.push(job.data?.id ?? job.data?.notification?.id ?? String(job.id));
     }
     return result;
   } finally {

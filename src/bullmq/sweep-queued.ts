@@ -54,8 +54,12 @@ export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepRes
   const result: SweepResult = { checked: 0, requeued: 0, dropped: 0 };
   const before = Date.now() - (options.olderThanMs ?? DEFAULT_SWEEP_MIN_AGE_MS);
   const pageSize = options.limit ?? DEFAULT_SWEEP_PAGE;
-  // A subscription's mailbox needs one job to run it from its head, not one per waiting copy.
-  const woken = new Set<string>();
+  // A subscription's mailbox needs one job to run it from its head, not one per waiting copy, and
+  // none while one of its copies still has its job (the mailbox's drain job): decided after the pass.
+  const lanesToWake = new Map<string, LedgerEntry>();
+  const lanesWithJob = new Set<string>();
+  // Whether a subscription's mailbox has a runner, asked once a sweep (see `verdictFor`).
+  const running = new Map<string, Promise<boolean>>();
   for (let part = 0; part < LEDGER_PARTS; part++) {
     // Pages by offset: a dropped copy leaves the part, so the next page starts that much earlier.
     for (let offset = 0; ; ) {
@@ -63,32 +67,44 @@ export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepRes
       let dropped = 0;
       for (const entry of page) {
         result.checked++;
-        const verdict = await verdictFor(entry, queue, options.store);
+        const verdict = await verdictFor(entry, queue, options.store, running);
         if (verdict === "drop") {
           await bounded(ledger.forget(entry.id, entry.part));
           dropped++;
         } else if (verdict === "requeue") {
-          const data = entry.data!;
-          const key = data.order?.key;
-          if (key !== undefined && woken.has(key)) continue;
-          if (key !== undefined) woken.add(key);
-          await bounded(queue.add(data.event_type, data, { jobId: jobIdFor(entry.id) }));
+          const key = entry.data!.order?.key;
+          if (key !== undefined) {
+            if (!lanesToWake.has(key)) lanesToWake.set(key, entry);
+            continue;
+          }
+          await requeue(queue, entry);
           result.requeued++;
-        }
+        } else if (verdict === "job_there" && entry.data?.order) lanesWithJob.add(entry.data.order.key);
       }
       result.dropped += dropped;
       offset += page.length - dropped;
       if (page.length < pageSize) break;
     }
   }
+  for (const [key, entry] of lanesToWake) {
+    if (lanesWithJob.has(key)) continue;
+    await requeue(queue, entry);
+    result.requeued++;
+  }
   return result;
+}
+
+async function requeue(queue: Queue<NotificationJobData>, entry: LedgerEntry): Promise<void> {
+  const data = entry.data!;
+  await bounded(queue.add(data.event_type, data, { jobId: jobIdFor(entry.id) }));
 }
 
 async function verdictFor(
   entry: LedgerEntry,
   queue: Queue<NotificationJobData>,
   store: IdempotencyStore,
-): Promise<"drop" | "requeue" | "keep"> {
+  running: Map<string, Promise<boolean>>,
+): Promise<"drop" | "requeue" | "keep" | "job_there"> {
   if (!entry.data) return "drop";
   const order = entry.data.order;
   const record: IdempotencyRecord | undefined = await bounded(
@@ -104,6 +120,15 @@ async function verdictFor(
   }
   const waiting = record === undefined || record.state === "queued" || (record.leaseUntil ?? 0) < Date.now();
   if (!waiting) return "keep";
+  // Waiting in its subscription's mailbox, which a runner drains: it never had a job of its own to lose.
+  if (order && record?.state === "queued" && store.laneRunning) {
+    let asked = running.get(order.key);
+    if (!asked) {
+      asked = bounded(Promise.resolve(store.laneRunning({ key: order.key }))).catch(() => false);
+      running.set(order.key, asked);
+    }
+    if (await asked) return "keep";
+  }
   const state = await bounded(queue.getJobState(jobId));
   if (state === "failed") return "drop";
   if (state === "unknown") return "requeue";
@@ -112,7 +137,8 @@ async function verdictFor(
     await bounded(queue.remove(jobId));
     return "requeue";
   }
-  return "keep";
+  // Waiting, delayed or active: the job is there (for a mailbox, its drain job).
+  return "job_there";
 }
 
 const bounded = <T>(task: Promise<T>): Promise<T> =>

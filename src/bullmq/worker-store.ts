@@ -56,6 +56,8 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
         () => new StoreUnavailableError(`idempotency store: ${what} did not answer within ${timeoutMs} ms`),
       );
   const takeNext = store.takeNext?.bind(store);
+  const retryInLane = store.retryInLane?.bind(store);
+  const laneRunning = store.laneRunning?.bind(store);
   return {
     ...(store.leaseMs !== undefined ? { leaseMs: store.leaseMs } : {}),
     claim: bounded("claim", (request) => store.claim(request)),
@@ -66,6 +68,8 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
     release: bounded("release", (claim) => store.release(claim)),
     get: bounded("get", (record) => store.get(record)),
     ...(takeNext ? { takeNext: bounded("takeNext", takeNext) } : {}),
+    ...(retryInLane ? { retryInLane: bounded("retryInLane", retryInLane) } : {}),
+    ...(laneRunning ? { laneRunning: bounded("laneRunning", laneRunning) } : {}),
     ...(store.ping ? { ping: bounded("ping", () => store.ping!()) } : {}),
     ...(store.close ? { close: () => store.close!() } : {}),
     ...(store.connection ? { connection: store.connection } : {}),

@@ -11,6 +11,7 @@ Commands:
   redrive --queue <name>          move notifications that used up their attempts back to the queue
   inspect <id>                    print one notification's record, ordering, job and recording
   simulate --webhook-url <url>    run a local platform: API endpoints, deliveries with retries, scenarios
+  reconcile --api <url>           find orders and renewals the platform never delivered; --repair runs them once
 
 Run merchant-webhooks <command> --help for a command's options; --version prints the version.
 
@@ -35,6 +36,10 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   inspect: async () => {
     const { runInspect } = await import("./commands/inspect.js");
     return (argv, io) => runInspect(argv, io);
+  },
+  reconcile: async () => {
+    const { runReconcile } = await import("./commands/reconcile.js");
+    return (argv, io) => runReconcile(argv, io);
   },
 };
 

@@ -3,6 +3,7 @@ import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { InvalidRequestError } from "./errors.js";
 import { FUND_SPLIT_DETAILS, type ListEndpoint, MERCHANT_QUOTES } from "./list-endpoints.js";
+import type { OrderLedger } from "./order-ledger.js";
 import { fetchPage, type ListRecord, type Page, type PaginateOptions, paginate } from "./paginate.js";
 import { type RetryPolicy, resolveRetryPolicy } from "./retry-policy.js";
 import {
@@ -34,6 +35,12 @@ export interface PaymentClientOptions {
   maxResponseBytes?: number;
   /** Retries of queries and lists. */
   retry?: RetryPolicy;
+  /**
+   * Remembers each order `createOrder` asks for (written before the request is sent, completed from
+   * the answer), so `createReconciler` (merchant-webhooks/reconcile) can query the ones whose events
+   * never came. A ledger that cannot be written fails `createOrder` before anything is sent.
+   */
+  ledger?: OrderLedger;
 }
 
 /** 10 MiB: far above any documented answer, far below what would hurt a process. */
@@ -67,6 +74,7 @@ const CLIENT_KEYS = {
   timeoutMs: true,
   maxResponseBytes: true,
   retry: true,
+  ledger: true,
 } as const satisfies KnownKeys<PaymentClientOptions>;
 const RETRY_KEYS = { attempts: true, baseDelayMs: true, maxDelayMs: true } as const satisfies KnownKeys<RetryPolicy>;
 
@@ -130,7 +138,14 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
   return {
     async createOrder(request) {
       const body = checked("createOrder", createOrderRequestSchema, withMerchant(request));
-      return transport("/v1/payment/orders", body, orderSchema, { idempotent: false });
+      const ledger = options.ledger;
+      if (!ledger) return transport("/v1/payment/orders", body, orderSchema, { idempotent: false });
+      // Written first: an order whose answer is lost is still known by its reference id.
+      const entry = { reference_id: body.reference_id, merchant_id: body.merchant_id, created_at: Date.now() };
+      await ledger.record(entry);
+      const order = await transport("/v1/payment/orders", body, orderSchema, { idempotent: false });
+      await ledger.record({ ...entry, id: order.id, status: order.status });
+      return order;
     },
     async queryOrder(lookup, queryOptions = {}) {
       const body = checked("queryOrder", queryOrderRequestSchema, withMerchant({ ...lookup, ...queryOptions }));

@@ -18,7 +18,8 @@ import type { JobFailure, JobView } from "../queue/queue-jobs.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { coded, MerchantWebhooksError, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
-import { jsonlRecordings, type RecordingSource } from "./recordings.js";
+import { jsonlRecordings } from "./jsonl-recordings.js";
+import type { RecordingSource } from "./recordings.js";
 
 export interface AdminOptions {
   /** The store the receivers and workers claim in. */
@@ -213,6 +214,26 @@ export function createAdmin(options: AdminOptions): Admin {
   }
 
   /**
+   * `about` for a list row: the recording's summary from its source's index (`summary`), never the
+   * recording itself; a source without `summary` is read with `find`.
+   */
+  async function aboutRow(id: string, order: OrderClaim | undefined) {
+    if (!recorder?.summary) return about(id, order);
+    const [job, recorded] = await Promise.all([
+      jobs?.view(id).catch(() => undefined),
+      Promise.resolve(recorder.summary(id)).catch(() => undefined),
+    ]);
+    const eventType = job?.eventType ?? recorded?.eventType;
+    const key = order?.key ?? job?.order?.key;
+    const subscriptionId =
+      ((job?.notification as SubscriptionNotification | undefined)?.resource?.id as string | undefined) ??
+      recorded?.subscriptionId ??
+      subscriptionOfKey(key) ??
+      key;
+    return { eventType, subscriptionId };
+  }
+
+  /**
    * A list page's lines: what each record's job tells (event type, subscription), read for the page
    * in one call to the queue; the recording read only for a record whose job does not tell it.
    */
@@ -225,7 +246,7 @@ export function createAdmin(options: AdminOptions): Admin {
           const key = item.order?.key ?? job.order?.key;
           return summaryOf(item, job.eventType, job.subscriptionId ?? subscriptionOfKey(key) ?? key);
         }
-        const known = await about(item.id, item.order);
+        const known = await aboutRow(item.id, item.order);
         return summaryOf(item, known.eventType ?? job?.eventType, known.subscriptionId);
       }),
     );
@@ -287,7 +308,7 @@ export function createAdmin(options: AdminOptions): Admin {
     const items: NotificationSummary[] = [];
     for (const id of ids) {
       const record = await store.get(id);
-      const { eventType, subscriptionId } = await about(id, undefined);
+      const { eventType, subscriptionId } = await aboutRow(id, undefined);
       const summary: NotificationSummary = {
         id,
         state: record?.state ?? "failed",

@@ -1,8 +1,8 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
-import { constantTimeEqual } from "../verify/constant-time.js";
-import { type Admin, AdminError, type AdminRedriveResult, type NotificationFilter } from "./admin.js";
+import { type Admin, AdminError, type NotificationFilter } from "./admin.js";
+import { csrfCookie, csrfCookieOf, csrfTokens, foreignOrigin, principalOf, servedOverHttps } from "./csrf.js";
 import { CONSOLE_ICON, CONSOLE_SCRIPT, CONSOLE_STYLE, type Html } from "./html.js";
 import {
   deadLettersPage,
@@ -18,10 +18,13 @@ export interface ConsoleHandlerOptions {
   admin: Admin;
   /**
    * Decides whether a request may see the console: your own session, SSO header or basic-auth check.
-   * Required: there is no open mode. Falsy (or a throw) answers 401 and shows nothing; a `Response`
-   * is answered as it is (a redirect to your login page, a 401 with `WWW-Authenticate: Basic`).
+   * Required: there is no open mode. A string lets the request in as that principal (a user or
+   * session id), to which the console binds its CSRF tokens; `true` lets it in, the tokens then bound
+   * to the credentials it carries (its `Authorization` header and cookies). Falsy (or a throw)
+   * answers 401 and shows nothing; a `Response` is answered as it is (a redirect to your login page,
+   * a 401 with `WWW-Authenticate: Basic`).
    */
-  authorize: (request: Request) => boolean | Response | Promise<boolean | Response>;
+  authorize: (request: Request) => boolean | string | Response | Promise<boolean | string | Response>;
   /** Where the console is mounted; every link and form starts with it. Default `/console`. */
   basePath?: string;
   /** Hide every action and refuse every POST (403). Default false. */
@@ -59,13 +62,12 @@ const SECURITY_HEADERS: Record<string, string> = {
   "cache-control": "no-store",
 };
 
-const CSRF_COOKIE = "mw_console_csrf";
-
 /**
  * The notification console: server-rendered pages over `admin`, behind `authorize`. Pages:
  * overview, the list with filters and cursor pages, a notification's timeline, a subscription's ordered
  * history, dead letters with bulk redrive; and the same data as JSON under `/api`. Every action is a
- * POST carrying the CSRF token the page was served with (403 without it).
+ * POST from the console's own origin carrying the CSRF token the page was served with, issued to the
+ * same principal and not expired (403 otherwise).
  */
 export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
   // A misspelt `basepath` would leave the console at /console with every link pointing there.
@@ -87,24 +89,25 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
       : typeof options.csrfSecret === "string"
         ? Buffer.from(options.csrfSecret)
         : options.csrfSecret;
-  const csrf = csrfTokens(secret);
+  const csrf = csrfTokens(secret, base);
 
   const handler = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     if (url.pathname !== base && !url.pathname.startsWith(`${base}/`)) return text(404, "not found");
-    let allowed: boolean | Response = false;
+    let allowed: boolean | string | Response = false;
     try {
       allowed = await authorize(request);
     } catch {
       allowed = false;
     }
     if (allowed instanceof Response) return allowed;
-    if (!allowed) return text(401, "unauthorized");
+    if (allowed !== true && (typeof allowed !== "string" || allowed === "")) return text(401, "unauthorized");
+    const visitor: Visitor = { principal: principalOf(request, allowed), https: servedOverHttps(request, url) };
     const path = url.pathname.slice(base.length) || "/";
     try {
-      if (request.method === "POST") return await act(request, path);
+      if (request.method === "POST") return await act(request, url, path, visitor);
       if (request.method !== "GET" && request.method !== "HEAD") return text(405, "method not allowed");
-      return await show(request, url, path);
+      return await show(request, url, path, visitor);
     } catch (err) {
       const input = inputError(err);
       if (input) return errorPage(input.status, input.message, path);
@@ -121,19 +124,20 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
       href: `${base}/`,
       text: "Back to the overview",
     });
-    return htmlResponse(status, markup, undefined, base);
+    return htmlResponse(status, markup, undefined);
   }
 
-  async function show(request: Request, url: URL, path: string): Promise<Response> {
+  async function show(request: Request, url: URL, path: string, visitor: Visitor): Promise<Response> {
     if (path === "/assets/console.js") return asset(CONSOLE_SCRIPT, "text/javascript; charset=utf-8");
     if (path === "/assets/console.css") return asset(CONSOLE_STYLE, "text/css; charset=utf-8");
     if (path === "/assets/icon.svg") return asset(CONSOLE_ICON, "image/svg+xml");
     const query = url.searchParams;
-    const token = readOnly ? undefined : (csrf.valid(cookieOf(request, CSRF_COOKIE)) ?? csrf.fresh());
+    const token = readOnly ? undefined : csrf.current(csrfCookieOf(request, visitor.https), visitor.principal);
     const ctx: PageContext = { base, csrf: token };
-    const notice = query.get("done");
-    if (notice) ctx.notice = { text: notice.slice(0, 300), bad: query.get("bad") === "1" };
-    const page = (markup: Html, status = 200) => htmlResponse(status, markup, token, base);
+    const notice = noticeOf(query);
+    if (notice) ctx.notice = notice;
+    const cookie = token === undefined ? undefined : csrfCookie(token, visitor.https, base);
+    const page = (markup: Html, status = 200) => htmlResponse(status, markup, cookie);
     const filter = filterOf(query);
     const cursor = query.get("cursor") || undefined;
     const limit = limitOf(query.get("limit"));
@@ -176,27 +180,29 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
     return text(404, "not found");
   }
 
-  async function act(request: Request, path: string): Promise<Response> {
+  async function act(request: Request, url: URL, path: string, visitor: Visitor): Promise<Response> {
     if (readOnly) return text(403, "the console is read-only");
+    // A page of another origin (a sibling subdomain too) can make the browser post: refused first.
+    if (foreignOrigin(request, url)) return text(403, "refused: the form was not posted from the console's own pages");
     const form = await formOf(request);
     const sent = form.get("csrf") ?? "";
-    const cookie = cookieOf(request, CSRF_COOKIE);
-    // The token must be one this console issued, and the one in this browser's cookie: a page on
-    // another site can make the browser post, but can read neither.
-    if (sent === "" || cookie === undefined || sent !== cookie || csrf.valid(sent) === undefined)
+    const cookie = csrfCookieOf(request, visitor.https);
+    // The token must be one this console issued to this principal, unexpired, and the one in this
+    // browser's cookie: a page on another site can make the browser post, but can read neither.
+    if (sent === "" || cookie === undefined || sent !== cookie || !csrf.valid(sent, visitor.principal))
       return text(403, "missing or wrong CSRF token; reload the page and try again");
-    const done = (message: string, to: string, bad = false) =>
-      redirect(`${to}${to.includes("?") ? "&" : "?"}done=${encodeURIComponent(message)}${bad ? "&bad=1" : ""}`);
+    const done = (notice: NoticeKey, to: string, counts?: { n: number; of: number }) =>
+      redirect(`${to}${to.includes("?") ? "&" : "?"}${new URLSearchParams({ done: notice, ...countsOf(counts) })}`);
     const id = form.get("id") ?? "";
     const back = `${base}/notifications/${encodeURIComponent(id)}`;
     if (path === "/actions/redrive") {
       const mode = form.get("mode");
       if (mode === "ids") {
         const ids = form.getAll("id").filter((value) => value !== "");
-        if (ids.length === 0) return done("nothing selected", `${base}/dead-letters`, true);
+        if (ids.length === 0) return done("nothing-selected", `${base}/dead-letters`);
         const result = await admin.redrive({ ids });
         const to = ids.length === 1 ? `${base}/notifications/${encodeURIComponent(ids[0]!)}` : `${base}/dead-letters`;
-        return done(redrivenText(result), to, result.redriven === 0);
+        return done("redriven", to, { n: result.redriven, of: result.matched });
       }
       const filter = filterOf(form);
       if (mode === "dry-run") {
@@ -204,20 +210,19 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
         return redirect(`${base}/dead-letters${searchOf({ ...stringsOf(filter), matched: String(result.matched) })}`);
       }
       const result = await admin.redrive({ filter });
-      return done(redrivenText(result, " matching"), `${base}/dead-letters`, result.redriven < result.matched);
+      return done("redriven-matching", `${base}/dead-letters`, { n: result.redriven, of: result.matched });
     }
     if (path === "/actions/replay") {
       const result = await admin.replay(id).catch((err: unknown) => {
         // Nothing to replay from (no recording, no dead letter): said on the notification's page.
-        if (err instanceof AdminError && err.code === "MW_ADMIN_NOT_FOUND")
-          return { status: "busy", message: err.message };
+        if (err instanceof AdminError && err.code === "MW_ADMIN_NOT_FOUND") return { status: "nothing" as const };
         throw err;
       });
-      return done(result.message, back, result.status === "busy");
+      return done(`replay-${result.status}`, back);
     }
     if (path === "/actions/discard") {
       const result = await admin.discard(id, { reason: form.get("reason") ?? "" });
-      return done(result.message, back, !result.discarded);
+      return done(result.discarded ? "discarded" : "not-discarded", back);
     }
     return text(404, "no such action");
   }
@@ -225,30 +230,50 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
   return Object.assign(handler, { basePath: base });
 }
 
-/** Tokens `nonce.hmac(nonce)`: any instance holding the secret can tell its own from a forged one. */
-function csrfTokens(secret: Uint8Array) {
-  const sign = (nonce: string) => createHmac("sha256", secret).update(nonce).digest("base64url");
-  return {
-    fresh: () => {
-      const nonce = randomBytes(18).toString("base64url");
-      return `${nonce}.${sign(nonce)}`;
-    },
-    valid(token: string | undefined): string | undefined {
-      if (!token) return undefined;
-      const [nonce, mac] = token.split(".");
-      if (!nonce || !mac) return undefined;
-      const expected = Buffer.from(sign(nonce));
-      return constantTimeEqual(Buffer.from(mac), expected) ? token : undefined;
-    },
-  };
+/** Who is asking, as the CSRF tokens and the cookie need it. */
+interface Visitor {
+  principal: string;
+  https: boolean;
 }
 
-/** "redriven 1 of 2: <id>: <why not>", the reasons of the first few left. */
-function redrivenText(result: AdminRedriveResult, matching = ""): string {
-  const why = result.skipped.slice(0, 3).map((skip) => `${skip.id}: ${skip.reason}`);
-  const more = result.skipped.length > 3 ? [`and ${result.skipped.length - 3} more`] : [];
-  return [`redriven ${result.redriven} of ${result.matched}${matching}`, ...why, ...more].join("; ");
+/**
+ * The console's own notices, by key: `?done=` names one (with counts for a redrive), and any other
+ * text is ignored, so a link cannot make the console say what it did not.
+ */
+const NOTICES = {
+  "nothing-selected": () => ({ text: "nothing selected", bad: true }),
+  redriven: (n: number, of: number) => ({ text: `redriven ${n} of ${of}${skippedText(n, of)}`, bad: n === 0 }),
+  "redriven-matching": (n: number, of: number) => ({
+    text: `redriven ${n} of ${of} matching${skippedText(n, of)}`,
+    bad: n < of,
+  }),
+  "replay-completed": () => ({ text: "Already processed: not replayed.", bad: false }),
+  "replay-queued": () => ({ text: "Put back to work.", bad: false }),
+  "replay-busy": () => ({ text: "Being processed now; try again later.", bad: true }),
+  "replay-nothing": () => ({ text: "nothing to replay from: no recording and no failed job", bad: true }),
+  discarded: () => ({ text: "Discarded.", bad: false }),
+  "not-discarded": () => ({
+    text: "Not discarded: it is completed, waiting its turn, or being processed.",
+    bad: true,
+  }),
+} satisfies Record<string, (n: number, of: number) => { text: string; bad: boolean }>;
+type NoticeKey = keyof typeof NOTICES;
+
+/** The skipped ones' reasons name ids and records: the link carries none, each notification's page says why. */
+const skippedText = (n: number, of: number) =>
+  n < of ? `; ${of - n} skipped: each one's page says why (completed, waiting its turn, nothing to run)` : "";
+
+const COUNT = /^\d{1,9}$/;
+
+function noticeOf(query: URLSearchParams): { text: string; bad: boolean } | undefined {
+  const key = query.get("done");
+  if (key === null || !Object.hasOwn(NOTICES, key)) return undefined;
+  const count = (name: string) => (COUNT.test(query.get(name) ?? "") ? Number(query.get(name)) : 0);
+  return NOTICES[key as NoticeKey](count("n"), count("of"));
 }
+
+const countsOf = (counts: { n: number; of: number } | undefined): Record<string, string> =>
+  counts ? { n: String(counts.n), of: String(counts.of) } : {};
 
 /** A page's size: a whole number from 1 to 500, 50 when not given. */
 function limitOf(value: string | null): number {
@@ -318,19 +343,10 @@ async function formOf(request: Request): Promise<URLSearchParams> {
   return new URLSearchParams();
 }
 
-function cookieOf(request: Request, name: string): string | undefined {
-  for (const part of (request.headers.get("cookie") ?? "").split(";")) {
-    const [key, ...value] = part.trim().split("=");
-    if (key === name) return value.join("=");
-  }
-  return undefined;
-}
-
-function htmlResponse(status: number, markup: Html, token: string | undefined, path: string): Response {
+function htmlResponse(status: number, markup: Html, cookie: string | undefined): Response {
   const headers = new Headers({ ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8" });
   // The cookie is the page's token too: forms post it back, and the two must match.
-  if (token !== undefined)
-    headers.set("set-cookie", `${CSRF_COOKIE}=${token}; Path=${path || "/"}; HttpOnly; SameSite=Strict`);
+  if (cookie !== undefined) headers.set("set-cookie", cookie);
   return new Response(markup.text, { status, headers });
 }
 

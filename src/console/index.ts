@@ -25,4 +25,10 @@ export {
   type ConsoleHandlerOptions,
   consoleHandler,
 } from "./console-handler.js";
-export { jsonlRecordings, type MemoryRecordings, memoryRecordings, type RecordingSource } from "./recordings.js";
+export { jsonlRecordings } from "./jsonl-recordings.js";
+export {
+  type MemoryRecordings,
+  memoryRecordings,
+  type RecordingSource,
+  type RecordingSummary,
+} from "./recordings.js";

@@ -1,5 +1,3 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { Awaitable } from "../idempotency/store.js";
 import type { NotificationRecorder, RecordedNotification } from "../logging/recorder.js";
 import { optionError } from "../shared/errors.js";
@@ -9,6 +7,17 @@ import { rejectUnknownKeys } from "../shared/option-keys.js";
 export interface RecordingSource {
   /** The newest recording of the notification `id`, if any is kept. */
   find(id: string): Awaitable<RecordedNotification | undefined>;
+  /**
+   * What a list row shows of it (event type, subscription), without reading the recording: a list
+   * asks this once per row. Without it, a list row reads the recording with `find`.
+   */
+  summary?(id: string): Awaitable<RecordingSummary | undefined>;
+}
+
+/** What a list row shows of a recording. */
+export interface RecordingSummary {
+  eventType?: string;
+  subscriptionId?: string;
 }
 
 export interface MemoryRecordings extends NotificationRecorder, RecordingSource {
@@ -42,44 +51,13 @@ export function memoryRecordings(options: { max?: number } = {}): MemoryRecordin
       if (byId.size > max) byId.delete(byId.keys().next().value!);
     },
     find: (id) => byId.get(id),
-  };
-}
-
-/**
- * The recordings a `jsonlRecorder` wrote into `dir`, searched newest day first. Each lookup reads the
- * files, so it suits the console's one-notification views, not a listing.
- */
-export function jsonlRecordings(options: { dir: string }): RecordingSource {
-  rejectUnknownKeys("jsonlRecordings", options, ["dir"]);
-  const { dir } = options;
-  if (typeof dir !== "string" || dir === "")
-    throw optionError(
-      new TypeError(`jsonlRecordings: dir must be the recorder's directory; got ${JSON.stringify(dir)}`),
-      "MW_INVALID_OPTION",
-      "dir",
-    );
-  return {
-    find(id) {
-      let files: string[];
-      try {
-        files = readdirSync(dir).filter((name) => /^notifications-\d{4}-\d{2}-\d{2}\.jsonl$/.test(name));
-      } catch {
-        return undefined;
-      }
-      // Each line holds the id as a JSON string: a cheap text test first, then the parsed check.
-      const needle = JSON.stringify(id);
-      for (const file of files.sort().reverse()) {
-        const lines = readFileSync(join(dir, file), "utf8").split("\n");
-        for (let i = lines.length - 1; i >= 0; i--) {
-          const line = lines[i]!;
-          if (!line.includes(needle)) continue;
-          try {
-            const entry = JSON.parse(line) as RecordedNotification;
-            if (entry.notification?.id === id) return entry;
-          } catch {}
-        }
-      }
-      return undefined;
+    summary(id) {
+      const notification = byId.get(id)?.notification as Record<string, any> | undefined;
+      if (!notification) return undefined;
+      return {
+        ...(typeof notification.event_type === "string" ? { eventType: notification.event_type } : {}),
+        ...(typeof notification.resource?.id === "string" ? { subscriptionId: notification.resource.id } : {}),
+      };
     },
   };
 }

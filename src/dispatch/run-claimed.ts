@@ -61,6 +61,11 @@ export interface ClaimedHooks {
    * before the start, the outcome as it was at completion. The worker postpones its job.
    */
   leaseLost?: () => Promise<never>;
+  /**
+   * Records a failed run in place of the store's `fail` (not inside a transaction): a worker puts a
+   * notification of an ordered lane back in line for its retry (`retryInLane`). False when refused.
+   */
+  recordFailure?: (failed: SteeredFailure | "handler_timeout", err: unknown) => Promise<boolean>;
   /** A failed run, once recorded. Default: report it. The worker rethrows, so BullMQ's retries apply. */
   failed?: (err: unknown) => never;
   /**
@@ -148,7 +153,9 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
       // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
       if (transaction) await transaction.rollback(failed);
       else {
-        const recorded = await Promise.resolve(store.fail(claim, failed)).catch(() => undefined);
+        const recorded = await Promise.resolve(
+          hooks.recordFailure ? hooks.recordFailure(failed, err) : store.fail(claim, failed),
+        ).catch(() => undefined);
         // Refused: the record is another process's now, and its outcome is not this run's to report.
         if (recorded === false && hooks.leaseLost) return hooks.leaseLost();
       }

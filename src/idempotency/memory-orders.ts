@@ -60,6 +60,8 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
    * stops or its time is up.
    */
   const runners = new Map<string, { until: number; wokenBy?: string }>();
+  /** Keys whose runner waits for a failed notification's retry, until when (see `retryInLane`). */
+  const retries = new Map<string, number>();
   /** Each key's waiting list: ids queued in order, sorted by position (none first), then id. */
   const waiting = new Map<string, Array<{ id: string; member: string }>>();
 
@@ -131,6 +133,26 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       if ((runners.get(key)?.until ?? 0) > at) return false;
       runners.set(key, { until, wokenBy });
       return true;
+    },
+
+    /** Whether the key has a runner: a live holder, or a runner marked within its lease. */
+    hasRunner(key: string): boolean {
+      const at = now();
+      const entry = live(key);
+      return (entry?.owner !== undefined && entry.leaseUntil! > at) || (runners.get(key)?.until ?? 0) > at;
+    },
+
+    /** Whether a worker holds the key under a live lease, or a runner waits for a retry until `retryUntil`. */
+    beingRun(key: string): boolean {
+      const entry = live(key);
+      const retry = retries.get(key);
+      if (retry !== undefined && retry <= now()) retries.delete(key);
+      return (entry?.owner !== undefined && entry.leaseUntil! > now()) || (retry ?? 0) > now();
+    },
+
+    /** A runner put a failed notification of the key back for its retry, and comes back by `until`. */
+    retryUntil(key: string, until: number): void {
+      retries.set(key, until);
     },
 
     /** The drain job `wokenBy`'s append woke was never queued: the key has no runner after all. */

@@ -66,6 +66,8 @@ interface Entry extends IdempotencyRecord, Written {
   waiting?: boolean;
   /** The job data its receiver kept with it in the mailbox (`ClaimRequest.carried`), until it is settled. */
   carried?: string;
+  /** Put back in line after a failed run (`retryInLane`): not handed out before this epoch ms. */
+  retryAt?: number | undefined;
   expiresAt: number;
   /** Estimated bytes this record holds, counted in the store's total. */
   bytes: number;
@@ -184,11 +186,18 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
    * dropping ids that no longer wait; "busy" when the first is a receiver's claim still being handed
    * to the queue.
    */
-  function firstWaiter(key: string, ownId: string | undefined, at: number): string | "busy" | undefined {
+  function firstWaiter(
+    key: string,
+    ownId: string | undefined,
+    at: number,
+  ): string | "busy" | { later: number } | undefined {
     for (const id of orders.waiters(key)) {
-      if (id === ownId) return id;
       const entry = live(id);
-      if (entry?.waiting && entry.state === "queued") return id;
+      if (id === ownId || (entry?.waiting && entry.state === "queued")) {
+        // A failed run put back for its retry: the lane waits for it, in position order.
+        if (entry?.state === "queued" && (entry.retryAt ?? 0) > at) return { later: entry.retryAt! - at };
+        return id;
+      }
       if (entry?.waiting && entry.state === "processing" && entry.leaseUntil! > at) return "busy";
       orders.leave(key, id);
     }
@@ -210,6 +219,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       leaseUntil: at + leaseMs,
       attempts: entry.attempts + 1,
       waiting: false,
+      retryAt: undefined,
       order: { key, ...(position !== undefined ? { position } : {}), holdsKey: !stale },
       expiresAt: at + retentionMs,
     };
@@ -281,9 +291,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       }
       if (entry?.state === "queued" && !takeQueued) {
         // Another payload under a queued id waits for the queued one's outcome instead of being acknowledged.
-        return entry.fingerprint === fingerprint
-          ? { status: "queued" }
-          : { status: "processing", retryAfterMs: leaseMs };
+        if (entry.fingerprint !== fingerprint) return { status: "processing", retryAfterMs: leaseMs };
+        // Waiting in its mailbox, which has a runner: a duplicate, no new claim (see ORDERED_CLAIM).
+        if (entry.waiting && entry.order && orders.hasRunner(entry.order.key))
+          return { status: "queued", inLane: true };
+        return { status: "queued" };
       }
       // A receiver taking over a queued record whose job is missing: while the hand-off lease of the
       // receiver that queued it at claim is live, its job may still be on its way.
@@ -311,6 +323,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         orders.wait(order.key, id, order.position);
         const first = firstWaiter(order.key, id, at);
         if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
+        if (typeof first === "object") return { status: "processing", retryAfterMs: first.later, key: true };
         if (first !== undefined && first !== id) {
           put(id, {
             state: "queued",
@@ -341,6 +354,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         order: undefined,
         waiting: false,
         carried: undefined,
+        retryAt: undefined,
         expiresAt: at + retentionMs,
         bytes: 0,
         written: 0,
@@ -418,6 +432,26 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       });
     },
 
+    laneRunning: (order) => orders.beingRun(order.key),
+
+    retryInLane(claim, error, delayMs) {
+      const key = claim.order?.key;
+      if (key === undefined) return false;
+      const at = now();
+      return ownedUpdate(claim, ["processing"], (entry) => {
+        letGoOfKey(entry, claim.id);
+        entry.state = "queued";
+        entry.error = error;
+        entry.leaseUntil = undefined;
+        entry.retryAt = at + delayMs;
+        entry.waiting = true;
+        orders.wait(key, claim.id, entry.order?.position);
+        // The key keeps its runner past the retry: appends meanwhile wake none (see ORDERED_RETRY).
+        orders.runner(key, at + delayMs + DEFAULT_LEASE_MS);
+        orders.retryUntil(key, at + delayMs + DEFAULT_LEASE_MS);
+      });
+    },
+
     markQueued(claim) {
       return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "queued";
@@ -450,6 +484,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       if (orders.heldFor(order.key, owner) !== undefined) return undefined;
       returnLapsedHolder(order.key, undefined, at);
       const first = firstWaiter(order.key, undefined, at);
+      // The head waits for its retry: the runner that put it back comes again then (see `retryInLane`).
+      if (typeof first === "object") return undefined;
       if (first !== undefined && first !== "busy") return runWaiter(first, order.key, owner, leaseMs, at);
       // The runner stops here, in the step that found the list empty: an append from now on wakes another.
       orders.runner(order.key, undefined);

@@ -71,6 +71,12 @@ export interface ClaimRequest {
    * so a frozen or partitioned holder cannot keep the id, or a timed-out statement run on, for ever.
    */
   handlerTimeoutMs?: number;
+  /**
+   * A worker whose queue counts its job's runs: this run's number as the queue counts it (its
+   * retries so far, plus one). The record keeps it rather than counting one more over the receiver's
+   * queued mark, so the record, the job and `ctx.attempt` say the same. A store may ignore it.
+   */
+  attempt?: number;
 }
 
 /** Where a notification stands among the others of its ordering key (a subscription, by default). */
@@ -125,8 +131,11 @@ export type ClaimResult =
    * `full: true`, a claim `forQueue` met its key's waiting list at its maximum length: not accepted.
    */
   | { status: "processing"; retryAfterMs: number; key?: true; full?: true }
-  /** Accepted into a durable queue earlier; a worker will run it. */
-  | { status: "queued" }
+  /**
+   * Accepted into a durable queue earlier; a worker will run it. `inLane`: it waits in its key's
+   * mailbox, which has a runner now; it has no job of its own to look for, and nothing is queued again.
+   */
+  | { status: "queued"; inLane?: true }
   /** Done before; `answer` is what was answered then. */
   | { status: "completed"; answer: StoredAnswer }
   /** The id completed with a different payload fingerprint. */
@@ -174,6 +183,22 @@ export interface IdempotencyStore {
    * is left without a runner. A store without it gets one job per notification.
    */
   markWaiting?(claim: ClaimHandle, leaseMs: number): Awaitable<MailboxAppend>;
+  /**
+   * A run of an ordered lane (a claim made in order by a worker) that failed with attempts left: the
+   * record goes back, queued, into its key's waiting list at its position, with its attempts, its error
+   * and the job data kept with it, to be retried no sooner than `delayMs` from now. Until then nothing
+   * behind it in the list is handed out (`takeNext` answers none, a worker's claim `processing` with the
+   * time left), so the lane keeps position order through a retry. False when the claim is no longer
+   * the caller's. A store without it fails the record, and the lane goes on without it.
+   */
+  retryInLane?(claim: ClaimHandle, error: string, delayMs: number): Awaitable<boolean>;
+  /**
+   * Whether the order key's mailbox is being run now: a worker holds the key under a live lease, or a
+   * runner put a failed notification back for its retry (`retryInLane`) and comes back for it. The
+   * queue's sweep asks it before taking a waiting notification, which has no job of its own, for one
+   * whose job was lost. (A drain job merely on its way is not counted: it may be the job that was lost.)
+   */
+  laneRunning?(order: { key: string }): Awaitable<boolean>;
   /** Forget a claim that will not be processed (the queue refused it), so a redelivery starts afresh. */
   release(claim: ClaimHandle): Awaitable<boolean>;
   get(record: RecordRef): Awaitable<IdempotencyRecord | undefined>;

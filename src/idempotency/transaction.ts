@@ -39,6 +39,26 @@ export interface TransactionalClaim {
   /** Roll back the claim with everything in its transaction and record nothing: as if never claimed. */
   discard?(): Promise<void>;
   /**
+   * The run's number as the queue counts it, for a claim the store counted otherwise (a waiter run
+   * from its key's list, whose job was read only after the claim): kept on the record, in the claim's
+   * transaction, and in the result's `attempt`. Called before the handler starts.
+   */
+  countAttempt?(attempt: number): Promise<void>;
+  /** Mark where `requeueInLane` rolls the handler's writes back to: called before the handler starts. */
+  savepoint?(): Promise<void>;
+  /**
+   * An ordered claim whose attempt failed: roll the handler's writes back to the savepoint, then ask
+   * `retry` (given the transaction) in how many ms the queue retries it, after failing the job in it.
+   * With an answer, commit the record back at its place in its key's waiting list, with `attempt` and
+   * `error`, the key held until then, so nothing later of the key runs first: true. Without one, or
+   * if that cannot be done, everything is rolled back and the failure recorded as `rollback` does: false.
+   */
+  requeueInLane?(
+    attempt: number,
+    error: string,
+    retry: (transaction: unknown) => Promise<number | undefined>,
+  ): Promise<boolean>;
+  /**
    * Call `stop` at once if the transaction is lost under the handler (it ended, or a statement failed
    * and the database let go of its locks): another delivery may run the notification now.
    */

@@ -1,4 +1,6 @@
+import { redactCardText } from "./card-numbers.js";
 import { MAX_REDACT_DEPTH, REDACTED, type RedactOptions, redactNotification } from "./redact.js";
+import { keyShown } from "./transform-payload.js";
 
 /** Stands in for a redacted email: still an email, so the recording passes the schema on replay. */
 export const REDACTED_EMAIL = "redacted@redacted.invalid";
@@ -42,8 +44,9 @@ function redactedShape(original: Record<string, unknown>, depth: number): Record
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(original)) {
     if (k === "__proto__") continue;
-    if (typeof v === "string") out[k] = REDACTED;
-    else if (isObject(v)) out[k] = redactedShape(v, depth + 1);
+    const key = keyShown(k, redactCardText, out, original);
+    if (typeof v === "string") out[key] = REDACTED;
+    else if (isObject(v)) out[key] = redactedShape(v, depth + 1);
   }
   return out;
 }

@@ -14,10 +14,26 @@ export type KeyKind =
 
 /**
  * Keys are compared after lower-casing and dropping everything but letters and digits, so `CVV`,
- * `cvv2`, `Card-Pwd` and `securityCode` all match.
+ * `cvv2`, `Card-Pwd` and `securityCode` all match. The verification codes' names are found anywhere
+ * in the folded key (`card_cvv`, `cvc_code`, `cvv_number`, `cardCvc`); the short names that other
+ * words contain (`cid` in `incident`, `pin` in `shipping`) only as a word of the key (`card_cid`,
+ * `pinCode`).
  */
-const CARD_VERIFICATION =
-  /^(?:cvc|cvv|cvn|cav|csc)2?$|^(?:card)?(?:pwd|password|pin)$|securitycode|verification(?:value|code)/;
+const CARD_VERIFICATION = /cvc|cvv|cvn|csc|cvd|pwd|password|passcode|securitycode|verification(?:value|code)/;
+const VERIFICATION_WORD = /^(?:cid|cav|pin)2?$/;
+/** A key's words: split at anything but letters and digits, and where camel case starts a word. */
+const words = (key: string): string[] =>
+  key
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .toLowerCase()
+    .split(/[^a-z0-9]+/);
+/** What a check of the code answered (`cvc_result: "M"`, the interface's own field), not the code. */
+const OUTCOME_WORD = /^(?:result|response|status|check|match|outcome|indicator|present|provided)$/;
+function namesVerification(key: string, folded: string): boolean {
+  const parts = words(key);
+  if (OUTCOME_WORD.test(parts.at(-1) ?? "")) return false;
+  return CARD_VERIFICATION.test(folded) || parts.some((word) => VERIFICATION_WORD.test(word));
+}
 const CARD_NUMBER = /^(?:cardnumber|pan|primaryaccountnumber)$/;
 const CARD_DERIVED = /^(?:cardmd5|cardhash|cardcontractid)$/;
 
@@ -54,7 +70,7 @@ export function kindOfKey(key: string): KeyKind {
   const cached = cache.get(key);
   if (cached !== undefined) return cached;
   const folded = key.toLowerCase().replace(/[^a-z0-9]/g, "");
-  const kind: KeyKind = CARD_VERIFICATION.test(folded)
+  const kind: KeyKind = namesVerification(key, folded)
     ? "card_verification"
     : CARD_NUMBER.test(folded)
       ? "card_number"

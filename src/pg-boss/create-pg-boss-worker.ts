@@ -15,7 +15,8 @@ import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
-import { checkBoss, pgBossQueue, queueName } from "./pg-boss-queue.js";
+import { checkBoss, checkStarted, pgBossQueue, queueName } from "./pg-boss-queue.js";
+import { restoringEvery } from "./restore-archived.js";
 import { type PgBossRunner, type ReadyJob, runJob } from "./run-job.js";
 
 export interface CreatePgBossWorkerOptions extends SubscriptionHandlers, HandlerHooks {
@@ -52,7 +53,11 @@ export interface PgBossWorkerHealth extends ReceiverHealth {
 }
 
 export interface PgBossNotificationWorker {
-  /** Resolves once the queues exist and pg-boss's job table is readable. */
+  /**
+   * Resolves once pg-boss is started, the queues exist, pg-boss's job table is readable and the
+   * store's tables are there; else rejects with `MW_PGBOSS_SETUP` (or the store's `MW_MISSING_TABLE`).
+   * The worker keeps trying meanwhile, and runs its jobs once the set-up is put right.
+   */
   waitUntilReady(): Promise<void>;
   /** Pings the store and pg-boss within `timeoutMs` (default 500 ms); `ok` is false once closed. */
   health(options?: HealthOptions): Promise<PgBossWorkerHealth>;
@@ -184,6 +189,21 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
     inHand.set(job.id, run);
   }
 
+  /** The set-up, checked before the first look at the queue (and again after a failed check). */
+  let checked: Promise<void> | undefined;
+  const setUp = () =>
+    (checked ??= (async () => {
+      checkStarted("createPgBossWorker", boss);
+      await queue.ready();
+      // A store without its tables would fail every claim, leaving each job to wait in silence.
+      await store.ping?.();
+    })().catch((err) => {
+      checked = undefined;
+      throw err;
+    }));
+
+  const restore = restoringEvery(() => boss.getDb(), queue.table, [name, queue.deadLetter], logger);
+
   async function poll(): Promise<void> {
     let readyLogged = false;
     while (!stopping) {
@@ -197,11 +217,14 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
       const skipped = [...inHand.keys(), ...[...putOff].filter(([, off]) => off.until > now).map(([id]) => id)];
       let jobs: ReadyJob[];
       try {
-        await queue.ready();
+        await setUp();
+        checkStarted("createPgBossWorker", boss);
+        await restore();
         jobs = (await boss.getDb().executeSql(queue.table.ready, [name, free, skipped])).rows;
         readyLogged = false;
       } catch (err) {
-        if (!readyLogged) logger.error({ err, queue: name }, "cannot read the pg-boss queue; trying again");
+        if (!readyLogged)
+          logger.error({ err, queue: name }, "worker cannot take jobs (set-up or database); trying again");
         readyLogged = true;
         await pause(pollingIntervalMs);
         continue;
@@ -214,7 +237,7 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
 
   let closing: Promise<boolean> | undefined;
   return {
-    waitUntilReady: () => queue.ready(),
+    waitUntilReady: setUp,
     async health(healthOptions) {
       const health = await checkHealth(store, queue, healthOptions, {
         inFlight: () => inHand.size,

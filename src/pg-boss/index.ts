@@ -6,6 +6,7 @@ export {
   type PgBossNotificationWorker,
   type PgBossWorkerHealth,
 } from "./create-pg-boss-worker.js";
+export { discardDeadLetters, type PgBossDiscardOptions, type PgBossDiscardResult } from "./discard.js";
 // Named for pg-boss: /bullmq's jobIdFor and redrive take other arguments.
 export { jobIdFor as pgBossJobIdFor, PgBossSetupError } from "./job-table.js";
 export {

@@ -41,6 +41,10 @@ export function jobIdFor(queue: string, notificationId: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
+/** The columns of pg-boss 10's job (and archive) table a restored job keeps as they were. */
+const RESTORED = `id, name, priority, data, state, retry_limit, retry_count, retry_delay, retry_backoff, start_after,
+  started_on, singleton_key, singleton_on, expire_in, created_on, dead_letter, policy, output`;
+
 /**
  * The statements on pg-boss's job table that its API has no call for: finding jobs without taking
  * them, and taking one named job inside the caller's transaction. pg-boss's own `fetch` commits a job
@@ -68,7 +72,8 @@ export function jobTable(schema: string) {
      * Jobs ready to run, as pg-boss's `fetch` orders them, leaving out those another worker's
      * transaction holds (running now) and `$3`, the ones this worker has in hand or put off.
      */
-    ready: `SELECT id, data, (extract(epoch from created_on) * 1000)::float8 AS created_ms FROM ${job}
+    ready: `SELECT id, data, (extract(epoch from created_on) * 1000)::float8 AS created_ms, ${counted} + 1 AS attempt
+      FROM ${job}
       WHERE name = $1 AND state < 'active' AND start_after < now() AND NOT (id = ANY($3::uuid[]))
       ORDER BY priority DESC, created_on, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
     /**
@@ -77,7 +82,20 @@ export function jobTable(schema: string) {
      */
     take: `UPDATE ${job} SET state = 'active', started_on = now(), retry_count = ${counted}
       WHERE name = $1 AND id = $2 AND state < 'active'
-      RETURNING data, (extract(epoch from created_on) * 1000)::float8 AS created_ms`,
+      RETURNING data, (extract(epoch from created_on) * 1000)::float8 AS created_ms, retry_count, retry_limit`,
+    /** A job's state and, when it waits to be retried, in how many ms it is due. */
+    due: `SELECT state, greatest(0, extract(epoch from start_after - now()) * 1000)::float8 AS due_in_ms
+      FROM ${job} WHERE name = $1 AND id = $2`,
+    /**
+     * Whether a redriven job (its data holds `redriven`, the failures it was redriven after) of order
+     * key `$3` placed before `$4` (its position, a line feed, its id, compared as the waiting list
+     * compares them) still waits in queue `$1`, other than `$2`: a redriven dead letter is not in its
+     * key's waiting list, and runs only after the older ones.
+     */
+    olderRedriven: `SELECT 1 FROM ${job} WHERE name = $1 AND state < 'active' AND id <> $2 AND data ? 'redriven'
+        AND data->'order'->>'key' = $3
+        AND (coalesce(data->'order'->>'position', '') || E'\\n' || (data->>'id')) COLLATE "C" < $4::text COLLATE "C"
+      LIMIT 1`,
     /**
      * Count a failed attempt on a job whose transaction rolled back (so it is not `active`), before
      * pg-boss's `fail` retries or dead-letters it; `$3` true makes it the last attempt.
@@ -99,6 +117,27 @@ export function jobTable(schema: string) {
      */
     settle: `UPDATE ${job} SET state = 'completed', started_on = COALESCE(started_on, now()), completed_on = now()
       WHERE name = $1 AND id = $2 AND state < 'active'`,
+    /**
+     * Put back jobs of queue `$1` that pg-boss's maintenance archived while they still waited (past
+     * their `keep_until`, 14 days by default): a notification's only copy, its record still queued
+     * or failed. Back in the job table as they were, with a fresh retention as long as their first
+     * (an hour at least). `$2` is one job's id, or null for all of the queue's. Answers the ids put back.
+     */
+    restore: `WITH gone AS (
+        DELETE FROM ${schema}.archive WHERE name = $1 AND state < 'active' AND ($2::uuid IS NULL OR id = $2::uuid)
+        RETURNING *)
+      INSERT INTO ${job} (${RESTORED}, keep_until)
+        SELECT ${RESTORED}, now() + GREATEST(keep_until - created_on, interval '1 hour') FROM gone
+      ON CONFLICT DO NOTHING RETURNING id`,
+    /**
+     * Remove the waiting jobs of queue `$1` (a dead-letter queue) whose notification id is one of
+     * `$2`, archived ones included. Answers the notification ids removed.
+     */
+    discard: `WITH gone AS (DELETE FROM ${job} WHERE name = $1 AND state < 'active' AND data->>'id' = ANY($2::text[])
+        RETURNING data->>'id' AS id),
+      archived AS (DELETE FROM ${schema}.archive WHERE name = $1 AND state < 'active' AND data->>'id' = ANY($2::text[])
+        RETURNING data->>'id' AS id)
+      SELECT id FROM gone UNION SELECT id FROM archived`,
     /** Jobs waiting in a queue (a dead-letter queue), oldest first, after the key (`$2`, `$3`) of the last page. */
     waiting: `SELECT id, data, created_on FROM ${job}
       WHERE name = $1 AND state < 'active' AND (created_on, id) > ($2::timestamptz, $3::uuid)

@@ -129,6 +129,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossNotificationQueu
   let made: Promise<void> | undefined;
   const ready = () =>
     (made ??= (async () => {
+      checkStarted("pgBossQueue", boss);
       try {
         await boss.getDb().executeSql(table.columns, []);
       } catch (err) {
@@ -156,6 +157,8 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossNotificationQueu
     }));
 
   async function add(item: QueuedNotification, db: SqlExecutor | undefined): Promise<void> {
+    // Checked on every add, not only the first: a boss stopped since answers with pg-boss's own TypeError.
+    checkStarted("pgBossQueue", boss);
     await ready();
     await placeJob({ boss, name, sendOptions }, jobDataFor(item, key), db);
   }
@@ -163,9 +166,8 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossNotificationQueu
   const unavailable = (err: unknown) =>
     err instanceof PgBossQueueUnavailableError || err instanceof PgBossSetupError
       ? err
-      : new PgBossQueueUnavailableError(`pg-boss refused the job: ${(err as Error)?.message ?? String(err)}`, {
-          cause: err,
-        });
+      : // The cause's message is logged with it (pino's err serializer): said once, not twice.
+        new PgBossQueueUnavailableError("pg-boss refused the job", { cause: err });
 
   return {
     durable: true,
@@ -193,11 +195,14 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossNotificationQueu
         Promise.reject(unavailable(err)),
       ),
     async has(id) {
+      checkStarted("pgBossQueue", boss);
       const job = await withTimeout(boss.getJobById(name, jobIdFor(name, id)), timeoutMs, late("a job lookup"));
       return job !== null && LIVE_STATES.has(job.state);
     },
+    // Reads the job table, not just the server: a queue whose tables are not there is not up.
     async ping() {
-      await withTimeout(boss.getDb().executeSql("SELECT 1", []), timeoutMs, late("a ping"));
+      checkStarted("pgBossQueue", boss);
+      await withTimeout(boss.getDb().executeSql(table.columns, []), timeoutMs, late("a ping"));
     },
     // The boss is the merchant's: they stop it, after the receivers and workers that use it.
     async close() {},
@@ -239,6 +244,19 @@ export function checkBoss(what: string, boss: unknown): PgBoss {
       "boss",
     );
   return boss as PgBoss;
+}
+
+/**
+ * Refuse a boss whose own pool is not open: before `start()` (or after `stop()`) pg-boss's calls
+ * answer with an internal TypeError about `rows` rather than an error of their own. A `db` the
+ * merchant handed pg-boss is theirs to open, and is not looked at.
+ */
+export function checkStarted(what: string, boss: PgBoss): void {
+  const db = boss.getDb() as { isOurs?: boolean; opened?: boolean };
+  if (db.isOurs && !db.opened)
+    throw new PgBossSetupError(
+      `${what}: pg-boss is not started (or was stopped): call await boss.start() before receivers or workers use it`,
+    );
 }
 
 export function queueName(what: string, name: unknown): string {

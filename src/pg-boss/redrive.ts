@@ -4,6 +4,7 @@ import { MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";
 import { checkBoss, DEFAULT_PG_BOSS_JOB_OPTIONS, type PgBossJobOptions, placeJob, queueName } from "./pg-boss-queue.js";
+import { restoreArchived } from "./restore-archived.js";
 
 export interface PgBossRedriveOptions {
   /** A started `PgBoss` on the queue's database. */
@@ -43,12 +44,34 @@ export class PgBossQueueNotFoundError extends MerchantWebhooksError {
 
 const PAGE = 500;
 
+interface DeadLetter {
+  id: string;
+  data: NotificationJobData | null;
+  created_on: Date;
+}
+
+/**
+ * Dead letters as they are to go back: those of an ordered subscription by position (then id, as
+ * the waiting list orders them), oldest first, so none turns stale behind a newer one; the others
+ * in the order they failed.
+ */
+function inLaneOrder(letters: DeadLetter[]): DeadLetter[] {
+  const place = ({ data }: DeadLetter) =>
+    data?.order ? `${data.order.key}\u0000${data.order.position ?? ""}\n${data.id}` : undefined;
+  const unordered = letters.filter((letter) => place(letter) === undefined);
+  const ordered = letters
+    .filter((letter) => place(letter) !== undefined)
+    .sort((a, b) => (place(a)! < place(b)! ? -1 : place(a)! > place(b)! ? 1 : 0));
+  return [...unordered, ...ordered];
+}
+
 /**
  * Put dead-lettered notifications back to work after a fix: each job in the dead-letter queue goes
  * back to the queue under its notification's job id, with its attempts afresh, and leaves the
  * dead-letter queue. The notification's record is failed, so a worker claims it again and runs the
  * handler; one completed meanwhile (by a redelivery) is not run twice. Safe to run again after a
- * crash: a job already back in the queue is left as it is.
+ * crash: a job already back in the queue is left as it is. An ordered subscription's dead letters go
+ * back oldest first, and run in that order.
  */
 const REDRIVE_KEYS: KnownKeys<PgBossRedriveOptions> = {
   boss: true,
@@ -71,24 +94,33 @@ export async function redrive(options: PgBossRedriveOptions): Promise<PgBossRedr
   if (!(await boss.getQueue(name)))
     throw new PgBossQueueNotFoundError(name, (await boss.getQueues()).map((queue) => queue.name).sort());
   const place = { boss, name, sendOptions: { ...DEFAULT_PG_BOSS_JOB_OPTIONS, ...options.jobOptions, deadLetter } };
+  // Dead letters pg-boss's retention archived are dead letters still: back in their queue first.
+  if (!options.dryRun) await restoreArchived(boss.getDb(), table, [deadLetter]);
   const wanted = options.ids ? new Set(options.ids) : undefined;
-  const redriven = new Set<string>();
+  const letters: DeadLetter[] = [];
   let after: [Date | string, string] = ["-infinity", "00000000-0000-0000-0000-000000000000"];
   for (;;) {
     const { rows } = await boss.getDb().executeSql(table.waiting, [deadLetter, ...after, PAGE]);
-    for (const row of rows as Array<{ id: string; data: NotificationJobData | null; created_on: Date }>) {
+    for (const row of rows as DeadLetter[]) {
       const id = row.data?.id;
-      if (typeof id !== "string" || (wanted && !wanted.has(id))) continue;
-      if (!options.dryRun) {
-        // Back in the queue before out of the dead letters: a crash between the two loses nothing.
-        await placeJob(place, row.data!);
-        await boss.deleteJob(deadLetter, row.id);
-      }
-      redriven.add(id);
+      if (typeof id === "string" && (!wanted || wanted.has(id))) letters.push(row);
     }
     if (rows.length < PAGE) break;
-    const last = rows[rows.length - 1] as { id: string; created_on: Date };
+    const last = rows[rows.length - 1] as DeadLetter;
     after = [last.created_on, last.id];
+  }
+  const redriven = new Set<string>();
+  for (const row of inLaneOrder(letters)) {
+    if (!options.dryRun) {
+      // Marked redriven, an ordered one waits for the older redriven ones of its subscription. The
+      // mark is the list of failures a console redrive notes there (kept as it is, or made empty).
+      const notes = (row.data as { redriven?: unknown }).redriven;
+      const data = row.data!.order ? { ...row.data!, redriven: Array.isArray(notes) ? notes : [] } : row.data!;
+      // Back in the queue before out of the dead letters: a crash between the two loses nothing.
+      await placeJob(place, data);
+      await boss.deleteJob(deadLetter, row.id);
+    }
+    redriven.add(row.data!.id);
   }
   return {
     redriven: [...redriven],

@@ -20,6 +20,8 @@ export interface ReadyJob {
   id: string;
   data: unknown;
   created_ms: number;
+  /** The run this look would be, as pg-boss counts it (its retries so far, plus one). */
+  attempt: number;
 }
 
 export interface PgBossRunner {
@@ -60,6 +62,31 @@ type RunOutcome =
 
 /** When the store cannot be reached: look at the job again after this long. */
 const STORE_RETRY_MS = 1_000;
+/** A redriven job of a subscription behind an older redriven one: looked at again after this long. */
+const REDRIVEN_WAIT_MS = 100;
+
+/** A job as `take` answers it: its data, and its retries so far and allowed. */
+interface TakenJob {
+  data: unknown;
+  created_ms: number;
+  retry_count: number;
+  retry_limit: number;
+}
+
+/**
+ * Whether an older redriven job of the same subscription still waits. Out of attempts, an ordered
+ * notification leaves its subscription's waiting list; redriven, its job is back but not its place
+ * in the list, and dead letters redriven together would otherwise race for the subscription, the
+ * older ones turning stale behind a newer one. Their jobs say their order: the oldest runs first.
+ */
+async function olderRedrivenWaits(runner: PgBossRunner, job: ReadyJob, own: NotificationJob): Promise<boolean> {
+  if ((job.data as { redriven?: unknown } | null)?.redriven === undefined) return false;
+  const place = `${own.order!.position ?? ""}\n${own.id}`;
+  const { rows } = await runner.boss
+    .getDb()
+    .executeSql(runner.table.olderRedriven, [runner.name, job.id, own.order!.key, place]);
+  return rows.length > 0;
+}
 
 /**
  * Look at one ready job: claim its notification in a transaction (taking over the receiver's queued
@@ -84,6 +111,7 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
     return { done: true };
   }
   const id = own.id;
+  if (own.order && (await olderRedrivenWaits(runner, job, own))) return { done: false, retryInMs: REDRIVEN_WAIT_MS };
   const request: ClaimRequest = {
     id,
     fingerprint: own.fingerprint,
@@ -92,6 +120,7 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
     // The store bounds the transaction on the server by it: a frozen worker's job is free again after it.
     handlerTimeoutMs: runner.timeoutMs,
     takeQueued: true,
+    attempt: job.attempt,
     ...(own.order ? { order: own.order } : {}),
     ...(own.handoff ? { handoffFrom: own.handoff } : {}),
   };
@@ -164,9 +193,13 @@ async function runInTransaction(
   const started = performance.now();
   const client = transaction.transaction as Queryable;
   const jobId = runner.jobIdFor(claim.id);
-  let taken: { data: unknown; created_ms: number } | undefined;
+  let taken: TakenJob | undefined;
   try {
     [taken] = (await client.query(runner.table.take, [runner.name, jobId])).rows;
+    // Archived by pg-boss's retention while it waited (a waiter of a long-held subscription): put back
+    // in this transaction, and taken.
+    if (!taken && (await client.query(runner.table.restore, [runner.name, jobId])).rows.length > 0)
+      [taken] = (await client.query(runner.table.take, [runner.name, jobId])).rows;
   } catch {
     await transaction.rollback("store_unavailable");
     return "store_unavailable";
@@ -188,7 +221,35 @@ async function runInTransaction(
     runner.logger.error({ ...fields, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
     return "invalid";
   }
-  const attempt = Math.max(1, claim.attempt - 1);
+  // One count: the worker's own claim was made with pg-boss's (counting on after a redrive); a waiter's,
+  // made from its subscription's list, is set to its job's.
+  const attempt = known ? claim.attempt : taken.retry_count + 1;
+  if (claim.attempt !== attempt && transaction.countAttempt) {
+    try {
+      await transaction.countAttempt(attempt);
+    } catch {
+      await transaction.rollback("store_unavailable");
+      return "store_unavailable";
+    }
+  }
+  // An ordered notification whose attempt fails with attempts left keeps its place at the head of its
+  // subscription's waiting list, the subscription held until its retry: nothing later runs before it.
+  const lane =
+    claim.status === "claimed" &&
+    claim.order !== undefined &&
+    taken.retry_count < taken.retry_limit &&
+    transaction.savepoint !== undefined &&
+    transaction.requeueInLane !== undefined;
+  if (lane) {
+    try {
+      await transaction.savepoint!();
+    } catch {
+      await transaction.rollback("store_unavailable");
+      return "store_unavailable";
+    }
+  }
+  // What the handler threw, seen as it ran: an ordered run's rollback asks it how to be retried.
+  const failed: { inLane: boolean; err?: unknown; retryInMs?: number } = { inLane: false };
   const queueLagMs = Date.now() - data.receivedAt;
   const observation = observeJob({
     carrier: (taken.data as { trace?: unknown } | null)?.trace,
@@ -209,13 +270,17 @@ async function runInTransaction(
       leaseMs: runner.leaseMs,
       ctxLogger: runner.ctxLogger,
       order: claimedOrder(claim.order, claim, runner.onStale),
-      transaction: completingJob(transaction, client, runner, jobId),
+      transaction: completingJob(transaction, client, runner, jobId, lane ? failed : undefined),
     },
     {
       stop: runner.shutdown,
       // A transaction's completion is its commit: nothing is written after it to retry.
       retryCompletion: () => {},
-      observeHandler: observation.handler,
+      observeHandler: (info, run) =>
+        observation.handler(info, run).catch((err: unknown) => {
+          failed.err = err;
+          throw err;
+        }),
     },
   );
   const line = {
@@ -230,12 +295,23 @@ async function runInTransaction(
   observation.end(line, true);
   if ("err" in result) {
     const err = redactErrorInPlace(result.err, runner.redact, data.notification);
+    if (await completedElsewhere(runner, jobId)) {
+      // Its transaction was lost (a frozen or cut-off worker) and another worker ran it since: nothing
+      // failed, and nothing is left to do.
+      runner.logger.info(
+        { ...line, outcome: "completed_elsewhere", err },
+        "notification completed by another worker while this run's transaction was lost; nothing to do",
+      );
+      return result.outcome;
+    }
     // A handler's NonRetriableError goes to the dead letters now; its RetryAfterError sets when the retry starts.
     const decision = retryDecision(err);
-    // A run cut off by the worker's close says nothing about the handler: no attempt is counted.
-    const retryInMs = runner.shutdown.aborted
-      ? undefined
-      : await failJob(runner, jobId, err, result.outcome, decision.retry === "never", decision);
+    // A run cut off by the worker's close says nothing about the handler: no attempt is counted. An
+    // ordered run kept in line was failed in its own transaction already.
+    const retryInMs =
+      runner.shutdown.aborted || failed.inLane
+        ? failed.retryInMs
+        : await failJob(runner, jobId, err, result.outcome, decision.retry === "never", decision);
     if (decision.retry === "never")
       runner.logger.error({ ...line, err }, "notification refused by its handler (non-retriable); dead-lettered");
     else if (retryInMs !== undefined)
@@ -254,6 +330,7 @@ function completingJob(
   client: Queryable,
   runner: PgBossRunner,
   jobId: string,
+  lane: { inLane: boolean; err?: unknown; retryInMs?: number } | undefined,
 ): TransactionalClaim {
   // The handler's own guard, closed the moment its run settles: the job's completion below goes
   // through the store's handle, and nothing the handler sends late can land beside it.
@@ -262,9 +339,22 @@ function completingJob(
     result: transaction.result,
     transaction: handlers.handle,
     watchLoss: transaction.watchLoss?.bind(transaction),
-    rollback: (error) => {
+    async rollback(error) {
       handlers.close();
-      return transaction.rollback(error);
+      // A run cut off by the worker's close counts no attempt: the job is left to run again at once.
+      // One its handler refused for good (NonRetriableError) is a dead letter now: the rest go ahead.
+      const decision = retryDecision(lane?.err);
+      if (!lane || runner.shutdown.aborted || decision.retry === "never") return transaction.rollback(error);
+      // The job failed in the same transaction as the record goes back in line: both or neither.
+      lane.inLane = await transaction.requeueInLane!(claimAttempt(transaction), error, async (handle) => {
+        const db = handle as Queryable;
+        await runner.boss.fail(runner.name, jobId, { outcome: error }, { db: executorOn(db) });
+        // A RetryAfterError's delay in place of pg-boss's back-off, as for any job.
+        if (decision.retry === "after") await db.query(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
+        const [job] = (await db.query(runner.table.due, [runner.name, jobId])).rows;
+        return job?.state === "retry" ? Math.ceil(job.due_in_ms) : undefined;
+      });
+      if (lane.inLane && decision.retry === "after") lane.retryInMs = decision.delayMs;
     },
     detach: () => {
       handlers.close();
@@ -287,6 +377,19 @@ function completingJob(
     },
   };
 }
+
+/** Whether the job was completed by another worker: a run that lost its transaction failed nothing then. */
+async function completedElsewhere(runner: PgBossRunner, jobId: string): Promise<boolean> {
+  try {
+    const [job] = (await runner.boss.getDb().executeSql(runner.table.due, [runner.name, jobId])).rows;
+    return job?.state === "completed";
+  } catch {
+    return false;
+  }
+}
+
+/** The store's attempt count of a claimed or stale claim. */
+const claimAttempt = (transaction: TransactionalClaim) => (transaction.result as ClaimedOrStale).attempt;
 
 /**
  * Count a failed attempt on the job and hand it to pg-boss's `fail`: retried after its back-off while

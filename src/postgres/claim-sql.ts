@@ -277,7 +277,10 @@ export async function claimIn(
   // Handed to a durable queue, an ordered claim joins its key's waiting list instead of taking the key.
   const holdsKey = order !== undefined && !stale && !forQueue;
   const waiting = order !== undefined && !stale && forQueue === true;
-  const attempt = (row?.attempts ?? 0) + 1;
+  // A queue's count of the run is kept, except that it never counts back: a job made afresh (a redrive)
+  // counts on from the record's failed runs. A queued record's count is the run it waits for.
+  const counted = (row?.attempts ?? 0) + (row?.state === "queued" ? 0 : 1);
+  const attempt = request.attempt === undefined ? (row?.attempts ?? 0) + 1 : Math.max(request.attempt, counted);
   await query(sql.upsert, [
     id,
     order?.key ?? null,

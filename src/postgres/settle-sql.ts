@@ -74,6 +74,21 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
       UPDATE ${records} r SET state = 'failed', owner = $3, lease_until = NULL, holds_key = false, waiting = false,
         attempts = $4, error = $5, updated_at = clock_timestamp()
       FROM l WHERE l.got AND r.id = $2 AND r.state <> 'completed'`,
+    /** In the claim's own transaction: the run's number as the queue counts it (`countAttempt`). */
+    setAttempt: `UPDATE ${records} SET attempts = $3 WHERE id = $1 AND owner = $2 AND state = 'processing'`,
+    /**
+     * In the claim's own transaction, its handler's writes rolled back: an ordered record whose
+     * attempt failed and is retried after `$5` ms goes back to its place in its key's waiting list,
+     * queued, its attempt and error kept, and the key stays held for `$2` until then, so no later
+     * notification of the key runs before the retry.
+     */
+    requeueInLane: `WITH kept AS (UPDATE ${records} r SET state = 'queued', waiting = true, holds_key = false,
+        lease_until = NULL, attempts = $3, error = $4, answer = NULL, updated_at = clock_timestamp()
+      WHERE r.id = $1 AND r.owner = $2 AND r.state = 'processing' AND r.order_key IS NOT NULL RETURNING r.order_key),
+      held AS (UPDATE ${positions} p SET owner = $2,
+          lease_until = clock_timestamp() + $5::float8 * interval '1 millisecond', updated_at = clock_timestamp()
+        FROM kept WHERE p.order_key = kept.order_key)
+      SELECT count(*)::int AS n FROM kept`,
   };
 }
 

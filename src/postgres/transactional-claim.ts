@@ -23,6 +23,9 @@ import type { SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
 
+/** Where an ordered claim's failed attempt rolls its handler's writes back to (`requeueInLane`). */
+const HANDLER_SAVEPOINT = "merchant_webhooks_handler";
+
 /** SQLSTATE of a statement sent in a transaction a failed statement aborted. */
 const IN_FAILED_TRANSACTION = "25P02";
 
@@ -330,6 +333,50 @@ function openClaim(
       if (ended) return;
       end();
       await abandon(client, false);
+    },
+    async countAttempt(attempt) {
+      await query(settles.setAttempt, [claimed.id, claimed.owner, attempt]);
+      claimed.attempt = attempt;
+    },
+    async savepoint() {
+      await query(`SAVEPOINT ${HANDLER_SAVEPOINT}`);
+    },
+    async requeueInLane(attempt, error, retry) {
+      if (ended) return false;
+      let retryInMs: number | undefined;
+      try {
+        // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+        const pid = error === "handler_timeout" ? backendOf(client) : undefined;
+        if (pid !== undefined) await canceller.cancel(pid);
+        await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+        retryInMs = await retry(guarded.handle);
+        if (retryInMs !== undefined) {
+          const [kept] = await query<{ n: number }>(settles.requeueInLane, [
+            claimed.id,
+            claimed.owner,
+            attempt,
+            error,
+            retryInMs,
+          ]);
+          if (kept!.n !== 1) retryInMs = undefined;
+        }
+      } catch {
+        retryInMs = undefined;
+      }
+      end();
+      if (retryInMs !== undefined) {
+        try {
+          // Sealed as the library's own commits are: the fence refuses any other.
+          await query(sealedCommit(claimed.owner));
+          db.release(client);
+          return true;
+        } catch {
+          // Not committed: nothing of it stands, and the failure is recorded below as any other.
+        }
+      }
+      await abandon(client, false);
+      await recordFailure(error);
+      return false;
     },
     async rollback(error) {
       if (ended) return;

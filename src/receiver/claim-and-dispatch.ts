@@ -214,7 +214,7 @@ async function claim(resolved: ResolvedOptions, request: ClaimRequest, fields: L
     }
     // "Already queued" must never hide a job that no longer exists (lost in a failover, removed by
     // hand): the record is taken over and the notification queued again.
-    if (claim.status === "queued" && (await jobMissing(options.queue, request.id)))
+    if (claim.status === "queued" && !claim.inLane && (await jobMissing(options.queue, request.id)))
       claim = await store.claim({ ...request, takeQueued: true });
   } catch (err) {
     const reason = "idempotency store unavailable";

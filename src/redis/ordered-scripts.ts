@@ -85,10 +85,14 @@ local function first_waiter(waiting, rec_prefix, now, own_id)
     if not head then return nil end
     local nl = string.find(head, '\\n', 1, true)
     local pos, id = string.sub(head, 1, nl - 1), string.sub(head, nl + 1)
-    if id == own_id then return id, pos, head end
-    local r = redis.call('HMGET', rec_prefix .. id, 'state', 'leaseUntil', 'waiting')
+    local r = redis.call('HMGET', rec_prefix .. id, 'state', 'leaseUntil', 'waiting', 'retryAt')
+    -- A failed run put back to be retried: the lane waits for it, in position order.
+    local retry_in = (tonumber(r[4]) or 0) - now
+    if id == own_id or (r[3] == head and r[1] == 'queued') then
+      if r[1] == 'queued' and retry_in > 0 then return 'later', retry_in end
+      return id, pos, head
+    end
     if r[3] == head then
-      if r[1] == 'queued' then return id, pos, head end
       if r[1] == 'processing' and tonumber(r[2]) and tonumber(r[2]) > now then return 'busy' end
     end
     redis.call('ZREM', waiting, head)
@@ -98,7 +102,7 @@ local function take_waiter(waiting, rec_key, member, owner, lease, retention, no
   redis.call('ZREM', waiting, member)
   local attempts = (tonumber(redis.call('HGET', rec_key, 'attempts')) or 0) + 1
   redis.call('HSET', rec_key, 'state', 'processing', 'owner', owner, 'leaseUntil', int(now + lease), 'attempts', attempts)
-  redis.call('HDEL', rec_key, 'waiting', 'holdsKey')
+  redis.call('HDEL', rec_key, 'waiting', 'holdsKey', 'retryAt')
   redis.call('PEXPIRE', rec_key, int(math.max(retention, lease)))
   return attempts
 end
@@ -164,6 +168,15 @@ end
 export const ORDERED_CLAIM = `${PRELUDE}${BEFORE}
 local handoff = ARGV[9]
 local to_queue = false
+if ARGV[8] == 'queue' and ARGV[4] ~= '1' then
+  -- A later delivery of one still waiting in its mailbox, which has a runner: a duplicate, no new claim.
+  local r = redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'waiting')
+  if r[1] == 'queued' and r[3] and r[2] == ARGV[1] then
+    local o = redis.call('HMGET', KEYS[2], 'owner', 'leaseUntil', 'runnerUntil')
+    local at = now_ms()
+    if (o[1] and (tonumber(o[2]) or 0) > at) or (tonumber(o[3]) or 0) > at then return {'queued', 'lane'} end
+  end
+end
 ${CLAIM_CHECKS}${WAITING}
 local order_key, waiting, carried_key, position, id, mode, rec_prefix = KEYS[2], KEYS[3], KEYS[4], ARGV[6], ARGV[7], ARGV[8], ARGV[10]
 local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil', 'heldSince', 'lastHeldMs')
@@ -214,17 +227,31 @@ if mode == 'queue' then
   if redis.call('PTTL', order_key) < lease then redis.call('PEXPIRE', order_key, int(math.max(retention, lease))) end
   return {'waiting', attempts, newest or '', 1}
 end
-if held then return {'processing', held_until - now, 'key'} end
-return_lapsed_holder(order_key, waiting, rec_prefix, now, id)
 -- A worker: its own record waits in the list (queued), then the list's first waiter runs.
-if redis.call('HGET', key, 'waiting') ~= member then
-  local old_member = redis.call('HGET', key, 'waiting')
-  if old_member then redis.call('ZREM', waiting, old_member) end
-  redis.call('ZADD', waiting, 0, member)
-  redis.call('PEXPIRE', waiting, int(math.max(retention, lease)))
+local function join_list()
+  if redis.call('HGET', key, 'waiting') ~= member then
+    local old_member = redis.call('HGET', key, 'waiting')
+    if old_member then redis.call('ZREM', waiting, old_member) end
+    redis.call('ZADD', waiting, 0, member)
+    redis.call('PEXPIRE', waiting, int(math.max(retention, lease)))
+  end
 end
+if held then
+  -- Held by a runner: in the list, queued, it is that runner's to take next (a redriven dead letter
+  -- among them), instead of its job coming back a lease later to find the key free.
+  join_list()
+  if state ~= 'queued' then
+    redis.call('HSET', key, 'state', 'queued', 'fingerprint', fingerprint, 'position', position, 'waiting', member)
+    redis.call('HDEL', key, 'leaseUntil', 'holdsKey', 'retryAt')
+    redis.call('PEXPIRE', key, int(retention))
+  end
+  return {'processing', held_until - now, 'key'}
+end
+return_lapsed_holder(order_key, waiting, rec_prefix, now, id)
+join_list()
 local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, id)
 if first == 'busy' then return {'processing', 50, 'key'} end
+if first == 'later' then return {'processing', first_pos, 'key'} end
 if first == id or not first then
   redis.call('ZREM', waiting, member)
   ${TAKE_RECORD}
@@ -254,6 +281,8 @@ local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil')
 if order[2] and tonumber(order[3]) and tonumber(order[3]) > now then return {} end
 return_lapsed_holder(order_key, waiting, rec_prefix, now, nil)
 local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, nil)
+-- The head waits for its retry: the runner that put it back comes again then (see ORDERED_RETRY).
+if first == 'later' then return {} end
 if not first or first == 'busy' then
   -- The runner stops here: an append from now on wakes a new one (ORDERED_MARK_WAITING), one before
   -- this was in the list to be found; a head still being handed over wakes one when it is marked.
@@ -318,6 +347,31 @@ export const ORDERED_FAIL = `${PRELUDE}${OWNED_IN(["processing"])}${FAIL_RECORD}
 return 1
 `;
 
+/**
+ * ARGV: owner, error, retentionMs, delayMs, leaseMs, id. A run of the lane that failed with attempts
+ * left: the record goes back into its key's waiting list at its position, queued, with its data and
+ * its attempts, to be retried from `retryAt` (now + delayMs). Until then `first_waiter` answers
+ * 'later' for it, so nothing behind it runs (position order), and the key keeps its runner mark past
+ * the retry, so appends meanwhile queue no drain job: the runner that put it back comes again then.
+ */
+export const ORDERED_RETRY = `${PRELUDE}${OWNED_IN(["processing"])}${LET_GO}
+local now = now_ms()
+local retry_at = now + tonumber(ARGV[4])
+local member = (redis.call('HGET', KEYS[1], 'position') or '') .. '\\n' .. ARGV[6]
+redis.call('HSET', KEYS[1], 'state', 'queued', 'error', ARGV[2], 'retryAt', int(retry_at), 'waiting', member)
+redis.call('HDEL', KEYS[1], 'leaseUntil')
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[3], 0, member)
+local keep = int(math.max(tonumber(ARGV[3]), tonumber(ARGV[4]) + tonumber(ARGV[5])))
+redis.call('PEXPIRE', KEYS[3], keep)
+local runner = math.max(tonumber(redis.call('HGET', KEYS[2], 'runnerUntil')) or 0, retry_at + tonumber(ARGV[5]))
+redis.call('HSET', KEYS[2], 'runnerUntil', int(runner), 'retryUntil', int(retry_at + tonumber(ARGV[5])))
+redis.call('HDEL', KEYS[2], 'wokenBy')
+redis.call('PEXPIRE', KEYS[2], keep)
+if redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], keep) end
+return 1
+`;
+
 /** ARGV: owner, retentionMs. The record stays in its key's waiting list, if it is in one, for a worker. */
 export const ORDERED_MARK_QUEUED = `${PRELUDE}${OWNED_IN(["processing"])}${MARK_QUEUED_RECORD}${LET_GO}
 return 1
@@ -363,6 +417,7 @@ export const ORDERED_COMMANDS = {
   mwIdemOrderedExtend: ORDERED_EXTEND,
   mwIdemOrderedComplete: ORDERED_COMPLETE,
   mwIdemOrderedFail: ORDERED_FAIL,
+  mwIdemOrderedRetry: ORDERED_RETRY,
   mwIdemOrderedMarkQueued: ORDERED_MARK_QUEUED,
   mwIdemOrderedMarkWaiting: ORDERED_MARK_WAITING,
   mwIdemOrderedRelease: ORDERED_RELEASE,

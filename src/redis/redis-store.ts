@@ -288,6 +288,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         case "completed":
           return { status, answer: JSON.parse(String(value)) as StoredAnswer };
         case "queued":
+          return value === "lane" ? { status, inLane: true } : { status };
         case "conflict":
           return { status };
         default:
@@ -310,6 +311,30 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         lease,
       ])) as [number, number];
       return { queued: marked === 1, wake: wake === 1 };
+    },
+
+    async laneRunning(order) {
+      const keys = orderedKeys(prefix, order.key, "");
+      const [owner, leaseUntil, retryUntil] = await connection.run("lane running", (client) =>
+        client.hmget(keys.order, "owner", "leaseUntil", "retryUntil"),
+      );
+      // Compared with this clock, not the server's: a skew only makes the sweep look again next time.
+      const now = Date.now();
+      return (owner !== null && Number(leaseUntil) > now) || Number(retryUntil) > now;
+    },
+
+    async retryInLane(claim, error, delayMs) {
+      const keys = orderedKeys(prefix, claim.order!.key, claim.id);
+      const reply = await send("retry in lane", "mwIdemOrderedRetry", [
+        ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
+        claim.owner,
+        error,
+        retentionMs,
+        Math.max(0, Math.round(delayMs)),
+        leaseMs,
+        claim.id,
+      ]);
+      return reply === 1;
     },
 
     async get(record) {

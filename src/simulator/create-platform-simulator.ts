@@ -105,20 +105,27 @@ export function createPlatformSimulator(options: PlatformSimulatorOptions = {}):
   });
   const lists = createListTables();
 
-  const subscriptions = createSubscriptions((notification: SubscriptionNotification) => {
-    if (!options.webhookUrl)
-      throw optionError(
-        new Error("createPlatformSimulator: webhookUrl is needed to send subscription notifications"),
-        "MW_INVALID_OPTION",
-        "webhookUrl",
-      );
-    deliverer.send(options.webhookUrl, notification, {
-      id: notification.id,
-      kind: "subscription",
-      event_type: notification.event_type,
-      subscription_id: notification.resource.id,
-    });
-  });
+  const subscriptions = createSubscriptions(
+    (notification: SubscriptionNotification) => {
+      if (!options.webhookUrl)
+        throw optionError(
+          new Error("createPlatformSimulator: webhookUrl is needed to send subscription notifications"),
+          "MW_INVALID_OPTION",
+          "webhookUrl",
+        );
+      deliverer.send(options.webhookUrl, notification, {
+        id: notification.id,
+        kind: "subscription",
+        event_type: notification.event_type,
+        subscription_id: notification.resource.id,
+      });
+    },
+    (subscription) =>
+      book.renewalOrder(subscription.merchant_id, `${subscription.id}-phase-${subscription.phase}`, {
+        currency_code: "USD",
+        value: "9.99",
+      }).id,
+  );
 
   const routes = new Map<string, Route>([
     ["/v1/payment/orders", (body) => book.create(body)],

@@ -16,6 +16,12 @@ export interface ChaosOptions {
   reserializeRetries?: boolean;
   /** Wait this long before every attempt, on top of the schedule. Default 0. */
   delayMs?: number;
+  /**
+   * Share of notifications and events never delivered at all (no attempt is made; the delivery log
+   * marks them `dropped`), as a platform that lost them would: what `merchant-webhooks/reconcile`
+   * finds. Default 0.
+   */
+  dropRate?: number;
 }
 
 /** Headers for one attempt; `id` is the notification id, the same on every attempt. */
@@ -146,7 +152,7 @@ export function createDeliverer(options: DelivererOptions) {
     record.pending = !record.delivered && closed && record.attempts.length < options.retrySchedule.length;
   }
 
-  function start(url: string, payload: unknown, meta: DeliveryMeta, duplicate: boolean): void {
+  function start(url: string, payload: unknown, meta: DeliveryMeta, duplicate: boolean, dropped = false): void {
     const window = chaos.reorderWindowMs ?? 0;
     const held = window > 0 && random() < (chaos.reorderRate ?? 1);
     const record: DeliveryRecord = {
@@ -159,8 +165,10 @@ export function createDeliverer(options: DelivererOptions) {
       held,
       firstSent: 0,
       attempts: [],
+      ...(dropped ? { dropped, pending: false } : {}),
     };
     records.push(record);
+    if (dropped) return;
     const task = run(record, payload, held ? random() * window : 0);
     running.add(task);
     void task.finally(() => running.delete(task));
@@ -172,6 +180,12 @@ export function createDeliverer(options: DelivererOptions) {
     /** Start delivering `payload` to `url`; with chaos, perhaps twice. */
     send(url: string, payload: unknown, meta: DeliveryMeta): void {
       if (closed) throw coded(new Error("the simulator is closed"), "MW_SIMULATOR_CLOSED");
+      // A dropped notification is lost whole: no duplicate of it goes out either.
+      // Drawn only with a rate set, so seeded runs without one draw as before.
+      if (chaos.dropRate && random() < chaos.dropRate) {
+        start(url, payload, meta, false, true);
+        return;
+      }
       start(url, payload, meta, false);
       if (random() < (chaos.duplicateRate ?? 0)) start(url, payload, meta, true);
     },

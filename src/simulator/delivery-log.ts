@@ -27,6 +27,8 @@ export interface DeliveryRecord {
   pending: boolean;
   /** A chaos duplicate: the same notification sent again as a separate delivery. */
   duplicate: boolean;
+  /** Lost by chaos (`dropRate`): never attempted, as a platform that never sends it. */
+  dropped?: boolean;
   /** Held back by the chaos reorder window before its first attempt. */
   held: boolean;
   /** The order in which deliveries made their first attempt (1-based); 0 before it. */

@@ -22,6 +22,7 @@ const CHAOS_KEYS = {
   reorderRate: true,
   reserializeRetries: true,
   delayMs: true,
+  dropRate: true,
 } as const satisfies KnownKeys<ChaosOptions>;
 
 /**
@@ -81,7 +82,7 @@ export function checkOptions(options: PlatformSimulatorOptions): void {
       "MW_INVALID_TIMEOUT",
       "attemptTimeoutMs",
     );
-  for (const name of ["duplicateRate", "reorderRate"] as const) {
+  for (const name of ["duplicateRate", "reorderRate", "dropRate"] as const) {
     const rate = options.chaos?.[name];
     if (rate !== undefined && !(rate >= 0 && rate <= 1))
       throw optionError(

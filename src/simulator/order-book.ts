@@ -113,6 +113,25 @@ export function createOrderBook(options: { baseUrl: () => string; events: EventS
       return view(stored);
     },
 
+    /**
+     * The order a subscription's renewal charges: created paid (COMPLETED), with no order event, so the
+     * renewal's `payment_detail.order_id` names an order QueryOrder finds.
+     */
+    renewalOrder(merchant: string, reference: string, amount: { currency_code: string; value: string }): QueriedOrder {
+      const created = this.create({
+        merchant_id: merchant,
+        reference_id: reference,
+        purchase_units: [{ reference_id: reference, amount }],
+      });
+      const stored = orders.get(created.id)!;
+      stored.paid = true;
+      stored.refundable = stored.total;
+      stored.order.paid_amount = stored.total;
+      stored.order.payment_channel = "CREDIT_CARD";
+      stored.order.status = "COMPLETED";
+      return view(stored);
+    },
+
     query(body: unknown): QueriedOrder {
       return view(find(parseRequest(queryOrderRequestSchema, body)));
     },

@@ -9,6 +9,11 @@ export interface CreateSubscriptionInput {
   product: Product;
   /** The merchant's reference; default one derived from the subscription id. */
   reference_id?: string;
+  /**
+   * The billing period: the notification of phase n says the next charge is due at creation time
+   * plus n periods (`next_execution_time`, while the subscription is active). Default 30 days.
+   */
+  periodMs?: number;
 }
 
 /** The subscription lifecycle calls; each sends its notification and resolves to it once queued. */
@@ -36,7 +41,11 @@ const STATUS_AFTER: Readonly<Record<string, string>> = {
  * gets a later `resource.update_time` than the one before (milliseconds, strictly increasing), so a
  * receiver's ordering can tell a late retry from a newer event.
  */
-export function createSubscriptions(send: (notification: SubscriptionNotification) => void) {
+export function createSubscriptions(
+  send: (notification: SubscriptionNotification) => void,
+  /** Charges a renewal: the id of the paid order its `payment_detail.order_id` names. */
+  chargeRenewal?: (subscription: { id: string; merchant_id: string; phase: number }) => string,
+) {
   const ids = idSequence("SUB");
   const all = new Map<string, SimulatedSubscription>();
 
@@ -49,6 +58,7 @@ export function createSubscriptions(send: (notification: SubscriptionNotificatio
     let phase = 1;
     let status = "ACTIVE";
     let lastUpdate = 0;
+    const periodMs = input.periodMs ?? 30 * 24 * 60 * 60 * 1000;
 
     function notify(eventType: string, reason?: string): SubscriptionNotification {
       // Strictly later than the previous event of this subscription, even within one millisecond.
@@ -80,6 +90,13 @@ export function createSubscriptions(send: (notification: SubscriptionNotificatio
       }
       status = STATUS_AFTER[eventType] ?? status;
       resource.subscription_status = status;
+      if (status === "ACTIVE") resource.next_execution_time = createdAt.getTime() + phase * periodMs;
+      else delete resource.next_execution_time;
+      const detail = resource.renewal_event?.payment_detail;
+      if (eventType === "SUBSCRIPTION_RENEW" && detail && chargeRenewal) {
+        detail.order_id = chargeRenewal({ id, merchant_id: input.merchant_id, phase });
+        detail.status = "COMPLETED";
+      }
       send(built);
       return built;
     }

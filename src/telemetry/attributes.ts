@@ -19,6 +19,9 @@ export const ATTR = {
   status: "http.response.status_code",
   errorType: "error.type",
   queue: "messaging.destination.name",
+  gapKind: "webhook.reconcile.gap_kind",
+  repaired: "webhook.reconcile.repaired",
+  mode: "webhook.reconcile.mode",
 } as const;
 
 /**

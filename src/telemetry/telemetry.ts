@@ -10,6 +10,7 @@ export interface Metrics {
   handlerDuration: Histogram;
   receiveDuration: Histogram;
   queueLag: Histogram;
+  reconcileGaps: Counter;
 }
 
 /** What is recorded while an OpenTelemetry SDK is registered; either part may be off on its own. */
@@ -109,6 +110,10 @@ function metricsOf(meter: Meter): Metrics {
       description: "Time from a request reaching the receiver to its answer",
       unit: "s",
       advice: { explicitBucketBoundaries: RECEIVE_BUCKETS },
+    }),
+    reconcileGaps: meter.createCounter("webhook.reconcile.gaps", {
+      description: "Gaps reconcile runs found (what the platform never delivered), by kind, mode and whether repaired",
+      unit: "{gap}",
     }),
     queueLag: meter.createHistogram("webhook.queue.lag", {
       description: "Time from the receiver's acknowledgement to a worker's first start of the notification",

@@ -30,7 +30,7 @@ describe("usage errors", () => {
     expectShortUsage(missing.stderr, "replay", "--url is required");
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toBe(
-      'unknown command "reply": the commands are replay, send, validate, simulate, redrive, inspect\n' +
+      'unknown command "reply": the commands are replay, send, validate, simulate, redrive, inspect, reconcile\n' +
         'Run "merchant-webhooks --help" for what each does.\n',
     );
   });

@@ -357,7 +357,8 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       expect(first).toMatchObject({ status: "claimed", id: "n-1", appended: { wake: true } });
       expect(await store.get({ id: "n-1", order: { key: "sub-1" } })).toMatchObject({ state: "queued" });
       expect(await carriedClaim("n-2", "r2", T2)).toMatchObject({ status: "claimed", appended: { wake: false } });
-      expect(await carriedClaim("n-2", "r2b", T2)).toEqual({ status: "queued" });
+      // A later delivery while it waits in the mailbox, which has a runner: a duplicate, no job to look for.
+      expect(await carriedClaim("n-2", "r2b", T2)).toEqual({ status: "queued", inLane: true });
       // The drain job's worker runs its own notification from its job, then is handed the next with its data.
       const own = await workerClaim(store, "n-1", "w1", T1);
       expect(own).toMatchObject({ status: "claimed", id: "n-1" });

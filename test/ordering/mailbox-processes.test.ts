@@ -1,14 +1,11 @@
 import { Redis } from "ioredis";
-import { createReceiver, type Receiver } from "merchant-webhooks";
+import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
-import type { SubscriptionNotification } from "merchant-webhooks/schema";
-import { buildNotification } from "merchant-webhooks/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { queueWorkerEnv, spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { untilQueueEmpty } from "./fixtures/mailbox.js";
+import { backlog, sendAll, untilQueueEmpty, workerProcesses } from "./fixtures/mailbox.js";
 
 /** Short leases, stalled checks and sweeps, so a dead runner's mailbox is taken up again in seconds. */
 const LEASE_MS = 2_000;
@@ -16,28 +13,6 @@ const STALLED_INTERVAL_MS = 500;
 const SWEEP_EVERY_MS = 2_000;
 /** The sweep takes copies of this age or more (`sweepQueued`'s default). */
 const SWEEP_MIN_AGE_MS = 10_000;
-
-/** `count` renewals of one subscription, one second apart, in position order. */
-function backlog(run: string, count: number): SubscriptionNotification[] {
-  const base = Date.UTC(2026, 2, 1, 0, 0, 0);
-  return Array.from({ length: count }, (_, i) =>
-    buildNotification("SUBSCRIPTION_RENEW", {
-      id: `${run}-${i}`,
-      resource: { merchant_id: "M-1", id: `SUB-${run}`, update_time: new Date(base + i * 1000).toISOString() },
-    }),
-  );
-}
-
-async function send(receiver: Receiver, notifications: SubscriptionNotification[]): Promise<void> {
-  for (const body of notifications) {
-    const response = await receiver.handle({
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      rawBody: new TextEncoder().encode(JSON.stringify(body)),
-    });
-    expect(response.status, body.id).toBe(200);
-  }
-}
 
 describe("an ordered subscription's mailbox, run by worker processes", () => {
   const prefix = uniquePrefix("mailbox");
@@ -57,28 +32,21 @@ describe("an ordered subscription's mailbox, run by worker processes", () => {
     const queue = bullmqQueue({ connection: REDIS_URL, name, prefix });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
     cleanup.push(() => receiver.close());
-    const effects = `${prefix}-${name}-effects`;
-    const spawn = async (env: Record<string, string> = {}): Promise<WorkerProcess> => {
-      const child = await spawnWorker({
-        ...queueWorkerEnv({ redisUrl: REDIS_URL, queue: name, prefix, storePrefix, effects }),
-        CONCURRENCY: "20",
-        ...env,
-      });
-      cleanup.push(async () => {
-        child.kill("SIGKILL");
-        await child.exited;
-      });
-      return child;
-    };
-    const done = () => redis.lrange(`${effects}:done`, 0, -1);
-    const started = async (id: string) => Number((await redis.get(`${effects}:started:${id}`)) ?? 0);
+    const { spawn, done, started } = workerProcesses({
+      redis,
+      name,
+      prefix,
+      storePrefix,
+      concurrency: 20,
+      cleanup,
+    });
     return { queue, receiver, spawn, done, started };
   }
 
   it("drains 1,000 of one subscription through two worker processes from one drain job: each once, in order", async () => {
     const { queue, receiver, spawn, done, started } = setup("drain");
     const notifications = backlog(`${prefix}-drain`, 1_000);
-    await send(receiver, notifications);
+    await sendAll(receiver, notifications);
     // One job for the subscription, not one per notification (another only if sending outlasted a lease).
     const queued = await queue.queue.getJobCounts("waiting", "delayed", "active");
     expect(Object.values(queued).reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(3);
@@ -94,7 +62,7 @@ describe("an ordered subscription's mailbox, run by worker processes", () => {
   it("a runner killed with SIGKILL mid-mailbox: the rest runs once, in order, within a lease and a sweep", async () => {
     const { receiver, spawn, done, started } = setup("killed");
     const notifications = backlog(`${prefix}-killed`, 200);
-    await send(receiver, notifications);
+    await sendAll(receiver, notifications);
     const env = {
       LEASE_MS: String(LEASE_MS),
       STALLED_INTERVAL_MS: String(STALLED_INTERVAL_MS),

@@ -32,7 +32,7 @@ describe("redaction of what a first review missed", () => {
     });
   });
 
-  it("finds a card number after any digits, however grouped by single spaces or dashes", () => {
+  it("finds a card number after any digits, however grouped by single spaces or tabs", () => {
     const pans = ["4111111111111111", "5555555555554444", "378282246310005", "4222222222222", "6011000990139424"];
     let seed = 7;
     const random = (n: number) => {
@@ -41,7 +41,8 @@ describe("redaction of what a first review missed", () => {
     };
     for (let round = 0; round < 400; round++) {
       const pan = pans[round % pans.length]!;
-      const sep = [" ", "-"][random(2)]!;
+      // Not dashes: ids join their own groups with them (`ORD-20261201-00012345`); see card-scanner.test.ts.
+      const sep = [" ", "\t"][random(2)]!;
       let grouped = "";
       for (let i = 0; i < pan.length; i++) grouped += (i > 0 && random(4) === 0 ? sep : "") + pan[i];
       const prefix = Array.from({ length: random(4) }, () => String(random(1000))).join(sep);
@@ -83,9 +84,25 @@ describe("redaction of what a first review missed", () => {
 });
 
 describe("card numbers given as JSON numbers", () => {
-  it("are redacted at 13 and 14 digits too, outside ids and times", () => {
-    const out = redactNotification({ a: 4222222222222, b: 36227206271667, create_time: 4222222222222, small: 12345 });
-    expect(out).toEqual({ a: REDACTED, b: REDACTED, create_time: 4222222222222, small: 12345 });
+  it("are redacted at 13 and 14 digits too, under times, negative or fractional", () => {
+    const out = redactNotification({
+      a: 4222222222222,
+      b: 36227206271667,
+      create_time: 4222222222222,
+      negative: -4111111111111111,
+      fractional: 4222222222222.5,
+      small: 12345,
+      epoch_ms: 1796140127542,
+    });
+    expect(out).toEqual({
+      a: REDACTED,
+      b: REDACTED,
+      create_time: REDACTED,
+      negative: REDACTED,
+      fractional: REDACTED,
+      small: 12345,
+      epoch_ms: 1796140127542,
+    });
   });
 
   it("are kept out of what a handler logs directly, in the usual spellings", async () => {

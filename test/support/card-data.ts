@@ -11,7 +11,8 @@ export const CARD_TEXTS = [
   ["14 digits", "diners 36227206271667", "36227206271667"],
   ["glued to a reference", "ref 125555 5555 5555 4444", "5555 5555 4444"],
   ["dashes after short numbers", "ref 7-55-5555-5555-5555-4444 ok", "5555-5555-5555-4444"],
-  ["glued digits on both sides", "x 93782822463100057 y", "378282246310005"],
+  ["space-dash-space separated", "card 4111 - 1111 - 1111 - 1111 ok", "4111 - 1111 - 1111 - 1111"],
+  ["glued to letters", "ref ORD378282246310005X", "378282246310005"],
 ] as const;
 
 export const PAN_AS_ID = "4000056655665556";

@@ -1,5 +1,5 @@
 import { createAdmin } from "../../console/admin.js";
-import { jsonlRecordings } from "../../console/recordings.js";
+import { jsonlRecordings } from "../../console/jsonl-recordings.js";
 import type { IdempotencyStore } from "../../idempotency/store.js";
 import type { NotificationQueue } from "../../queue/queue.js";
 import * as cli from "../args.js";

@@ -1,0 +1,71 @@
+import type { Job, MinimalQueue } from "bullmq";
+import type { Cluster, Redis } from "ioredis";
+import type { NotificationJobData } from "./job-data.js";
+import { jobIdFor } from "./job-id.js";
+
+/**
+ * KEYS: the job's hash, the queue's failed set, events stream, wait list, delayed and prioritized sets.
+ * ARGV: job id, name, data, opts, timestamp, attempts made, failed reason, now.
+ *
+ * Writes the job of a notification that failed for good as BullMQ keeps a failed one (its hash, its
+ * entry in the failed set, a `failed` event), so `redrive`, the console and BullMQ's own tools find it
+ * as any dead letter. A job of the id still waiting, delayed or prioritized leaves those first; one that
+ * is active (another worker runs it) is left to that worker, and 0 is answered.
+ */
+const WRITE_DEAD_LETTER = `
+local job_key, failed, events, wait, delayed, prioritized = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local id = ARGV[1]
+if redis.call('EXISTS', job_key) == 1 and not redis.call('ZSCORE', failed, id) then
+  local moved = redis.call('LREM', wait, 0, id) + redis.call('ZREM', delayed, id) + redis.call('ZREM', prioritized, id)
+  if moved == 0 then return 0 end
+end
+redis.call('HSET', job_key, 'name', ARGV[2], 'data', ARGV[3], 'opts', ARGV[4], 'timestamp', ARGV[5],
+  'delay', 0, 'priority', 0, 'atm', ARGV[6], 'ats', ARGV[6], 'failedReason', ARGV[7],
+  'processedOn', ARGV[8], 'finishedOn', ARGV[8], 'stacktrace', '[]')
+redis.call('ZADD', failed, ARGV[8], id)
+redis.call('XADD', events, 'MAXLEN', '~', 10000, '*', 'event', 'failed', 'jobId', id, 'failedReason', ARGV[7], 'prev', 'active')
+return 1
+`;
+
+type DeadLetterClient = { mwWriteDeadLetter(...keysAndArgs: Array<string | number>): Promise<number> };
+
+/**
+ * Put a notification of an ordered lane that failed its last attempt in the queue's failed set, under
+ * its own job id, with its job data as the receiver wrote it: a lane's notifications have no job of
+ * their own, so without this the dead letter would exist only as a failed record that no redrive finds.
+ * The job's options are the drain job's (`job`), so a redriven one gets the same retry policy.
+ * Resolves true when written (or already there), false when a job of the id is running elsewhere.
+ * `client` is a connection to the queue's Redis (BullMQ's own sits behind its backend).
+ */
+export async function writeDeadLetter(
+  client: Redis | Cluster,
+  job: Job<NotificationJobData>,
+  data: NotificationJobData,
+  attemptsMade: number,
+  reason: string,
+): Promise<boolean> {
+  const queue = (job as unknown as { queue: MinimalQueue }).queue;
+  const commands = client as unknown as DeadLetterClient;
+  if (typeof commands.mwWriteDeadLetter !== "function")
+    client.defineCommand("mwWriteDeadLetter", { lua: WRITE_DEAD_LETTER, numberOfKeys: 6 });
+  const id = jobIdFor(data.id);
+  const { attempts, backoff, removeOnComplete, removeOnFail } = job.opts;
+  const opts = JSON.stringify({ attempts, backoff, removeOnComplete, removeOnFail });
+  const written = await commands.mwWriteDeadLetter(
+    queue.toKey(id),
+    queue.keys.failed!,
+    queue.keys.events!,
+    queue.keys.wait!,
+    queue.keys.delayed!,
+    queue.keys.prioritized!,
+    id,
+    data.event_type,
+    JSON.stringify(data),
+    opts,
+    data.receivedAt,
+    attemptsMade,
+    reason,
+    Date.now(),
+  );
+  return written === 1;
+}

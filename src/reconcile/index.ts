@@ -1,0 +1,25 @@
+// merchant-webhooks/reconcile: find what the platform never delivered, and repair it once.
+
+export { type ConfirmedRenewalContext, type ConfirmRenewalOptions, confirmRenewal } from "./confirm-renewal.js";
+export {
+  createReconciler,
+  DEFAULT_FINAL_STATUSES,
+  DEFAULT_INITIAL_STATUSES,
+  type OverdueRenewal,
+  type ReconcileMode,
+  type Reconciler,
+  type ReconcilerOptions,
+} from "./create-reconciler.js";
+export { memoryJournal, type ReconcileJournal, type RunCheckpoint, type SubscriptionSeen } from "./journal.js";
+export {
+  applyOrderStatusOnce,
+  ORDER_STATUS_FINGERPRINT,
+  type OrderStatusOutcome,
+  oncePerOrderStatus,
+  orderStatusKey,
+  type ReconcilableOrderEvent,
+} from "./order-status-once.js";
+export { DEFAULT_RECONCILE_PREFIX, redisJournal } from "./redis-journal.js";
+export { redisOrderLedger } from "./redis-ledger.js";
+export type { ReconcileError, ReconcileGap, ReconcileReport } from "./report.js";
+export { trackSubscriptions } from "./track-subscriptions.js";
