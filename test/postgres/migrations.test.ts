@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { createReceiver } from "merchant-webhooks";
 import {
   MissingTableError,
@@ -8,6 +9,8 @@ import {
   SchemaTooNewError,
 } from "merchant-webhooks/postgres";
 import { afterAll, describe, expect, it, vi } from "vitest";
+import { functionsSql, SCHEMA_VERSION } from "../../src/postgres/migrations.js";
+import { qualifiedNames } from "../../src/postgres/names.js";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { dropSchema, testPool, uniqueSchema } from "../support/postgres.js";
@@ -300,5 +303,17 @@ describe("a store on tables at another version", () => {
     } finally {
       await receiver.close();
     }
+  });
+});
+
+describe("the steps", () => {
+  it("install the routines version 2 recorded: a changed routine needs a new name and a step of its own", () => {
+    // Databases already at version 2 never run its step again: a routine changed under the same name
+    // would reach new databases only. Renamed (_v4) in a new step, it reaches every one.
+    const installed = createHash("sha256").update(functionsSql(qualifiedNames())).digest("hex").slice(0, 16);
+    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(2);
+    expect(installed, "the routines changed: give them a new name in a new step (src/postgres/migrations.ts)").toBe(
+      "c790605b87063baa",
+    );
   });
 });
