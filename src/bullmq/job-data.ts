@@ -122,7 +122,13 @@ export function jobDataFor(
     ...(item.trace ? { trace: item.trace } : {}),
     ...(ledger !== undefined ? { ledger } : {}),
   };
-  if (!key) return { ...common, notification: transformPayload(notification, MASKED) as SubscriptionNotification };
+  if (!key) {
+    const masked = transformPayload(notification, MASKED) as SubscriptionNotification;
+    // The notification id is the record's key, in clear in the job's own `id` and the store's key name:
+    // masking a card-like run in it here would hide nothing and hand the handler another notification's
+    // id (`WH-C32638105111479BA3EB` holds a Luhn-valid run), so its effect lands under the wrong id.
+    return { ...common, notification: { ...masked, id: notification.id } };
+  }
   const text = JSON.stringify(transformPayload(notification, WITHOUT_VERIFICATION));
   return { ...common, sealed: seal(text, key, jobContext(common, 3)) };
 }
