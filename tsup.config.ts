@@ -22,6 +22,8 @@ export default defineConfig([
       reconcile: "src/reconcile/index.ts",
       simulator: "src/simulator/index.ts",
       lambda: "adapters/lambda.ts",
+      hono: "adapters/hono.ts",
+      nest: "adapters/nest.ts",
       console: "src/console/index.ts",
     },
     format: ["esm", "cjs"],

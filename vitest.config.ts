@@ -8,7 +8,10 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   resolve: {
     alias: [
-      { find: /^merchant-webhooks\/(express|fastify|next|node|fetch|lambda)$/, replacement: here("adapters/$1.ts") },
+      {
+        find: /^merchant-webhooks\/(express|fastify|next|node|fetch|lambda|hono|nest)$/,
+        replacement: here("adapters/$1.ts"),
+      },
       { find: /^merchant-webhooks\/(schema|redis|postgres|bullmq|testing)$/, replacement: here("src/$1/index.ts") },
       { find: /^merchant-webhooks\/pg-boss$/, replacement: here("src/pg-boss/index.ts") },
       { find: /^merchant-webhooks\/(client|simulator|console|reconcile)$/, replacement: here("src/$1/index.ts") },

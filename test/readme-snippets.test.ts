@@ -84,6 +84,8 @@ function snippetProject(blocks: Block[]): string {
         types: ["node"],
         skipLibCheck: true,
         allowJs: false,
+        // Nest's decorators (docs/nest.md), as a Nest app compiles them.
+        experimentalDecorators: true,
       },
       include: ["snippets/*.ts", "src/*.ts"],
     }),

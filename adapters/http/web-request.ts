@@ -1,29 +1,41 @@
 // The Fetch API glue for the fetch and Next (App Router) adapters: reading a `Request` body within the
 // receiver's limits, and the answer as a `Response`.
 import type { ReceiverResponse } from "../../src/receiver/answer-and-log.js";
-import type { Receiver } from "../../src/receiver/create-receiver.js";
+import type { Receiver, ReceiverRequest } from "../../src/receiver/create-receiver.js";
 
 /** Feed a Fetch API `Request` to the core: the body is read once, within the receiver's limits. */
-async function handleWebRequest(receiver: Receiver, request: Request): Promise<ReceiverResponse> {
+async function handleWebRequest(
+  receiver: Receiver,
+  request: Request,
+  onAccepted: ReceiverRequest["onAccepted"],
+): Promise<ReceiverResponse> {
   const method = request.method;
   if (method !== "POST") return receiver.handle({ method, headers: request.headers });
   const read = await readWebBody(request, receiver.bodyLimit, receiver.bodyTimeoutMs);
-  if (read.ok) return receiver.handle({ method, headers: request.headers, rawBody: read.bytes });
+  if (read.ok) return receiver.handle({ method, headers: request.headers, rawBody: read.bytes, onAccepted });
   return receiver.reject(read.reason === "consumed" ? "body_consumed" : read.reason);
 }
 
 /**
- * A complete Fetch API handler around a receiver (fetch runtimes, Next's App Router). It never rejects:
- * a failure in here (a bug, never bad input) is logged and answered 500 like every other adapter does.
+ * Answer a Fetch API `Request` with a receiver (fetch runtimes, Next's App Router, Hono). It never
+ * rejects: a failure in here (a bug, never bad input) is logged and answered 500 like every other
+ * adapter does. `onAccepted` is told the notification once intake accepts it.
  */
+export async function answerWebRequest(
+  receiver: Receiver,
+  request: Request,
+  onAccepted?: ReceiverRequest["onAccepted"],
+): Promise<Response> {
+  try {
+    return toWebResponse(await handleWebRequest(receiver, request, onAccepted));
+  } catch (err) {
+    return toWebResponse(receiver.internalError(err));
+  }
+}
+
+/** A complete Fetch API handler around a receiver: `answerWebRequest` for every request. */
 export function webHandler(receiver: Receiver): (request: Request) => Promise<Response> {
-  return async (request) => {
-    try {
-      return toWebResponse(await handleWebRequest(receiver, request));
-    } catch (err) {
-      return toWebResponse(receiver.internalError(err));
-    }
-  };
+  return (request) => answerWebRequest(receiver, request);
 }
 
 /** The core's answer as a Fetch API `Response`, byte for byte what the Node adapters write. */

@@ -9,7 +9,7 @@ export {
 } from "./create-payment-client.js";
 export { InvalidRequestError, PaymentApiError, type PaymentApiErrorCode } from "./errors.js";
 export { FUND_SPLIT_DETAILS, type ListEndpoint, MERCHANT_QUOTES, profitSharingDetails } from "./list-endpoints.js";
-export { type LedgerEntry, memoryOrderLedger, type OrderLedger } from "./order-ledger.js";
+export { memoryOrderLedger, type OrderLedger, type OrderLedgerEntry } from "./order-ledger.js";
 export { DEFAULT_MAX_PAGES, type ListRecord, type Page, type PaginateOptions } from "./paginate.js";
 export type { RetryPolicy } from "./retry-policy.js";
 export * from "./schemas/index.js";

@@ -11,7 +11,8 @@ export {
   postgresStore,
 } from "./postgres-store.js";
 export { type PurgeOptions, purge } from "./purge.js";
-export { migrate, postgresSchemaSql } from "./schema-sql.js";
+export { type MigrateConnection, type MigrateResult, migrate, postgresSchemaSql } from "./schema-sql.js";
+export { SchemaTooNewError } from "./schema-version.js";
 export { type IsolationLevel, MissingTableError, PoolExhaustedError } from "./sessions.js";
 
 declare global {

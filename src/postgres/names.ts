@@ -19,6 +19,8 @@ export interface QualifiedNames {
   table: string;
   records: string;
   positions: string;
+  /** The schema version table `migrate()` keeps (one row per step run, see migrations.ts). */
+  versions: string;
   /** Index names, unqualified (PostgreSQL puts an index in its table's schema). */
   waitingIndex: string;
   positionsUpdatedIndex: string;
@@ -60,6 +62,7 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     table,
     records: `${quote(schema)}.${quote(table)}`,
     positions: `${quote(schema)}.${quote(`${table}_positions`)}`,
+    versions: `${quote(schema)}.${quote(`${table}_version`)}`,
     waitingIndex: quote(`${table}_waiting`),
     positionsUpdatedIndex: quote(`${table}_positions_updated_at`),
     lockPrefix: `${schema}.${table}:`,
@@ -70,4 +73,10 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     fenceCheckFunction: `${quote(schema)}.${quote(`${table}_fence_check_v3`)}`,
     endOverdueFunction: `${quote(schema)}.${quote(`${table}_end_overdue_v3`)}`,
   };
+}
+
+/** The call that brings these tables to this release's version, as a message names it. */
+export function migrateCallFor(names: QualifiedNames): string {
+  const own = names.schema === "public" && names.table === "merchant_webhooks_inbox";
+  return `migrate(pool${own ? "" : `, { schema: "${names.schema}", table: "${names.table}" }`}) from merchant-webhooks/postgres`;
 }

@@ -22,6 +22,7 @@ import {
 import { poolConnection } from "./connection-state.js";
 import { listIn, listStatement } from "./list-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
+import { SchemaTooNewError, versionChecked } from "./schema-version.js";
 import { ISOLATION_LEVELS, type IsolationLevel, MissingTableError, retryConflicts, sessions } from "./sessions.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
@@ -92,9 +93,9 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const connection = poolConnection(
     pool,
     () => ping(),
-    (err) => (err instanceof MissingTableError ? err.message : undefined),
+    (err) => (err instanceof MissingTableError || err instanceof SchemaTooNewError ? err.message : undefined),
   );
-  const db = sessions(pool, names, { timeoutMs, isolationLevel }, connection);
+  const db = versionChecked(sessions(pool, names, { timeoutMs, isolationLevel }, connection), names);
   const inbox = { db, names, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
   const listSql = listStatement(names, retentionSeconds);
   // Also proves the table is there: a store that would fail every claim is not healthy.

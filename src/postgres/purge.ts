@@ -2,6 +2,7 @@ import type { Pool } from "pg";
 import { DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
 import { optionError } from "../shared/errors.js";
 import { qualifiedNames, type TableNames } from "./names.js";
+import { problemWith } from "./schema-version.js";
 
 export interface PurgeOptions extends TableNames {
   /** Delete settled records (completed, failed) last changed longer ago than this. Default 7 days, the store's retention. */
@@ -28,6 +29,9 @@ export async function purge(
     );
   // A subquery, computed once before the scan: a volatile clock_timestamp() compared row by row could
   // not bound an index scan, and every purge would read the whole table.
+  // Tables this release cannot read are not its to delete from: the store's own check, first.
+  const problem = await problemWith(async (text, values) => (await pool.query(text, values)).rows, names);
+  if (problem) throw problem;
   const before = "(SELECT clock_timestamp() - $1::float8 * interval '1 second')";
   const records = await pool.query(
     `DELETE FROM ${names.records} WHERE state IN ('completed', 'failed') AND updated_at < ${before}`,

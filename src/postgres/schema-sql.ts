@@ -1,101 +1,104 @@
-import type { Pool } from "pg";
+import type { ClientBase, Pool, QueryResult } from "pg";
 import { StoreUnavailableError } from "../idempotency/store.js";
+import { MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
-import { claimFunctionSql } from "./claim-sql.js";
-import { fenceSql } from "./fence-sql.js";
+import {
+  allStepsSql,
+  baselineSql,
+  functionsSql,
+  MIGRATION_STEPS,
+  readVersionSql,
+  recordStepSql,
+  SCHEMA_VERSION,
+  versionTableSql,
+} from "./migrations.js";
 import { type QualifiedNames, qualifiedNames, type TableNames } from "./names.js";
+import { type FoundVersion, versionProblem } from "./schema-version.js";
 import { sqlState } from "./sessions.js";
-import { completeFunctionSql } from "./settle-sql.js";
-
-/**
- * The inbox's tables. Positions are compared as text byte by byte (`COLLATE "C"`), as every store
- * compares them (see src/idempotency/position.ts); a locale collation could order them differently.
- */
-export function schemaSqlFor(names: QualifiedNames): string {
-  return `CREATE SCHEMA IF NOT EXISTS "${names.schema}";
-
-CREATE TABLE IF NOT EXISTS ${names.records} (
-  id text PRIMARY KEY,
-  order_key text NULL,
-  position text COLLATE "C" NULL,
-  holds_key boolean NOT NULL DEFAULT false,
-  waiting boolean NOT NULL DEFAULT false,
-  fingerprint text NOT NULL,
-  state text NOT NULL CHECK (state IN ('processing', 'queued', 'completed', 'failed')),
-  owner text NULL,
-  lease_until timestamptz NULL,
-  attempts integer NOT NULL DEFAULT 0,
-  answer jsonb NULL,
-  error text NULL,
-  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
-);
-${createIndex(names.schema, names.waitingIndex, `${names.records} (order_key) WHERE waiting`)}
-
-CREATE TABLE IF NOT EXISTS ${names.positions} (
-  order_key text PRIMARY KEY,
-  position text COLLATE "C" NULL,
-  owner text NULL,
-  lease_until timestamptz NULL,
-  updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
-);
-${createIndex(names.schema, names.positionsUpdatedIndex, `${names.positions} (updated_at)`)}
--- The console's pages (list): one state's records by time of last change, ties by id; also purge's
--- (settled states, older than a time). The only index on the records but the id's and the waiting
--- list's (which holds only waiting rows): every record written pays for each one.
-${createIndex(names.schema, `"${names.table}_list"`, `${names.records} (state, updated_at, id)`)}
-
--- The fence around a handler's transaction, which its claim puts up and its completion seals.
-${fenceSql(names)}
-
--- A notification's claim and its completion, each one statement (see docs/postgres.md).
-${claimFunctionSql(names)}
-
-${completeFunctionSql(names)}
-`;
-}
-
-/**
- * An index, created only when missing. `CREATE INDEX IF NOT EXISTS` takes its table's share lock before it
- * finds the index there: it waits for every handler's transaction holding the table, and every new claim
- * then queues behind it, so a deploy's `migrate()` would stall the receivers already running.
- */
-function createIndex(schema: string, name: string, on: string): string {
-  return `DO $$ BEGIN
-  IF to_regclass('"${schema}".${name}') IS NULL THEN CREATE INDEX ${name} ON ${on}; END IF;
-END $$;`;
-}
 
 /** First key of `migrate()`'s two-key advisory lock (the second is the schema's hash): "mwmi" in ASCII. */
 export const MIGRATE_LOCK_SPACE = 0x6d776d69;
 
 const TABLE_NAME_KEYS: KnownKeys<TableNames> = { schema: true, table: true };
 
-/** The SQL `migrate()` runs, to review or to put in your own migrations. */
+/**
+ * The SQL `migrate()` runs on an empty database (every step, then this release's functions, each step
+ * recorded), to review or to put in your own migration tool. Idempotent; for tables already there,
+ * run `migrate()`, which runs only the steps they lack.
+ */
 export function postgresSchemaSql(options: TableNames = {}): string {
   rejectUnknownKeys("postgresSchemaSql", options, Object.keys(TABLE_NAME_KEYS));
-  return schemaSqlFor(qualifiedNames(options));
+  return allStepsSql(qualifiedNames(options));
 }
 
+/** What a `migrate()` did: the version it found, the one it left, and the steps it ran (none: nothing to do). */
+export interface MigrateResult {
+  from: number;
+  to: number;
+  steps: number[];
+}
+
+/** A pool (a client is checked out for the run) or a connected client, which stays the caller's. */
+export type MigrateConnection = Pick<Pool, "connect" | "query"> | Pick<ClientBase, "query">;
+
 /**
- * Create the inbox tables and indexes if they do not exist, and install (or replace) the store's claim
- * and completion functions; safe to run on every deploy. The store never creates them itself: a
- * missing table or function is an error that names this function.
+ * Bring the inbox's tables to this release's schema version: create them, or run the steps they lack
+ * (0.1.0's tables included), each in a transaction of its own and recorded in `<table>_version`, and
+ * install this release's functions with the last. The store never creates or changes them itself.
+ * Safe on every deploy and from several processes at once: one holds the schema's advisory lock for
+ * the whole run, and another waits for it, then finds nothing to do. Tables at a newer version this
+ * release cannot run on are refused (`SchemaTooNewError`); newer ones it can are left as they are.
  */
-export async function migrate(pool: Pick<Pool, "query">, options: TableNames = {}): Promise<void> {
+export async function migrate(pool: MigrateConnection, options: TableNames = {}): Promise<MigrateResult> {
   // A misspelt `schema` would create the tables in `public`, where the store would not look.
   rejectUnknownKeys("migrate", options, Object.keys(TABLE_NAME_KEYS));
   const names = qualifiedNames(options);
-  // One lock per schema for the whole script, so two processes migrating at once (the same table, or
-  // two tables into one new schema) do not race on CREATE. Two-key form: a space of its own, apart
-  // from the one-key locks claims take on notification ids.
-  await pool
-    .query(
-      `BEGIN; SELECT pg_advisory_xact_lock(${MIGRATE_LOCK_SPACE}, hashtext('${names.schema}')); ${schemaSqlFor(names)} COMMIT;`,
-    )
-    .catch((err: unknown) => {
-      throw migrateFailure(err);
-    });
+  const pooled = "connect" in pool && "idleCount" in pool;
+  let client: Pick<ClientBase, "query"> & { release?: (err?: Error | boolean) => void };
+  try {
+    client = pooled ? await (pool as Pick<Pool, "connect">).connect() : pool;
+  } catch (err) {
+    throw migrateFailure(err);
+  }
+  const rows = async (sql: string) => {
+    const result = (await client.query(sql)) as unknown as QueryResult | QueryResult[];
+    return (Array.isArray(result) ? result[result.length - 1]! : result).rows;
+  };
+  // One lock per schema for the whole run, so two processes migrating at once (the same table, or two
+  // tables into one new schema) take turns. Two-key form: a space of its own, apart from the one-key
+  // locks claims take on notification ids. A session lock: each step's transaction commits under it.
+  const key = `${MIGRATE_LOCK_SPACE}, hashtext('${names.schema}')`;
+  let failure: unknown;
+  try {
+    await rows(`SELECT pg_advisory_lock(${key})`);
+    return await runSteps(names, rows);
+  } catch (err) {
+    failure = err;
+    await rows("ROLLBACK").catch(() => undefined);
+    throw migrateFailure(err);
+  } finally {
+    await rows(`SELECT pg_advisory_unlock(${key})`).catch(() => undefined);
+    client.release?.(failure instanceof Error && sqlState(failure) === undefined ? failure : undefined);
+  }
+}
+
+async function runSteps(names: QualifiedNames, rows: (sql: string) => Promise<FoundVersion[]>): Promise<MigrateResult> {
+  // The version table, and tables found without one recorded as the version they are.
+  const [found] = await rows(
+    `BEGIN; CREATE SCHEMA IF NOT EXISTS "${names.schema}"; ${versionTableSql(names)} ${baselineSql(names)} ${readVersionSql(names)}`,
+  );
+  const from = found!.version;
+  const problem = from > SCHEMA_VERSION ? versionProblem(names, found!) : undefined;
+  if (problem) throw problem;
+  await rows("COMMIT");
+  const steps: number[] = [];
+  for (const step of MIGRATION_STEPS) {
+    if (step.version <= from) continue;
+    const last = step.version === SCHEMA_VERSION;
+    await rows(`BEGIN; ${step.sql(names)}\n${last ? functionsSql(names) : ""}\n${recordStepSql(names, step)} COMMIT;`);
+    steps.push(step.version);
+  }
+  return { from, to: Math.max(from, SCHEMA_VERSION), steps };
 }
 
 /**
@@ -104,7 +107,7 @@ export async function migrate(pool: Pick<Pool, "query">, options: TableNames = {
  * missing permission, say) is its own message already, and stays as it is.
  */
 function migrateFailure(err: unknown): unknown {
-  if (sqlState(err) !== undefined) return err;
+  if (sqlState(err) !== undefined || err instanceof MerchantWebhooksError) return err;
   const message = (err as Error)?.message ?? String(err);
   return new StoreUnavailableError(`migrate: PostgreSQL is unavailable, no table was created: ${message}`, {
     cause: err,

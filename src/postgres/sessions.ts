@@ -3,7 +3,7 @@ import { StoreUnavailableError } from "../idempotency/store.js";
 import { clockFor, withinCoarseLimit } from "../shared/coarse-clock.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import type { ConnectionReports } from "./connection-state.js";
-import type { QualifiedNames } from "./names.js";
+import { migrateCallFor, type QualifiedNames } from "./names.js";
 
 /** A pg client's `query`, narrowed to what the store calls. */
 export type Query = <R extends QueryResultRow>(text: string, values?: unknown[]) => Promise<R[]>;
@@ -16,8 +16,8 @@ export class MissingTableError extends MerchantWebhooksError {
   }
 }
 
-const UNDEFINED_TABLE = "42P01";
-const INVALID_SCHEMA = "3F000";
+export const UNDEFINED_TABLE = "42P01";
+export const INVALID_SCHEMA = "3F000";
 const UNDEFINED_FUNCTION = "42883";
 export const LOCK_NOT_AVAILABLE = "55P03";
 
@@ -72,7 +72,7 @@ export function sessions(pool: Pool, names: QualifiedNames, settings: SessionSet
       return err;
     }
     const state = sqlState(err);
-    const migrateCall = `migrate(pool${names.schema === "public" && names.table === "merchant_webhooks_inbox" ? "" : `, { schema: "${names.schema}", table: "${names.table}" }`}) from merchant-webhooks/postgres`;
+    const migrateCall = migrateCallFor(names);
     if (state === UNDEFINED_TABLE || state === INVALID_SCHEMA) {
       reports.answered();
       return new MissingTableError(

@@ -101,6 +101,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     if (loading) await loading;
     const observation = observeReceive(request.headers);
     const taken = await intake(request, intakeRules);
+    if (taken.accepted) request.onAccepted?.(taken.notification);
     if (taken.accepted && taken.secretIndex) {
       logger.info(
         { notification_id: taken.notification.id, secret_index: taken.secretIndex },

@@ -39,6 +39,11 @@ export interface ReceiverRequest {
    * notifications only: a signature cannot be checked against a re-serialization.
    */
   parsedBody?: unknown;
+  /**
+   * Told the notification once intake accepts it, before it is claimed and dispatched, so an adapter
+   * can hand it to its framework (Hono's `c.var.notification`). Not called for a refused request.
+   */
+  onAccepted?: (notification: SubscriptionNotification) => void;
 }
 
 /** What intake needs to know of the receiver's options. */

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { PaymentClient } from "../client/create-payment-client.js";
 import { PaymentApiError } from "../client/errors.js";
-import { type LedgerEntry, ledgerKey, type OrderLedger } from "../client/order-ledger.js";
+import { ledgerKey, type OrderLedger, type OrderLedgerEntry } from "../client/order-ledger.js";
 import { ORDER_EVENT_TYPE } from "../client/schemas/events.js";
 import type { QueriedOrder } from "../client/types.js";
 import type { Handler, HandlerContext } from "../dispatch/handlers.js";
@@ -256,7 +256,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       });
   }
 
-  async function checkOrder(entry: LedgerEntry, report: ReconcileReport, mode: ReconcileMode, owner: string) {
+  async function checkOrder(entry: OrderLedgerEntry, report: ReconcileReport, mode: ReconcileMode, owner: string) {
     const error = (err: unknown, message?: string) =>
       report.errors.push({
         kind: "order",

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from "ioredis";
-import { type LedgerEntry, ledgerAfter, ledgerKey, type OrderLedger } from "../client/order-ledger.js";
+import { ledgerAfter, ledgerKey, type OrderLedger, type OrderLedgerEntry } from "../client/order-ledger.js";
 import { DEFAULT_RECONCILE_PREFIX } from "./redis-journal.js";
 
 /**
@@ -17,7 +17,7 @@ export function redisOrderLedger(redis: Redis | Cluster, options: { prefix?: str
       await redis.multi().hset(entries, key, JSON.stringify(entry)).zadd(open, entry.created_at, key).exec();
     },
     async open({ from, to, after, limit }) {
-      const found: LedgerEntry[] = [];
+      const found: OrderLedgerEntry[] = [];
       const min = Math.max(from, after?.created_at ?? from);
       // Entries with the same creation time as `after` come back too, and are skipped here.
       for (let offset = 0; found.length < limit; ) {
@@ -27,7 +27,7 @@ export function redisOrderLedger(redis: Redis | Cluster, options: { prefix?: str
         const texts = await redis.hmget(entries, ...page);
         for (const text of texts) {
           if (text === null) continue;
-          const entry = JSON.parse(text) as LedgerEntry;
+          const entry = JSON.parse(text) as OrderLedgerEntry;
           if (ledgerAfter(entry, after) && found.length < limit) found.push(entry);
         }
       }

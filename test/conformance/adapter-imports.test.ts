@@ -3,7 +3,7 @@ import { build } from "esbuild";
 import { describe, expect, it } from "vitest";
 
 const root = fileURLToPath(new URL("../..", import.meta.url));
-const FRAMEWORKS = ["express", "fastify", "next", "react"];
+const FRAMEWORKS = ["express", "fastify", "next", "react", "hono", "@nestjs"];
 
 /** The bare modules an adapter entry loads at run time (type-only imports are erased). */
 async function runtimeImports(entry: string): Promise<string[]> {
@@ -39,15 +39,20 @@ describe("adapter entries", () => {
     ["adapters/fetch.ts", []],
     ["adapters/express.ts", []],
     ["adapters/lambda.ts", []],
+    ["adapters/hono.ts", ["hono"]],
+    ["adapters/nest.ts", ["@nestjs", "@nestjs"]],
   ])("%s loads no framework at run time", async (entry, allowed: string[]) => {
     const frameworks = (await runtimeImports(entry)).map(packageOf).filter((name) => FRAMEWORKS.includes(name));
     expect(frameworks).toEqual(allowed);
   });
 
-  it("the fetch adapter loads no node: builtin, so it runs on Workers, Deno and Bun", async () => {
-    const builtins = (await runtimeImports("adapters/fetch.ts")).filter((name) => name.startsWith("node:"));
-    expect(builtins).toEqual([]);
-  });
+  it.each(["adapters/fetch.ts", "adapters/hono.ts"])(
+    "%s loads no node: builtin, so it runs on Workers, Deno and Bun",
+    async (entry) => {
+      const builtins = (await runtimeImports(entry)).filter((name) => name.startsWith("node:"));
+      expect(builtins).toEqual([]);
+    },
+  );
 
   it("the verifiers load nothing but Web Crypto", async () => {
     expect(await runtimeImports("src/verify/index.ts")).toEqual([]);

@@ -3,6 +3,7 @@ import Fastify from "fastify";
 import * as express from "merchant-webhooks/express";
 import * as fastify from "merchant-webhooks/fastify";
 import * as fetchEntry from "merchant-webhooks/fetch";
+import * as hono from "merchant-webhooks/hono";
 import * as lambda from "merchant-webhooks/lambda";
 import * as next from "merchant-webhooks/next";
 import * as node from "merchant-webhooks/node";
@@ -43,6 +44,7 @@ describe("one adapter name on every subpath", () => {
     ["node", node],
     ["fetch", fetchEntry],
     ["lambda", lambda],
+    ["hono", hono],
   ] as const)("%s: exports subscriptionWebhook and none of the names used before 0.1.0", (_name, entry) => {
     expect(typeof entry.subscriptionWebhook).toBe("function");
     for (const old of OLD_NAMES) expect(entry).not.toHaveProperty(old);

@@ -1,10 +1,12 @@
 import { createServer, type Server } from "node:http";
 import express from "express";
 import Fastify from "fastify";
+import { Hono } from "hono";
 import { memoryStore } from "merchant-webhooks";
 import { consoleHandler, createAdmin } from "merchant-webhooks/console";
 import { serveConsole as expressConsole } from "merchant-webhooks/express";
 import { serveConsole as fastifyConsole } from "merchant-webhooks/fastify";
+import { serveConsole as honoConsole } from "merchant-webhooks/hono";
 import { serveConsole as nodeConsole } from "merchant-webhooks/node";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -27,7 +29,11 @@ async function listen(server: Server): Promise<string> {
 }
 
 /** The console behind `origin`: its overview for the authorized, 401 for others, its asset, and a path beside it. */
-async function checkMount(origin: string, beside: number) {
+async function checkMount(
+  origin: string,
+  beside: number,
+  fetch: (url: string, init?: RequestInit) => Promise<Response> = globalThis.fetch,
+) {
   const ok = await fetch(`${origin}/ops/console/`, { headers: { authorization: "Bearer ops" } });
   expect(ok.status).toBe(200);
   expect(ok.headers.get("content-security-policy")).toContain("script-src 'self'");
@@ -65,6 +71,13 @@ describe("mounting the console", () => {
     app.get("/elsewhere", async (_req, reply) => reply.code(204).send());
     servers.push({ close: () => app.close() });
     await checkMount(await app.listen({ port: 0, host: "127.0.0.1" }), 204);
+  });
+
+  it("in Hono with app.route, beside the app's own routes", async () => {
+    const app = new Hono();
+    app.route("/", honoConsole(handler));
+    app.get("/elsewhere", (c) => c.body(null, 204));
+    await checkMount("http://hono.test", 204, async (url, init) => app.request(url, init));
   });
 
   it("as a fetch handler (Hono, Bun, Deno, Workers, Next's App Router) with nothing in between", async () => {

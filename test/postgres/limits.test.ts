@@ -287,9 +287,11 @@ describe("migrate, ids and answers", () => {
           "first",
           "first_fence",
           "first_positions",
+          "first_version",
           "second",
           "second_fence",
           "second_positions",
+          "second_version",
         ]);
       } finally {
         await dropSchema(pool, fresh);

@@ -6,6 +6,7 @@ import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
+import { createSchema010 } from "./fixtures/schema-0.1.0.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
 const answerOf = (response: { status: number; body: string }) => ({
@@ -210,16 +211,15 @@ describe("the claim and the completion as functions migrate() installs", () => {
 
   it("on a schema from before them, answers 503 naming migrate(); migrate() installs them and the delivery runs", async () => {
     const old = uniqueSchema("oldschema");
-    await migrate(pool, { schema: old, table: "inbox" });
-    // The tables as an earlier version made them: without the functions.
-    await pool.query(`DROP ROUTINE "${old}".inbox_claim_v3, "${old}".inbox_complete_v3`);
+    // The tables as 0.1.0 made them: without the fence, with its functions (v2) only.
+    await createSchema010(pool, old, "inbox");
     try {
       const store = postgresStore({ connection: pool, schema: old, table: "inbox" });
       const failure = await Promise.resolve(
         store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1000 }),
       ).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
-      expect((failure as Error).message).toContain(`"${old}"."inbox_claim_v3" does not exist`);
+      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 2`);
       expect((failure as Error).message).toContain(`run migrate(pool, { schema: "${old}", table: "inbox" })`);
       const onRenew = vi.fn();
       const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });

@@ -1,0 +1,147 @@
+import { claimFunctionSql } from "./claim-sql.js";
+import { fenceSql } from "./fence-sql.js";
+import type { QualifiedNames } from "./names.js";
+import { completeFunctionSql } from "./settle-sql.js";
+
+/**
+ * Every change to the inbox's tables, in order: the one home of the schema's SQL (as pg-boss keeps its
+ * plans). A step is run once, in a transaction of its own, and recorded in `<table>_version`; a
+ * database is at the version of its last recorded step.
+ *
+ * Rules for a new step (append it; never edit a published one):
+ * - It must leave the previous release able to run (add, never rename or drop, what that release
+ *   reads), or say it cannot with `readableFrom`: a store older than that refuses to start on it.
+ * - A changed function gets a new name (`_v4`), so a store calls only functions its own step made;
+ *   the functions of this release are installed with the last step (see `functionsSql`), and those
+ *   of the release before are left in place for its receivers still running.
+ * - No lock that waits for a handler's transaction on the records table (`ALTER TABLE`, a plain
+ *   `CREATE INDEX`): a deploy's `migrate()` would stall every receiver running. Use `createIndex`.
+ */
+export interface MigrationStep {
+  version: number;
+  /** The oldest schema version whose code still works on this one (a store from before it refuses). */
+  readableFrom: number;
+  /** What the step does, recorded beside its version. */
+  description: string;
+  /** The step's DDL for one inbox; idempotent, so that the shipped SQL file can be run twice. */
+  sql(names: QualifiedNames): string;
+}
+
+export const MIGRATION_STEPS: readonly MigrationStep[] = [
+  {
+    version: 1,
+    readableFrom: 1,
+    description: "the 0.1.0 tables: records, positions and their indexes",
+    // As 0.1.0 shipped them (`git show 3a3c61a:src/postgres/schema-sql.ts`). Positions are compared
+    // as text byte by byte (`COLLATE "C"`), as every store compares them (src/idempotency/position.ts).
+    sql: (names) => `CREATE TABLE IF NOT EXISTS ${names.records} (
+  id text PRIMARY KEY,
+  order_key text NULL,
+  position text COLLATE "C" NULL,
+  holds_key boolean NOT NULL DEFAULT false,
+  waiting boolean NOT NULL DEFAULT false,
+  fingerprint text NOT NULL,
+  state text NOT NULL CHECK (state IN ('processing', 'queued', 'completed', 'failed')),
+  owner text NULL,
+  lease_until timestamptz NULL,
+  attempts integer NOT NULL DEFAULT 0,
+  answer jsonb NULL,
+  error text NULL,
+  created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+${createIndex(names.schema, names.waitingIndex, `${names.records} (order_key) WHERE waiting`)}
+
+CREATE TABLE IF NOT EXISTS ${names.positions} (
+  order_key text PRIMARY KEY,
+  position text COLLATE "C" NULL,
+  owner text NULL,
+  lease_until timestamptz NULL,
+  updated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+${createIndex(names.schema, names.positionsUpdatedIndex, `${names.positions} (updated_at)`)}
+-- The console's pages (list): one state's records by time of last change, ties by id; also purge's
+-- (settled states, older than a time). The only index on the records but the id's and the waiting
+-- list's (which holds only waiting rows): every record written pays for each one.
+${createIndex(names.schema, `"${names.table}_list"`, `${names.records} (state, updated_at, id)`)}`,
+  },
+  {
+    version: 2,
+    // 0.1.0 reads no version, and runs on this schema: it never writes the fence table.
+    readableFrom: 1,
+    description: "the fence table around a handler's transaction; claim and completion functions v3",
+    // The fence's table comes with its trigger, in fenceSql (installed with the functions).
+    sql: () => "",
+  },
+];
+
+/** The schema version this release's store reads and writes. */
+export const SCHEMA_VERSION = MIGRATION_STEPS[MIGRATION_STEPS.length - 1]!.version;
+
+/**
+ * This release's functions (and the fence table their trigger sits on), `CREATE OR REPLACE`d in the
+ * transaction of the last step a `migrate()` runs.
+ */
+export function functionsSql(names: QualifiedNames): string {
+  return `-- The fence around a handler's transaction, which its claim puts up and its completion seals.
+${fenceSql(names)}
+
+-- A notification's claim and its completion, each one statement (see docs/postgres.md).
+${claimFunctionSql(names)}
+
+${completeFunctionSql(names)}`;
+}
+
+/** The version table: one row per step run (or found already there, for tables older than it). */
+export function versionTableSql(names: QualifiedNames): string {
+  return `CREATE TABLE IF NOT EXISTS ${names.versions} (
+  version integer PRIMARY KEY,
+  readable_from integer NOT NULL,
+  description text NOT NULL,
+  migrated_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);`;
+}
+
+/** The row recording `step`, as its own transaction writes it. */
+export const recordStepSql = (names: QualifiedNames, step: MigrationStep) =>
+  `INSERT INTO ${names.versions} (version, readable_from, description) VALUES (${step.version}, ${step.readableFrom}, '${step.description.replaceAll("'", "''")}') ON CONFLICT (version) DO NOTHING;`;
+
+/**
+ * The database's version and the oldest code it serves, one row; a version of 0 when nothing is
+ * recorded. Read by `migrate()` under its lock and by a store as it starts.
+ */
+export const readVersionSql = (names: QualifiedNames) =>
+  `SELECT coalesce(max(version), 0)::int AS version, coalesce(max(readable_from), 0)::int AS readable_from FROM ${names.versions}`;
+
+/**
+ * Tables found without a version table: 0.1.0's (its records table is there) are version 1, recorded
+ * as found; nothing there is version 0.
+ */
+export const baselineSql = (names: QualifiedNames) =>
+  `INSERT INTO ${names.versions} (version, readable_from, description)
+  SELECT 1, 1, 'found: tables made before versions were recorded (0.1.0)'
+  WHERE to_regclass('${names.records.replaceAll("'", "''")}') IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${names.versions});`;
+
+/**
+ * An index, created only when missing. `CREATE INDEX IF NOT EXISTS` takes its table's share lock before it
+ * finds the index there: it waits for every handler's transaction holding the table, and every new claim
+ * then queues behind it, so a deploy's `migrate()` would stall the receivers already running.
+ */
+export function createIndex(schema: string, name: string, on: string): string {
+  return `DO $$ BEGIN
+  IF to_regclass('"${schema}".${name}') IS NULL THEN CREATE INDEX ${name} ON ${on}; END IF;
+END $$;`;
+}
+
+/** The whole schema from nothing to this release, each step recorded: what `migrate()` runs on an empty database. */
+export function allStepsSql(names: QualifiedNames): string {
+  return [
+    `CREATE SCHEMA IF NOT EXISTS "${names.schema}";`,
+    versionTableSql(names),
+    ...MIGRATION_STEPS.map((step) => `-- Version ${step.version}: ${step.description}\n${step.sql(names)}`),
+    functionsSql(names),
+    ...MIGRATION_STEPS.map((step) => recordStepSql(names, step)),
+  ]
+    .filter((part) => part.trim() !== "")
+    .join("\n\n");
+}
