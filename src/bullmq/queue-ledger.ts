@@ -3,6 +3,7 @@ import { keySlot } from "../redis/key-slot.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { hashTagOf } from "./cluster-prefix.js";
 import type { NotificationJobData } from "./job-data.js";
+import { SCRIPTS } from "./lua/scripts.generated.js";
 
 /** A copy of one job's data, as the ledger keeps it until the notification is done. */
 export interface LedgerEntry {
@@ -58,31 +59,12 @@ export const LEDGER_PARTS = 4;
 
 type Client = Redis | Cluster;
 
-/** KEYS: the part's jobs hash and since set. ARGV: id, data, epoch ms. */
-const KEEP = `
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-`;
-/** 1 when the job (ARGV[job]) is in the failed set (KEYS[failed]) or the completed one (KEYS[failed + 1]), else 0. */
-const finishedCheck = (failed: number, job: number) => `
-if redis.call('ZSCORE', KEYS[${failed}], ARGV[${job}]) or redis.call('ZSCORE', KEYS[${failed + 1}], ARGV[${job}]) then return 1 end
-return 0
-`;
-/** KEYS: the queue's failed and completed sets. ARGV: job id. */
-const FINISHED = finishedCheck(1, 1);
-/** Both at once (one Redis): KEYS jobs, since, failed, completed; ARGV id, data, epoch ms, job id. */
-const KEEP_AND_FINISHED = `${KEEP}${finishedCheck(3, 4)}`;
-/** KEYS: the part's jobs hash and since set. ARGV: the ids whose copies go. */
-const DROP = `
-redis.call('HDEL', KEYS[1], unpack(ARGV))
-redis.call('ZREM', KEYS[2], unpack(ARGV))
-return 1
-`;
+// The scripts are `lua/ledger-*.lua` and `lua/job-finished-2.lua`; each file says its KEYS and ARGV.
 const LEDGER_SCRIPTS = {
-  mwLedgerKeep: { lua: `${KEEP}return 1`, numberOfKeys: 2 },
-  mwLedgerDrop: { lua: DROP, numberOfKeys: 2 },
-  mwJobFinished: { lua: FINISHED, numberOfKeys: 2 },
-  mwLedgerKeepJobFinished: { lua: KEEP_AND_FINISHED, numberOfKeys: 4 },
+  mwLedgerKeep: { lua: SCRIPTS.LEDGER_KEEP, numberOfKeys: 2 },
+  mwLedgerDrop: { lua: SCRIPTS.LEDGER_DROP, numberOfKeys: 2 },
+  mwJobFinished: { lua: SCRIPTS.JOB_FINISHED, numberOfKeys: 2 },
+  mwLedgerKeepJobFinished: { lua: SCRIPTS.LEDGER_KEEP_JOB_FINISHED, numberOfKeys: 4 },
 } as const;
 type LedgerCommands = {
   [name in keyof typeof LEDGER_SCRIPTS]: (...keysAndArgs: (string | number)[]) => Promise<number>;

@@ -1,16 +1,12 @@
 import type { Cluster, Redis } from "ioredis";
 import type { ReconcileJournal, RunCheckpoint, SubscriptionSeen } from "./journal.js";
+import { SCRIPTS } from "./lua/scripts.generated.js";
 import type { ReconcileReport } from "./report.js";
 
 export const DEFAULT_RECONCILE_PREFIX = "mw:reconcile:";
 
-// Each script touches one key, so every call is atomic on its own and works on a cluster.
-const RENEW = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("PEXPIRE", KEYS[1], ARGV[2]) end return 0`;
-const RELEASE = `if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0`;
-// A subscription's record is replaced only by a newer notification (a late retry of an older one is not).
-const SEEN = `local current = redis.call("HGET", KEYS[1], ARGV[1])
-if current and cjson.decode(current).position >= ARGV[2] then return 0 end
-redis.call("HSET", KEYS[1], ARGV[1], ARGV[3]) return 1`;
+// Each script (`lua/*.lua`) touches one key, so every call is atomic on its own and works on a cluster.
+const { RENEW, RELEASE, SEEN } = SCRIPTS;
 
 /**
  * The reconciler's journal in Redis: the run lock is `SET NX PX` (renewed and released only by its

@@ -1,4 +1,5 @@
 import type { ClaimResult, IdempotencyRecord } from "../idempotency/store.js";
+import { SCRIPTS } from "./lua/scripts.generated.js";
 
 /**
  * With ordering, a record lives beside its order key (`orderedKeys`), so that on Redis Cluster one
@@ -17,17 +18,7 @@ export function bindingKey(prefix: string, id: string): string {
  * moved from, and answers {}; otherwise answers {bound key, ms since it was bound}. The binding
  * lasts as long as a record: its retention, from its last claim.
  */
-export const BIND_ORDER = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local bound = redis.call('HMGET', KEYS[1], 'key', 'since')
-if bound[1] and bound[1] ~= ARGV[1] and bound[1] ~= ARGV[3] then
-  return {bound[1], now - (tonumber(bound[2]) or now)}
-end
-if bound[1] ~= ARGV[1] then redis.call('HSET', KEYS[1], 'key', ARGV[1], 'since', string.format('%.0f', now)) end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return {}
-`;
+export const BIND_ORDER = SCRIPTS.BIND_ORDER;
 
 /**
  * What a claim of the id under another order key meets, read from the record under the key the id

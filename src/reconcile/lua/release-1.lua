@@ -1,0 +1,2 @@
+-- The run lock: kept (renewed or released) only by its owner. Touches one key, so it is atomic on a cluster too.
+if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0

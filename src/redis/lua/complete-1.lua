@@ -1,0 +1,5 @@
+--@include prelude
+--@include owned-processing
+--@include complete-record
+
+return 1

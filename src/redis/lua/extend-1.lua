@@ -1,0 +1,5 @@
+--@include prelude
+--@include owned-processing-or-queued
+--@include extend-record
+
+return 1

@@ -1,0 +1,5 @@
+--@include prelude
+--@include owned-processing
+--@include fail-record
+
+return 1

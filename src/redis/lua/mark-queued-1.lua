@@ -1,0 +1,5 @@
+--@include prelude
+--@include owned-processing
+--@include mark-queued-record
+
+return 1

@@ -1,0 +1,6 @@
+--@include prelude
+--@include owned-processing
+--@include mark-queued-record
+--@include let-go
+
+return 1

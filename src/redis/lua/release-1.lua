@@ -1,0 +1,4 @@
+--@include owned-processing-or-queued
+
+redis.call('DEL', KEYS[1])
+return 1
