@@ -16,7 +16,10 @@ const EMAIL_KEYS = new Set(["email", "email_address"]);
  * string. Card data is redacted exactly as in logs.
  */
 export function redactForRecording(body: Record<string, unknown>, options: RedactOptions): Record<string, unknown> {
-  return keepShapes(body, redactNotification(body, options), "", 0) as Record<string, unknown>;
+  const recorded = keepShapes(body, redactNotification(body, options), "", 0) as Record<string, unknown>;
+  // The notification id is the record's key, kept as sent everywhere (docs/security.md): a card-like
+  // run masked in it would replay as another notification, not as a duplicate of this one.
+  return typeof body.id === "string" ? { ...recorded, id: body.id } : recorded;
 }
 
 /** Both walks stop where `redactNotification` does: deeper values are replaced whole. */
