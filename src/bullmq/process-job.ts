@@ -17,10 +17,10 @@ import {
   type NotificationJobData,
   readNotificationJob,
   UnreadableJobDataError,
-} from "./job-data.js";
+} from "../worker/job-data.js";
 import { jobIdFor } from "./job-id.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
-import type { SealingKey } from "./seal.js";
+import type { SealingKey } from "../worker/seal.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
 interface ReadJobData extends NotificationJob {

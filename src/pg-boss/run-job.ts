@@ -1,8 +1,8 @@
 import type { PoolClient } from "pg";
 import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
-import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../bullmq/job-data.js";
-import type { SealingKey } from "../bullmq/seal.js";
+import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../worker/job-data.js";
+import type { SealingKey } from "../worker/seal.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";

@@ -50,6 +50,18 @@ describe("the layers", () => {
     expect(output).toContain(`backward: ${file} (${file.split("/").slice(0, 2).join("/")}) -> ${resolved}`);
   });
 
+  it.each([
+    ["src/pg-boss/run-job.ts", "../bullmq/job-id.js", "src/bullmq/job-id.ts"],
+    ["src/console/admin.ts", "../bullmq/job-id.js", "src/bullmq/job-id.ts"],
+    ["src/console/admin.ts", "../pg-boss/job-table.js", "src/pg-boss/job-table.ts"],
+  ])("fails on a planted import between queues kept apart: %s -> %s", (file, specifier, resolved) => {
+    const dir = copyOfTree();
+    appendFileSync(join(dir, file), `\nexport type * from "${specifier}";\n`);
+    const { code, output } = check(dir);
+    expect(code).toBe(1);
+    expect(output).toContain(`apart: ${file} (${file.split("/").slice(0, 2).join("/")}) -> ${resolved}`);
+  });
+
   it("fails on a file in a folder the order does not place", () => {
     const dir = copyOfTree();
     cpSync(join(dir, "src/verify"), join(dir, "src/extras"), { recursive: true });
