@@ -260,7 +260,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         if (request.carried !== undefined && mode === "queue") args.push(request.carried);
       } else {
         args.push(handoffFrom);
-        if (request.queueAtClaim && request.forQueue) args.push("1");
+        const toQueue = request.queueAtClaim && request.forQueue;
+        if (toQueue || request.attempt !== undefined) args.push(toQueue ? "1" : "0");
+        if (request.attempt !== undefined) args.push(request.attempt);
       }
       // The index's own two, last (its wrapper takes them off before the claim's script runs).
       if (indexed) args.push(...listedArgs(listedAsOf(request)));
