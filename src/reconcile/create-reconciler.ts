@@ -18,7 +18,7 @@ import { memoryJournal, type ReconcileJournal, type RunCheckpoint, type Subscrip
 import {
   applyOrderStatusOnce,
   oncePerOrderStatus,
-  orderStatusKey,
+  orderStatusRecord,
   type ReconcilableOrderEvent,
 } from "./order-status-once.js";
 import type { ReconcileGap, ReconcileReport } from "./report.js";
@@ -285,7 +285,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const final = finalStatuses.has(status);
     const unchanged = status === entry.status || (entry.status === undefined && initialStatuses.has(status));
     if (unchanged) return;
-    const record = await store.get(orderStatusKey(order));
+    const record = await store.get(orderStatusRecord(order));
     if (record?.state === "completed") {
       if (mode === "repair" && final) await ledger?.close(entry);
       return;

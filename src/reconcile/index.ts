@@ -17,6 +17,7 @@ export {
   type OrderStatusOutcome,
   oncePerOrderStatus,
   orderStatusKey,
+  orderStatusRecord,
   type ReconcilableOrderEvent,
 } from "./order-status-once.js";
 export { DEFAULT_RECONCILE_PREFIX, redisJournal } from "./redis-journal.js";
