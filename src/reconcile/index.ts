@@ -20,6 +20,14 @@ export {
   orderStatusRecord,
   type ReconcilableOrderEvent,
 } from "./order-status-once.js";
+export { postgresJournal } from "./postgres-journal.js";
+export { postgresOrderLedger } from "./postgres-ledger.js";
+export {
+  DEFAULT_RECONCILE_TABLE_PREFIX,
+  migrateReconcile,
+  type ReconcileTableNames,
+  reconcileSchemaSql,
+} from "./postgres-tables.js";
 export { DEFAULT_RECONCILE_PREFIX, redisJournal } from "./redis-journal.js";
 export { redisOrderLedger } from "./redis-ledger.js";
 export type { ReconcileError, ReconcileGap, ReconcileReport } from "./report.js";
