@@ -292,6 +292,7 @@ function claimedRun(
     ctxLogger,
     order: claimedOrder(order, claim, ordering?.onStale),
     transaction,
+    platform: options.platform,
     leaseFrom: claimSent,
   };
 }

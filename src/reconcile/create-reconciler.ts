@@ -344,6 +344,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         headers: {},
         receivedAt,
         transaction: undefined,
+        platform: client,
       }) as unknown as HandlerContext;
     // The claim's own heartbeat keeps its lease; the time limit is the handler's.
     return runHandler(handler as unknown as Handler, event as unknown as SubscriptionNotification, contextFor, {
