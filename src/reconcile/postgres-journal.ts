@@ -79,5 +79,23 @@ export function postgresJournal(pool: Pick<Pool, "query">, options: ReconcileTab
       const items = found.map((row) => row.seen);
       return { items, cursor: found.length === limit ? found.at(-1)!.subscription_id : undefined };
     },
+    async mention(orderIds, at) {
+      if (orderIds.length === 0) return;
+      await pool.query(
+        `INSERT INTO ${t.mentions} (order_id, at) SELECT unnest($1::text[]), $2
+         ON CONFLICT (order_id) DO UPDATE SET at = greatest(${t.mentions}.at, excluded.at)`,
+        [[...new Set(orderIds)], at],
+      );
+    },
+    async mentioned(orderIds) {
+      const found = await rows<{ order_id: string }>(
+        `SELECT order_id FROM ${t.mentions} WHERE order_id = ANY($1::text[])`,
+        [orderIds],
+      );
+      return new Set(found.map((row) => row.order_id));
+    },
+    async forgetMentions(before) {
+      await pool.query(`DELETE FROM ${t.mentions} WHERE at < $1`, [before]);
+    },
   };
 }

@@ -10,7 +10,7 @@ export const DEFAULT_RECONCILE_TABLE_PREFIX = "merchant_webhooks_reconcile";
 export interface ReconcileTableNames {
   /** PostgreSQL schema the tables live in. Default `public`. */
   schema?: string;
-  /** The tables' names start with it: `<prefix>_ledger`, `_lock`, `_checkpoint`, `_reports`, `_subscriptions`, `_version`. */
+  /** The tables' names start with it: `<prefix>_ledger`, `_lock`, `_checkpoint`, `_reports`, `_subscriptions`, `_mentions`, `_version`. */
   prefix?: string;
 }
 
@@ -24,6 +24,8 @@ export interface ReconcileTables {
   checkpoint: string;
   reports: string;
   subscriptions: string;
+  mentions: string;
+  mentionsAtIndex: string;
   versions: string;
 }
 
@@ -52,6 +54,8 @@ export function reconcileTables({
     checkpoint: table("checkpoint"),
     reports: table("reports"),
     subscriptions: table("subscriptions"),
+    mentions: table("mentions"),
+    mentionsAtIndex: `"${prefix}_mentions_at"`,
     versions: table("version"),
   };
 }
@@ -98,6 +102,15 @@ CREATE TABLE IF NOT EXISTS ${t.subscriptions} (
   position text COLLATE "C" NOT NULL,
   seen jsonb NOT NULL
 );`,
+  },
+  {
+    version: 2,
+    description: "the orders a processed notification or order event named, for the settlement list",
+    sql: (t) => `CREATE TABLE IF NOT EXISTS ${t.mentions} (
+  order_id text COLLATE "C" PRIMARY KEY,
+  at bigint NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${t.mentionsAtIndex} ON ${t.mentions} (at);`,
   },
 ];
 

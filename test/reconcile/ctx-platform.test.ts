@@ -3,6 +3,7 @@ import { createPlatformSimulator } from "merchant-webhooks/simulator";
 import { buildProduct, buildSubscriber } from "merchant-webhooks/testing";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { startWebhook } from "../cli/run-cli.js";
+import { laterBaseUrl } from "./support.js";
 
 describe("ctx.platform: the platform client the receiver was given, in every handler", () => {
   const cleanup: (() => Promise<unknown>)[] = [];
@@ -14,10 +15,10 @@ describe("ctx.platform: the platform client the receiver was given, in every han
     const asked: QueriedOrder[] = [];
     const without: unknown[] = [];
     // The client points at the simulator, which starts once the webhook it sends to is up.
-    let baseUrl = "";
+    const later = laterBaseUrl();
     const platform = createPaymentClient({
-      baseUrl: "http://127.0.0.1:1",
-      fetch: (input, init) => fetch(String(input).replace("http://127.0.0.1:1", baseUrl), init),
+      baseUrl: later.baseUrl,
+      fetch: later.fetch,
     });
     const hook = await startWebhook({
       platform,
@@ -34,7 +35,7 @@ describe("ctx.platform: the platform client the receiver was given, in every han
     cleanup.push(hook.close, plain.close);
     const sim = createPlatformSimulator({ webhookUrl: hook.url, timeScale: 0.001, retrySchedule: [0] });
     cleanup.push(() => sim.close());
-    baseUrl = await sim.listen(0);
+    later.to(await sim.listen(0));
 
     const subscription = await sim.subscriptions.create({
       merchant_id: "M-PLATFORM",

@@ -138,6 +138,17 @@ export function describeReconcileStorage(name: string, storage: ReconcileStorage
       expect(byId.get("S-0")).toEqual(seen("S-0", "2026-01-03T00:00:00"));
     });
 
+    it("journal: the orders mentioned are found by id until forgotten by age", async () => {
+      const { journal } = await storage();
+      expect(await journal.mentioned(["ORD-1"])).toEqual(new Set());
+      await journal.mention(["ORD-1", "ORD-2"], 1_000);
+      await journal.mention(["ORD-3"], 3_000);
+      await journal.mention(["ORD-1"], 2_000);
+      expect(await journal.mentioned(["ORD-1", "ORD-3", "ORD-4"])).toEqual(new Set(["ORD-1", "ORD-3"]));
+      await journal.forgetMentions(2_000);
+      expect(await journal.mentioned(["ORD-1", "ORD-2", "ORD-3"])).toEqual(new Set(["ORD-1", "ORD-3"]));
+    });
+
     it("a reconciler over them repairs each gap once and keeps its report", async () => {
       const { ledger, journal } = await storage();
       const sim = createPlatformSimulator({ seed: 21 });

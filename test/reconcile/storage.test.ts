@@ -43,14 +43,14 @@ describe("the reconcile tables' set-up in PostgreSQL", () => {
   it("two migrations at once: one runs the steps, the other finds nothing to do; again, nothing", async () => {
     const schema = freshSchema();
     const results = await Promise.all([migrateReconcile(pool, { schema }), migrateReconcile(pool, { schema })]);
-    expect(results.map((result) => result.steps).sort()).toEqual([[], [1]]);
+    expect(results.map((result) => result.steps).sort()).toEqual([[], [1, 2]]);
     expect(await migrateReconcile(pool, { schema, prefix: "merchant_webhooks_reconcile" })).toEqual({
-      from: 1,
-      to: 1,
+      from: 2,
+      to: 2,
       steps: [],
     });
-    const { rows } = await pool.query(`SELECT version FROM "${schema}".merchant_webhooks_reconcile_version`);
-    expect(rows).toEqual([{ version: 1 }]);
+    const { rows } = await pool.query(`SELECT version FROM "${schema}".merchant_webhooks_reconcile_version ORDER BY 1`);
+    expect(rows).toEqual([{ version: 1 }, { version: 2 }]);
   });
 
   it("the shipped SQL can be run twice, and a misspelt name is refused before any SQL", async () => {
@@ -58,7 +58,7 @@ describe("the reconcile tables' set-up in PostgreSQL", () => {
     const sql = reconcileSchemaSql({ schema, prefix: "recon" });
     await pool.query(sql);
     await pool.query(sql);
-    expect(await migrateReconcile(pool, { schema, prefix: "recon" })).toMatchObject({ from: 1, steps: [] });
+    expect(await migrateReconcile(pool, { schema, prefix: "recon" })).toMatchObject({ from: 2, steps: [] });
     expect(() => reconcileSchemaSql({ schema: "Public; DROP" })).toThrow(
       /schema "Public; DROP" is not a plain identifier/,
     );
