@@ -31,4 +31,12 @@ export {
 export { DEFAULT_RECONCILE_PREFIX, redisJournal } from "./redis-journal.js";
 export { redisOrderLedger } from "./redis-ledger.js";
 export type { ReconcileError, ReconcileGap, ReconcileReport } from "./report.js";
+export {
+  RECONCILE_JOB_NAME,
+  type ReconcileSchedule,
+  type ScheduleHooks,
+  scheduleEvery,
+  scheduleOnBullmq,
+  scheduleOnPgBoss,
+} from "./schedule.js";
 export { trackSubscriptions } from "./track-subscriptions.js";
