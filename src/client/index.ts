@@ -15,3 +15,14 @@ export type { RetryPolicy } from "./retry-policy.js";
 export * from "./schemas/index.js";
 export type { RequestSigner, SignableRequest } from "./transport.js";
 export type * from "./types.js";
+
+import type { PaymentClient as PlatformClient } from "./create-payment-client.js";
+
+declare global {
+  namespace MerchantWebhooks {
+    interface PlatformTypes {
+      /** `ctx.platform`, and the receiver's `platform` option: this client. */
+      platform: PlatformClient;
+    }
+  }
+}

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { Reconciler } from "../reconcile/create-reconciler.js";
 import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { type Admin, AdminError, type NotificationFilter } from "./admin.js";
@@ -13,6 +14,7 @@ import {
   type PageContext,
   subscriptionPage,
 } from "./pages.js";
+import { reconcilePage } from "./reconcile-page.js";
 
 export interface ConsoleHandlerOptions {
   admin: Admin;
@@ -34,6 +36,8 @@ export interface ConsoleHandlerOptions {
    * one load balancer, so a page served by one is accepted by another.
    */
   csrfSecret?: string | Uint8Array;
+  /** The reconciler (`merchant-webhooks/reconcile`) whose kept run reports the console lists at `/reconcile`. */
+  reconcile?: Pick<Reconciler, "reports">;
 }
 
 const CONSOLE_KEYS: KnownKeys<ConsoleHandlerOptions> = {
@@ -42,6 +46,7 @@ const CONSOLE_KEYS: KnownKeys<ConsoleHandlerOptions> = {
   basePath: true,
   readOnly: true,
   csrfSecret: true,
+  reconcile: true,
 };
 
 /** The console as a fetch handler; adapters mount it (see each adapter's `serveConsole`). */
@@ -133,7 +138,7 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
     if (path === "/assets/icon.svg") return asset(CONSOLE_ICON, "image/svg+xml");
     const query = url.searchParams;
     const token = readOnly ? undefined : csrf.current(csrfCookieOf(request, visitor.https), visitor.principal);
-    const ctx: PageContext = { base, csrf: token };
+    const ctx: PageContext = { base, csrf: token, ...(options.reconcile ? { reconcile: true as const } : {}) };
     const notice = noticeOf(query);
     if (notice) ctx.notice = notice;
     const cookie = token === undefined ? undefined : csrfCookie(token, visitor.https, base);
@@ -150,6 +155,9 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
       return detail ? json(detail) : text(404, "no such notification");
     }
     if (path === "/") return page(overviewPage(ctx, await admin.overview()));
+    if (options.reconcile && path === "/api/reconcile") return json(await options.reconcile.reports(limit));
+    if (options.reconcile && path === "/reconcile")
+      return page(reconcilePage(ctx, await options.reconcile.reports(limit)));
     if (path === "/find") {
       const id = query.get("id")?.trim() ?? "";
       return redirect(id === "" ? `${base}/notifications` : `${base}/notifications/${encodeURIComponent(id)}`);

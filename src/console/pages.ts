@@ -8,6 +8,8 @@ export interface PageContext {
   csrf: string | undefined;
   /** A message from the action just taken (shown once, escaped like everything else). */
   notice?: { text: string; bad?: boolean };
+  /** The console shows the reconciler's runs: the page is linked from every page. */
+  reconcile?: true;
 }
 
 const STATES = ["processing", "queued", "completed", "failed"] as const;
@@ -26,7 +28,7 @@ export function layout(ctx: PageContext, title: string, body: Html, options: { r
 </head>
 <body${options.refreshSeconds ? html` data-refresh="${options.refreshSeconds}"` : ""}>
 <header><strong>Notifications</strong>
-<nav><a href="${ctx.base}/">Overview</a><a href="${ctx.base}/notifications">All</a><a href="${ctx.base}/dead-letters">Dead letters</a></nav>
+<nav><a href="${ctx.base}/">Overview</a><a href="${ctx.base}/notifications">All</a><a href="${ctx.base}/dead-letters">Dead letters</a>${ctx.reconcile ? html`<a href="${ctx.base}/reconcile">Reconciliation</a>` : ""}</nav>
 <form class="inline" method="get" action="${ctx.base}/find"><input name="id" placeholder="notification id" aria-label="notification id"> <button>Find</button></form>
 ${ctx.csrf === undefined ? html`<span class="muted">read-only</span>` : ""}
 </header>

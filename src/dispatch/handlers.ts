@@ -7,6 +7,7 @@ import type {
   SubscriptionNotification,
   SubscriptionResource,
 } from "../schema/index.js";
+import type { PlatformHandle } from "./platform-handle.js";
 
 /** What every handler gets beside the notification. */
 export interface HandlerContext<
@@ -49,6 +50,13 @@ export interface HandlerContext<
    * imported anywhere in the program; undefined with other stores and with the in-process queue.
    */
   readonly transaction: TransactionHandle;
+  /**
+   * The platform API client the receiver was given (its `platform` option): ask the platform before
+   * trusting a notification (QueryOrder for the order a renewal names, say). Typed `PaymentClient` once
+   * `merchant-webhooks/client` is imported anywhere in the program; undefined when the receiver was
+   * given none.
+   */
+  readonly platform: PlatformHandle;
 }
 
 /** The notification type a handler for `E` receives. */

@@ -19,6 +19,7 @@ import {
   type SubscriptionHandlers,
 } from "./handlers.js";
 import { OUTCOMES } from "./outcomes.js";
+import type { PlatformHandle } from "./platform-handle.js";
 import { failureOutcome, retryDecision, type SteeredFailure } from "./retry-decision.js";
 
 /** Everything a claimed notification's run needs: the same for a receiver and a queue worker. */
@@ -42,6 +43,8 @@ export interface ClaimedRun {
    * the outcome is its commit or rollback instead of the store's complete or fail.
    */
   transaction?: TransactionalClaim | undefined;
+  /** The platform client handlers get as `ctx.platform`, if the receiver was given one. */
+  platform?: unknown;
   /**
    * `performance.now()` when the request that gave the claim its current lease was sent. With it, the
    * handler starts only while at least half the lease is left: a claim answered late, or one whose
@@ -120,6 +123,7 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
             baseLogger: run.ctxLogger,
             previousPosition: order?.newest,
             transaction: transaction?.transaction,
+            platform: run.platform,
           })),
         {
           timeoutMs: run.timeoutMs,
@@ -258,6 +262,8 @@ interface HandlerContextInput {
   previousPosition?: string | undefined;
   /** The open transaction of a store that claims in one (`ctx.transaction`). */
   transaction?: unknown;
+  /** `ctx.platform`. */
+  platform?: unknown;
 }
 
 /**
@@ -285,6 +291,8 @@ class NotificationContext implements HandlerContext {
   declare readonly previousPosition?: string;
   // Likewise an own property only inside a store's transaction.
   declare readonly transaction: TransactionHandle;
+  // And only with a platform client.
+  declare readonly platform: PlatformHandle;
   readonly #notification: SubscriptionNotification;
   readonly #receivedAtMs: number;
   readonly #makeSignal: () => AbortSignal;
@@ -302,8 +310,10 @@ class NotificationContext implements HandlerContext {
     baseLogger,
     previousPosition,
     transaction,
+    platform,
   }: HandlerContextInput) {
     if (transaction !== undefined) (this as { transaction?: unknown }).transaction = transaction;
+    if (platform !== undefined) (this as { platform?: unknown }).platform = platform;
     if (previousPosition !== undefined)
       (this as { previousPosition?: string }).previousPosition = positionToRfc3339(previousPosition);
     this.#notification = notification;

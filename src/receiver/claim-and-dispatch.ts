@@ -304,6 +304,7 @@ function claimedRun(
     ctxLogger,
     order: claimedOrder(order, claim, ordering?.onStale),
     transaction,
+    platform: options.platform,
     leaseFrom: claimSent,
   };
 }

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { checkHandlingOptions, nonNegative, timerMs } from "../dispatch/check-handling-options.js";
 import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { PlatformHandle } from "../dispatch/platform-handle.js";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { isBefore, type SortablePosition, sortablePosition } from "../idempotency/position.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore, type OrderClaim } from "../idempotency/store.js";
@@ -114,6 +115,11 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
    * key, and keep it while records live: a redelivery fingerprinted under another key meets 422.
    */
   fingerprintKey?: FingerprintKey;
+  /**
+   * The platform API client (`createPaymentClient` from `merchant-webhooks/client`) handlers get as
+   * `ctx.platform`, to check what a notification says with the platform before trusting it.
+   */
+  platform?: PlatformHandle;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
@@ -202,6 +208,7 @@ const NON_HANDLER_KEYS = {
   eventSchema: true,
   ordering: true,
   onStale: true,
+  platform: true,
 } as const satisfies KnownKeys<Omit<ReceiverOptions, keyof SubscriptionHandlers | keyof HandlerHooks>>;
 
 export const RECEIVER_OPTION_KEYS: readonly string[] = [...Object.keys(NON_HANDLER_KEYS), ...ALL_HANDLER_KEYS];

@@ -1,7 +1,9 @@
+import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import type { PaymentClient } from "../client/create-payment-client.js";
 import { PaymentApiError } from "../client/errors.js";
 import { ledgerKey, type OrderLedger, type OrderLedgerEntry } from "../client/order-ledger.js";
+import type { ListRecord } from "../client/paginate.js";
 import { ORDER_EVENT_TYPE } from "../client/schemas/events.js";
 import type { QueriedOrder } from "../client/types.js";
 import type { Handler, HandlerContext } from "../dispatch/handlers.js";
@@ -9,6 +11,7 @@ import { ownerTokens, runHandler } from "../dispatch/run-claimed.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger } from "../logging/logger.js";
 import type { SubscriptionNotification } from "../schema/index.js";
+import { canonicalJson } from "../shared/canonical-json.js";
 import { coded, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { ATTR } from "../telemetry/attributes.js";
@@ -18,7 +21,7 @@ import { memoryJournal, type ReconcileJournal, type RunCheckpoint, type Subscrip
 import {
   applyOrderStatusOnce,
   oncePerOrderStatus,
-  orderStatusKey,
+  orderStatusRecord,
   type ReconcilableOrderEvent,
 } from "./order-status-once.js";
 import type { ReconcileGap, ReconcileReport } from "./report.js";
@@ -28,8 +31,8 @@ export type ReconcileMode = "audit" | "repair";
 export type OverdueRenewal = Extract<ReconcileGap, { kind: "renewal_overdue" }>;
 
 export interface ReconcilerOptions {
-  /** The platform client QueryOrder is asked through (`createPaymentClient`). */
-  client: Pick<PaymentClient, "queryOrder">;
+  /** The platform client QueryOrder (and, with `settlements`, the fund-split list) is asked through (`createPaymentClient`). */
+  client: Pick<PaymentClient, "queryOrder"> & Partial<Pick<PaymentClient, "fundSplitDetails">>;
   /** The orders the client created (the same ledger given to `createPaymentClient`). Without it, orders are not checked. */
   ledger?: OrderLedger;
   /** The idempotency store the receivers use: live events and reconciliation claim the same key in it. */
@@ -41,6 +44,18 @@ export interface ReconcilerOptions {
     onOrder?: Handler<ReconcilableOrderEvent>;
     /** Told of each overdue renewal, in both modes (it repairs nothing: the platform has no subscription query). */
     onOverdue?: (gap: OverdueRenewal) => void | Promise<void>;
+  };
+  /**
+   * The fund-split detail list as a source: the orders the platform settled in the window's months
+   * that no processed notification or order event named are reported (`settlement_unmatched`). The
+   * list's record fields are not published, so `orderId` maps a record to its order id (undefined:
+   * not an order's record, skipped); `key` is the record's natural key, for the client's deduplication
+   * across pages (default: its whole content). Detection only.
+   */
+  settlements?: {
+    orderId: (record: ListRecord) => string | undefined;
+    key?: (record: ListRecord) => string;
+    pageSize?: number;
   };
   /** `audit` (default): report only, no handler runs, nothing written but the report. `repair`: run the order handler for each gap. */
   mode?: ReconcileMode;
@@ -64,7 +79,7 @@ export interface ReconcilerOptions {
   /** The clock (epoch ms); for tests and for a run "as of" another time. */
   now?: () => number;
   /** Called after each order and subscription checked (for a progress line). */
-  onProgress?: (progress: { phase: "orders" | "subscriptions"; checked: number; gaps: number }) => void;
+  onProgress?: (progress: { phase: "orders" | "settlements" | "subscriptions"; checked: number; gaps: number }) => void;
 }
 
 export interface Reconciler {
@@ -87,6 +102,7 @@ const OPTION_KEYS = {
   ledger: true,
   store: true,
   journal: true,
+  settlements: true,
   handlers: true,
   mode: true,
   settleMs: true,
@@ -131,6 +147,12 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   for (const name of ["client", "store"] as const)
     if (!options[name])
       throw optionError(new TypeError(`createReconciler: ${name} is required`), "MW_INVALID_OPTION", name);
+  if (options.settlements && (typeof options.settlements.orderId !== "function" || !options.client.fundSplitDetails))
+    throw optionError(
+      new TypeError("createReconciler: settlements needs an orderId function and a client with fundSplitDetails"),
+      "MW_INVALID_OPTION",
+      "settlements",
+    );
   const defaultMode = checkedMode(options.mode);
   const settleMs = checkedMs("settleMs", options.settleMs, 10 * MINUTE);
   const defaultLookBack = checkedMs("lookBackMs", options.lookBackMs, 48 * 60 * MINUTE);
@@ -210,6 +232,12 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
           }
         }
       }
+      if (options.settlements && checkpoint.phase !== "subscriptions") {
+        checkpoint.phase = "settlements";
+        checkpoint.after = undefined;
+        await journal.saveCheckpoint(checkpoint);
+        await checkSettlements(options.settlements, report, mode, stillHeld);
+      }
       checkpoint.phase = "subscriptions";
       checkpoint.after = undefined;
       await journal.saveCheckpoint(checkpoint);
@@ -285,7 +313,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const final = finalStatuses.has(status);
     const unchanged = status === entry.status || (entry.status === undefined && initialStatuses.has(status));
     if (unchanged) return;
-    const record = await store.get(orderStatusKey(order));
+    const record = await store.get(orderStatusRecord(order));
     if (record?.state === "completed") {
       if (mode === "repair" && final) await ledger?.close(entry);
       return;
@@ -322,6 +350,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         gap.repaired = true;
         report.repaired++;
       }
+      await journal.mention([order.id], now());
       if (final) await ledger?.close(entry);
       else await ledger?.record({ ...entry, id: order.id, status });
     } catch (err) {
@@ -344,6 +373,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         headers: {},
         receivedAt,
         transaction: undefined,
+        platform: client,
       }) as unknown as HandlerContext;
     // The claim's own heartbeat keeps its lease; the time limit is the handler's.
     return runHandler(handler as unknown as Handler, event as unknown as SubscriptionNotification, contextFor, {
@@ -351,6 +381,67 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       leaseMs: Number.POSITIVE_INFINITY,
       extendLease: async () => true,
     });
+  }
+
+  /**
+   * The fund-split records of the window's months, a batch at a time, against the orders named so far.
+   * Read-only but for forgetting mentions older than the months listed (repair mode); a resumed run
+   * lists them again.
+   */
+  async function checkSettlements(
+    source: NonNullable<ReconcilerOptions["settlements"]>,
+    report: ReconcileReport,
+    mode: ReconcileMode,
+    stillHeld: () => void,
+  ) {
+    report.gaps = report.gaps.filter((gap) => gap.kind !== "settlement_unmatched");
+    report.checked.settlements = 0;
+    const month = (iso: string) => iso.slice(0, 7);
+    const keyOf =
+      source.key ?? ((record: ListRecord) => createHash("sha256").update(canonicalJson(record)).digest("base64url"));
+    const reported = new Set<string>();
+    let batch: { orderId: string; key: string }[] = [];
+    const settle = async () => {
+      const named = await journal.mentioned(batch.map((item) => item.orderId));
+      for (const { orderId, key } of batch) {
+        if (named.has(orderId) || reported.has(orderId)) continue;
+        reported.add(orderId);
+        report.gaps.push({ kind: "settlement_unmatched", order_id: orderId, record_key: key });
+      }
+      batch = [];
+      options.onProgress?.({
+        phase: "settlements",
+        checked: report.checked.settlements ?? 0,
+        gaps: report.gaps.length,
+      });
+    };
+    try {
+      const records = client.fundSplitDetails!({
+        pageSize: source.pageSize ?? 100,
+        filters: { transaction_begin_date: month(report.window.from), transaction_end_date: month(report.window.to) },
+        ...(source.key ? { key: source.key } : {}),
+      });
+      for await (const record of records) {
+        stillHeld();
+        report.checked.settlements++;
+        const orderId = source.orderId(record);
+        if (orderId === undefined) continue;
+        batch.push({ orderId, key: keyOf(record) });
+        if (batch.length >= 100) await settle();
+      }
+      await settle();
+    } catch (err) {
+      if ((err as { code?: string })?.code === "MW_RECONCILE_LOCK_LOST") throw err;
+      report.errors.push({
+        kind: "settlement",
+        id: "fund_split",
+        message: (err as Error)?.message ?? String(err),
+        code: (err as { code?: string })?.code,
+      });
+    }
+    // A mention older than the first month listed, with a month to spare, can no longer match a record.
+    if (mode === "repair")
+      await journal.forgetMentions(Date.parse(`${month(report.window.from)}-01T00:00:00Z`) - 31 * 24 * 60 * MINUTE);
   }
 
   async function checkSubscription(seen: SubscriptionSeen, report: ReconcileReport) {
@@ -383,7 +474,16 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
   return {
     run,
     reports: (limit) => journal.reports(limit),
-    orderHandler: (handler) => oncePerOrderStatus(store, handler),
+    orderHandler(handler) {
+      const once = oncePerOrderStatus(store, handler);
+      return async (event, ctx) => {
+        await once(event, ctx);
+        // Named by a processed event, the order is no settlement gap. Logged, not thrown, as onAny's record.
+        await journal
+          .mention([event.order.id], now())
+          .catch((err) => ctx.log.warn({ err }, "reconcile: the order could not be recorded as named"));
+      };
+    },
     onAny,
   };
 }

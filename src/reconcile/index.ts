@@ -17,9 +17,26 @@ export {
   type OrderStatusOutcome,
   oncePerOrderStatus,
   orderStatusKey,
+  orderStatusRecord,
   type ReconcilableOrderEvent,
 } from "./order-status-once.js";
+export { postgresJournal } from "./postgres-journal.js";
+export { postgresOrderLedger } from "./postgres-ledger.js";
+export {
+  DEFAULT_RECONCILE_TABLE_PREFIX,
+  migrateReconcile,
+  type ReconcileTableNames,
+  reconcileSchemaSql,
+} from "./postgres-tables.js";
 export { DEFAULT_RECONCILE_PREFIX, redisJournal } from "./redis-journal.js";
 export { redisOrderLedger } from "./redis-ledger.js";
 export type { ReconcileError, ReconcileGap, ReconcileReport } from "./report.js";
+export {
+  RECONCILE_JOB_NAME,
+  type ReconcileSchedule,
+  type ScheduleHooks,
+  scheduleEvery,
+  scheduleOnBullmq,
+  scheduleOnPgBoss,
+} from "./schedule.js";
 export { trackSubscriptions } from "./track-subscriptions.js";

@@ -18,7 +18,7 @@ export interface SubscriptionSeen {
 export interface RunCheckpoint {
   run_id: string;
   /** The part the run is in, and the last item it finished there. */
-  phase: "orders" | "subscriptions";
+  phase: "orders" | "settlements" | "subscriptions";
   after?: { created_at: number; key: string } | undefined;
   /** The report so far. */
   report: ReconcileReport;
@@ -45,6 +45,12 @@ export interface ReconcileJournal {
   seen(record: SubscriptionSeen): Promise<void>;
   /** Every subscription's record, a page at a time: pass the answer's `cursor` back until it is undefined. */
   subscriptions(cursor?: string, limit?: number): Promise<{ items: SubscriptionSeen[]; cursor?: string | undefined }>;
+  /** Record that a processed notification or order event (or a repair) named these orders, at `at` (epoch ms). */
+  mention(orderIds: readonly string[], at: number): Promise<void>;
+  /** Of `orderIds`, the ones mentioned. */
+  mentioned(orderIds: readonly string[]): Promise<Set<string>>;
+  /** Forget the mentions recorded before `before` (epoch ms): older than any settlement a run still lists. */
+  forgetMentions(before: number): Promise<void>;
 }
 
 /** A journal in this process's memory: for tests and one process (the lock then guards only this process's runs). */
@@ -53,6 +59,7 @@ export function memoryJournal(): ReconcileJournal {
   let checkpoint: RunCheckpoint | undefined;
   const reports: ReconcileReport[] = [];
   const seen = new Map<string, SubscriptionSeen>();
+  const mentions = new Map<string, number>();
   const copy = <T>(value: T): T => structuredClone(value);
   return {
     async acquire(owner, ttlMs) {
@@ -90,6 +97,13 @@ export function memoryJournal(): ReconcileJournal {
       const start = cursor === undefined ? 0 : Number(cursor);
       const items = all.slice(start, start + limit).map(copy);
       return { items, cursor: start + limit < all.length ? String(start + limit) : undefined };
+    },
+    async mention(orderIds, at) {
+      for (const id of orderIds) mentions.set(id, Math.max(at, mentions.get(id) ?? at));
+    },
+    mentioned: async (orderIds) => new Set(orderIds.filter((id) => mentions.has(id))),
+    async forgetMentions(before) {
+      for (const [id, at] of mentions) if (at < before) mentions.delete(id);
     },
   };
 }

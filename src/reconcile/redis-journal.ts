@@ -11,7 +11,8 @@ const { RENEW, RELEASE, SEEN } = SCRIPTS;
 /**
  * The reconciler's journal in Redis: the run lock is `SET NX PX` (renewed and released only by its
  * owner), the checkpoint one string, the reports a capped list, the subscriptions one hash.
- * Keys: `${prefix}lock`, `checkpoint`, `reports`, `subscriptions`.
+ * the orders mentioned a sorted set by time. Keys: `${prefix}lock`, `checkpoint`, `reports`,
+ * `subscriptions`, `mentions`.
  */
 export function redisJournal(redis: Redis | Cluster, options: { prefix?: string } = {}): ReconcileJournal {
   const prefix = options.prefix ?? DEFAULT_RECONCILE_PREFIX;
@@ -20,6 +21,7 @@ export function redisJournal(redis: Redis | Cluster, options: { prefix?: string 
     checkpoint: `${prefix}checkpoint`,
     reports: `${prefix}reports`,
     subscriptions: `${prefix}subscriptions`,
+    mentions: `${prefix}mentions`,
   };
   return {
     async acquire(owner, ttlMs) {
@@ -60,6 +62,18 @@ export function redisJournal(redis: Redis | Cluster, options: { prefix?: string 
       const items: SubscriptionSeen[] = [];
       for (let index = 1; index < flat.length; index += 2) items.push(JSON.parse(flat[index]!) as SubscriptionSeen);
       return { items, cursor: next === "0" ? undefined : next };
+    },
+    async mention(orderIds, at) {
+      if (orderIds.length === 0) return;
+      await redis.zadd(keys.mentions, "GT", ...orderIds.flatMap((id) => [at, id]));
+    },
+    async mentioned(orderIds) {
+      if (orderIds.length === 0) return new Set();
+      const scores = await redis.zmscore(keys.mentions, ...orderIds);
+      return new Set(orderIds.filter((_, index) => scores[index] !== null));
+    },
+    async forgetMentions(before) {
+      await redis.zremrangebyscore(keys.mentions, "-inf", `(${before}`);
     },
   };
 }

@@ -16,11 +16,21 @@ export type ReconcileGap =
       /** When the renewal was due (RFC 3339): the last notification's `next_execution_time`. */
       expected_at: string;
       last_notification: { id: string; event_type: string; execution_phase?: string | undefined; update_time: string };
+    }
+  | {
+      /**
+       * The fund-split detail list has a record of this order (the platform settled it), and no processed
+       * notification or order event named it, nor did a repair. Detection only.
+       */
+      kind: "settlement_unmatched";
+      order_id: string;
+      /** The record's key (the `settlements.key` given, else its whole content's digest). */
+      record_key: string;
     };
 
 export interface ReconcileError {
   /** What was being checked: an order (by reference id) or a subscription. */
-  kind: "order" | "subscription";
+  kind: "order" | "subscription" | "settlement";
   id: string;
   message: string;
   code?: string | undefined;
@@ -38,7 +48,7 @@ export interface ReconcileReport {
   window: { from: string; to: string };
   /** Set when the run picked up a run that died, from its checkpoint. */
   resumed_from?: string | undefined;
-  checked: { orders: number; subscriptions: number };
+  checked: { orders: number; subscriptions: number; settlements?: number | undefined };
   gaps: ReconcileGap[];
   /** Gaps whose handler ran in this run (repair mode). */
   repaired: number;

@@ -29,6 +29,9 @@ export function trackSubscriptions(
         next_execution_time: epochMs(resource.next_execution_time),
         seen_at: now(),
       });
+      // The order a renewal charged is one the platform settles: named here, it is not a settlement gap.
+      const charged = resource.renewal_event?.payment_detail?.order_id;
+      if (charged) await journal.mention([charged], now());
     } catch (err) {
       ctx.log.warn({ err }, "reconcile: the subscription's last notification could not be recorded");
     }

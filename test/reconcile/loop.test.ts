@@ -1,5 +1,11 @@
 import { createPaymentClient } from "merchant-webhooks/client";
-import { createReconciler, type OverdueRenewal, redisJournal, redisOrderLedger } from "merchant-webhooks/reconcile";
+import {
+  createReconciler,
+  type OverdueRenewal,
+  orderStatusRecord,
+  redisJournal,
+  redisOrderLedger,
+} from "merchant-webhooks/reconcile";
 import { redisStore } from "merchant-webhooks/redis";
 import { createPlatformSimulator, type PlatformSimulator } from "merchant-webhooks/simulator";
 import { buildProduct, buildSubscriber } from "merchant-webhooks/testing";
@@ -103,7 +109,7 @@ describe("reconcile: the simulator drops 20% of what it sends; one repair run ma
     expect(audit.errors).toEqual([]);
     // Audit: no handler ran, and nothing but the report was written (no claim of an order's status).
     expect(effects.calls()).toBe(callsBefore);
-    for (const id of missing) expect(await store.get(`order-status/${id}/COMPLETED`)).toBeUndefined();
+    for (const id of missing) expect(await store.get(orderStatusRecord({ id, status: "COMPLETED" }))).toBeUndefined();
 
     const repair = await reconciler.run({ mode: "repair" });
     expect(orderGaps(repair)).toEqual(missing);
@@ -116,6 +122,7 @@ describe("reconcile: the simulator drops 20% of what it sends; one repair run ma
     // Every paid order had its effect exactly once, live or reconciled; no unpaid order had one.
     for (const id of paid) expect(effects.counts.get(`${id}/COMPLETED`), id).toBe(1);
     expect(effects.counts.size).toBe(paid.size);
+    expect((await store.get(orderStatusRecord({ id: missing[0]!, status: "COMPLETED" })))?.state).toBe("completed");
 
     // A third run has no order gap left: the closed orders are no longer checked, the unpaid ones are.
     const after = await reconciler.run({ mode: "repair" });

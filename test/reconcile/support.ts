@@ -61,3 +61,17 @@ export function redisTestBed(label: string) {
   };
   return { redis, prefix: newPrefix(), newPrefix, cleanup };
 }
+
+/**
+ * For a client made before the simulator it calls is listening (the webhook the simulator sends to
+ * must be up first): its requests go to `to(url)` once given.
+ */
+export function laterBaseUrl() {
+  const placeholder = "http://127.0.0.1:1";
+  let target = placeholder;
+  return {
+    baseUrl: placeholder,
+    fetch: ((input, init) => fetch(String(input).replace(placeholder, target), init)) as typeof fetch,
+    to: (url: string) => void (target = url),
+  };
+}

@@ -138,7 +138,7 @@ export async function runReconcile(argv: readonly string[], io: cli.CliIo = cli.
       return cli.EXIT_NOT_PROCESSED;
     }
     io.out(formatReport(report));
-    const open = report.gaps.some((gap) => gap.kind === "renewal_overdue" || !gap.repaired);
+    const open = report.gaps.some((gap) => gap.kind !== "order_status" || !gap.repaired);
     return open || report.errors.length > 0 ? cli.EXIT_NOT_PROCESSED : cli.EXIT_OK;
   } catch (err) {
     io.err(`reconcile failed on ${describeTarget(target)}: ${printable((err as Error).message)}\n`);
@@ -162,12 +162,19 @@ export async function runReconcile(argv: readonly string[], io: cli.CliIo = cli.
 export function formatReport(report: ReconcileReport): string {
   const orderGaps = report.gaps.filter((gap) => gap.kind === "order_status");
   const overdue = report.gaps.filter((gap) => gap.kind === "renewal_overdue");
+  const unmatched = report.gaps.filter((gap) => gap.kind === "settlement_unmatched");
   const rows: [string, number][] = [
     ["orders checked", report.checked.orders],
     ["order gaps", orderGaps.length],
     ["  repaired", report.repaired],
     ["subscriptions checked", report.checked.subscriptions],
     ["renewals overdue", overdue.length],
+    ...(report.checked.settlements === undefined
+      ? []
+      : ([
+          ["settlements checked", report.checked.settlements],
+          ["settlements unmatched", unmatched.length],
+        ] as [string, number][])),
     ["errors", report.errors.length],
   ];
   const labelWidth = Math.max("result".length, ...rows.map(([label]) => label.length));
@@ -182,6 +189,10 @@ export function formatReport(report: ReconcileReport): string {
     ...overdue.map(
       (gap) =>
         `subscription ${printable(gap.subscription_id)}: renewal due ${gap.expected_at} not received; last ${printable(gap.last_notification.event_type)} ${printable(gap.last_notification.id)}\n`,
+    ),
+    ...unmatched.map(
+      (gap) =>
+        `order ${printable(gap.order_id)} settled (record ${printable(gap.record_key)}) with no processed event\n`,
     ),
     ...report.errors.map((error) => `error: ${error.kind} ${printable(error.id)}: ${printable(error.message)}\n`),
   ];
