@@ -24,13 +24,8 @@ export interface TransactionalClaim {
   readonly transaction: unknown;
   /** Record the completion with `answer` in the same transaction, then commit it; throws if the commit fails. */
   commit(answer: StoredAnswer): Promise<void>;
-  /**
-   * Roll back everything the handler wrote, then record the failed attempt outside that transaction.
-   * `holdLane`: an ordered claim's last attempt on a lane whose policy is hold (`OrderClaim.onDeadLetter`):
-   * the failed record stays at its place in its key's waiting list, holding the rest, as
-   * `IdempotencyStore.failInLane` keeps it.
-   */
-  rollback(error: string, options?: { holdLane?: boolean }): Promise<void>;
+  /** Roll back everything the handler wrote, then record the failed attempt outside that transaction. */
+  rollback(error: string): Promise<void>;
   /**
    * Commit the claim as it is, to be run later under its lease with the plain store methods (a
    * notification handed to a queue).

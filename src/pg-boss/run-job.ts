@@ -270,11 +270,7 @@ async function runInTransaction(
       leaseMs: runner.leaseMs,
       ctxLogger: runner.ctxLogger,
       order: claimedOrder(claim.order, claim, runner.onStale),
-      transaction: completingJob(transaction, client, runner, jobId, lane ? failed : undefined, {
-        seen: failed,
-        holds: claim.order !== undefined && data.order?.onDeadLetter === "hold",
-        lastAttempt: taken.retry_count >= taken.retry_limit,
-      }),
+      transaction: completingJob(transaction, client, runner, jobId, lane ? failed : undefined),
     },
     {
       stop: runner.shutdown,
@@ -335,8 +331,6 @@ function completingJob(
   runner: PgBossRunner,
   jobId: string,
   lane: { inLane: boolean; err?: unknown; retryInMs?: number } | undefined,
-  /** Whether its lane holds at a dead letter (`ordering.onDeadLetter: "hold"`), and whether this run is its last. */
-  deadLetter: { seen: { err?: unknown }; holds: boolean; lastAttempt: boolean },
 ): TransactionalClaim {
   // The handler's own guard, closed the moment its run settles: the job's completion below goes
   // through the store's handle, and nothing the handler sends late can land beside it.
@@ -349,12 +343,8 @@ function completingJob(
       handlers.close();
       // A run cut off by the worker's close counts no attempt: the job is left to run again at once.
       // One its handler refused for good (NonRetriableError) is a dead letter now: the rest go ahead.
-      const decision = retryDecision(lane?.err ?? deadLetter.seen.err);
-      if (!lane || runner.shutdown.aborted || decision.retry === "never") {
-        // Its last attempt on a lane that holds: the dead letter keeps its place, holding the rest.
-        const last = !runner.shutdown.aborted && (decision.retry === "never" || deadLetter.lastAttempt);
-        return transaction.rollback(error, deadLetter.holds && last ? { holdLane: true } : undefined);
-      }
+      const decision = retryDecision(lane?.err);
+      if (!lane || runner.shutdown.aborted || decision.retry === "never") return transaction.rollback(error);
       // The job failed in the same transaction as the record goes back in line: both or neither.
       lane.inLane = await transaction.requeueInLane!(claimAttempt(transaction), error, async (handle) => {
         const db = handle as Queryable;

@@ -275,8 +275,6 @@ export async function claimIn(
       // A worker: the key's waiting list runs first to last, its own record at its place in it.
       const first = await firstWaiter(query, sql.waiting, order.key, { id, position: order.position });
       if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
-      // Held by a dead letter: its redrive or discard lets the lane on; this job looks again later.
-      if (first === "held") return { status: "processing", retryAfterMs: leaseMs, key: true };
       if (first !== "own") {
         const waiting = [id, order.key, order.position ?? null, fingerprint, row?.owner ?? owner, row?.attempts ?? 0];
         await query(sql.waiting.waitQueued, waiting);
@@ -331,7 +329,7 @@ export async function takeNextIn(
   }
   if (heldForOther(held!, owner) > 0) return undefined;
   const first = await firstWaiter(query, sql.waiting, key);
-  if (first === undefined || first === "busy" || first === "held" || first === "own") return undefined;
+  if (first === undefined || first === "busy" || first === "own") return undefined;
   const run = await runWaiter(query, sql.waiting, first.id, key, owner, leaseMs, held!.position ?? undefined);
   return run === "busy" ? undefined : run;
 }

@@ -130,8 +130,6 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         return row && recordOf(row);
       }),
     list: (request) => db.withClient((query) => listIn(query, listSql, request)),
-    heldBy: (order) =>
-      db.withClient(async (query) => (await query<{ id: string }>(claims.waiting.heldBy, [order.key]))[0]?.id),
     claimInTransaction: (request: ClaimRequest): Promise<TransactionalClaim> => transactionalClaim(inbox, request),
     takeNextInTransaction: (order, owner, ms, handlerTimeoutMs) =>
       transactionalTakeNext(inbox, order.key, owner, ms, handlerTimeoutMs),

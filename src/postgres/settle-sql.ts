@@ -61,19 +61,17 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
      * The failed attempt of a rolled-back transaction, written after the rollback. Only if no other
      * delivery took the id meanwhile (its lock is free) and never over a completed record.
      */
-    // `waiting` (the last parameter) keeps a dead letter of a lane that holds in its key's list (see
-    // `TransactionalClaim.rollback`'s `holdLane`): failed and waiting, it holds the rest (`firstWaiter`).
     failAfterRollback: `WITH l AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got)
-      INSERT INTO ${records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, error, waiting)
-      SELECT $2, $3, $4, false, $5, 'failed', $6, $7, $8, $9 FROM l WHERE l.got
+      INSERT INTO ${records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, error)
+      SELECT $2, $3, $4, false, $5, 'failed', $6, $7, $8 FROM l WHERE l.got
       ON CONFLICT (id) DO UPDATE SET order_key = EXCLUDED.order_key, position = EXCLUDED.position, holds_key = false,
         fingerprint = EXCLUDED.fingerprint, state = 'failed', owner = EXCLUDED.owner, lease_until = NULL,
-        attempts = EXCLUDED.attempts, answer = NULL, error = EXCLUDED.error, waiting = EXCLUDED.waiting,
+        attempts = EXCLUDED.attempts, answer = NULL, error = EXCLUDED.error, waiting = false,
         updated_at = clock_timestamp()
       WHERE r.state <> 'completed'`,
     /** The same for a waiter run from its subscription's list: its row is there, kept, and marked failed. */
     failWaiterAfterRollback: `WITH l AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got)
-      UPDATE ${records} r SET state = 'failed', owner = $3, lease_until = NULL, holds_key = false, waiting = $6,
+      UPDATE ${records} r SET state = 'failed', owner = $3, lease_until = NULL, holds_key = false, waiting = false,
         attempts = $4, error = $5, updated_at = clock_timestamp()
       FROM l WHERE l.got AND r.id = $2 AND r.state <> 'completed'`,
     /** In the claim's own transaction: the run's number as the queue counts it (`countAttempt`). */

@@ -262,9 +262,8 @@ function openClaim(
    * (its first claim rolled back with the rest), so it is written whole; a waiter's row is kept and
    * only marked failed.
    */
-  async function recordFailure(error: string, holdLane = false): Promise<void> {
+  async function recordFailure(error: string): Promise<void> {
     const lock = claims.lockPrefix + claimed.id;
-    const waiting = holdLane && claimed.order !== undefined;
     const write =
       own && own.id === claimed.id
         ? ([
@@ -272,7 +271,7 @@ function openClaim(
             [lock, own.id, own.order?.key ?? null, own.order?.position ?? null, own.fingerprint, own.owner],
           ] as const)
         : ([settles.failWaiterAfterRollback, [lock, claimed.id, claimed.owner]] as const);
-    await db.withClient((q) => q(write[0], [...write[1], claimed.attempt, error, waiting])).catch(() => {});
+    await db.withClient((q) => q(write[0], [...write[1], claimed.attempt, error])).catch(() => {});
   }
 
   return {
@@ -379,12 +378,12 @@ function openClaim(
       await recordFailure(error);
       return false;
     },
-    async rollback(error, options) {
+    async rollback(error) {
       if (ended) return;
       end();
       // A timed-out handler may still be running a statement on the client: cancel it rather than queue behind it.
       await abandon(client, error === "handler_timeout");
-      await recordFailure(error, options?.holdLane);
+      await recordFailure(error);
     },
   };
 }

@@ -8,12 +8,8 @@ import {
 } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { type ConsoleHandler, consoleHandler, createAdmin } from "merchant-webhooks/console";
-import { pgBossQueue } from "merchant-webhooks/pg-boss";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
-import { pgBossBed } from "../pg-boss/fixtures/bed.js";
-import { jobStates } from "../pg-boss/fixtures/boss.js";
-import { bedWorker, laneOf } from "../pg-boss/fixtures/lane.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { backlog, sendAll } from "./fixtures/mailbox.js";
@@ -164,109 +160,3 @@ async function consolePage(handler: ConsoleHandler, path: string): Promise<strin
   expect(response.status).toBe(200);
   return response.text();
 }
-
-describe("ordering.onDeadLetter through pg-boss on postgresStore", () => {
-  const bed = pgBossBed("lanes_policy", () => "");
-  const cleanup: Array<() => Promise<unknown>> = [];
-  afterAll(async () => {
-    for (const step of cleanup.reverse()) await step();
-  });
-
-  function lane(name: string, onDeadLetter: OrderingOptions["onDeadLetter"]) {
-    const queue = pgBossQueue({
-      boss: bed.boss,
-      name,
-      schema: bed.bossSchema,
-      jobOptions: { retryLimit: 2, retryDelay: 0, retryBackoff: false },
-    });
-    const receiver = createReceiver({
-      logger: silentLogger(),
-      idempotency: bed.store,
-      queue,
-      ordering: { onDeadLetter },
-    });
-    cleanup.push(() => receiver.close());
-    const notifications = laneOf(`SUB-${process.pid}-${name}`, 4, 9);
-    const ids = notifications.map((n) => n.id);
-    const second = ids[1]!;
-    const broken = { value: true };
-    const runs: string[] = [];
-    const stale: string[] = [];
-    for (let i = 0; i < 2; i++) {
-      const worker = bedWorker(bed, name, {
-        leaseMs: 2_000,
-        onRenew: async (n: SubscriptionNotification) => {
-          runs.push(n.id);
-          if (n.id === second && broken.value) throw new Error("downstream down");
-        },
-        onStale: async (n: SubscriptionNotification) => {
-          stale.push(n.id);
-        },
-      });
-      cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
-    }
-    const admin = createAdmin({ idempotency: bed.store, queue });
-    const state = async (id: string) => (await bed.store.get(id))?.state;
-    const deadLettered = () =>
-      eventually(
-        async () =>
-          (await state(second)) === "failed" &&
-          (await jobStates(bed.pool, bed.bossSchema, `${name}_dead_letter`)).created === 1,
-        30_000,
-        "the second notification in the dead letters",
-      );
-    return { receiver, admin, notifications, ids, second, broken, runs, stale, state, deadLettered };
-  }
-
-  it('"hold": the rest wait; redriven, the dead letter runs first, then the rest in order', async () => {
-    const { receiver, admin, notifications, ids, second, broken, runs, stale, state, deadLettered } = lane(
-      "hold_redrive",
-      "hold",
-    );
-    await sendAll(receiver, notifications);
-    await deadLettered();
-    expect(runs).toEqual([ids[0], second, second, second]);
-    expect(await state(ids[2]!)).toBe("queued");
-    expect(await state(ids[3]!)).toBe("queued");
-    const key = (await admin.getNotification(second))!.ordering!.key;
-    expect(await admin.heldBy(key)).toBe(second);
-
-    broken.value = false;
-    runs.length = 0;
-    expect(await admin.redrive({ ids: [second] })).toMatchObject({ redriven: 1, skipped: [] });
-    await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the lane to drain");
-    expect(runs).toEqual([second, ids[2], ids[3]]);
-    expect(stale).toEqual([]);
-  }, 60_000);
-
-  it('"hold": discarded by a person, the rest run in order', async () => {
-    const { receiver, admin, notifications, ids, second, runs, stale, state, deadLettered } = lane(
-      "hold_discard",
-      "hold",
-    );
-    await sendAll(receiver, notifications);
-    await deadLettered();
-    runs.length = 0;
-    expect(await admin.discard(second, { reason: "refunded by hand" })).toMatchObject({ discarded: true });
-    await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the lane to drain");
-    expect(runs).toEqual([ids[2], ids[3]]);
-    expect(stale).toEqual([]);
-  }, 60_000);
-
-  it('"skip": the rest run; redriven after, the dead letter is stale, as the console said', async () => {
-    const { receiver, admin, notifications, ids, second, broken, runs, stale, state, deadLettered } = lane(
-      "skip",
-      "skip",
-    );
-    await sendAll(receiver, notifications);
-    await deadLettered();
-    await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the rest to run");
-    expect((await admin.getNotification(second))?.ordering?.staleIfRedriven).toBeDefined();
-    broken.value = false;
-    runs.length = 0;
-    await admin.redrive({ ids: [second] });
-    await eventually(async () => (await state(second)) === "completed", 30_000, "the redriven one to settle");
-    expect(stale).toEqual([second]);
-    expect(runs).toEqual([]);
-  }, 60_000);
-});
