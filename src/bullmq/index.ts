@@ -14,7 +14,7 @@ export {
   DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
   type NotificationWorker,
 } from "./create-worker.js";
-export type { NotificationJobData } from "./job-data.js";
+export type { NotificationJobData } from "../worker/job-data.js";
 export { jobIdFor } from "./job-id.js";
 export type { JobOutcome } from "./process-job.js";
 export type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
@@ -26,5 +26,5 @@ export {
   type RedriveResult,
   redrive,
 } from "./redrive.js";
-export type { EncryptionKey, SealedPayload } from "./seal.js";
+export type { EncryptionKey, SealedPayload } from "../worker/seal.js";
 export { type SweepQueuedOptions, type SweepResult, sweepQueued } from "./sweep-queued.js";

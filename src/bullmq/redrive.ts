@@ -5,7 +5,7 @@ import { coded, MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import type { NotificationJobData } from "./job-data.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor } from "./job-id.js";
 
 export interface RedriveOptions {

@@ -79,6 +79,23 @@ export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 const ENTRY_OVERHEAD_BYTES = 200;
 
 /**
+ * The run a claim starts: one more than the record counted, or, for an unordered claim with a
+ * worker's queue count (`ClaimRequest.attempt`), that count, never counting back. A queued record (or
+ * the receiver's claim a worker was handed) counts the run it waits for already. In order, the lane
+ * keeps its own count.
+ */
+function countedAttempts(
+  request: ClaimRequest,
+  entry: { state: string; attempts: number } | undefined,
+  handedOver: boolean | undefined,
+): number {
+  const attempts = (entry?.attempts ?? 0) + 1;
+  if (request.attempt === undefined || request.order) return attempts;
+  const counted = entry?.state === "queued" || handedOver ? attempts - 1 : attempts;
+  return Math.max(request.attempt, counted);
+}
+
+/**
  * The embedded default store: one process, no persistence. It gives exactly-once per id within the
  * process (concurrent duplicates, retries after failure); across processes or restarts use `redisStore`.
  *
@@ -353,7 +370,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       if (order && entry?.waiting && !forQueue) orders.leave(order.key, id);
       if (order && forQueue && !stale && !entry?.waiting && orders.waiters(order.key).length >= mailboxMaxLength)
         return { status: "processing", retryAfterMs: leaseMs, key: true, full: true };
-      const attempts = (entry?.attempts ?? 0) + 1;
+      const attempts = countedAttempts(request, entry, handedOver);
       const claimed: Entry = {
         state: "processing",
         fingerprint,

@@ -74,7 +74,9 @@ export interface ClaimRequest {
   /**
    * A worker whose queue counts its job's runs: this run's number as the queue counts it (its
    * retries so far, plus one). The record keeps it rather than counting one more over the receiver's
-   * queued mark, so the record, the job and `ctx.attempt` say the same. A store may ignore it.
+   * queued mark, so the record, the job and `ctx.attempt` say the same; never counting back (a job made
+   * afresh by a redrive counts on from the record's runs). The built-in stores keep it for an unordered
+   * claim, PostgreSQL for every claim; another store may ignore it.
    */
   attempt?: number;
 }

@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
-import { type EncryptionKey, sealingKeys } from "../bullmq/seal.js";
+import { type EncryptionKey, sealingKeys } from "../worker/seal.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";

@@ -1,6 +1,6 @@
 import type PgBoss from "pg-boss";
-import { jobDataFor, type NotificationJobData } from "../bullmq/job-data.js";
-import { type EncryptionKey, sealingKey } from "../bullmq/seal.js";
+import { jobDataFor, type NotificationJobData } from "../worker/job-data.js";
+import { type EncryptionKey, sealingKey } from "../worker/seal.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import type { QueueJobs } from "../queue/queue-jobs.js";
 import { MerchantWebhooksError, optionError } from "../shared/errors.js";

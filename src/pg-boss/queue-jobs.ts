@@ -1,5 +1,5 @@
 import type PgBoss from "pg-boss";
-import type { NotificationJobData } from "../bullmq/job-data.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { aboutJobData, failuresOf, type JobAbout, type JobView, type QueueJobs } from "../queue/queue-jobs.js";
 import type { JobTable } from "./job-table.js";
 

@@ -1,5 +1,5 @@
 import type PgBoss from "pg-boss";
-import type { NotificationJobData } from "../bullmq/job-data.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";

@@ -259,7 +259,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         if (mode === "queue") args.push(request.carried ?? "", order.onDeadLetter ?? "");
       } else {
         args.push(handoffFrom);
-        if (request.queueAtClaim && request.forQueue) args.push("1");
+        const toQueue = request.queueAtClaim && request.forQueue;
+        if (toQueue || request.attempt !== undefined) args.push(toQueue ? "1" : "0");
+        if (request.attempt !== undefined) args.push(request.attempt);
       }
       const reply = (await script("mwIdemClaim", id, order?.key, args, () => abandon(id, owner, order?.key))) as
         | ScriptReply
