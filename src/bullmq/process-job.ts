@@ -11,16 +11,16 @@ import { claimsInTransaction, type TransactionalClaim } from "../idempotency/tra
 import type { RedactOptions } from "../logging/redact.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
-import { writeDeadLetter } from "./dead-letter.js";
 import {
   type NotificationJob,
   type NotificationJobData,
   readNotificationJob,
   UnreadableJobDataError,
 } from "../worker/job-data.js";
+import type { SealingKey } from "../worker/seal.js";
+import { writeDeadLetter } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
-import type { SealingKey } from "../worker/seal.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
 interface ReadJobData extends NotificationJob {

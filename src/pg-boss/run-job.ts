@@ -1,8 +1,6 @@
 import type { PoolClient } from "pg";
 import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
-import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../worker/job-data.js";
-import type { SealingKey } from "../worker/seal.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
@@ -13,6 +11,8 @@ import { redactErrorInPlace } from "../logging/redact-error.js";
 import { guardTransaction } from "../postgres/guarded-transaction.js";
 import { coded } from "../shared/errors.js";
 import { observeJob } from "../telemetry/observe-job.js";
+import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../worker/job-data.js";
+import type { SealingKey } from "../worker/seal.js";
 import { executorOn, type JobTable, type Queryable } from "./job-table.js";
 
 /** A job found ready in the queue (`JobTable.ready`). */
