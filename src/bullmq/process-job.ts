@@ -379,7 +379,9 @@ function laneFailureRecorder(
         return false;
       }
     }
-    return Promise.resolve(runner.store.fail(claim, failed));
+    // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `failInLane`).
+    const store = runner.store;
+    return (await (store.failInLane ? store.failInLane(claim, failed) : store.fail(claim, failed))) !== false;
   };
 }
 

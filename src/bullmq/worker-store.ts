@@ -58,6 +58,8 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
   const takeNext = store.takeNext?.bind(store);
   const retryInLane = store.retryInLane?.bind(store);
   const laneRunning = store.laneRunning?.bind(store);
+  const failInLane = store.failInLane?.bind(store);
+  const heldBy = store.heldBy?.bind(store);
   return {
     ...(store.leaseMs !== undefined ? { leaseMs: store.leaseMs } : {}),
     claim: bounded("claim", (request) => store.claim(request)),
@@ -70,6 +72,8 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
     ...(takeNext ? { takeNext: bounded("takeNext", takeNext) } : {}),
     ...(retryInLane ? { retryInLane: bounded("retryInLane", retryInLane) } : {}),
     ...(laneRunning ? { laneRunning: bounded("laneRunning", laneRunning) } : {}),
+    ...(failInLane ? { failInLane: bounded("failInLane", failInLane) } : {}),
+    ...(heldBy ? { heldBy: bounded("heldBy", heldBy) } : {}),
     ...(store.ping ? { ping: bounded("ping", () => store.ping!()) } : {}),
     ...(store.close ? { close: () => store.close!() } : {}),
     ...(store.connection ? { connection: store.connection } : {}),

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { listedText, subscriptionOfKey } from "../idempotency/listed-as.js";
+import { isBefore } from "../idempotency/position.js";
 import {
   DEFAULT_LEASE_MS,
   type IdempotencyRecord,
@@ -124,6 +125,16 @@ export interface OrderingState {
   waiting: string[];
   /** Completed as stale (older than a notification already completed). */
   stale: string[];
+  /**
+   * The dead letter holding this key's lane (`ordering.onDeadLetter: "hold"`): nothing behind it runs
+   * until it is redriven (it runs first) or discarded.
+   */
+  heldBy?: string;
+  /**
+   * A dead letter older than a notification of its key completed since: redriven, it is stale (it goes
+   * to `onStale`, not its handler). The newer completed position.
+   */
+  staleIfRedriven?: string;
 }
 
 export type RedriveRequest = { ids: readonly string[] } | { filter: NotificationFilter; dryRun?: boolean };
@@ -137,6 +148,11 @@ export interface AdminRedriveResult {
   ids: string[];
   /** Those not redriven, each with why. */
   skipped: Array<{ id: string; reason: string }>;
+  /**
+   * On a dry run: those that would be stale if redriven (older than a notification of their
+   * subscription completed since), so the confirmation can say so before the redrive.
+   */
+  staleIfRedriven?: string[];
 }
 
 export interface AdminReplayResult {
@@ -152,6 +168,8 @@ export interface Admin {
   replay(id: string): Promise<AdminReplayResult>;
   discard(id: string, options: { reason: string }): Promise<{ discarded: boolean; message: string }>;
   overview(options?: { sample?: number }): Promise<Overview>;
+  /** The dead letter holding a subscription's lane (`ordering.onDeadLetter: "hold"`), by order key, if one does. */
+  heldBy(orderKey: string): Promise<string | undefined>;
   /** Whether redrive, replay and discard can act (a durable queue is configured). */
   readonly canAct: boolean;
 }
@@ -375,7 +393,7 @@ export function createAdmin(options: AdminOptions): Admin {
       if (record.answer) detail.record.answer = { processed: record.answer.processed, message: record.answer.message };
       if (record.leaseUntil !== undefined) detail.record.leaseUntil = record.leaseUntil;
       if (found.updatedAt !== undefined) detail.record.updatedAt = found.updatedAt;
-      if (found.order) detail.ordering = await orderingState(found.order);
+      if (found.order) detail.ordering = await orderingState(found.order, record.state);
     }
     if (eventType !== undefined) detail.eventType = eventType;
     if (subscriptionId !== undefined) detail.subscriptionId = subscriptionId;
@@ -386,9 +404,11 @@ export function createAdmin(options: AdminOptions): Admin {
     return detail;
   }
 
-  async function orderingState(order: OrderClaim): Promise<OrderingState> {
+  async function orderingState(order: OrderClaim, recordState?: RecordState): Promise<OrderingState> {
     const state: OrderingState = { key: order.key, waiting: [], stale: [] };
     if (order.position !== undefined) state.position = order.position;
+    const held = await heldBy(order.key);
+    if (held !== undefined) state.heldBy = held;
     if (!store.list) return state;
     const page = await store.list({ orderKey: order.key, limit: 1_000 });
     const byPosition = (a: ListedRecord, b: ListedRecord) =>
@@ -398,7 +418,30 @@ export function createAdmin(options: AdminOptions): Admin {
       if (item.state === "completed" && item.answer?.message.startsWith("stale")) state.stale.push(item.id);
       else if (item.state === "completed" && item.order?.position) state.newestCompleted = item.order.position;
     }
+    const { position } = order;
+    if (recordState === "failed" && position !== undefined && state.newestCompleted !== undefined)
+      if (isBefore(position, state.newestCompleted)) state.staleIfRedriven = state.newestCompleted;
     return state;
+  }
+
+  async function heldBy(orderKey: string): Promise<string | undefined> {
+    return Promise.resolve(store.heldBy?.({ key: orderKey })).catch(() => undefined);
+  }
+
+  /** Of these dead letters, those a redrive would find stale (see `OrderingState.staleIfRedriven`). */
+  async function staleOnRedrive(ids: readonly string[]): Promise<string[]> {
+    const found = await Promise.all(ids.map(async (id) => ({ id, found: await findRecord(id) })));
+    const lanes = new Map<string, Promise<OrderingState>>();
+    const stale: string[] = [];
+    for (const { id, found: one } of found) {
+      if (!one?.order || one.record.state !== "failed") continue;
+      const key = one.order.key;
+      if (!lanes.has(key)) lanes.set(key, orderingState({ key }));
+      const newest = (await lanes.get(key)!).newestCompleted;
+      if (one.order.position !== undefined && newest !== undefined && isBefore(one.order.position, newest))
+        stale.push(id);
+    }
+    return stale;
   }
 
   function requireQueue(what: string): NotificationQueue {
@@ -569,7 +612,14 @@ export function createAdmin(options: AdminOptions): Admin {
       // By filter: dead letters unless another state is asked for, counted first.
       const filter: NotificationFilter = { state: "failed", ...request.filter };
       const matched = await matchingIds(filter);
-      if (request.dryRun) return { matched: matched.length, redriven: 0, ids: matched, skipped: [] };
+      if (request.dryRun)
+        return {
+          matched: matched.length,
+          redriven: 0,
+          ids: matched,
+          skipped: [],
+          staleIfRedriven: await staleOnRedrive(matched),
+        };
       requireQueue("redrive");
       return redriveAll(matched);
     },
@@ -588,6 +638,9 @@ export function createAdmin(options: AdminOptions): Admin {
       // completed with the reason as its answer: a redelivery is answered as a duplicate.
       const owner = `console:${randomUUID()}`;
       const order = found.order ? { key: found.order.key } : undefined;
+      // A dead letter holding its lane (`onDeadLetter: "hold"`): discarded, the rest of the lane goes on.
+      const heldItsLane =
+        order !== undefined && (await Promise.resolve(store.heldBy?.(order)).catch(() => undefined)) === id;
       const claim = await store.claim({
         id,
         fingerprint: found.record.fingerprint,
@@ -601,9 +654,14 @@ export function createAdmin(options: AdminOptions): Admin {
       if (claim.id !== id) throw coded(new Error(`discard claimed ${claim.id} instead of ${id}`), "MW_INTERNAL");
       const message = `${DISCARDED}${redactCardNumbers(reason.trim()).slice(0, 500)}`;
       const done = await store.complete(claim, { processed: true, message });
-      if (done) await jobs?.removeFailed(id).catch(() => false);
+      // Its job, put back rather than removed, is the lane's drain job: its record completed, it runs
+      // what waited behind it (a lane's waiters have no job of their own).
+      if (done && heldItsLane) await jobs?.retryFailed(id).catch(() => false);
+      else if (done) await jobs?.removeFailed(id).catch(() => false);
       return done ? { discarded: true, message } : { discarded: false, message: "claim lost before completing" };
     },
+
+    heldBy,
 
     async overview({ sample = 1_000 } = {}) {
       const overview: Overview = { counted: 0, byState: {}, byEventType: {}, deadLetters: [] };

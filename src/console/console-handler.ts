@@ -175,14 +175,21 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
     }
     if (path.startsWith("/subscriptions/")) {
       const key = decodeSegment(path.slice("/subscriptions/".length));
-      const found = await admin.listNotifications({ subscriptionId: key, limit: 500 });
-      return page(subscriptionPage(ctx, key, found.items));
+      const [found, heldBy] = await Promise.all([
+        admin.listNotifications({ subscriptionId: key, limit: 500 }),
+        admin.heldBy(key),
+      ]);
+      return page(subscriptionPage(ctx, key, found.items, heldBy));
     }
     if (path === "/dead-letters") {
       const deadFilter: NotificationFilter = { ...filter, state: "failed" };
       const found = await admin.listNotifications({ ...deadFilter, limit, ...(cursor ? { cursor } : {}) });
       const matched = query.get("matched");
-      const dryRun = matched !== null && /^\d+$/.test(matched) ? { matched: Number(matched) } : undefined;
+      const stale = query.get("stale");
+      const dryRun =
+        matched !== null && /^\d+$/.test(matched)
+          ? { matched: Number(matched), ...(stale !== null && /^\d+$/.test(stale) ? { stale: Number(stale) } : {}) }
+          : undefined;
       return page(deadLettersPage(ctx, deadFilter, found.items, found.cursor, dryRun));
     }
     return text(404, "not found");
@@ -215,7 +222,10 @@ export function consoleHandler(options: ConsoleHandlerOptions): ConsoleHandler {
       const filter = filterOf(form);
       if (mode === "dry-run") {
         const result = await admin.redrive({ filter, dryRun: true });
-        return redirect(`${base}/dead-letters${searchOf({ ...stringsOf(filter), matched: String(result.matched) })}`);
+        const stale = String(result.staleIfRedriven?.length ?? 0);
+        return redirect(
+          `${base}/dead-letters${searchOf({ ...stringsOf(filter), matched: String(result.matched), stale })}`,
+        );
       }
       const result = await admin.redrive({ filter });
       return done("redriven-matching", `${base}/dead-letters`, { n: result.redriven, of: result.matched });

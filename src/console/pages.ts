@@ -145,7 +145,7 @@ export function deadLettersPage(
   filter: NotificationFilter,
   items: NotificationSummary[],
   next: string | undefined,
-  dryRun?: { matched: number },
+  dryRun?: { matched: number; stale?: number },
 ): Html {
   const fields = html`${Object.entries(stringFilter(filter)).map(
     ([name, value]) => html`<input type="hidden" name="${name}" value="${value ?? ""}">`,
@@ -155,6 +155,7 @@ export function deadLettersPage(
       ? html``
       : dryRun
         ? html`<p class="notice" role="status">${dryRun.matched} dead letter${dryRun.matched === 1 ? " matches" : "s match"} this filter.</p>
+${dryRun.stale ? html`<p class="notice bad" role="status">${dryRun.stale} of them will be stale if redriven: a newer notification of their subscription completed since, so they go to onStale, not their handler.</p>` : ""}
 ${dryRun.matched > 0 ? actionForm(ctx, "redrive", html`${fields}<input type="hidden" name="mode" value="filter">`, `Redrive all ${dryRun.matched}`, `Redrive ${dryRun.matched} dead letters?`) : ""}`
         : actionForm(
             ctx,
@@ -189,7 +190,8 @@ export function notificationPage(ctx: PageContext, detail: NotificationDetail): 
     ctx.csrf === undefined || record?.state === "completed"
       ? html``
       : html`<section><h2>Actions</h2>
-${record?.state === "failed" || detail.job?.state === "failed" ? actionForm(ctx, "redrive", html`${id}<input type="hidden" name="mode" value="ids">`, "Redrive", "Run this notification again?") : ""}
+${staleWarning(detail)}
+${record?.state === "failed" || detail.job?.state === "failed" ? actionForm(ctx, "redrive", html`${id}<input type="hidden" name="mode" value="ids">`, "Redrive", detail.ordering?.staleIfRedriven ? "It will be stale: it goes to onStale, not its handler. Redrive anyway?" : "Run this notification again?") : ""}
 ${detail.recording ? actionForm(ctx, "replay", id, "Replay from recording", "Replay this notification through claim and ordering?") : ""}
 ${record ? actionForm(ctx, "discard", html`${id}<input name="reason" required placeholder="reason (kept for audit)" aria-label="reason">`, "Discard", "Mark this notification resolved by hand?") : ""}
 </section>`;
@@ -219,6 +221,7 @@ ${
 <tr><th>its position</th><td>${detail.ordering.position ?? ""}</td></tr>
 <tr><th>newest completed</th><td>${detail.ordering.newestCompleted ?? ""}</td></tr>
 <tr><th>waiting</th><td>${detail.ordering.waiting.join(", ")}</td></tr>
+${detail.ordering.heldBy !== undefined ? html`<tr><th>held by</th><td>${notificationLink(ctx, detail.ordering.heldBy)} <span class="muted">(a dead letter: the rest wait until it is redriven or discarded)</span></td></tr>` : ""}
 </tbody></table>`
     : ""
 }
@@ -247,7 +250,14 @@ ${
   );
 }
 
-export function subscriptionPage(ctx: PageContext, key: string, items: NotificationSummary[]): Html {
+/** Said before a redrive, not after: a dead letter older than a notification of its subscription completed since. */
+function staleWarning(detail: NotificationDetail): Html {
+  const newer = detail.ordering?.staleIfRedriven;
+  if (newer === undefined || detail.record?.state !== "failed") return html``;
+  return html`<p class="notice bad" role="status">Stale if redriven: a newer notification of its subscription (position ${newer}) completed since, so a redrive sends it to onStale, not its handler.</p>`;
+}
+
+export function subscriptionPage(ctx: PageContext, key: string, items: NotificationSummary[], heldBy?: string): Html {
   const byPosition = [...items].sort((a, b) => ((a.position ?? "") < (b.position ?? "") ? -1 : 1));
   const stale = byPosition.filter((item) => item.state === "completed" && item.outcome?.startsWith("stale"));
   const waiting = byPosition.filter((item) => item.state === "queued" || item.state === "processing");
@@ -255,6 +265,7 @@ export function subscriptionPage(ctx: PageContext, key: string, items: Notificat
     ctx,
     key,
     html`<h1>Subscription ${key}</h1>
+${heldBy !== undefined ? html`<p class="notice bad" role="status">Held: dead letter ${notificationLink(ctx, heldBy)} holds this subscription's lane (ordering.onDeadLetter "hold"); the notifications behind it wait, neither run nor stale, until it is redriven (it runs first) or discarded.</p>` : ""}
 <h2>History, in order</h2>${summaryTable(ctx, byPosition)}
 <h2>Stale</h2>${summaryTable(ctx, stale)}
 <h2>Waiting</h2>${summaryTable(ctx, waiting)}`,

@@ -62,6 +62,8 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
   const runners = new Map<string, { until: number; wokenBy?: string }>();
   /** Keys whose runner waits for a failed notification's retry, until when (see `retryInLane`). */
   const retries = new Map<string, number>();
+  /** Keys whose lane holds at a dead letter (`onDeadLetter: "hold"`, as the receivers' claims give it). */
+  const holding = new Set<string>();
   /** Each key's waiting list: ids queued in order, sorted by position (none first), then id. */
   const waiting = new Map<string, Array<{ id: string; member: string }>>();
 
@@ -192,6 +194,17 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       const entry = live(key);
       if (entry?.lastHeldMs === undefined || entry.heldSince === undefined) return left;
       return Math.min(left, Math.max(1, entry.lastHeldMs - (now() - entry.heldSince)));
+    },
+
+    /** The lane's policy for a dead letter, as a receiver's claim gives it: hold, or go on (skip). */
+    policy(key: string, hold: boolean): void {
+      if (hold) holding.add(key);
+      else holding.delete(key);
+    },
+
+    /** Whether the key's lane holds at a dead letter. */
+    holds(key: string): boolean {
+      return holding.has(key);
     },
 
     /** Put `id` in the key's waiting list at its position (once). */

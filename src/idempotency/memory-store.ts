@@ -207,13 +207,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   /**
    * The first of the key's waiting list that can run now (`ownId`, the caller's own, counts as ready),
    * dropping ids that no longer wait; "busy" when the first is a receiver's claim still being handed
-   * to the queue.
+   * to the queue; "held" when it is a dead letter holding its lane (see `failInLane`).
    */
   function firstWaiter(
     key: string,
     ownId: string | undefined,
     at: number,
-  ): string | "busy" | { later: number } | undefined {
+  ): string | "busy" | "held" | { later: number } | undefined {
     for (const id of orders.waiters(key)) {
       const entry = live(id);
       if (id === ownId || (entry?.waiting && entry.state === "queued")) {
@@ -222,9 +222,18 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         return id;
       }
       if (entry?.waiting && entry.state === "processing" && entry.leaseUntil! > at) return "busy";
+      if (entry?.waiting && entry.state === "failed") return "held";
       orders.leave(key, id);
     }
     return undefined;
+  }
+
+  /** The dead letter holding the key's lane (see `failInLane`), if one does. */
+  function heldBy(key: string): string | undefined {
+    return orders.waiters(key).find((id) => {
+      const entry = live(id);
+      return entry?.waiting === true && entry.state === "failed";
+    });
   }
 
   /** Claim the waiter `id` of `key` for `owner`, holding the key unless it turned stale. */
@@ -346,6 +355,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         orders.wait(order.key, id, order.position);
         const first = firstWaiter(order.key, id, at);
         if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
+        // Held by a dead letter: its redrive or discard lets the lane on; this job looks again a lease later.
+        if (first === "held") return { status: "processing", retryAfterMs: leaseMs, key: true };
         if (typeof first === "object") return { status: "processing", retryAfterMs: first.later, key: true };
         if (first !== undefined && first !== id) {
           put(id, {
@@ -388,6 +399,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       if (listed) claimed.listedAs = listed;
       // Kept with its data, it is handed over at once, as `markWaiting` would (see `ClaimRequest.carried`).
       const carried = order && forQueue && !stale ? request.carried : undefined;
+      if (order && forQueue) orders.policy(order.key, order.onDeadLetter === "hold");
       if (order && forQueue && !stale) {
         claimed.waiting = true;
         orders.wait(order.key, id, order.position);
@@ -458,7 +470,29 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       });
     },
 
-    laneRunning: (order) => orders.beingRun(order.key),
+    failInLane(claim, error) {
+      const key = claim.order?.key;
+      let held = false;
+      const failed = ownedUpdate(claim, ["processing"], (entry) => {
+        entry.state = "failed";
+        entry.error = error;
+        entry.leaseUntil = undefined;
+        entry.carried = undefined;
+        letGoOfKey(entry, claim.id);
+        // Back at its place at the head of its lane, which waits for it (see `firstWaiter`).
+        if (key !== undefined && orders.holds(key)) {
+          entry.waiting = true;
+          orders.wait(key, claim.id, entry.order?.position);
+          held = true;
+        }
+      });
+      return failed && held ? "held" : failed;
+    },
+
+    heldBy: (order) => heldBy(order.key),
+
+    // Held by a dead letter, the lane waits for a person: nothing to queue for it meanwhile.
+    laneRunning: (order) => orders.beingRun(order.key) || heldBy(order.key) !== undefined,
 
     retryInLane(claim, error, delayMs) {
       const key = claim.order?.key;
@@ -512,7 +546,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       const first = firstWaiter(order.key, undefined, at);
       // The head waits for its retry: the runner that put it back comes again then (see `retryInLane`).
       if (typeof first === "object") return undefined;
-      if (first !== undefined && first !== "busy") return runWaiter(first, order.key, owner, leaseMs, at);
+      if (first !== undefined && first !== "busy" && first !== "held")
+        return runWaiter(first, order.key, owner, leaseMs, at);
       // The runner stops here, in the step that found the list empty: an append from now on wakes another.
       orders.runner(order.key, undefined);
       return undefined;

@@ -101,6 +101,12 @@ export interface OrderClaim {
   key: string;
   /** In the form of `sortablePosition`; without one the notification is serialised but never stale. */
   position?: string;
+  /**
+   * The lane's policy for a dead letter (`ordering.onDeadLetter`), given by a receiver's claim for a
+   * queue and kept with the key: `hold` keeps a dead letter at its place in the lane, holding the rest
+   * (see `IdempotencyStore.failInLane`). Absent: `skip`, the lane goes on without it.
+   */
+  onDeadLetter?: "hold";
 }
 
 /**
@@ -209,6 +215,17 @@ export interface IdempotencyStore {
    * the caller's. A store without it fails the record, and the lane goes on without it.
    */
   retryInLane?(claim: ClaimHandle, error: string, delayMs: number): Awaitable<boolean>;
+  /**
+   * A run of an ordered lane that failed its last attempt (a dead letter): failed, as `fail` does. On a
+   * lane whose policy is `hold` (`OrderClaim.onDeadLetter`, kept from the receivers' claims) the record
+   * also stays at its place in the key's waiting list, and nothing behind it is handed out (`takeNext`
+   * answers none, a worker's claim `processing`) until it is run again (a worker's claim of it, from its
+   * redriven job, takes it first) or settled by a person (completed: discarded). Answers `held` when it
+   * holds the lane, else as `fail`. A store without it fails the record, and the lane goes on.
+   */
+  failInLane?(claim: ClaimHandle, error: string): Awaitable<boolean | "held">;
+  /** The id of the dead letter holding the order key's lane (see `failInLane`), if one does. */
+  heldBy?(order: { key: string }): Awaitable<string | undefined>;
   /**
    * Whether the order key's mailbox is being run now: a worker holds the key under a live lease, or a
    * runner put a failed notification back for its retry (`retryInLane`) and comes back for it. The

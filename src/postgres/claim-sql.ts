@@ -53,6 +53,11 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
       RETURNING position, owner,
         (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
         (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`,
+    // The key's row read as committed, without its lock: a receiver handing a notification to a queue
+    // only checks staleness, and must not wait for a worker whose transaction holds the row for a run.
+    readKey: `SELECT position, owner, (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
+        (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms
+      FROM ${positions} WHERE order_key = $1`,
     // What the first claim told of the notification for the list (`$10`, `$11`) is kept (see listedAsOf).
     upsert: `INSERT INTO ${records} AS r
         (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, answer, error, waiting,
@@ -281,17 +286,21 @@ export async function claimIn(
   let newestPosition: string | undefined;
   let stale = false;
   if (order) {
-    let key;
-    try {
-      [key] = await query<KeyRow>(sql.lockKey, [order.key]);
-    } catch (err) {
-      if (sqlState(err) !== LOCK_NOT_AVAILABLE) throw err;
-      // Another transaction holds the key's row: a notification of the key is running right now.
-      return { status: "processing", retryAfterMs: Math.min(leaseMs, HELD_RETRY_MS), key: true };
-    }
-    newestPosition = key!.position ?? undefined;
+    let key: KeyRow | undefined;
+    // Bound for a queue, the claim joins the key's lane whoever holds the key: it reads the position
+    // committed so far (a worker checks staleness again when it runs it) and never waits for the row.
+    if (forQueue) [key] = await query<KeyRow>(sql.readKey, [order.key]);
+    else
+      try {
+        [key] = await query<KeyRow>(sql.lockKey, [order.key]);
+      } catch (err) {
+        if (sqlState(err) !== LOCK_NOT_AVAILABLE) throw err;
+        // Another transaction holds the key's row: a notification of the key is running right now.
+        return { status: "processing", retryAfterMs: Math.min(leaseMs, HELD_RETRY_MS), key: true };
+      }
+    newestPosition = key?.position ?? undefined;
     stale = order.position !== undefined && newestPosition !== undefined && isBefore(order.position, newestPosition);
-    const heldFor = heldForOther(key!, owner);
+    const heldFor = key ? heldForOther(key, owner) : 0;
     if (!stale && !forQueue && heldFor > 0) return { status: "processing", retryAfterMs: heldFor, key: true };
     if (takeQueued && !stale && !forQueue) {
       // A worker: the key's waiting list runs first to last, its own record at its place in it.

@@ -165,12 +165,21 @@ export interface OrderingOptions {
    * position, so it cannot make the key's real notifications stale. `Infinity` turns the check off.
    */
   maxFutureSkewMs?: number;
+  /**
+   * Through a durable queue, what a notification that lands in the dead letters (its attempts spent)
+   * does to the rest of its key's lane. `"skip"` (default): the lane goes on; redriven after a newer
+   * notification of the key completed, the dead letter is stale. `"hold"`: the rest of the lane waits,
+   * neither run nor stale, until the dead letter is redriven (it runs first, then the rest in order)
+   * or discarded by a person (then the rest run). See docs/ordering.md for which to choose.
+   */
+  onDeadLetter?: "skip" | "hold";
 }
 
 const ORDERING_KEYS = {
   key: true,
   position: true,
   maxFutureSkewMs: true,
+  onDeadLetter: true,
 } as const satisfies KnownKeys<OrderingOptions>;
 
 /** One day: wider than any honest clock error, far narrower than a record's lifetime. */
@@ -367,7 +376,7 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
   if (option === undefined || option === false) return undefined;
   if (option !== true && (typeof option !== "object" || option === null)) {
     throw optionError(
-      new TypeError("ordering must be true, false or an object { key?, position?, maxFutureSkewMs? }"),
+      new TypeError("ordering must be true, false or an object { key?, position?, maxFutureSkewMs?, onDeadLetter? }"),
       "MW_INVALID_OPTION",
       "ordering",
     );
@@ -394,6 +403,14 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       "MW_INVALID_OPTION",
       "ordering.maxFutureSkewMs",
     );
+  const onDeadLetter = parts.onDeadLetter ?? "skip";
+  if (onDeadLetter !== "skip" && onDeadLetter !== "hold")
+    throw optionError(
+      new TypeError('ordering.onDeadLetter must be "skip" or "hold"'),
+      "MW_INVALID_OPTION",
+      "ordering.onDeadLetter",
+    );
+  const policy = onDeadLetter === "hold" ? ({ onDeadLetter } as const) : {};
   const keyOf = parts.key ?? subscriptionKey;
   const positionOf = parts.position ?? updateOrCreateTime;
   return {
@@ -402,7 +419,9 @@ export function resolveOrdering(option: OrderingOption | undefined, onStale?: Ha
       if (key === undefined) return undefined;
       const at = positionOf(notification);
       const position = at === undefined ? undefined : sortablePosition(at);
-      return position === undefined || isTooFarAhead(position, maxSkew) ? { key } : { key, position };
+      return position === undefined || isTooFarAhead(position, maxSkew)
+        ? { key, ...policy }
+        : { key, position, ...policy };
     },
     onStale,
   };

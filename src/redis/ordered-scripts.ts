@@ -22,7 +22,8 @@ import { SCRIPTS } from "./lua/scripts.generated.js";
  * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, position ('' for none), id,
  * mode, handoff (owner token or ''), record key prefix (KEYS[1] without the id), the waiting list's
  * maximum length (a 'queue' claim beyond it answers {'processing', leaseMs, 'full'}), the job data to
- * carry ('' for none).
+ * carry ('' for none), the lane's dead-letter policy ('hold' or '', kept on the order hash by a
+ * 'queue' claim; see ORDERED_FAIL_IN_LANE).
  *
  * After the record's own checks, a position older than the key's newest completed one is stale (the
  * record is claimed, the key is not). Then, by mode:
@@ -72,6 +73,15 @@ export const ORDERED_COMPLETE = SCRIPTS.ORDERED_COMPLETE;
 export const ORDERED_FAIL = SCRIPTS.ORDERED_FAIL;
 
 /**
+ * ARGV: owner, error, retentionMs, id. ORDERED_FAIL for a run of the lane that spent its attempts (a
+ * dead letter). On a key whose lane holds (its order hash's `hold`, written by the receivers' claims
+ * with `onDeadLetter: "hold"`), the record goes back to its place at the head of the waiting list,
+ * failed, answering 2: `first_waiter` answers 'held' for it, so nothing behind it is handed out until
+ * its redriven job's claim takes it (own id first) or a person completes it (discard).
+ */
+export const ORDERED_FAIL_IN_LANE = SCRIPTS.ORDERED_FAIL_IN_LANE;
+
+/**
  * ARGV: owner, error, retentionMs, delayMs, leaseMs, id. A run of the lane that failed with attempts
  * left: the record goes back into its key's waiting list at its position, queued, with its data and
  * its attempts, to be retried from `retryAt` (now + delayMs). Until then `first_waiter` answers
@@ -110,6 +120,7 @@ export const ORDERED_COMMANDS = {
   mwIdemOrderedExtend: ORDERED_EXTEND,
   mwIdemOrderedComplete: ORDERED_COMPLETE,
   mwIdemOrderedFail: ORDERED_FAIL,
+  mwIdemOrderedFailInLane: ORDERED_FAIL_IN_LANE,
   mwIdemOrderedRetry: ORDERED_RETRY,
   mwIdemOrderedMarkQueued: ORDERED_MARK_QUEUED,
   mwIdemOrderedMarkWaiting: ORDERED_MARK_WAITING,

@@ -257,7 +257,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         const mode = request.forQueue ? "queue" : takeQueued ? "worker" : "direct";
         const { recordPrefix } = orderedKeys(prefix, order.key, id);
         args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix, mailboxMaxLength);
-        if (request.carried !== undefined && mode === "queue") args.push(request.carried);
+        if (mode === "queue") args.push(request.carried ?? "", order.onDeadLetter ?? "");
       } else {
         args.push(handoffFrom);
         const toQueue = request.queueAtClaim && request.forQueue;
@@ -325,7 +325,32 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       );
       // Compared with this clock, not the server's: a skew only makes the sweep look again next time.
       const now = Date.now();
-      return (owner !== null && Number(leaseUntil) > now) || Number(retryUntil) > now;
+      if ((owner !== null && Number(leaseUntil) > now) || Number(retryUntil) > now) return true;
+      // Held by a dead letter, the lane waits for a person: nothing to queue for it meanwhile.
+      return (await store.heldBy!(order)) !== undefined;
+    },
+
+    async failInLane(claim, error) {
+      const keys = orderedKeys(prefix, claim.order!.key, claim.id);
+      const reply = await send("fail in lane", "mwIdemOrderedFailInLane", [
+        ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
+        claim.owner,
+        error,
+        retentionMs,
+        claim.id,
+      ]);
+      return reply === 2 ? "held" : reply === 1;
+    },
+
+    async heldBy(order) {
+      const keys = orderedKeys(prefix, order.key, "");
+      const [head] = await connection.run("held by", (client) => client.zrange(keys.waiting, 0, 0));
+      if (head === undefined) return undefined;
+      const id = head.slice(head.indexOf("\n") + 1);
+      const [state, waiting] = await connection.run("held by", (client) =>
+        client.hmget(keys.recordPrefix + id, "state", "waiting"),
+      );
+      return state === "failed" && waiting === head ? id : undefined;
     },
 
     async retryInLane(claim, error, delayMs) {

@@ -56,6 +56,7 @@ const TOUCHES: Record<string, Touch> = {
   mwIdemOrderedNext: { record: "next", retentionArg: 3, waiterPrefixArg: 4 },
   mwIdemOrderedComplete: { record: "own", retentionArg: 3 },
   mwIdemOrderedFail: { record: "own", retentionArg: 3 },
+  mwIdemOrderedFailInLane: { record: "own", retentionArg: 3 },
   mwIdemOrderedRetry: { record: "own", retentionArg: 3 },
   mwIdemOrderedMarkQueued: { record: "own", retentionArg: 2 },
   mwIdemOrderedMarkWaiting: { record: "own", retentionArg: 2 },

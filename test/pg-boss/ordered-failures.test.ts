@@ -76,7 +76,7 @@ describe("failures in an ordered lane on pg-boss", () => {
       }
       await write(n, ctx);
     });
-    // A delivery while a run holds the subscription is answered 409, and sent again, as a sender does.
+    // Accepted at once, though a run holds the subscription (a 409 would be sent again, as a sender does).
     for (const body of sent) await deliverUntilAccepted(receiver, body, 50);
     await eventually(
       async () => (await Promise.all(sent.map((n) => store.get(n.id)))).every((r) => r?.state === "completed"),
@@ -112,7 +112,7 @@ describe("failures in an ordered lane on pg-boss", () => {
       },
       500,
     );
-    // A delivery while a run holds the subscription is answered 409, and sent again, as a sender does.
+    // Accepted at once, though a run holds the subscription (a 409 would be sent again, as a sender does).
     for (const body of sent) await deliverUntilAccepted(receiver, body, 50);
     await eventually(
       async () => (await Promise.all(sent.map((n) => store.get(n.id)))).every((r) => r?.state === "completed"),
@@ -170,7 +170,7 @@ describe("failures in an ordered lane on pg-boss", () => {
       undefined,
       1,
     );
-    // A delivery while a run holds the subscription is answered 409, and sent again, as a sender does.
+    // Accepted at once, though a run holds the subscription (a 409 would be sent again, as a sender does).
     for (const body of sent) await deliverUntilAccepted(receiver, body, 50);
     await eventually(
       async () => (await jobStates(pool, bossSchema, "always_dead_letter")).created === COUNT,

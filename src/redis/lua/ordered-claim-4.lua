@@ -45,6 +45,9 @@ if mode == 'direct' then
   return {'claimed', attempts, newest or ''}
 end
 if mode == 'queue' then
+  -- The lane's policy for a dead letter, as the receivers give it (see ORDERED_FAIL_IN_LANE).
+  if ARGV[13] == 'hold' then redis.call('HSET', order_key, 'hold', '1')
+  elseif redis.call('HEXISTS', order_key, 'hold') == 1 then redis.call('HDEL', order_key, 'hold') end
   if not redis.call('HGET', key, 'waiting') and redis.call('ZCARD', waiting) >= tonumber(ARGV[11]) then
     return {'processing', lease, 'full'}
   end
@@ -92,6 +95,8 @@ join_list()
 local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, id)
 if first == 'busy' then return {'processing', 50, 'key'} end
 if first == 'later' then return {'processing', first_pos, 'key'} end
+-- Held by a dead letter: its redrive or discard lets the lane on; this job looks again a lease later.
+if first == 'held' then return {'processing', lease, 'key'} end
 if first == id or not first then
   redis.call('ZREM', waiting, member)
   --@include take-record

@@ -11,9 +11,10 @@ return_lapsed_holder(order_key, waiting, rec_prefix, now, nil)
 local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, nil)
 -- The head waits for its retry: the runner that put it back comes again then (see ORDERED_RETRY).
 if first == 'later' then return {} end
-if not first or first == 'busy' then
+if not first or first == 'busy' or first == 'held' then
   -- The runner stops here: an append from now on wakes a new one (ORDERED_MARK_WAITING), one before
-  -- this was in the list to be found; a head still being handed over wakes one when it is marked.
+  -- this was in the list to be found; a head still being handed over wakes one when it is marked; a
+  -- dead letter holding the lane, its redriven job (or, discarded, the job the console puts back).
   redis.call('HDEL', order_key, 'runnerUntil', 'wokenBy')
   return {}
 end

@@ -5,7 +5,8 @@
 -- `first_waiter` finds the list's head that can run now, dropping members whose record no longer
 -- waits (run, expired, failed, released): it answers the id, position and member of a queued record
 -- (or of `own_id`, the caller's own), 'busy' when the head is a receiver's claim still being handed
--- to the queue, or nil when the list is empty. `take_waiter` claims such a queued record for `owner`.
+-- to the queue, 'held' when it is a dead letter holding its lane (ORDERED_FAIL_IN_LANE on a lane
+-- whose policy is hold: only its own redriven job's claim takes it), or nil when the list is empty. `take_waiter` claims such a queued record for `owner`.
 -- `hold` makes a claim the key's holder.
 
 local function first_waiter(waiting, rec_prefix, now, own_id)
@@ -23,6 +24,7 @@ local function first_waiter(waiting, rec_prefix, now, own_id)
     end
     if r[3] == head then
       if r[1] == 'processing' and tonumber(r[2]) and tonumber(r[2]) > now then return 'busy' end
+      if r[1] == 'failed' then return 'held' end
     end
     redis.call('ZREM', waiting, head)
   end
