@@ -67,6 +67,8 @@ const POSTGRES_STORE_KEYS = {
 
 export type PostgresStore = TransactionalStore & {
   readonly leaseMs: number;
+  /** The ORM its handlers' transactions are opened through (`orm`); none when they are the store's own. */
+  readonly orm?: OrmTransactions<unknown>;
   takeNext: NonNullable<TransactionalStore["takeNext"]>;
 };
 
@@ -126,6 +128,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   return {
     leaseMs,
+    ...(options.orm ? { orm: options.orm } : {}),
     claim: (request: ClaimRequest) =>
       db.inTransaction(lockWaitFor(request), (query) => claimIn(query, claims, request)),
     extend: (claim, ms = leaseMs) => settle(settles.extend, claim, [ms]),

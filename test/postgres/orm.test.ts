@@ -1,6 +1,8 @@
 import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
-import { migrate, postgresStore } from "merchant-webhooks/postgres";
+import { createPgBossWorker } from "merchant-webhooks/pg-boss";
+import { migrate, ormTransactions, postgresStore } from "merchant-webhooks/postgres";
 import { buildNotification } from "merchant-webhooks/testing";
+import PgBoss from "pg-boss";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { orderContract } from "../idempotency/order-contract.js";
 import { storeContract, transactionFencingContract } from "../idempotency/store-contract.js";
@@ -164,5 +166,24 @@ describe.each(Object.entries(ORMS))("postgresStore({ orm }) through %s", (_, mak
     for (const minute of [1, 3, 2]) expect((await receiver.handle(post(json(at(minute))))).status).toBe(200);
     expect(applied).toEqual(["2026-03-01T02:01:00Z", "2026-03-01T02:03:00Z"]);
     expect(stale).toEqual(["2026-03-01T02:02:00Z"]);
+  });
+});
+
+describe("createPgBossWorker and postgresStore({ orm })", () => {
+  it("refuses the store at start, naming why: pg-boss settles its job with its own SQL on a pg client", async () => {
+    const pool = testPool(1);
+    const orm = ormTransactions(async () => {
+      throw new Error("never opened");
+    });
+    const create = () =>
+      createPgBossWorker({
+        boss: new PgBoss(DATABASE_URL),
+        name: "orm-refused",
+        idempotency: postgresStore({ connection: pool, orm }),
+        onRenew: async () => {},
+      });
+    expect(create).toThrow(/without `orm`/);
+    expect(create).toThrow(expect.objectContaining({ code: "MW_INVALID_OPTION", option: "idempotency" }));
+    await pool.end();
   });
 });
