@@ -132,51 +132,50 @@ function openInOrm(
       opened = resolve;
     });
     let finish: (ending: Ending) => void = () => {};
-    const ended = new Promise<Ending>((resolve) => {
+    const decided = new Promise<Ending>((resolve) => {
       finish = resolve;
     });
+    const claimAndRun = async (transaction: OrmTransaction<unknown>): Promise<Opened | undefined> => {
+      const query = executorQuery(transaction.executor, () => over, db.timeoutMs);
+      // The store's isolation level, whatever the ORM's default: the claim is decided as every claim is.
+      await query(`SET TRANSACTION ISOLATION LEVEL ${db.isolationLevel.toUpperCase()}`);
+      if (lockWaitMs !== undefined)
+        await query("SELECT set_config('lock_timeout', $1, true)", [String(Math.max(1, Math.round(lockWaitMs)))]);
+      const written: WrittenRow = {};
+      const { result, pid } = await claim(query, bound, written);
+      if (givenUp) throw ROLL_BACK;
+      if (!runs(result)) {
+        // Not run here: whatever the claim wrote commits, past the fence it may have put up, and
+        // the answer is given once the ORM has committed it.
+        await query("SELECT set_config($1, $2, true)", [SEAL_SETTING, token]);
+        return { result };
+      }
+      // The handler's own statements wait for locks as the merchant's database is set to.
+      if (lockWaitMs !== undefined) await query("RESET lock_timeout");
+      const end = (ending: Ending) => {
+        gate.ending();
+        finish(ending);
+        return done.then(() => undefined);
+      };
+      opened({ result, open: { transaction, query, pid, written, end } });
+      const ending = await decided;
+      if (ending === "rollback") throw ROLL_BACK;
+      await ending(query);
+      return undefined;
+    };
     const done = orm
-      .run(gate.gate, async (transaction) => {
-        const query = executorQuery(transaction.executor, () => over, db.timeoutMs);
-        // The store's isolation level, whatever the ORM's default: the claim is decided as every claim is.
-        await query(`SET TRANSACTION ISOLATION LEVEL ${db.isolationLevel.toUpperCase()}`);
-        if (lockWaitMs !== undefined)
-          await query("SELECT set_config('lock_timeout', $1, true)", [String(Math.max(1, Math.round(lockWaitMs)))]);
-        const written: WrittenRow = {};
-        const { result, pid } = await claim(query, bound, written);
-        if (givenUp) throw ROLL_BACK;
-        if (!runs(result)) {
-          // Not run here: whatever the claim wrote commits, past the fence it may have put up.
-          await query("SELECT set_config($1, $2, true)", [SEAL_SETTING, token]);
-          opened({ result });
-          return;
-        }
-        // The handler's own statements wait for locks as the merchant's database is set to.
-        if (lockWaitMs !== undefined) await query("RESET lock_timeout");
-        const end = (ending: Ending) => {
-          gate.ending();
-          finish(ending);
-          return done.then(() => undefined);
-        };
-        opened({ result, open: { transaction, query, pid, written, end } });
-        const ending = await ended;
-        if (ending === "rollback") throw ROLL_BACK;
-        await ending(query);
-      })
+      // However the callback ends, the ORM's own COMMIT or ROLLBACK after it passes the gate.
+      .run(gate.gate, (transaction) => claimAndRun(transaction).finally(gate.ending))
       .finally(() => {
         over = true;
         gate.close();
       });
-    // Rejects with the claim's own failure (or the ORM's) when the transaction ends before it opened.
-    const failed = done.then(
-      () => new Promise<never>(() => {}),
-      (err: unknown) => {
-        throw err;
-      },
-    );
+    // The claim's answer when it is not run (the ORM committed it), or its failure (or the ORM's) when
+    // the transaction ended before it opened; a run's transaction, opened, settles later.
+    const ended = done.then((notRun) => notRun ?? new Promise<never>(() => {}));
     try {
       return await withinCoarseLimit(
-        Promise.race([claimed, failed]),
+        Promise.race([claimed, ended]),
         db.timeoutMs,
         () => new StoreUnavailableError(`PostgreSQL did not answer a claim within ${db.timeoutMs} ms`),
       );

@@ -69,6 +69,17 @@ describe.each(Object.entries(ORMS))("postgresStore({ orm }) through %s", (_, mak
       (await pool.query(`SELECT count(*) FROM "${schema}".effects WHERE notification_id = $1`, [id])).rows[0].count,
     );
 
+  /** The ORM's connections the server sees inside a transaction (none between deliveries). */
+  const inTransaction = async () =>
+    Number(
+      (
+        await pool.query(
+          "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 AND state LIKE 'idle in transaction%'",
+          [schema],
+        )
+      ).rows[0].count,
+    );
+
   it("commits the handler's ORM write with the record, and answers the duplicate from the record without a run", async () => {
     const onRenew = vi.fn(async (n: { id: string }, ctx) => orm.insertEffect(ctx, n.id));
     const receiver = receiverWith({ onRenew });
@@ -78,6 +89,9 @@ describe.each(Object.entries(ORMS))("postgresStore({ orm }) through %s", (_, mak
     expect(onRenew).toHaveBeenCalledTimes(1);
     expect(await rowsOf(sent.id)).toBe(1);
     expect(await store().get(sent.id)).toMatchObject({ state: "completed", attempts: 1 });
+    // The duplicate's and the 422's transactions ended too: the ORM's COMMIT passed the gate.
+    expect((await receiver.handle(post(json({ ...sent, summary: "another payload" })))).status).toBe(422);
+    expect(await inTransaction()).toBe(0);
   });
 
   it("keeps nothing of a handler that throws after its ORM write, answers 500 so the sender retries; the retry gives 1 row", async () => {
