@@ -22,9 +22,14 @@ describe.each(Object.keys(ORMS))("a receiver writing through %s, killed inside t
     return child;
   };
 
+  const hung = notification();
+  let doomed: ReceiverProcess;
+  let survivor: ReceiverProcess;
+
   beforeAll(async () => {
     await freshSchema(pool, schema, receiverTablesSql(schema));
-  });
+    [doomed, survivor] = await Promise.all([spawn({ HANG_AFTER_INSERT_ID: hung.id }), spawn()]);
+  }, 60_000);
   afterAll(async () => {
     await Promise.all(spawned.map((child) => child.kill()));
     await dropSchema(pool, schema);
@@ -36,9 +41,9 @@ describe.each(Object.keys(ORMS))("a receiver writing through %s, killed inside t
       (await pool.query(`SELECT count(*) FROM "${schema}".effects WHERE notification_id = $1`, [id])).rows[0].count,
     );
 
-  it("leaves no effect and no record after SIGKILL; the redelivery runs at once, once", async () => {
-    const hung = notification();
-    const [doomed, survivor] = await Promise.all([spawn({ HANG_AFTER_INSERT_ID: hung.id }), spawn()]);
+  it("leaves no effect and no record after SIGKILL; the redelivery runs at once, once", {
+    timeout: 60_000,
+  }, async () => {
     void deliver(doomed.url, hung).catch(() => {}); // its connection dies with the process
     const signal = async () =>
       (await pool.query(`SELECT backend FROM "${schema}".signals WHERE notification_id = $1`, [hung.id])).rows[0];
