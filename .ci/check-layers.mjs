@@ -1,7 +1,7 @@
 // Checks ARCHITECTURE.md's layering on the import graph of src/ and adapters/: every folder has a place
 // in one explicit order, and a file may import from its own folder or from a folder placed before its
 // own, never after (so no two folders import each other, whichever way). Also: no file outside the
-// order, and no import cycle. Exits 1 on any finding.
+// order, no import between the folders APART names, and no import cycle. Exits 1 on any finding.
 //
 // `node .ci/check-layers.mjs [root]` checks the tree at `root` (default: this repository).
 import { readdirSync, readFileSync } from "node:fs";
@@ -23,8 +23,9 @@ const ORDER = [
   "src/dispatch", // running a claimed notification's handler; the table of every way a notification ends
   "src/telemetry", // OpenTelemetry spans and metrics around dispatch and the receiver
   "src/receiver", // the core: intake, claim, dispatch, answer, the receiver's options, closeOnSignals
-  "src/bullmq", // the durable queue and its worker
-  "src/pg-boss", // the durable queue on pg-boss, its worker in the claim's transaction
+  "src/worker", // the queue-neutral worker: job data, its seal, the run of one job over a transport
+  "src/bullmq", // the durable queue on BullMQ, a transport of the worker
+  "src/pg-boss", // the durable queue on pg-boss, a transport of the worker running each job in the claim's transaction
   "src/testing", // builders, signers, replay
   "src/client", // the payment API client
   "src/reconcile", // the reconciler: what the platform never delivered, found and repaired once
@@ -33,6 +34,14 @@ const ORDER = [
   "src/index.ts", // the root entry
   "src/simulator", // the platform simulator (a sender and an API server)
   "src/cli", // the command line
+];
+
+// Folders placed after another that still must not use it: each queue is a transport of src/worker, and
+// the console knows queues only through src/queue's interface.
+const APART = [
+  ["src/pg-boss", "src/bullmq"],
+  ["src/console", "src/bullmq"],
+  ["src/console", "src/pg-boss"],
 ];
 
 let findings = 0;
@@ -71,6 +80,8 @@ for (const file of files) {
     const to = rankOf(dep);
     if (to < 0) report(`outside the order: ${file} -> ${dep}`);
     else if (from >= 0 && to > from) report(`backward: ${file} (${ORDER[from]}) -> ${dep} (${ORDER[to]})`);
+    else if (APART.some(([a, b]) => ORDER[from] === a && ORDER[to] === b))
+      report(`apart: ${file} (${ORDER[from]}) -> ${dep} (${ORDER[to]}): ${ORDER[from]} must not use ${ORDER[to]}`);
   }
 }
 

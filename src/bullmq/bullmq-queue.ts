@@ -5,12 +5,12 @@ import { checkRedisConnection } from "../redis/check-connection.js";
 import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
+import { jobDataFor, type NotificationJobData } from "../worker/job-data.js";
+import { type EncryptionKey, sealingKey } from "../worker/seal.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { jobDataFor, type NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 import { bullmqJobs } from "./queue-jobs.js";
 import { jobFinished, LEDGER_PARTS, type QueueLedger, queueLedger } from "./queue-ledger.js";
-import { type EncryptionKey, sealingKey } from "./seal.js";
 
 const BULLMQ_QUEUE_KEYS = {
   connection: true,

@@ -15,13 +15,13 @@ import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
+import type { NotificationJobData } from "../worker/job-data.js";
+import { type EncryptionKey, sealingKeys } from "../worker/seal.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { gaugeFailedSet } from "./failed-set-gauge.js";
-import type { NotificationJobData } from "./job-data.js";
 import { jobProcessor } from "./job-processor.js";
 import type { JobOutcome, JobRunner } from "./process-job.js";
 import { batchedDrops, queueLedger } from "./queue-ledger.js";
-import { type EncryptionKey, sealingKeys } from "./seal.js";
 import { DEFAULT_SWEEP_EVERY_MS, sweepEvery } from "./sweep-every.js";
 import { workerStore } from "./worker-store.js";
 

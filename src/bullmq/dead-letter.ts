@@ -1,6 +1,6 @@
 import type { Job, MinimalQueue } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
-import type { NotificationJobData } from "./job-data.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor } from "./job-id.js";
 import { SCRIPTS } from "./lua/scripts.generated.js";
 

@@ -1,6 +1,8 @@
 export { type Closable, type CloseOnSignalsOptions, closeOnSignals } from "../receiver/close-on-signals.js";
 export type { RedisConnection } from "../redis/connect.js";
 export type { CloseOptions } from "../shared/close-options.js";
+export type { NotificationJobData } from "../worker/job-data.js";
+export type { EncryptionKey, SealedPayload } from "../worker/seal.js";
 export {
   type BullmqNotificationQueue,
   type BullmqQueueOptions,
@@ -14,7 +16,6 @@ export {
   DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
   type NotificationWorker,
 } from "./create-worker.js";
-export type { NotificationJobData } from "./job-data.js";
 export { jobIdFor } from "./job-id.js";
 export type { JobOutcome } from "./process-job.js";
 export type { LedgerEntry, QueueLedger } from "./queue-ledger.js";
@@ -26,5 +27,4 @@ export {
   type RedriveResult,
   redrive,
 } from "./redrive.js";
-export type { EncryptionKey, SealedPayload } from "./seal.js";
 export { type SweepQueuedOptions, type SweepResult, sweepQueued } from "./sweep-queued.js";

@@ -7,7 +7,7 @@ import { redactErrorInPlace } from "../logging/redact-error.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { otelApiLoading } from "../telemetry/load-api.js";
 import { observeJob } from "../telemetry/observe-job.js";
-import { type NotificationJobData, notificationIn } from "./job-data.js";
+import { type NotificationJobData, notificationIn } from "../worker/job-data.js";
 import { InvalidJobDataError, type JobOutcome, type JobRunner, processJob, WaitingForRetry } from "./process-job.js";
 
 /** The longest putting a job back on close may take. */

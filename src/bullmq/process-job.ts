@@ -11,16 +11,16 @@ import { claimsInTransaction, type TransactionalClaim } from "../idempotency/tra
 import type { RedactOptions } from "../logging/redact.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
-import { writeDeadLetter } from "./dead-letter.js";
 import {
   type NotificationJob,
   type NotificationJobData,
   readNotificationJob,
   UnreadableJobDataError,
-} from "./job-data.js";
+} from "../worker/job-data.js";
+import type { SealingKey } from "../worker/seal.js";
+import { writeDeadLetter } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
-import type { SealingKey } from "./seal.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
 interface ReadJobData extends NotificationJob {
@@ -129,7 +129,9 @@ export async function processJob(
       leaseMs: runner.leaseMs,
       handlerTimeoutMs: runner.timeoutMs,
       takeQueued: true,
-      ...(order ? { order } : {}),
+      // Unordered, the record keeps BullMQ's count of the run (the runs it made, plus this one): the
+      // record, the job and ctx.attempt say the same. A lane counts its runs itself.
+      ...(order ? { order } : { attempt: job.attemptsMade + 1 }),
       ...(handoff ? { handoffFrom: handoff } : {}),
     };
     // A store that claims in a transaction runs the job's handler in it, as a receiver does.
@@ -497,8 +499,9 @@ async function runOne(
   leaseFrom: number,
   lane?: Lane,
 ): Promise<RunResult> {
-  // The receiver's claim that handed the notification to the queue counted as one; runs are the rest.
-  const attempt = Math.max(1, claim.attempt - 1);
+  // Unordered, the claim kept the queue's count. In a lane, the receiver's claim that handed the
+  // notification to the queue counted as one, and its runs are the rest.
+  const attempt = claim.order ? Math.max(1, claim.attempt - 1) : claim.attempt;
   const recordFailure = lane && laneFailureRecorder(lane, claim, data, runner, attempt);
   try {
     const { outcome } = await runClaimed(

@@ -9,7 +9,7 @@ import {
   type JobView,
   type QueueJobs,
 } from "../queue/queue-jobs.js";
-import type { NotificationJobData } from "./job-data.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor } from "./job-id.js";
 
 /** Most redrive notes kept per notification. */

@@ -1,8 +1,8 @@
 import type { Cluster, Redis } from "ioredis";
 import { keySlot } from "../redis/key-slot.js";
 import { withTimeout } from "../shared/time-limit.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { hashTagOf } from "./cluster-prefix.js";
-import type { NotificationJobData } from "./job-data.js";
 import { SCRIPTS } from "./lua/scripts.generated.js";
 
 /** A copy of one job's data, as the ledger keeps it until the notification is done. */

@@ -4,8 +4,8 @@ import { closeIfOwned, producerConnection, type RedisConnection } from "../redis
 import { coded, MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import type { NotificationJobData } from "./job-data.js";
 import { jobIdFor } from "./job-id.js";
 
 export interface RedriveOptions {

@@ -3,8 +3,8 @@ import type { Logger } from "pino";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import type { RedisClient } from "../redis/fail-fast-connection.js";
 import { optionError } from "../shared/errors.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { DEFAULT_JOB_OPTIONS } from "./bullmq-queue.js";
-import type { NotificationJobData } from "./job-data.js";
 import type { QueueLedger } from "./queue-ledger.js";
 import { DEFAULT_SWEEP_MIN_AGE_MS, sweepQueued } from "./sweep-queued.js";
 

@@ -1,7 +1,7 @@
 import type { Queue } from "bullmq";
 import type { IdempotencyRecord, IdempotencyStore } from "../idempotency/store.js";
 import { withTimeout } from "../shared/time-limit.js";
-import type { NotificationJobData } from "./job-data.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor } from "./job-id.js";
 import { LEDGER_PARTS, type LedgerEntry, type QueueLedger } from "./queue-ledger.js";
 

@@ -1,8 +1,6 @@
 import type { PoolClient } from "pg";
 import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
-import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../bullmq/job-data.js";
-import type { SealingKey } from "../bullmq/seal.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
@@ -13,6 +11,8 @@ import { redactErrorInPlace } from "../logging/redact-error.js";
 import { guardTransaction } from "../postgres/guarded-transaction.js";
 import { coded } from "../shared/errors.js";
 import { observeJob } from "../telemetry/observe-job.js";
+import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../worker/job-data.js";
+import type { SealingKey } from "../worker/seal.js";
 import { executorOn, type JobTable, type Queryable } from "./job-table.js";
 
 /** A job found ready in the queue (`JobTable.ready`). */
@@ -154,13 +154,18 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
 
   let ranOwn = false;
   let current: { claim: ClaimedOrStale; transaction: TransactionalClaim } | undefined = { claim, transaction };
+  // Only the claim asked for with this job's count carries it; a claim handed over from the waiting
+  // list (this job's own notification among them, once an older one ran first) was counted by the list.
+  let askedWithCount = claim.id === id;
   while (current) {
     const outcome = await runInTransaction(
       current.claim,
       current.transaction,
       runner,
       current.claim.id === id ? own : undefined,
+      askedWithCount,
     );
+    askedWithCount = false;
     if (current.claim.id === id && outcome !== "job_missing" && outcome !== "store_unavailable") ranOwn = true;
     const key = current.claim.order?.key;
     current = undefined;
@@ -182,13 +187,15 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
 
 /**
  * Run one claimed notification in the claim's transaction, its job taken in it too. Logs one line.
- * `known` is the notification's data when the job was read already (the worker's own job).
+ * `known` is the notification's data when the job was read already (the worker's own job);
+ * `askedWithCount` says the claim was asked for with the job's run number (`ClaimRequest.attempt`).
  */
 async function runInTransaction(
   claim: ClaimedOrStale,
   transaction: TransactionalClaim,
   runner: PgBossRunner,
   known: NotificationJob | undefined,
+  askedWithCount: boolean,
 ): Promise<RunOutcome> {
   const started = performance.now();
   const client = transaction.transaction as Queryable;
@@ -221,9 +228,11 @@ async function runInTransaction(
     runner.logger.error({ ...fields, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
     return "invalid";
   }
-  // One count: the worker's own claim was made with pg-boss's (counting on after a redrive); a waiter's,
-  // made from its subscription's list, is set to its job's.
-  const attempt = known ? claim.attempt : taken.retry_count + 1;
+  // One count: the worker's own claim was made with pg-boss's (counting on after a redrive); a claim
+  // made from the subscription's waiting list counted one more run over the receiver's queued mark,
+  // and is set to its job's. The worker's own notification can come that way too: when an older one of
+  // its subscription ran first, the list hands it over next, and its count is its job's as well.
+  const attempt = askedWithCount ? claim.attempt : taken.retry_count + 1;
   if (claim.attempt !== attempt && transaction.countAttempt) {
     try {
       await transaction.countAttempt(attempt);

@@ -22,6 +22,7 @@ import {
 } from "./orm-transaction.js";
 import { type Query, retryConflicts } from "./sessions.js";
 import {
+  completedWrite,
   defersFirstWrite,
   type InboxStatements,
   recordFailedRun,
@@ -241,7 +242,7 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
     transaction: transaction.handle,
     async commit(answer: StoredAnswer) {
       if (!once()) return;
-      const write = { rowId: written.rowId, fingerprint: written.unwritten ? own?.fingerprint : undefined };
+      const write = completedWrite(written, own);
       try {
         // The completion seals the transaction (see fence-sql.ts): the ORM's COMMIT then passes the fence.
         await end(async (q) => {

@@ -20,7 +20,7 @@ import {
   takeNextIn,
 } from "./claim-sql.js";
 import { poolConnection } from "./connection-state.js";
-import { listIn, listStatement } from "./list-sql.js";
+import { listIn, listStatements } from "./list-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
 import { ormClaims } from "./orm-claim.js";
 import type { OrmTransactions } from "./orm-transaction.js";
@@ -109,7 +109,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   );
   const db = versionChecked(sessions(pool, names, { timeoutMs, isolationLevel }, connection), names);
   const inbox = { db, names, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
-  const listSql = listStatement(names, retentionSeconds);
+  const listSql = listStatements(names, retentionSeconds);
   const inOrm = options.orm && ormClaims(inbox, options.orm);
   // Also proves the table is there: a store that would fail every claim is not healthy.
   const ping = async () => {

@@ -1,4 +1,5 @@
 import type { PoolClient } from "pg";
+import { listedAsOf } from "../idempotency/listed-as.js";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { clockFor } from "../shared/coarse-clock.js";
@@ -19,7 +20,7 @@ import { fenceCall, sealedCommit } from "./fence-sql.js";
 import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
 import type { QualifiedNames } from "./names.js";
 import { begin, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
-import type { SettleStatements } from "./settle-sql.js";
+import type { CompletedWrite, SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
 
@@ -269,7 +270,7 @@ function openClaim(
       end();
       try {
         // The record completed and the COMMIT, one message; a record not found aborts before the COMMIT.
-        const write = { rowId, fingerprint: unwritten ? own?.fingerprint : undefined };
+        const write = completedWrite({ rowId, unwritten }, own);
         await query(settles.completeAndCommit(claimed.id, claimed.owner, JSON.stringify(answer), write));
         db.release(client);
       } catch (err) {
@@ -376,7 +377,8 @@ export async function writeFirstRecord(
 ): Promise<void> {
   if (!unwritten || !own) return;
   const { id, fingerprint, owner, leaseMs } = own;
-  await query(claims.upsert, [id, null, null, false, fingerprint, owner, leaseMs, 1, false]);
+  const { eventType = null, subscriptionId = null } = listedAsOf(own) ?? {};
+  await query(claims.upsert, [id, null, null, false, fingerprint, owner, leaseMs, 1, false, eventType, subscriptionId]);
 }
 
 /**
@@ -395,8 +397,21 @@ export async function recordFailedRun(
     own && own.id === claimed.id
       ? ([
           settles.failAfterRollback,
-          [lock, own.id, own.order?.key ?? null, own.order?.position ?? null, own.fingerprint, own.owner],
+          [
+            lock,
+            own.id,
+            own.order?.key ?? null,
+            own.order?.position ?? null,
+            own.fingerprint,
+            own.owner,
+            listedAsOf(own)?.eventType ?? null,
+            listedAsOf(own)?.subscriptionId ?? null,
+          ],
         ] as const)
       : ([settles.failWaiterAfterRollback, [lock, claimed.id, claimed.owner]] as const);
   await db.withClient((q) => q(write[0], [...write[1], claimed.attempt, error])).catch(() => {});
 }
+
+/** What the completion writes: the claim's own row, or a first claim's record whole (its fingerprint, where it is listed). */
+export const completedWrite = ({ rowId, unwritten }: WrittenRow, own: ClaimRequest | undefined): CompletedWrite =>
+  unwritten ? { fingerprint: own?.fingerprint, ...(own && listedAsOf(own)) } : { rowId, fingerprint: undefined };

@@ -38,16 +38,20 @@ describe("the layers", () => {
   it.each([
     // The four pairs that ran both ways before each folder had its own place, planted again (the
     // `ordering` option they imported is in src/receiver/options.ts now).
-    ["src/dispatch/run-claimed.ts", "../telemetry/observe-handler.js", "src/telemetry/observe-handler.ts"],
-    ["src/dispatch/run-claimed.ts", "../receiver/options.js", "src/receiver/options.ts"],
-    ["src/idempotency/memory-store.ts", "../receiver/options.js", "src/receiver/options.ts"],
-    ["src/logging/recorder.ts", "../redis/connect.js", "src/redis/connect.ts"],
-  ])("fails on a planted backward import: %s -> %s", (file, specifier, resolved) => {
+    ["backward", "src/dispatch/run-claimed.ts", "../telemetry/observe-handler.js", "src/telemetry/observe-handler.ts"],
+    ["backward", "src/dispatch/run-claimed.ts", "../receiver/options.js", "src/receiver/options.ts"],
+    ["backward", "src/idempotency/memory-store.ts", "../receiver/options.js", "src/receiver/options.ts"],
+    ["backward", "src/logging/recorder.ts", "../redis/connect.js", "src/redis/connect.ts"],
+    // Queues kept apart: each is a transport of src/worker, and the console knows neither.
+    ["apart", "src/pg-boss/run-job.ts", "../bullmq/job-id.js", "src/bullmq/job-id.ts"],
+    ["apart", "src/console/admin.ts", "../bullmq/job-id.js", "src/bullmq/job-id.ts"],
+    ["apart", "src/console/admin.ts", "../pg-boss/job-table.js", "src/pg-boss/job-table.ts"],
+  ])("fails on a planted %s import: %s -> %s", (kind, file, specifier, resolved) => {
     const dir = copyOfTree();
     appendFileSync(join(dir, file), `\nexport type * from "${specifier}";\n`);
     const { code, output } = check(dir);
     expect(code).toBe(1);
-    expect(output).toContain(`backward: ${file} (${file.split("/").slice(0, 2).join("/")}) -> ${resolved}`);
+    expect(output).toContain(`${kind}: ${file} (${file.split("/").slice(0, 2).join("/")}) -> ${resolved}`);
   });
 
   it("fails on a file in a folder the order does not place", () => {

@@ -8,7 +8,7 @@ import {
 } from "merchant-webhooks";
 import { signHmac, signStandardWebhook } from "merchant-webhooks/testing";
 import { describe, expect, it } from "vitest";
-import { sealingKey } from "../../src/bullmq/seal.js";
+import { sealingKey } from "../../src/worker/seal.js";
 import { json, notification } from "../support/notifications.js";
 
 const JSON_TYPE = { "content-type": "application/json" };
