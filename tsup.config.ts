@@ -15,6 +15,8 @@ export default defineConfig([
       schema: "src/schema/index.ts",
       redis: "src/redis/index.ts",
       postgres: "src/postgres/index.ts",
+      "postgres/knex": "src/postgres/knex.ts",
+      "postgres/typeorm": "src/postgres/typeorm.ts",
       bullmq: "src/bullmq/index.ts",
       "pg-boss": "src/pg-boss/index.ts",
       testing: "src/testing/index.ts",

@@ -14,6 +14,7 @@ export default defineConfig({
       },
       { find: /^merchant-webhooks\/(schema|redis|postgres|bullmq|testing)$/, replacement: here("src/$1/index.ts") },
       { find: /^merchant-webhooks\/pg-boss$/, replacement: here("src/pg-boss/index.ts") },
+      { find: /^merchant-webhooks\/postgres\/(knex|typeorm)$/, replacement: here("src/postgres/$1.ts") },
       { find: /^merchant-webhooks\/(client|simulator|console|reconcile)$/, replacement: here("src/$1/index.ts") },
       { find: /^merchant-webhooks$/, replacement: here("src/index.ts") },
     ],

@@ -111,6 +111,14 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
       "MW_INVALID_OPTION",
       "idempotency",
     );
+  if ((store as { orm?: unknown }).orm !== undefined)
+    throw optionError(
+      new TypeError(
+        "createPgBossWorker: idempotency must be a postgresStore without `orm`: the job is taken and settled with pg-boss's own SQL on a pg client in the claim's transaction (receivers on the same tables may keep theirs)",
+      ),
+      "MW_INVALID_OPTION",
+      "idempotency",
+    );
   const concurrency = options.concurrency ?? 10;
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw optionError(

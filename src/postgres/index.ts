@@ -5,6 +5,15 @@ export { StoreUnavailableError } from "../idempotency/store.js";
 export { TransactionClosedError, TransactionControlError, TransactionLostError } from "./guarded-transaction.js";
 export { DEFAULT_SCHEMA, DEFAULT_TABLE, type TableNames } from "./names.js";
 export {
+  NotOrmTransactionError,
+  type OrmTransaction,
+  type OrmTransactions,
+  ormTransactions,
+  type RunInOrmTransaction,
+  type StatementGate,
+  type TransactionExecutor,
+} from "./orm-transaction.js";
+export {
   DEFAULT_POSTGRES_TIMEOUT_MS,
   type PostgresStore,
   type PostgresStoreOptions,

@@ -22,6 +22,8 @@ import {
 import { poolConnection } from "./connection-state.js";
 import { listIn, listStatements } from "./list-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
+import { ormClaims } from "./orm-claim.js";
+import type { OrmTransactions } from "./orm-transaction.js";
 import { SchemaTooNewError, versionChecked } from "./schema-version.js";
 import { ISOLATION_LEVELS, type IsolationLevel, MissingTableError, retryConflicts, sessions } from "./sessions.js";
 import { settleStatements } from "./settle-sql.js";
@@ -43,6 +45,13 @@ export interface PostgresStoreOptions extends TableNames {
    * Default `read committed`. Serialization failures and deadlocks while claiming are retried a few times.
    */
   isolationLevel?: IsolationLevel;
+  /**
+   * Open each handler's transaction through the merchant's ORM (`knexTransactions(knex)` from
+   * `merchant-webhooks/postgres/knex`, `typeormTransactions(dataSource)` from
+   * `merchant-webhooks/postgres/typeorm`, or `ormTransactions(...)` for another): `ctx.transaction` is
+   * then the ORM's own transaction object. Default: a pg client from `connection`.
+   */
+  orm?: OrmTransactions<any>;
 }
 
 const POSTGRES_STORE_KEYS = {
@@ -53,10 +62,13 @@ const POSTGRES_STORE_KEYS = {
   retentionSeconds: true,
   timeoutMs: true,
   isolationLevel: true,
+  orm: true,
 } as const satisfies KnownKeys<PostgresStoreOptions>;
 
 export type PostgresStore = TransactionalStore & {
   readonly leaseMs: number;
+  /** The ORM its handlers' transactions are opened through (`orm`); none when they are the store's own. */
+  readonly orm?: OrmTransactions<unknown>;
   takeNext: NonNullable<TransactionalStore["takeNext"]>;
 };
 
@@ -98,6 +110,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const db = versionChecked(sessions(pool, names, { timeoutMs, isolationLevel }, connection), names);
   const inbox = { db, names, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
   const listSql = listStatements(names, retentionSeconds);
+  const inOrm = options.orm && ormClaims(inbox, options.orm);
   // Also proves the table is there: a store that would fail every claim is not healthy.
   const ping = async () => {
     // Every client busy, the last statement answered: the server is up and the pool saturated, which is
@@ -115,6 +128,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
   return {
     leaseMs,
+    ...(options.orm ? { orm: options.orm } : {}),
     claim: (request: ClaimRequest) =>
       db.inTransaction(lockWaitFor(request), (query) => claimIn(query, claims, request)),
     extend: (claim, ms = leaseMs) => settle(settles.extend, claim, [ms]),
@@ -130,9 +144,12 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         return row && recordOf(row);
       }),
     list: (request) => db.withClient((query) => listIn(query, listSql, request)),
-    claimInTransaction: (request: ClaimRequest): Promise<TransactionalClaim> => transactionalClaim(inbox, request),
+    claimInTransaction: (request: ClaimRequest): Promise<TransactionalClaim> =>
+      inOrm ? inOrm.claimInTransaction(request) : transactionalClaim(inbox, request),
     takeNextInTransaction: (order, owner, ms, handlerTimeoutMs) =>
-      transactionalTakeNext(inbox, order.key, owner, ms, handlerTimeoutMs),
+      inOrm
+        ? inOrm.takeNextInTransaction(order, owner, ms, handlerTimeoutMs)
+        : transactionalTakeNext(inbox, order.key, owner, ms, handlerTimeoutMs),
     ping,
     connection: {
       address: connection.address,

@@ -24,6 +24,17 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
       updated_at = clock_timestamp(), ${set} FROM owned WHERE r.id = owned.id RETURNING owned.order_key, owned.position),
     ${letGo("changed")}
     SELECT count(*)::int AS n FROM changed`;
+  const completeCall = (id: string, owner: string, answerJson: string, written: CompletedWrite) =>
+    `CALL ${names.completeFunction}(${[
+      literal(id),
+      literal(owner),
+      `${literal(answerJson)}::jsonb`,
+      written.rowId === undefined ? "NULL" : literal(written.rowId),
+      written.fingerprint === undefined ? "NULL" : literal(written.fingerprint),
+      `${Number(retentionSeconds)}::float8`,
+      written.eventType === undefined ? "NULL" : literal(written.eventType),
+      written.subscriptionId === undefined ? "NULL" : literal(written.subscriptionId),
+    ].join(", ")})`;
   return {
     complete: completeSql(names, { id: "$1", owner: "$2", answer: "$3", live }),
     /**
@@ -31,16 +42,9 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
      * in as literals, as that protocol carries no parameters.
      */
     completeAndCommit: (id: string, owner: string, answerJson: string, written: CompletedWrite) =>
-      `CALL ${names.completeFunction}(${[
-        literal(id),
-        literal(owner),
-        `${literal(answerJson)}::jsonb`,
-        written.rowId === undefined ? "NULL" : literal(written.rowId),
-        written.fingerprint === undefined ? "NULL" : literal(written.fingerprint),
-        `${Number(retentionSeconds)}::float8`,
-        written.eventType === undefined ? "NULL" : literal(written.eventType),
-        written.subscriptionId === undefined ? "NULL" : literal(written.subscriptionId),
-      ].join(", ")}); COMMIT`,
+      `${completeCall(id, owner, answerJson, written)}; COMMIT`,
+    /** The completion procedure's call alone, for a transaction its opener commits (an ORM's). */
+    completeCall,
     fail: settle("failed", "error = $3, waiting = false"),
     // A record queued in order stays in its key's waiting list.
     markQueued: settle("queued", "error = NULL", handedOver),

@@ -20,7 +20,7 @@ import { fenceCall, sealedCommit } from "./fence-sql.js";
 import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
 import type { QualifiedNames } from "./names.js";
 import { begin, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
-import type { SettleStatements } from "./settle-sql.js";
+import type { CompletedWrite, SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
 
@@ -77,7 +77,7 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
  * handler ran. Never for an ordered claim or one handed to a durable queue, whose rows other steps read
  * within the transaction, nor for a worker taking over a queued record, which exists already.
  */
-const defersFirstWrite = (db: Sessions, { order, forQueue, takeQueued }: ClaimRequest) =>
+export const defersFirstWrite = (db: Sessions, { order, forQueue, takeQueued }: ClaimRequest) =>
   db.isolationLevel === "read committed" && !order && !forQueue && !takeQueued;
 
 /** `takeNext` in a transaction the waiter's handler writes into; undefined when none can run now. */
@@ -163,7 +163,7 @@ async function inTransaction(
  * idle that long, so a frozen or partitioned holder loses the id to the next delivery within that bound.
  * The store's own statement limit is the slack for this process to settle the run. None without a limit.
  */
-function serverBound(db: Sessions, handlerTimeoutMs: number | undefined): number | undefined {
+export function serverBound(db: Sessions, handlerTimeoutMs: number | undefined): number | undefined {
   if (!handlerTimeoutMs || handlerTimeoutMs <= 0) return undefined;
   // Both settings are a 32-bit count of ms on the server; a handler limit near Node's own timer limit
   // plus the slack would be refused, and the claim with it.
@@ -251,51 +251,8 @@ function openClaim(
     else db.release(client, new Error("transaction abandoned"));
   }
 
-  /** A first claim's record not written yet, written as its claim would have: processing, attempt 1. */
-  async function writeFirst(): Promise<void> {
-    if (!unwritten || !own) return;
-    const { id, fingerprint, owner, leaseMs } = own;
-    const { eventType = null, subscriptionId = null } = listedAsOf(own) ?? {};
-    await query(claims.upsert, [
-      id,
-      null,
-      null,
-      false,
-      fingerprint,
-      owner,
-      leaseMs,
-      1,
-      false,
-      eventType,
-      subscriptionId,
-    ]);
-  }
-
-  /**
-   * The failed attempt, written after the rollback. The caller's own record may not exist any more
-   * (its first claim rolled back with the rest), so it is written whole; a waiter's row is kept and
-   * only marked failed.
-   */
-  async function recordFailure(error: string): Promise<void> {
-    const lock = claims.lockPrefix + claimed.id;
-    const write =
-      own && own.id === claimed.id
-        ? ([
-            settles.failAfterRollback,
-            [
-              lock,
-              own.id,
-              own.order?.key ?? null,
-              own.order?.position ?? null,
-              own.fingerprint,
-              own.owner,
-              listedAsOf(own)?.eventType ?? null,
-              listedAsOf(own)?.subscriptionId ?? null,
-            ],
-          ] as const)
-        : ([settles.failWaiterAfterRollback, [lock, claimed.id, claimed.owner]] as const);
-    await db.withClient((q) => q(write[0], [...write[1], claimed.attempt, error])).catch(() => {});
-  }
+  const writeFirst = () => writeFirstRecord(query, claims, unwritten, own);
+  const recordFailure = (error: string) => recordFailedRun({ db, claims, settles }, claimed, own, error);
 
   return {
     result: claimed,
@@ -313,9 +270,7 @@ function openClaim(
       end();
       try {
         // The record completed and the COMMIT, one message; a record not found aborts before the COMMIT.
-        const write = unwritten
-          ? { fingerprint: own?.fingerprint, ...(own && listedAsOf(own)) }
-          : { rowId, fingerprint: undefined };
+        const write = completedWrite({ rowId, unwritten }, own);
         await query(settles.completeAndCommit(claimed.id, claimed.owner, JSON.stringify(answer), write));
         db.release(client);
       } catch (err) {
@@ -412,3 +367,51 @@ function openClaim(
     },
   };
 }
+
+/** A first claim's record not written yet (`unwritten`), written as its claim would have: processing, attempt 1. */
+export async function writeFirstRecord(
+  query: Query,
+  claims: ClaimStatements,
+  unwritten: boolean | undefined,
+  own: ClaimRequest | undefined,
+): Promise<void> {
+  if (!unwritten || !own) return;
+  const { id, fingerprint, owner, leaseMs } = own;
+  const { eventType = null, subscriptionId = null } = listedAsOf(own) ?? {};
+  await query(claims.upsert, [id, null, null, false, fingerprint, owner, leaseMs, 1, false, eventType, subscriptionId]);
+}
+
+/**
+ * The failed attempt, written after the rollback. The caller's own record may not exist any more
+ * (its first claim rolled back with the rest), so it is written whole; a waiter's row is kept and
+ * only marked failed.
+ */
+export async function recordFailedRun(
+  { db, claims, settles }: Pick<InboxStatements, "db" | "claims" | "settles">,
+  claimed: ClaimedOrStale,
+  own: ClaimRequest | undefined,
+  error: string,
+): Promise<void> {
+  const lock = claims.lockPrefix + claimed.id;
+  const write =
+    own && own.id === claimed.id
+      ? ([
+          settles.failAfterRollback,
+          [
+            lock,
+            own.id,
+            own.order?.key ?? null,
+            own.order?.position ?? null,
+            own.fingerprint,
+            own.owner,
+            listedAsOf(own)?.eventType ?? null,
+            listedAsOf(own)?.subscriptionId ?? null,
+          ],
+        ] as const)
+      : ([settles.failWaiterAfterRollback, [lock, claimed.id, claimed.owner]] as const);
+  await db.withClient((q) => q(write[0], [...write[1], claimed.attempt, error])).catch(() => {});
+}
+
+/** What the completion writes: the claim's own row, or a first claim's record whole (its fingerprint, where it is listed). */
+export const completedWrite = ({ rowId, unwritten }: WrittenRow, own: ClaimRequest | undefined): CompletedWrite =>
+  unwritten ? { fingerprint: own?.fingerprint, ...(own && listedAsOf(own)) } : { rowId, fingerprint: undefined };

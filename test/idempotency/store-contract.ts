@@ -391,7 +391,7 @@ function fencingContract(name: string, makeStore: MakeStore, advance: (ms: numbe
 }
 
 /** The handle a transactional store hands the handler, as far as this suite uses it. */
-interface TransactionHandleForContract {
+export interface TransactionHandleForContract {
   query(text: string, values?: unknown[]): Promise<unknown>;
   release(): void;
 }
@@ -404,7 +404,12 @@ interface TransactionHandleForContract {
 export function transactionFencingContract(
   name: string,
   makeStore: MakeStore,
-  probe: { statement: string; control: string[] },
+  probe: {
+    statement: string;
+    control: string[];
+    /** The handle as the contract drives it, for a store whose handle is not a pg client (an ORM's). */
+    handle?: (transaction: unknown) => TransactionHandleForContract;
+  },
 ): void {
   describe(`${name}: the transaction handle is fenced by its claim`, () => {
     const claimIn = async (id: string) => {
@@ -412,7 +417,8 @@ export function transactionFencingContract(
       if (!claimsInTransaction(store)) throw new Error(`${name} does not claim in a transaction`);
       const claimed = await store.claimInTransaction({ id, fingerprint: "f", owner: `o-${id}`, leaseMs: LEASE });
       expect(claimed.result).toMatchObject({ status: "claimed" });
-      return { store, claimed, handle: claimed.transaction as TransactionHandleForContract };
+      const handle = probe.handle?.(claimed.transaction) ?? (claimed.transaction as TransactionHandleForContract);
+      return { store, claimed, handle };
     };
     const codeOf = (work: Promise<unknown>) =>
       work.then(

@@ -1,0 +1,283 @@
+import type { ClaimedOrStale, ClaimRequest, ClaimResult, StoredAnswer } from "../idempotency/store.js";
+import { StoreUnavailableError } from "../idempotency/store.js";
+import type { TransactionalClaim } from "../idempotency/transaction.js";
+import { withinCoarseLimit } from "../shared/coarse-clock.js";
+import { withTimeout } from "../shared/time-limit.js";
+import {
+  claimIn,
+  KEY_LOCK_WAIT_MS,
+  lockWaitFor,
+  lookInline,
+  parseLook,
+  takeNextIn,
+  type WrittenRow,
+} from "./claim-sql.js";
+import { fenceCall, SEAL_SETTING } from "./fence-sql.js";
+import { TransactionClosedError } from "./guarded-transaction.js";
+import {
+  type OrmTransaction,
+  type OrmTransactions,
+  statementGate,
+  type TransactionExecutor,
+} from "./orm-transaction.js";
+import { type Query, retryConflicts } from "./sessions.js";
+import {
+  completedWrite,
+  defersFirstWrite,
+  type InboxStatements,
+  recordFailedRun,
+  serverBound,
+  writeFirstRecord,
+} from "./transactional-claim.js";
+
+/**
+ * Claims in a transaction the merchant's ORM opens (`postgresStore({ orm })`): the same claim, fence
+ * and completion as `transactionalClaim`, sent one statement at a time through the ORM's executor;
+ * the ORM begins and commits (or rolls back) the transaction, as its own `transaction(cb)` does, and
+ * the handler writes with the ORM's transaction object. The callback stays open while the handler
+ * runs: the store lets it return (commit) or throws from it (roll back) once the run is decided.
+ */
+export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>) {
+  return {
+    claimInTransaction: async (request: ClaimRequest): Promise<TransactionalClaim> => {
+      const deferWrite = defersFirstWrite(inbox.db, request);
+      const opened = await openInOrm(
+        inbox,
+        orm,
+        lockWaitFor(request),
+        request.handlerTimeoutMs,
+        async (query, bound, written) => {
+          const [looked] = await query<{ look: string; pid: number }>(
+            `SELECT look, pg_backend_pid() AS pid FROM (${lookInline(inbox.claims, request, bound, deferWrite)}) AS claim`,
+          );
+          const result = await claimIn(query, inbox.claims, request, written, parseLook(looked!.look), deferWrite);
+          return { result, pid: looked!.pid };
+        },
+        request.owner,
+      );
+      return ormClaim(inbox, opened, request);
+    },
+    takeNextInTransaction: async (
+      order: { key: string },
+      owner: string,
+      leaseMs: number,
+      handlerTimeoutMs?: number,
+    ): Promise<TransactionalClaim | undefined> => {
+      const opened = await openInOrm(
+        inbox,
+        orm,
+        KEY_LOCK_WAIT_MS,
+        handlerTimeoutMs,
+        async (query, bound) => {
+          if (bound !== undefined)
+            await query(
+              "SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $1, true)",
+              [String(bound)],
+            );
+          // The fence goes up first: a waiter's handler runs in this transaction.
+          const [fenced] = await query<{ pid: number }>(`${fenceCall(inbox.names, owner)}, pg_backend_pid() AS pid`);
+          return { result: await takeNextIn(query, inbox.claims, order.key, owner, leaseMs), pid: fenced!.pid };
+        },
+        owner,
+      );
+      return opened.result === undefined ? undefined : ormClaim(inbox, opened, undefined);
+    },
+  };
+}
+
+/** How the run ends inside the ORM's callback: statements to send before it returns, or a rollback. */
+type Ending = ((query: Query) => Promise<void>) | "rollback";
+
+/** Thrown from the ORM's callback to make the ORM roll the transaction back; never seen outside. */
+const ROLL_BACK = new Error("the run is rolled back");
+
+interface Opened {
+  result: ClaimResult | undefined;
+  /** Present while the transaction stays open for a handler. */
+  open?: {
+    transaction: OrmTransaction<unknown>;
+    query: Query;
+    pid: number | undefined;
+    written: WrittenRow;
+    /** Let the ORM's callback go on to its end; settles as the ORM's transaction does. */
+    end(ending: Ending): Promise<void>;
+  };
+}
+
+type ClaimStep = (
+  query: Query,
+  bound: number | undefined,
+  written: WrittenRow,
+) => Promise<{ result: ClaimResult | undefined; pid: number | undefined }>;
+
+const runs = (result: ClaimResult | undefined): result is ClaimedOrStale =>
+  result?.status === "claimed" || result?.status === "stale";
+
+/** Open the ORM's transaction and claim in it; a conflict while claiming rolls it back and claims again. */
+function openInOrm(
+  inbox: InboxStatements,
+  orm: OrmTransactions<unknown>,
+  lockWaitMs: number | undefined,
+  handlerTimeoutMs: number | undefined,
+  claim: ClaimStep,
+  token: string,
+): Promise<Opened> {
+  const { db } = inbox;
+  const bound = serverBound(db, handlerTimeoutMs);
+  return retryConflicts(async () => {
+    const gate = statementGate();
+    let over = false;
+    let givenUp = false;
+    let opened: (value: Opened) => void = () => {};
+    const claimed = new Promise<Opened>((resolve) => {
+      opened = resolve;
+    });
+    let finish: (ending: Ending) => void = () => {};
+    const decided = new Promise<Ending>((resolve) => {
+      finish = resolve;
+    });
+    const claimAndRun = async (transaction: OrmTransaction<unknown>): Promise<Opened | undefined> => {
+      const query = executorQuery(transaction.executor, () => over, db.timeoutMs);
+      // The store's isolation level, whatever the ORM's default: the claim is decided as every claim is.
+      await query(`SET TRANSACTION ISOLATION LEVEL ${db.isolationLevel.toUpperCase()}`);
+      if (lockWaitMs !== undefined)
+        await query("SELECT set_config('lock_timeout', $1, true)", [String(Math.max(1, Math.round(lockWaitMs)))]);
+      const written: WrittenRow = {};
+      const { result, pid } = await claim(query, bound, written);
+      if (givenUp) throw ROLL_BACK;
+      if (!runs(result)) {
+        // Not run here: whatever the claim wrote commits, past the fence it may have put up, and
+        // the answer is given once the ORM has committed it.
+        await query("SELECT set_config($1, $2, true)", [SEAL_SETTING, token]);
+        return { result };
+      }
+      // The handler's own statements wait for locks as the merchant's database is set to.
+      if (lockWaitMs !== undefined) await query("RESET lock_timeout");
+      const end = (ending: Ending) => {
+        gate.ending();
+        finish(ending);
+        return done.then(() => undefined);
+      };
+      opened({ result, open: { transaction, query, pid, written, end } });
+      const ending = await decided;
+      if (ending === "rollback") throw ROLL_BACK;
+      await ending(query);
+      return undefined;
+    };
+    const done = orm
+      // However the callback ends, the ORM's own COMMIT or ROLLBACK after it passes the gate.
+      .run(gate.gate, (transaction) => claimAndRun(transaction).finally(gate.ending))
+      .finally(() => {
+        over = true;
+        gate.close();
+      });
+    // The claim's answer when it is not run (the ORM committed it), or its failure (or the ORM's) when
+    // the transaction ended before it opened; a run's transaction, opened, settles later.
+    const ended = done.then((notRun) => notRun ?? new Promise<never>(() => {}));
+    try {
+      return await withinCoarseLimit(
+        Promise.race([claimed, ended]),
+        db.timeoutMs,
+        () => new StoreUnavailableError(`PostgreSQL did not answer a claim within ${db.timeoutMs} ms`),
+      );
+    } catch (err) {
+      givenUp = true;
+      // A transaction opened late is rolled back by the callback itself; one open now ends here.
+      finish("rollback");
+      done.catch(() => {});
+      throw db.unavailable(err);
+    }
+  });
+}
+
+/**
+ * The executor's statements as the claim code sends them, each within the store's time limit, and
+ * refused once the ORM's transaction is over (its connection may be another transaction's by then).
+ */
+function executorQuery(executor: TransactionExecutor, over: () => boolean, timeoutMs: number): Query {
+  const late = () => new StoreUnavailableError(`PostgreSQL did not answer a statement within ${timeoutMs} ms`);
+  return async <R>(text: string, values: unknown[] = []) => {
+    if (over()) throw new TransactionClosedError();
+    const { rows } = await withinCoarseLimit(executor.query(text, values), timeoutMs, late);
+    return rows as R[];
+  };
+}
+
+/** The claim to run in the ORM's open transaction: the handler's handle, and how the run ends. */
+function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | undefined): TransactionalClaim {
+  const over = async () => {};
+  if (!opened.open)
+    return { result: opened.result!, transaction: undefined, commit: over, rollback: over, detach: over };
+  const claimed = opened.result as ClaimedOrStale;
+  const { transaction, query, pid, written, end } = opened.open;
+  const { db, settles, claims, canceller } = inbox;
+  let ended = false;
+  const once = () => {
+    const first = !ended;
+    ended = true;
+    return first;
+  };
+
+  /**
+   * Roll back through the ORM. A timed-out handler may still be running a statement: it is cancelled
+   * on the server first, so the ORM's rollback does not queue behind it; a rollback still held up is
+   * cancelled late (the connection is the ORM's to drop, not the store's).
+   */
+  async function rollBack(cancelFirst: boolean): Promise<void> {
+    if (cancelFirst && pid !== undefined) await canceller.cancel(pid);
+    const rolledBack = end("rollback").then(
+      () => true,
+      () => true,
+    );
+    const within = () =>
+      withTimeout(rolledBack, db.timeoutMs, () => new Error("rollback took too long")).catch(() => false);
+    if (!(await within()) && !cancelFirst && pid !== undefined) {
+      await canceller.cancel(pid);
+      await within();
+    }
+  }
+
+  return {
+    result: claimed,
+    transaction: transaction.handle,
+    async commit(answer: StoredAnswer) {
+      if (!once()) return;
+      const write = completedWrite(written, own);
+      try {
+        // The completion seals the transaction (see fence-sql.ts): the ORM's COMMIT then passes the fence.
+        await end(async (q) => {
+          await q(settles.completeCall(claimed.id, claimed.owner, JSON.stringify(answer), write));
+        });
+      } catch (err) {
+        // The ORM rolled back (a statement the handler broke, a lost connection): nothing committed.
+        await recordFailedRun(inbox, claimed, own, "commit_failed");
+        throw err;
+      }
+    },
+    async detach() {
+      if (!once()) return;
+      try {
+        // Handed to a queue, the claim commits as processing, under its lease.
+        await end(async (q) => {
+          await writeFirstRecord(q, claims, written.unwritten, own);
+          await q("SELECT set_config($1, $2, true)", [SEAL_SETTING, claimed.owner]);
+        });
+      } catch (err) {
+        throw db.unavailable(err);
+      }
+    },
+    async discard() {
+      if (!once()) return;
+      await rollBack(false);
+    },
+    async countAttempt(attempt) {
+      await query(settles.setAttempt, [claimed.id, claimed.owner, attempt]);
+      claimed.attempt = attempt;
+    },
+    async rollback(error) {
+      if (!once()) return;
+      await rollBack(error === "handler_timeout");
+      await recordFailedRun(inbox, claimed, own, error);
+    },
+  };
+}

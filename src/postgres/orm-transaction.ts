@@ -1,0 +1,121 @@
+import { MerchantWebhooksError } from "../shared/errors.js";
+import { controlError, TransactionClosedError } from "./guarded-transaction.js";
+
+/**
+ * Runs one statement in the transaction it was made for: `text` with `$1`-style parameters, `values`
+ * in order, answering the statement's rows. The shape of pg's `client.query`, of Kysely's
+ * `executeQuery(CompiledQuery.raw(text, values))`, of pg-boss's `executeSql`: the one thing
+ * `postgresStore` needs of an ORM's transaction to claim, complete and keep the ordering state in it.
+ */
+export interface TransactionExecutor {
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * Checked before each statement the handler's handle sends: while the handler runs, it refuses
+ * transaction control (`MW_TRANSACTION_CONTROL`); once the run has settled, everything but the ORM's own
+ * `COMMIT` or `ROLLBACK` that ends the transaction (`MW_TRANSACTION_CLOSED`); once the transaction is
+ * over, everything. It throws; `text` is undefined where the ORM shows no text (then only the state counts).
+ */
+export interface StatementGate {
+  check(text: string | undefined): void;
+}
+
+/** A transaction the ORM opened, as the store and the handler use it. */
+export interface OrmTransaction<Handle> {
+  /** What the store sends its own statements through. */
+  executor: TransactionExecutor;
+  /** `ctx.transaction`: the ORM's own transaction object, its statements passing the gate first. */
+  handle: Handle;
+}
+
+/**
+ * Open a transaction the ORM's way, give `work` its executor and handle, commit when `work` resolves,
+ * roll back when it rejects (rejecting with its error), as `knex.transaction(cb)`,
+ * `dataSource.transaction(cb)`, `db.transaction(cb)` in Drizzle and `db.transaction().execute(cb)` in
+ * Kysely all do.
+ */
+export type RunInOrmTransaction<Handle> = <T>(
+  gate: StatementGate,
+  work: (transaction: OrmTransaction<Handle>) => Promise<T>,
+) => Promise<T>;
+
+/**
+ * An ORM's transactions for `postgresStore({ orm })`: the store opens each handler's transaction
+ * through the ORM, and the handler writes with the ORM's own transaction object.
+ */
+export interface OrmTransactions<Handle> {
+  readonly run: RunInOrmTransaction<Handle>;
+  /**
+   * `ctx.transaction` as this ORM's transaction object (`ctx.transaction` is typed as the default's
+   * pg client); throws `MW_NOT_ORM_TRANSACTION` when the context holds none of this ORM's.
+   */
+  transactionOf(ctx: { readonly transaction?: unknown }): Handle;
+}
+
+/** `transactionOf` on a context whose `ctx.transaction` this ORM did not open. */
+export class NotOrmTransactionError extends MerchantWebhooksError {
+  override name = "NotOrmTransactionError";
+  declare readonly code: "MW_NOT_ORM_TRANSACTION";
+  constructor() {
+    super(
+      "MW_NOT_ORM_TRANSACTION",
+      "ctx.transaction was not opened by this ORM: pass the same adapter as postgresStore({ orm }), and read it in a handler the store runs",
+    );
+  }
+}
+
+/**
+ * The adapter for an ORM from the way it runs a transaction (see `RunInOrmTransaction`), with
+ * `transactionOf` knowing each handle it gave out.
+ */
+export function ormTransactions<Handle>(run: RunInOrmTransaction<Handle>): OrmTransactions<Handle> {
+  const handles = new WeakSet<object>();
+  return {
+    run: (gate, work) =>
+      run(gate, (transaction) => {
+        if (isObject(transaction.handle)) handles.add(transaction.handle);
+        return work(transaction);
+      }),
+    transactionOf(ctx) {
+      const handle = ctx?.transaction;
+      if (!isObject(handle) || !handles.has(handle)) throw new NotOrmTransactionError();
+      return handle as Handle;
+    },
+  };
+}
+
+const isObject = (value: unknown): value is object =>
+  (typeof value === "object" || typeof value === "function") && value !== null;
+
+/** A gate for one transaction, and the switches the store moves it on with. */
+export interface GateSwitch {
+  readonly gate: StatementGate;
+  /** The run has settled: the ORM's own end of the transaction is the only statement let through. */
+  ending(): void;
+  /** The transaction is over: nothing is let through. */
+  close(): void;
+}
+
+export function statementGate(): GateSwitch {
+  let state: "open" | "ending" | "closed" = "open";
+  return {
+    gate: {
+      check(text) {
+        if (state === "open") {
+          const refusal = text === undefined ? undefined : controlError(text);
+          if (refusal) throw refusal;
+          return;
+        }
+        if (state === "ending" && text !== undefined && controlError(text) !== undefined) return;
+        throw new TransactionClosedError();
+      },
+    },
+    ending() {
+      if (state === "open") state = "ending";
+    },
+    close() {
+      state = "closed";
+    },
+  };
+}
