@@ -1,7 +1,6 @@
 import { setMaxListeners } from "node:events";
 import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
-import { type EncryptionKey, sealingKeys } from "../worker/seal.js";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
@@ -15,6 +14,7 @@ import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
+import { type EncryptionKey, sealingKeys } from "../worker/seal.js";
 import { checkBoss, checkStarted, pgBossQueue, queueName } from "./pg-boss-queue.js";
 import { restoringEvery } from "./restore-archived.js";
 import { type PgBossRunner, type ReadyJob, runJob } from "./run-job.js";

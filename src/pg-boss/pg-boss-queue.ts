@@ -1,11 +1,11 @@
 import type PgBoss from "pg-boss";
-import { jobDataFor, type NotificationJobData } from "../worker/job-data.js";
-import { type EncryptionKey, sealingKey } from "../worker/seal.js";
 import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import type { QueueJobs } from "../queue/queue-jobs.js";
 import { MerchantWebhooksError, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
+import { jobDataFor, type NotificationJobData } from "../worker/job-data.js";
+import { type EncryptionKey, sealingKey } from "../worker/seal.js";
 import {
   DEFAULT_PG_BOSS_SCHEMA,
   executorOn,

@@ -1,6 +1,6 @@
 import type PgBoss from "pg-boss";
-import type { NotificationJobData } from "../worker/job-data.js";
 import { aboutJobData, failuresOf, type JobAbout, type JobView, type QueueJobs } from "../queue/queue-jobs.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import type { JobTable } from "./job-table.js";
 
 /** A job's data as pg-boss keeps it, with the failures it was redriven after (`JobFailure`s). */

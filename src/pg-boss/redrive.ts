@@ -1,7 +1,7 @@
 import type PgBoss from "pg-boss";
-import type { NotificationJobData } from "../worker/job-data.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
+import type { NotificationJobData } from "../worker/job-data.js";
 import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";
 import { checkBoss, DEFAULT_PG_BOSS_JOB_OPTIONS, type PgBossJobOptions, placeJob, queueName } from "./pg-boss-queue.js";
 import { restoreArchived } from "./restore-archived.js";
