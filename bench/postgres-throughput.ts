@@ -21,7 +21,9 @@ import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
  *   npx tsx bench/postgres-throughput.ts   (REDIS_URL, DATABASE_URL; PG_THROUGHPUT_ROUNDS (5),
  *   PG_THROUGHPUT_NOTIFICATIONS per round (2,000), PG_THROUGHPUT_IN_FLIGHT (32); PG_THROUGHPUT_CPU=1
  *   prints this process's and the server's CPU per notification, round by round;
- *   BENCH_BASELINE=<dist dir> adds `postgresStore` of that build (`bench/build-baseline.ts`))
+ *   BENCH_BASELINE=<dist dir> adds `postgresStore` of that build (`bench/build-baseline.ts`);
+ *   PG_THROUGHPUT_INDEX_COST=1 adds `postgresStore` on a table without the console's event-type and
+ *   subscription indexes, to show what they cost)
  */
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -140,12 +142,26 @@ if (baseline) {
   );
 }
 
+// What the console's event-type and subscription indexes cost a delivery: the same store on a table without them.
+if (process.env.PG_THROUGHPUT_INDEX_COST) {
+  await migrate(pool, { schema: tag, table: "unlisted_inbox" });
+  await pool.query(`DROP INDEX "${tag}".unlisted_inbox_event_type, "${tag}".unlisted_inbox_subscription`);
+  ways.postgresStore_without_list_indexes = viaReceiver(
+    createReceiver({
+      logger,
+      idempotency: postgresStore({ connection: pool, schema: tag, table: "unlisted_inbox" }),
+      onRenew: async (notification, ctx) => void (await ctx.transaction.query(effect, [notification.id])),
+    }),
+  );
+}
+
 const names = Object.keys(ways);
 for (const name of names) await round(name, ways[name]!, 300, "warm");
 const load_before = os.loadavg();
 const rates: Record<string, number[]> = Object.fromEntries(names.map((name) => [name, []]));
 const ratios: Record<string, number[]> = { postgres_vs_redis: [], postgres_vs_hand_written: [] };
 if (baseline) ratios.postgres_vs_baseline = [];
+if (process.env.PG_THROUGHPUT_INDEX_COST) ratios.with_list_indexes_vs_without = [];
 for (let r = 0; r < rounds; r++) {
   // Each round starts with another way, so none always runs first.
   const order = names.map((_, i) => names[(i + r) % names.length]!);
@@ -155,6 +171,8 @@ for (let r = 0; r < rounds; r++) {
   ratios.postgres_vs_redis!.push(got.postgresStore! / got.redisStore!);
   ratios.postgres_vs_hand_written!.push(got.postgresStore! / got.hand_written_postgres!);
   if (baseline) ratios.postgres_vs_baseline!.push(got.postgresStore! / got.baseline_postgresStore!);
+  if (process.env.PG_THROUGHPUT_INDEX_COST)
+    ratios.with_list_indexes_vs_without!.push(got.postgresStore! / got.postgresStore_without_list_indexes!);
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

@@ -82,6 +82,10 @@ if (wanted("postgres-throughput")) {
   console.error("redisStore, postgresStore and a hand-written PostgreSQL route, 32 in flight ...");
   results.postgres_throughput = await bench("./postgres-throughput.ts");
 }
+if (wanted("console-list")) {
+  console.error("the console's list pages at 1,000,000 records, every filter, on postgresStore and redisStore ...");
+  results.console_list = await bench("./console-list.ts");
+}
 if (wanted("ordering-latency")) {
   console.error("latency ordering adds with redis ...");
   results.ordering_latency = await bench("./ordering-latency.ts");

@@ -98,6 +98,7 @@ export {
   type ClaimResult,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type ListedAs,
   type MailboxAppend,
   type OrderClaim,
   type RecordState,

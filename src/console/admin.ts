@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { listedText, subscriptionOfKey } from "../idempotency/listed-as.js";
 import {
   DEFAULT_LEASE_MS,
   type IdempotencyRecord,
@@ -234,20 +235,35 @@ export function createAdmin(options: AdminOptions): Admin {
   }
 
   /**
-   * A list page's lines: what each record's job tells (event type, subscription), read for the page
-   * in one call to the queue; the recording read only for a record whose job does not tell it.
+   * A list page's lines: the event type and subscription the record keeps (`ListedAs`), or else what
+   * its job tells, read for the page in one call to the queue; the recording read only for a record
+   * neither tells.
    */
   async function summariesOf(items: readonly ListedRecord[]): Promise<NotificationSummary[]> {
-    const told = (await jobs?.about(items.map((item) => item.id)).catch(() => undefined)) ?? new Map();
+    const untold = items.filter((item) => item.eventType === undefined || item.subscriptionId === undefined);
+    const told =
+      untold.length === 0
+        ? new Map()
+        : ((await jobs?.about(untold.map((item) => item.id)).catch(() => undefined)) ?? new Map());
     return Promise.all(
       items.map(async (item) => {
+        if (item.eventType !== undefined && item.subscriptionId !== undefined)
+          return summaryOf(item, item.eventType, item.subscriptionId);
         const job = told.get(item.id);
         if (job?.subscriptionId !== undefined || (job && !recorder)) {
           const key = item.order?.key ?? job.order?.key;
-          return summaryOf(item, job.eventType, job.subscriptionId ?? subscriptionOfKey(key) ?? key);
+          return summaryOf(
+            item,
+            item.eventType ?? job.eventType,
+            item.subscriptionId ?? job.subscriptionId ?? subscriptionOfKey(key) ?? key,
+          );
         }
         const known = await aboutRow(item.id, item.order);
-        return summaryOf(item, known.eventType ?? job?.eventType, known.subscriptionId);
+        return summaryOf(
+          item,
+          item.eventType ?? known.eventType ?? job?.eventType,
+          item.subscriptionId ?? known.subscriptionId,
+        );
       }),
     );
   }
@@ -280,8 +296,10 @@ export function createAdmin(options: AdminOptions): Admin {
     const joined = request.eventType !== undefined || request.subscriptionId !== undefined;
     const items: NotificationSummary[] = [];
     let cursor = request.cursor;
-    // Filters the store cannot apply (event type, subscription) are applied to its pages: read on,
-    // a store page at a time, until this page is full or the store has no more.
+    // The store applies every filter along its indexes; the event type and subscription are checked
+    // again on the lines (a store that keeps neither, or records written before it did, pass its
+    // filter only as told by their jobs): read on, a store page at a time, until this page is full or
+    // the store has no more.
     for (let pages = 0; ; pages++) {
       const page = await store.list({
         ...query,
@@ -651,6 +669,10 @@ function storeQuery(request: NotificationListOptions): ListQuery {
       );
     query.state = request.state;
   }
+  if (request.eventType !== undefined) query.eventType = listedText(request.eventType);
+  // A lane's order key (`merchant:subscription`) names its subscription, which every record of the lane keeps.
+  const subscription = request.subscriptionId;
+  if (subscription !== undefined) query.subscriptionId = listedText(subscriptionOfKey(subscription) ?? subscription);
   const since = timeOf("since", request.since);
   const until = timeOf("until", request.until);
   if (since !== undefined) query.since = since;
@@ -667,29 +689,19 @@ function timeOf(name: string, value: number | string | undefined): number | unde
 }
 
 function matchesJoined(summary: NotificationSummary, filter: NotificationFilter): boolean {
-  if (filter.eventType !== undefined && summary.eventType !== filter.eventType) return false;
+  if (filter.eventType !== undefined && !sameListed(summary.eventType, filter.eventType)) return false;
   const wanted = filter.subscriptionId;
   if (wanted === undefined) return true;
   return (
-    summary.subscriptionId === wanted ||
+    sameListed(summary.subscriptionId, wanted) ||
     summary.orderKey === wanted ||
     (summary.orderKey !== undefined && subscriptionOfKey(summary.orderKey) === wanted)
   );
 }
 
-/**
- * The subscription id in an order key of the receiver's default form (`merchant:subscription`, each
- * part URI-encoded), so a lane's records are found by their subscription whatever else is known of them.
- */
-function subscriptionOfKey(key: string | undefined): string | undefined {
-  const parts = key?.split(":");
-  if (parts?.length !== 2 || parts[1] === "") return undefined;
-  try {
-    return decodeURIComponent(parts[1]!);
-  } catch {
-    return undefined;
-  }
-}
+/** Whether a line's value is the filter's, as records keep both (card-like runs masked). */
+const sameListed = (value: string | undefined, wanted: string) =>
+  value !== undefined && (value === wanted || listedText(value) === listedText(wanted));
 
 /** The answer's message when completed, the failure reason when failed (the stores keep no handler error text). */
 function outcomeOf(record: IdempotencyRecord): string | undefined {

@@ -1,4 +1,5 @@
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
+import { listedAsOf } from "./listed-as.js";
 import { memoryOrders } from "./memory-orders.js";
 import { isBefore } from "./position.js";
 import {
@@ -11,6 +12,7 @@ import {
   DEFAULT_RETENTION_SECONDS,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type ListedAs,
   type ListedRecord,
   type ListPage,
   type ListQuery,
@@ -66,6 +68,8 @@ interface Entry extends IdempotencyRecord, Written {
   waiting?: boolean;
   /** The job data its receiver kept with it in the mailbox (`ClaimRequest.carried`), until it is settled. */
   carried?: string;
+  /** What its first claim that told it said of the notification, for `list`'s filters. */
+  listedAs?: ListedAs;
   /** Put back in line after a failed run (`retryInLane`): not handed out before this epoch ms. */
   retryAt?: number | undefined;
   expiresAt: number;
@@ -129,6 +133,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     if (old) {
       totalBytes -= old.bytes;
       writeOrder.dropped(old);
+      // Kept across every later write of the id, as the other stores keep it with the record.
+      if (old.listedAs) entry.listedAs = old.listedAs;
     }
     entry.bytes = sizeOf(id, entry);
     if (old !== entry) records.set(id, entry);
@@ -377,6 +383,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         written: 0,
       };
       if (order) claimed.order = { ...order, holdsKey: !stale && !forQueue };
+      // Kept from the first claim that told it (see listedAsOf).
+      const listed = entry?.listedAs ?? listedAsOf(request);
+      if (listed) claimed.listedAs = listed;
       // Kept with its data, it is handed over at once, as `markWaiting` would (see `ClaimRequest.carried`).
       const carried = order && forQueue && !stale ? request.carried : undefined;
       if (order && forQueue && !stale) {
@@ -533,7 +542,7 @@ function listRecords(records: Map<string, Entry>, retentionMs: number, at: numbe
   const entries: Iterable<[string, Entry]> = query.id === undefined ? records : only ? [[query.id, only]] : [];
   for (const [id, entry] of entries) {
     if (entry.expiresAt <= at) continue;
-    const item: ListedRecord = { ...recordOf(entry), id, updatedAt: entry.expiresAt - retentionMs };
+    const item: ListedRecord = { ...recordOf(entry), ...entry.listedAs, id, updatedAt: entry.expiresAt - retentionMs };
     const order = entry.order;
     if (order)
       item.order = order.position === undefined ? { key: order.key } : { key: order.key, position: order.position };
@@ -568,6 +577,8 @@ function sizeOf(id: string, entry: Entry): number {
     (entry.answer?.message.length ?? 0) +
     (entry.error?.length ?? 0) +
     (entry.carried?.length ?? 0) +
+    (entry.listedAs?.eventType?.length ?? 0) +
+    (entry.listedAs?.subscriptionId?.length ?? 0) +
     (entry.order ? entry.order.key.length + (entry.order.position?.length ?? 0) : 0);
   return ENTRY_OVERHEAD_BYTES + 2 * chars;
 }

@@ -79,6 +79,21 @@ export interface ClaimRequest {
    * claim, PostgreSQL for every claim; another store may ignore it.
    */
   attempt?: number;
+  /**
+   * What the console lists and filters the record by (see `ListedAs`). Written with the record and
+   * kept across its later writes; a claim without it leaves the record's as it was.
+   */
+  listedAs?: ListedAs;
+}
+
+/**
+ * A notification's event type and subscription as its record keeps them for the console's filters,
+ * card-like runs masked (`listedAs` in listed-as.ts): a store indexes them beside the state and the
+ * time, so a filtered page reads what it returns, not the store.
+ */
+export interface ListedAs {
+  eventType?: string;
+  subscriptionId?: string;
 }
 
 /** Where a notification stands among the others of its ordering key (a subscription, by default). */
@@ -272,6 +287,10 @@ export interface ListQuery {
   state?: RecordState;
   /** Only records claimed in order under this key (a subscription, by default). */
   orderKey?: string;
+  /** Only records whose claim told this event type (`ClaimRequest.listedAs`). */
+  eventType?: string;
+  /** Only records whose claim told this subscription id (`ClaimRequest.listedAs`). */
+  subscriptionId?: string;
   /** Changed at or after this time. */
   since?: number;
   /** Changed at or before this time. */
@@ -283,7 +302,7 @@ export interface ListQuery {
 }
 
 /** One record as `list` gives it: the record, its id, its order key and position, and when it last changed. */
-export interface ListedRecord extends IdempotencyRecord {
+export interface ListedRecord extends IdempotencyRecord, ListedAs {
   id: string;
   updatedAt: number;
   order?: OrderClaim;
@@ -333,6 +352,8 @@ export function matchesListQuery(item: ListedRecord, query: ListQuery): boolean 
   if (query.id !== undefined && item.id !== query.id) return false;
   if (query.state !== undefined && item.state !== query.state) return false;
   if (query.orderKey !== undefined && item.order?.key !== query.orderKey) return false;
+  if (query.eventType !== undefined && item.eventType !== query.eventType) return false;
+  if (query.subscriptionId !== undefined && item.subscriptionId !== query.subscriptionId) return false;
   if (query.since !== undefined && item.updatedAt < query.since) return false;
   if (query.until !== undefined && item.updatedAt > query.until) return false;
   return true;

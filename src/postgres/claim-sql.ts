@@ -1,3 +1,4 @@
+import { listedAsOf } from "../idempotency/listed-as.js";
 import { isBefore } from "../idempotency/position.js";
 import type {
   ClaimedOrStale,
@@ -43,7 +44,7 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
     (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`;
   return {
     // The claim's first statement: the function `migrate()` installs (see claimFunctionSql).
-    look: `SELECT ${names.claimFunction}($1, $2, $3, $4, $5::float8, ${retentionSeconds}::float8, $6, NULL, false) AS look`,
+    look: `SELECT ${names.claimFunction}($1, $2, $3, $4, $5::float8, ${retentionSeconds}::float8, $6, NULL, false, $7, $8) AS look`,
     retentionSeconds,
     claimFunction: names.claimFunction,
     // Taking the key's row lock (an upsert locks the row as FOR UPDATE does) and reading it in one statement.
@@ -52,13 +53,18 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
       RETURNING position, owner,
         (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
         (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`,
+    // What the first claim told of the notification for the list (`$10`, `$11`) is kept (see listedAsOf).
     upsert: `INSERT INTO ${records} AS r
-        (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, answer, error, waiting)
-      VALUES ($1, $2, $3, $4, $5, 'processing', $6, clock_timestamp() + $7::float8 * interval '1 millisecond', $8, NULL, NULL, $9)
+        (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, answer, error, waiting,
+          event_type, subscription_id)
+      VALUES ($1, $2, $3, $4, $5, 'processing', $6, clock_timestamp() + $7::float8 * interval '1 millisecond', $8, NULL, NULL, $9,
+        $10, $11)
       ON CONFLICT (id) DO UPDATE SET order_key = EXCLUDED.order_key, position = EXCLUDED.position,
         holds_key = EXCLUDED.holds_key, waiting = EXCLUDED.waiting, fingerprint = EXCLUDED.fingerprint, state = 'processing',
         owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, attempts = EXCLUDED.attempts,
-        answer = NULL, error = NULL, updated_at = clock_timestamp()`,
+        answer = NULL, error = NULL, updated_at = clock_timestamp(),
+        event_type = coalesce(r.event_type, EXCLUDED.event_type),
+        subscription_id = coalesce(r.subscription_id, EXCLUDED.subscription_id)`,
     holdKey: `UPDATE ${positions} SET owner = $2, lease_until = clock_timestamp() + $3::float8 * interval '1 millisecond',
       updated_at = clock_timestamp() WHERE order_key = $1`,
     get: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live}`,
@@ -91,7 +97,8 @@ export function claimFunctionSql(names: QualifiedNames): string {
       FROM ${records} r
       WHERE r.id = p_id AND r.updated_at > clock_timestamp() - p_retention_s * interval '1 second' ${lock};`;
   return `CREATE OR REPLACE FUNCTION ${names.claimFunction}(p_lock text, p_id text, p_fingerprint text, p_owner text,
-  p_lease_ms float8, p_retention_s float8, p_insert boolean, p_bound_ms integer, p_fence boolean)
+  p_lease_ms float8, p_retention_s float8, p_insert boolean, p_bound_ms integer, p_fence boolean,
+  p_event_type text, p_subscription_id text)
 RETURNS text
 LANGUAGE plpgsql AS $claim$
 DECLARE
@@ -113,9 +120,10 @@ BEGIN
     PERFORM ${names.endOverdueFunction}(hashtextextended(p_lock, 0), p_bound_ms);
   END IF;
   IF locked AND p_insert THEN
-    INSERT INTO ${records} (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, waiting)
+    INSERT INTO ${records} (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, waiting,
+        event_type, subscription_id)
       VALUES (p_id, NULL, NULL, false, p_fingerprint, 'processing', p_owner,
-        clock_timestamp() + p_lease_ms * interval '1 millisecond', 1, false)
+        clock_timestamp() + p_lease_ms * interval '1 millisecond', 1, false, p_event_type, p_subscription_id)
       ON CONFLICT (id) DO NOTHING
       RETURNING 'w' || ctid::text INTO look;
     IF look IS NOT NULL THEN
@@ -170,8 +178,23 @@ type RecordTuple = [
 ];
 
 /** The claim function's arguments but the retention (the store's, written into the statement). */
-const lookValues = (sql: ClaimStatements, { id, fingerprint, owner, leaseMs, order }: ClaimRequest, insert = true) =>
-  [sql.lockPrefix + id, id, fingerprint, owner, leaseMs, insert && order === undefined] as const;
+const lookValues = (
+  sql: ClaimStatements,
+  request: ClaimRequest,
+  insert = true,
+  { id, fingerprint, owner, leaseMs, order } = request,
+  listed = listedAsOf(request),
+) =>
+  [
+    sql.lockPrefix + id,
+    id,
+    fingerprint,
+    owner,
+    leaseMs,
+    insert && order === undefined,
+    listed?.eventType ?? null,
+    listed?.subscriptionId ?? null,
+  ] as const;
 
 /**
  * The claim function's call with its arguments written in as literals, to follow `BEGIN` in one
@@ -184,12 +207,20 @@ export function lookInline(
   boundMs: number | undefined,
   deferWrite: boolean,
 ): string {
-  const [lock, id, fingerprint, owner, leaseMs, insert] = lookValues(sql, request, !deferWrite);
+  const [lock, id, fingerprint, owner, leaseMs, insert, eventType, subscriptionId] = lookValues(
+    sql,
+    request,
+    !deferWrite,
+  );
   const args = [literal(lock), literal(id), literal(fingerprint), literal(owner)];
   // A number written as JavaScript writes it: digits, a sign, a point, an exponent (or NaN, which the
   // server refuses as an unknown column): nothing that could end the literal.
   args.push(`${Number(leaseMs)}::float8`, `${Number(sql.retentionSeconds)}::float8`, insert ? "true" : "false");
   args.push(boundMs === undefined ? "NULL" : `${Math.round(boundMs)}`, "true");
+  args.push(
+    eventType === null ? "NULL" : literal(eventType),
+    subscriptionId === null ? "NULL" : literal(subscriptionId),
+  );
   return `SELECT ${sql.claimFunction}(${args.join(", ")}) AS look`;
 }
 
@@ -291,6 +322,8 @@ export async function claimIn(
     leaseMs,
     attempt,
     waiting,
+    listedAsOf(request)?.eventType ?? null,
+    listedAsOf(request)?.subscriptionId ?? null,
   ]);
   if (holdsKey) await query(sql.holdKey, [order.key, owner, leaseMs]);
   const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };

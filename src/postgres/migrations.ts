@@ -14,8 +14,12 @@ import { completeFunctionSql } from "./settle-sql.js";
  * - A changed function gets a new name (`_v4`), so a store calls only functions its own step made;
  *   the functions of this release are installed with the last step (see `functionsSql`), and those
  *   of the release before are left in place for its receivers still running.
- * - No lock that waits for a handler's transaction on the records table (`ALTER TABLE`, a plain
- *   `CREATE INDEX`): a deploy's `migrate()` would stall every receiver running. Use `createIndex`.
+ * - A lock on the records table (`ALTER TABLE`, `CREATE INDEX`) waits for the handlers' transactions
+ *   holding it, and every new claim queues behind it: a step's transaction waits at most
+ *   `LOCK_WAIT_MS` for its locks, then is rolled back and tried again (see `migrate()`), so a deploy's
+ *   `migrate()` holds receivers up by that much at a time, never for a handler's whole run. An index
+ *   is built with `createIndex` (which holds writes for the build: about 6 s an index a million
+ *   records; docs/postgres.md shows how to build it beforehand, concurrently).
  */
 export interface MigrationStep {
   version: number;
@@ -73,7 +77,27 @@ ${createIndex(names.schema, `"${names.table}_list"`, `${names.records} (state, u
     // The fence's table comes with its trigger, in fenceSql (installed with the functions).
     sql: () => "",
   },
+  {
+    version: 3,
+    // The release before reads none of the new columns, and its routines (v3) stay for its receivers.
+    readableFrom: 1,
+    description: "event type and subscription on the records, indexed for the console; claim and completion v4",
+    // Nullable columns without a default: a change of the catalog alone, no row rewritten. The lock it
+    // takes for that instant waits for no handler (see LOCK_WAIT_MS). The indexes serve the console's
+    // event-type and subscription pages as the list index serves its state pages; records written
+    // before this step have neither and are left out of both.
+    sql: (names) => `ALTER TABLE ${names.records} ADD COLUMN IF NOT EXISTS event_type text NULL,
+  ADD COLUMN IF NOT EXISTS subscription_id text NULL;
+${createIndex(names.schema, names.eventTypeIndex, `${names.records} (event_type, updated_at, id) WHERE event_type IS NOT NULL`)}
+${createIndex(names.schema, names.subscriptionIndex, `${names.records} (subscription_id, updated_at, id) WHERE subscription_id IS NOT NULL`)}`,
+  },
 ];
+
+/**
+ * How long a step's transaction waits for a lock before it is rolled back and tried again: about what
+ * a claim may wait behind it each time.
+ */
+export const LOCK_WAIT_MS = 100;
 
 /** The schema version this release's store reads and writes. */
 export const SCHEMA_VERSION = MIGRATION_STEPS[MIGRATION_STEPS.length - 1]!.version;

@@ -24,6 +24,9 @@ export interface QualifiedNames {
   /** Index names, unqualified (PostgreSQL puts an index in its table's schema). */
   waitingIndex: string;
   positionsUpdatedIndex: string;
+  /** The console's event-type and subscription pages (migration step 3). */
+  eventTypeIndex: string;
+  subscriptionIndex: string;
   /** Prefix of the advisory lock keys, so two inbox tables never share a lock. */
   lockPrefix: string;
   /**
@@ -65,9 +68,11 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     versions: `${quote(schema)}.${quote(`${table}_version`)}`,
     waitingIndex: quote(`${table}_waiting`),
     positionsUpdatedIndex: quote(`${table}_positions_updated_at`),
+    eventTypeIndex: quote(`${table}_event_type`),
+    subscriptionIndex: quote(`${table}_subscription`),
     lockPrefix: `${schema}.${table}:`,
-    claimFunction: `${quote(schema)}.${quote(`${table}_claim_v3`)}`,
-    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v3`)}`,
+    claimFunction: `${quote(schema)}.${quote(`${table}_claim_v4`)}`,
+    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v4`)}`,
     fence: `${quote(schema)}.${quote(`${table}_fence`)}`,
     fenceFunction: `${quote(schema)}.${quote(`${table}_fence_v3`)}`,
     fenceCheckFunction: `${quote(schema)}.${quote(`${table}_fence_check_v3`)}`,

@@ -20,7 +20,7 @@ import {
   takeNextIn,
 } from "./claim-sql.js";
 import { poolConnection } from "./connection-state.js";
-import { listIn, listStatement } from "./list-sql.js";
+import { listIn, listStatements } from "./list-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
 import { SchemaTooNewError, versionChecked } from "./schema-version.js";
 import { ISOLATION_LEVELS, type IsolationLevel, MissingTableError, retryConflicts, sessions } from "./sessions.js";
@@ -97,7 +97,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   );
   const db = versionChecked(sessions(pool, names, { timeoutMs, isolationLevel }, connection), names);
   const inbox = { db, names, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
-  const listSql = listStatement(names, retentionSeconds);
+  const listSql = listStatements(names, retentionSeconds);
   // Also proves the table is there: a store that would fail every claim is not healthy.
   const ping = async () => {
     // Every client busy, the last statement answered: the server is up and the pool saturated, which is

@@ -10,7 +10,8 @@ export interface PurgeOptions extends TableNames {
 }
 
 /**
- * Delete settled records past retention, and positions nobody holds that have not moved since. The
+ * Delete settled records past retention, positions nobody holds that have not moved since, and the
+ * fence rows of backends that have ended. The
  * store already treats such rows as gone; this gives the space back. Run it from a scheduled job
  * (cron, pg_cron); the records' (state, updated_at) index and the positions' (updated_at) one keep it
  * cheap. Returns how many rows were deleted.
@@ -18,7 +19,7 @@ export interface PurgeOptions extends TableNames {
 export async function purge(
   pool: Pick<Pool, "query">,
   options: PurgeOptions = {},
-): Promise<{ records: number; positions: number }> {
+): Promise<{ records: number; positions: number; fences: number }> {
   const names = qualifiedNames(options);
   const seconds = options.olderThanSeconds ?? DEFAULT_RETENTION_SECONDS;
   if (typeof seconds !== "number" || !Number.isFinite(seconds) || seconds < 0)
@@ -40,5 +41,10 @@ export async function purge(
   const positions = await pool.query(`DELETE FROM ${names.positions} WHERE owner IS NULL AND updated_at < ${before}`, [
     seconds,
   ]);
-  return { records: records.rowCount ?? 0, positions: positions.rowCount ?? 0 };
+  // A fence row belongs to one backend and is updated in place by that backend's next claim; once the
+  // backend is gone its row is never read again, and process ids cycle through every value in time.
+  const fences = await pool.query(
+    `DELETE FROM ${names.fence} WHERE backend NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)`,
+  );
+  return { records: records.rowCount ?? 0, positions: positions.rowCount ?? 0, fences: fences.rowCount ?? 0 };
 }

@@ -6,6 +6,7 @@ import {
   allStepsSql,
   baselineSql,
   functionsSql,
+  LOCK_WAIT_MS,
   MIGRATION_STEPS,
   readVersionSql,
   recordStepSql,
@@ -14,7 +15,7 @@ import {
 } from "./migrations.js";
 import { type QualifiedNames, qualifiedNames, type TableNames } from "./names.js";
 import { type FoundVersion, versionProblem } from "./schema-version.js";
-import { sqlState } from "./sessions.js";
+import { LOCK_NOT_AVAILABLE, sqlState } from "./sessions.js";
 
 /** First key of `migrate()`'s two-key advisory lock (the second is the schema's hash): "mwmi" in ASCII. */
 export const MIGRATE_LOCK_SPACE = 0x6d776d69;
@@ -95,10 +96,35 @@ async function runSteps(names: QualifiedNames, rows: (sql: string) => Promise<Fo
   for (const step of MIGRATION_STEPS) {
     if (step.version <= from) continue;
     const last = step.version === SCHEMA_VERSION;
-    await rows(`BEGIN; ${step.sql(names)}\n${last ? functionsSql(names) : ""}\n${recordStepSql(names, step)} COMMIT;`);
+    await whenLocksFree(rows, () =>
+      rows(
+        `BEGIN; SET LOCAL lock_timeout = ${LOCK_WAIT_MS}; ${step.sql(names)}\n${last ? functionsSql(names) : ""}\n${recordStepSql(names, step)} COMMIT;`,
+      ),
+    );
     steps.push(step.version);
   }
   return { from, to: Math.max(from, SCHEMA_VERSION), steps };
+}
+
+/** How long `migrate()` keeps trying a step whose locks are held (by handlers' transactions) before it gives up. */
+const LOCK_TRIES_MS = 5 * 60_000;
+
+/**
+ * Run a step's transaction, rolled back and tried again while it waits past `LOCK_WAIT_MS` for a
+ * lock: receivers are held up at most that long each try, between tries not at all.
+ */
+async function whenLocksFree(rows: (sql: string) => Promise<unknown>, run: () => Promise<unknown>): Promise<void> {
+  const until = Date.now() + LOCK_TRIES_MS;
+  for (let pause = LOCK_WAIT_MS; ; pause = Math.min(pause * 2, 2_000)) {
+    try {
+      await run();
+      return;
+    } catch (err) {
+      if (sqlState(err) !== LOCK_NOT_AVAILABLE || Date.now() > until) throw err;
+      await rows("ROLLBACK");
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
 }
 
 /**

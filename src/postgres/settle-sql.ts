@@ -38,6 +38,8 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
         written.rowId === undefined ? "NULL" : literal(written.rowId),
         written.fingerprint === undefined ? "NULL" : literal(written.fingerprint),
         `${Number(retentionSeconds)}::float8`,
+        written.eventType === undefined ? "NULL" : literal(written.eventType),
+        written.subscriptionId === undefined ? "NULL" : literal(written.subscriptionId),
       ].join(", ")}); COMMIT`,
     fail: settle("failed", "error = $3, waiting = false"),
     // A record queued in order stays in its key's waiting list.
@@ -62,12 +64,14 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
      * delivery took the id meanwhile (its lock is free) and never over a completed record.
      */
     failAfterRollback: `WITH l AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got)
-      INSERT INTO ${records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, error)
-      SELECT $2, $3, $4, false, $5, 'failed', $6, $7, $8 FROM l WHERE l.got
+      INSERT INTO ${records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, error,
+          event_type, subscription_id)
+      SELECT $2, $3, $4, false, $5, 'failed', $6, $9, $10, $7, $8 FROM l WHERE l.got
       ON CONFLICT (id) DO UPDATE SET order_key = EXCLUDED.order_key, position = EXCLUDED.position, holds_key = false,
         fingerprint = EXCLUDED.fingerprint, state = 'failed', owner = EXCLUDED.owner, lease_until = NULL,
         attempts = EXCLUDED.attempts, answer = NULL, error = EXCLUDED.error, waiting = false,
-        updated_at = clock_timestamp()
+        updated_at = clock_timestamp(), event_type = coalesce(r.event_type, EXCLUDED.event_type),
+        subscription_id = coalesce(r.subscription_id, EXCLUDED.subscription_id)
       WHERE r.state <> 'completed'`,
     /** The same for a waiter run from its subscription's list: its row is there, kept, and marked failed. */
     failWaiterAfterRollback: `WITH l AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got)
@@ -98,6 +102,9 @@ export type SettleStatements = ReturnType<typeof settleStatements>;
 export interface CompletedWrite {
   rowId?: string | undefined;
   fingerprint?: string | undefined;
+  /** With `fingerprint`: what the claim told of the notification for the list (`ClaimRequest.listedAs`). */
+  eventType?: string | undefined;
+  subscriptionId?: string | undefined;
 }
 
 interface CompleteArguments {
@@ -145,7 +152,7 @@ export const RECORD_NOT_FOUND = "P0002";
 export function completeFunctionSql(names: QualifiedNames): string {
   const live = "updated_at > clock_timestamp() - p_retention_s * interval '1 second'";
   return `CREATE OR REPLACE PROCEDURE ${names.completeFunction}(p_id text, p_owner text, p_answer jsonb, p_row_id text,
-  p_fingerprint text, p_retention_s float8)
+  p_fingerprint text, p_retention_s float8, p_event_type text, p_subscription_id text)
 LANGUAGE plpgsql AS $complete$
 DECLARE
   changed_rows integer;
@@ -157,11 +164,13 @@ BEGIN
       WHERE ctid = p_row_id::tid AND id = p_id AND owner = p_owner AND state = 'processing' AND order_key IS NULL;
     GET DIAGNOSTICS changed_rows = ROW_COUNT;
   ELSIF p_fingerprint IS NOT NULL THEN
-    INSERT INTO ${names.records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, answer, waiting)
-      VALUES (p_id, NULL, NULL, false, p_fingerprint, 'completed', p_owner, 1, p_answer, false)
+    INSERT INTO ${names.records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, answer, waiting,
+        event_type, subscription_id)
+      VALUES (p_id, NULL, NULL, false, p_fingerprint, 'completed', p_owner, 1, p_answer, false, p_event_type, p_subscription_id)
       ON CONFLICT (id) DO UPDATE SET order_key = NULL, position = NULL, holds_key = false, fingerprint = EXCLUDED.fingerprint,
         state = 'completed', owner = EXCLUDED.owner, lease_until = NULL, attempts = 1, answer = EXCLUDED.answer,
-        error = NULL, waiting = false, created_at = clock_timestamp(), updated_at = clock_timestamp()
+        error = NULL, waiting = false, created_at = clock_timestamp(), updated_at = clock_timestamp(),
+        event_type = EXCLUDED.event_type, subscription_id = EXCLUDED.subscription_id
       WHERE NOT (r.${live});
     GET DIAGNOSTICS changed_rows = ROW_COUNT;
   ELSE

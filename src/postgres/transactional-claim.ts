@@ -1,4 +1,5 @@
 import type { PoolClient } from "pg";
+import { listedAsOf } from "../idempotency/listed-as.js";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { clockFor } from "../shared/coarse-clock.js";
@@ -254,7 +255,20 @@ function openClaim(
   async function writeFirst(): Promise<void> {
     if (!unwritten || !own) return;
     const { id, fingerprint, owner, leaseMs } = own;
-    await query(claims.upsert, [id, null, null, false, fingerprint, owner, leaseMs, 1, false]);
+    const { eventType = null, subscriptionId = null } = listedAsOf(own) ?? {};
+    await query(claims.upsert, [
+      id,
+      null,
+      null,
+      false,
+      fingerprint,
+      owner,
+      leaseMs,
+      1,
+      false,
+      eventType,
+      subscriptionId,
+    ]);
   }
 
   /**
@@ -268,7 +282,16 @@ function openClaim(
       own && own.id === claimed.id
         ? ([
             settles.failAfterRollback,
-            [lock, own.id, own.order?.key ?? null, own.order?.position ?? null, own.fingerprint, own.owner],
+            [
+              lock,
+              own.id,
+              own.order?.key ?? null,
+              own.order?.position ?? null,
+              own.fingerprint,
+              own.owner,
+              listedAsOf(own)?.eventType ?? null,
+              listedAsOf(own)?.subscriptionId ?? null,
+            ],
           ] as const)
         : ([settles.failWaiterAfterRollback, [lock, claimed.id, claimed.owner]] as const);
     await db.withClient((q) => q(write[0], [...write[1], claimed.attempt, error])).catch(() => {});
@@ -290,7 +313,9 @@ function openClaim(
       end();
       try {
         // The record completed and the COMMIT, one message; a record not found aborts before the COMMIT.
-        const write = { rowId, fingerprint: unwritten ? own?.fingerprint : undefined };
+        const write = unwritten
+          ? { fingerprint: own?.fingerprint, ...(own && listedAsOf(own)) }
+          : { rowId, fingerprint: undefined };
         await query(settles.completeAndCommit(claimed.id, claimed.owner, JSON.stringify(answer), write));
         db.release(client);
       } catch (err) {

@@ -11,6 +11,7 @@ import {
   runClaimed,
   SUBSCRIPTION_BUSY,
 } from "../dispatch/run-claimed.js";
+import { listedAs } from "../idempotency/listed-as.js";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult, OrderClaim } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
@@ -146,7 +147,18 @@ async function claimThenDispatch(
     : {};
   const owner = receiver.nextOwner();
   const { leaseMs, timeoutMs: handlerTimeoutMs } = resolved;
-  const request: ClaimRequest = { id, fingerprint, owner, leaseMs, handlerTimeoutMs, ...order, ...forQueue };
+  // Kept with the record for the console's event-type and subscription filters.
+  const listed = listedAs(notification.event_type, notification.resource?.id);
+  const request: ClaimRequest = {
+    id,
+    fingerprint,
+    owner,
+    leaseMs,
+    handlerTimeoutMs,
+    listedAs: listed,
+    ...order,
+    ...forQueue,
+  };
   // Bound for a mailbox: the store keeps the job data with the claim and hands the notification over
   // in the same step, so no `markWaiting` follows (see `ClaimRequest.carried`).
   const receivedAt = Date.now();

@@ -1,4 +1,5 @@
 import { boundsItsCalls } from "../idempotency/bounded-calls.js";
+import { listedAsOf } from "../idempotency/listed-as.js";
 import type {
   ClaimedOrStale,
   ClaimHandle,
@@ -30,7 +31,7 @@ import { BIND_ORDER, bindingKey, claimUnderBoundKey } from "./order-binding.js";
 import { ORDERED_COMMANDS, type OrderedCommandName, orderedKeys } from "./ordered-scripts.js";
 import { type StoredScript, storedScript } from "./script-command.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
-import { isCluster, listFromIndex, timeIndexKey, withTimeIndex } from "./time-index.js";
+import { isCluster, listedArgs, listFromIndex, timeIndexKey, withTimeIndex } from "./time-index.js";
 
 /**
  * `connection`: a URL, ioredis options or cluster nodes (the store connects with `failFastRedisOptions`
@@ -263,6 +264,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         if (toQueue || request.attempt !== undefined) args.push(toQueue ? "1" : "0");
         if (request.attempt !== undefined) args.push(request.attempt);
       }
+      // The index's own two, last (its wrapper takes them off before the claim's script runs).
+      if (indexed) args.push(...listedArgs(listedAsOf(request)));
       const reply = (await script("mwIdemClaim", id, order?.key, args, () => abandon(id, owner, order?.key))) as
         | ScriptReply
         | number;

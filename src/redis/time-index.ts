@@ -1,5 +1,6 @@
 import type { Cluster } from "ioredis";
 import {
+  type ListedAs,
   type ListedRecord,
   type ListPage,
   type ListQuery,
@@ -15,10 +16,19 @@ import { keySlot } from "./key-slot.js";
  * two never disagree, and trimmed to the store's retention on every write (the index itself expires
  * with its last record).
  *
+ * Beside it, one sorted set per filter value, scored alike: a record is in its state's
+ * (`…:state:failed`), its event type's (`…:type:SUBSCRIPTION_RENEW`) and its subscription's
+ * (`…:sub:I-BW452GLLEP1G`), the event type and subscription being those its claim told (`ListedAs`,
+ * kept in its hash). The same script moves it from one state's set to another's, so a filtered page
+ * reads along its filter's set and costs what it returns, not the store's size. A record that expires
+ * stays in the sets until a later write there trims them past retention (a page skips it meanwhile,
+ * since its hash is gone); one released (deleted) leaves them at once.
+ *
  * A script may touch only keys of its record's hash slot (Redis Cluster), so on a cluster there is one
  * index per slot, `${prefix}{tag}:time-index`, where `tag` hashes to the slot of the record's key; on
- * one Redis there is one index, `${prefix}{all}:time-index`. The key sits under the store's prefix, as
- * the order keys do, so whatever clears a prefix clears the index too.
+ * one Redis there is one index, `${prefix}{all}:time-index`. The filters' sets share the index's tag
+ * (`${prefix}{tag}:state:failed`), so they live in the record's slot too. The keys sit under the
+ * store's prefix, as the order keys do, so whatever clears a prefix clears them too.
  */
 
 /** Which record a script's reply says it changed, and which ARGV holds the retention (for the trim). */
@@ -31,16 +41,18 @@ interface Touch {
   retentionArg?: number;
   /** The ARGV holding the record key prefix of a waiter claimed instead of the record asked for. */
   waiterPrefixArg?: number;
+  /** A claim: its last two ARGV are the event type and subscription it tells ('' for none), the index's own. */
+  listed?: true;
 }
 
 /** The scripts that change a record (extends do not: a lease pushed forward is not news to the console). */
 const TOUCHES: Record<string, Touch> = {
-  mwIdemClaim: { record: "own", retentionArg: 5 },
+  mwIdemClaim: { record: "own", retentionArg: 5, listed: true },
   mwIdemComplete: { record: "own", retentionArg: 3 },
   mwIdemFail: { record: "own", retentionArg: 3 },
   mwIdemMarkQueued: { record: "own", retentionArg: 2 },
   mwIdemRelease: { record: "release" },
-  mwIdemOrderedClaim: { record: "own", retentionArg: 5, waiterPrefixArg: 10 },
+  mwIdemOrderedClaim: { record: "own", retentionArg: 5, waiterPrefixArg: 10, listed: true },
   mwIdemOrderedNext: { record: "next", retentionArg: 3, waiterPrefixArg: 4 },
   mwIdemOrderedComplete: { record: "own", retentionArg: 3 },
   mwIdemOrderedFail: { record: "own", retentionArg: 3 },
@@ -50,42 +62,86 @@ const TOUCHES: Record<string, Touch> = {
   mwIdemOrderedRelease: { record: "release" },
 };
 
+/** A claim's last two ARGV for the index: the event type and subscription it tells, '' for none. */
+export const listedArgs = (listed: ListedAs | undefined): [string, string] => [
+  listed?.eventType ?? "",
+  listed?.subscriptionId ?? "",
+];
+
+export const RECORD_STATES = ["processing", "queued", "completed", "failed"] as const;
+
 /**
- * `lua` with the index write after it, the index key appended as the script's last KEY. The script
- * runs as a function, unchanged, and its reply says whether (and which) record changed.
+ * `lua` with the index writes after it, the index key appended as the script's last KEY. The script
+ * runs as a function, unchanged (a claim's two ARGV for the index taken off first), and its reply says
+ * whether (and which) record changed.
  */
 export function withTimeIndex(name: string, lua: string): string {
   const touch = TOUCHES[name];
   if (!touch) return lua;
   const retention = touch.retentionArg === undefined ? "nil" : `tonumber(ARGV[${touch.retentionArg}])`;
-  // A release deletes its record: the index lets go of it (the other scripts leave theirs in place).
+  // Read before the script: a claim may rewrite the hash whole, a release deletes it.
+  const before =
+    touch.listed || touch.record === "release"
+      ? "local mw_was = redis.call('HMGET', KEYS[1], 'state', 'eventType', 'subscriptionId')"
+      : "local mw_was = {}";
+  const told = touch.listed
+    ? "local mw_sub = table.remove(ARGV)\nlocal mw_type = table.remove(ARGV)"
+    : "local mw_sub, mw_type = '', ''";
+  // A release deletes its record: the index and the filters' sets let go of it (the other scripts leave theirs in place).
   const changed =
     touch.record === "release"
-      ? "if mw_reply == 1 then redis.call('ZREM', KEYS[#KEYS], KEYS[1]) end"
+      ? `if mw_reply == 1 then
+  redis.call('ZREM', mw_index, KEYS[1])
+  if mw_was[1] then redis.call('ZREM', mw_base .. ':state:' .. mw_was[1], KEYS[1]) end
+  if mw_was[2] then redis.call('ZREM', mw_base .. ':type:' .. mw_was[2], KEYS[1]) end
+  if mw_was[3] then redis.call('ZREM', mw_base .. ':sub:' .. mw_was[3], KEYS[1]) end
+end`
       : touch.record === "own"
-        ? `if (type(mw_reply) == 'number' and mw_reply >= 1) or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'queued_at_claim' or mw_reply[1] == 'stale' or mw_reply[1] == 'waiting' or mw_reply[1] == 1)) then mw_touch(KEYS[1]) end`
+        ? `if (type(mw_reply) == 'number' and mw_reply >= 1) or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'queued_at_claim' or mw_reply[1] == 'stale' or mw_reply[1] == 'waiting' or mw_reply[1] == 1)) then mw_touch(KEYS[1], mw_type, mw_sub) end`
         : "";
   const waiter =
     touch.waiterPrefixArg === undefined
       ? ""
-      : `if type(mw_reply) == 'table' and mw_reply[4] then mw_touch(ARGV[${touch.waiterPrefixArg}] .. mw_reply[4]) end`;
-  return `local function mw_script()
+      : `if type(mw_reply) == 'table' and mw_reply[4] then mw_touch(ARGV[${touch.waiterPrefixArg}] .. mw_reply[4], '', '') end`;
+  return `${told}
+${before}
+local function mw_script()
 ${lua}
 end
 local mw_reply = mw_script()
 local mw_index, mw_retention = KEYS[#KEYS], ${retention}
-local function mw_touch(record)
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZADD', mw_index, now, record)
+local mw_base = string.sub(mw_index, 1, #mw_index - ${SUFFIX.length})
+local function mw_add(set, now, record)
+  redis.call('ZADD', set, now, record)
   if mw_retention then
     -- Trimmed on about one write in 16 (by the clock's last digits): a record past its retention
     -- stays listed a little longer, and the list skips it, since its hash is gone.
     if now % 16 == 0 then
-      redis.call('ZREMRANGEBYSCORE', mw_index, '-inf', '(' .. string.format('%.0f', now - mw_retention))
+      redis.call('ZREMRANGEBYSCORE', set, '-inf', '(' .. string.format('%.0f', now - mw_retention))
     end
-    redis.call('PEXPIRE', mw_index, string.format('%.0f', mw_retention))
+    redis.call('PEXPIRE', set, string.format('%.0f', mw_retention))
   end
+end
+-- The record listed at its change: in the index, its state's set (and no other state's), and the sets
+-- of the event type and subscription it keeps (those it had, else those its claim told: see listedAsOf).
+local function mw_touch(record, event_type, subscription)
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local r = redis.call('HMGET', record, 'state', 'eventType', 'subscriptionId')
+  if not r[1] then return end
+  local et = r[2] or (record == KEYS[1] and mw_was[2]) or (event_type ~= '' and event_type) or nil
+  local sub = r[3] or (record == KEYS[1] and mw_was[3]) or (subscription ~= '' and subscription) or nil
+  if et and et ~= r[2] then redis.call('HSET', record, 'eventType', et) end
+  if sub and sub ~= r[3] then redis.call('HSET', record, 'subscriptionId', sub) end
+  mw_add(mw_index, now, record)
+  for _, state in ipairs({'${RECORD_STATES.join("', '")}'}) do
+    if state == r[1] then mw_add(mw_base .. ':state:' .. state, now, record)
+    else redis.call('ZREM', mw_base .. ':state:' .. state, record) end
+  end
+  if et then mw_add(mw_base .. ':type:' .. et, now, record) end
+  if sub then mw_add(mw_base .. ':sub:' .. sub, now, record) end
+  if r[2] and r[2] ~= et then redis.call('ZREM', mw_base .. ':type:' .. r[2], record) end
+  if r[3] and r[3] ~= sub then redis.call('ZREM', mw_base .. ':sub:' .. r[3], record) end
 end
 ${changed}
 ${waiter}
@@ -105,11 +161,25 @@ export function timeIndexKey(prefix: string, recordKey: string, cluster: boolean
   return `${prefix}{${cluster ? slotTag(keySlot(recordKey)) : "all"}}${SUFFIX}`;
 }
 
-/** Every index of the store: one, or on a cluster one per slot (just one when the prefix holds a hash tag). */
-function allIndexKeys(prefix: string, cluster: boolean): string[] {
-  if (!cluster) return [timeIndexKey(prefix, prefix, false)];
+/**
+ * The sets a page with these filters is read along (see `withTimeIndex`): its subscription's, else its
+ * event type's, else its state's, else the time index; the narrowest its filters name.
+ */
+function filterSuffix(query: ListQuery): string {
+  if (query.subscriptionId !== undefined) return `:sub:${query.subscriptionId}`;
+  if (query.eventType !== undefined) return `:type:${query.eventType}`;
+  if (query.state !== undefined) return `:state:${query.state}`;
+  return SUFFIX;
+}
+
+/**
+ * Every set of the store with this suffix: one, or on a cluster one per slot (just one when the prefix
+ * holds a hash tag).
+ */
+function allIndexKeys(prefix: string, cluster: boolean, suffix = SUFFIX): string[] {
+  if (!cluster) return [`${prefix}{all}${suffix}`];
   const keys = new Set<string>();
-  for (let slot = 0; slot < SLOTS; slot++) keys.add(`${prefix}{${slotTag(slot)}}${SUFFIX}`);
+  for (let slot = 0; slot < SLOTS; slot++) keys.add(`${prefix}{${slotTag(slot)}}${suffix}`);
   // A hash tag in the prefix puts every key of the store in its slot: the per-slot names are one index.
   const slots = new Map<number, string>();
   for (const key of keys) if (!slots.has(keySlot(key))) slots.set(keySlot(key), key);
@@ -117,6 +187,8 @@ function allIndexKeys(prefix: string, cluster: boolean): string[] {
 }
 
 const SLOTS = 16384;
+/** Most index members a page reads in one round. */
+const MAX_BATCH = 1_000;
 const PIPELINE_SLICE = 512;
 let tags: string[] | undefined;
 
@@ -162,6 +234,8 @@ function itemOf(
   if (!record) return undefined;
   const { id, orderKey } = idOf(prefix, member.id);
   const item: ListedRecord = { ...record, id, updatedAt: member.updatedAt };
+  if (hash.eventType !== undefined) item.eventType = hash.eventType;
+  if (hash.subscriptionId !== undefined) item.subscriptionId = hash.subscriptionId;
   if (orderKey !== undefined)
     item.order = hash.position ? { key: orderKey, position: hash.position } : { key: orderKey };
   return item;
@@ -183,8 +257,13 @@ export async function listFromIndex(
   const cluster = isCluster(client);
   if (query.id !== undefined) return listOne(client, prefix, { ...query, id: query.id }, toRecord, cluster);
   const onlyKey = query.orderKey === undefined ? undefined : orderedPrefix(query.orderKey);
-  const keys = onlyKey ? [timeIndexKey(prefix, onlyKey, cluster)] : allIndexKeys(prefix, cluster);
-  const batch = Math.max(100, limit * 2);
+  const suffix = filterSuffix(query);
+  const keys = onlyKey
+    ? [timeIndexKey(prefix, onlyKey, cluster).slice(0, -SUFFIX.length) + suffix]
+    : allIndexKeys(prefix, cluster, suffix);
+  // A page's worth and one more first (read along its filter's set, nearly every member matches),
+  // more each round when many are passed over.
+  let batch = limit + 1;
   const min = query.since === undefined ? "-inf" : String(query.since);
   let frontier = listCursor.parse(query.cursor);
   if (query.until !== undefined && (frontier === undefined || frontier.updatedAt > query.until))
@@ -218,6 +297,7 @@ export async function listFromIndex(
     }
     if (!more || round.length === 0) return { items };
     frontier = round[round.length - 1];
+    batch = Math.min(batch * 2, MAX_BATCH);
   }
 }
 

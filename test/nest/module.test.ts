@@ -189,3 +189,35 @@ describe("SubscriptionWebhookModule behind a global body parser", () => {
     expect(await echoed.json()).toEqual({ a: 1 });
   });
 });
+
+// Nest's own JSON parser never reaches the route on Fastify (the conformance suite runs with it on): the
+// route's context replaces every content-type parser. A root hook that drains the stream still can.
+describe("SubscriptionWebhookModule on platform-fastify beside a root hook", () => {
+  const hmac = { secret: "a nest webhook secret, 32 bytes long", header: "x-signature" };
+  const verify = () => hmacVerifier(hmac);
+  const signed = async (body: string) => signHmac(new TextEncoder().encode(body), hmac);
+
+  it("answers a body a root hook consumed as not processed, naming the fix, and keeps serving", async () => {
+    const { FastifyAdapter } = await import("@nestjs/platform-fastify");
+    const adapter = new FastifyAdapter();
+    // A raw-body capture that drains the request stream itself and hands Fastify nothing new.
+    adapter.getInstance().addHook("preParsing", async (request) => {
+      for await (const _chunk of request.raw) {
+        // drained
+      }
+    });
+    const app = await nestApp("fastify", {
+      adapter,
+      webhook: { path: "/hook", logger: silentLogger(), verify: verify() },
+    });
+    const url = await started(app);
+    const body = JSON.stringify(notification("SUBSCRIPTION_RENEW", "WH-NEST-FASTIFY-2"));
+    const answer = await post(url, body, await signed(body));
+    expect(answer.status).toBe(500);
+    const answered = (await answer.json()) as { processed: boolean; message: string };
+    expect(answered.processed).toBe(false);
+    expect(answered.message).toContain("a body parser consumed the raw body");
+    const again = await post(url, body, await signed(body));
+    expect(again.status).toBe(answer.status);
+  });
+});

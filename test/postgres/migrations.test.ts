@@ -8,13 +8,14 @@ import {
   purge,
   SchemaTooNewError,
 } from "merchant-webhooks/postgres";
+import type pg from "pg";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { functionsSql, SCHEMA_VERSION } from "../../src/postgres/migrations.js";
 import { qualifiedNames } from "../../src/postgres/names.js";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { dropSchema, testPool, uniqueSchema } from "../support/postgres.js";
-import { eventually } from "../support/redis.js";
+import { eventually, sleep } from "../support/redis.js";
 import { createSchema010 } from "./fixtures/schema-0.1.0.js";
 
 const pool = testPool();
@@ -48,8 +49,13 @@ async function recordsIn010(schema: string): Promise<void> {
   );
 }
 
+/** Every row, in 0.1.0's columns (later steps add columns of their own, empty on its rows). */
 const everyRow = async (schema: string) => ({
-  records: (await pool.query(`SELECT * FROM "${schema}".merchant_webhooks_inbox ORDER BY id`)).rows,
+  records: (
+    await pool.query(
+      `SELECT id, order_key, position, holds_key, waiting, fingerprint, state, owner, lease_until, attempts, answer, error, created_at, updated_at FROM "${schema}".merchant_webhooks_inbox ORDER BY id`,
+    )
+  ).rows,
   positions: (await pool.query(`SELECT * FROM "${schema}".merchant_webhooks_inbox_positions ORDER BY order_key`)).rows,
 });
 
@@ -63,13 +69,18 @@ describe("migrate() from 0.1.0's tables", () => {
     await recordsIn010(schema);
     const before = await everyRow(schema);
 
-    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 2, steps: [2] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 3, steps: [2, 3] });
     expect(await versionsOf(schema)).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
+      { version: 3, readable_from: 1 },
     ]);
-    // Nothing lost or changed: every column of every row as 0.1.0 left it.
+    // Nothing lost or changed: every column of every row as 0.1.0 left it, the new ones empty.
     expect(await everyRow(schema)).toEqual(before);
+    const added = await pool.query(
+      `SELECT count(*)::int AS n FROM "${schema}".merchant_webhooks_inbox WHERE event_type IS NOT NULL OR subscription_id IS NOT NULL`,
+    );
+    expect(added.rows[0].n).toBe(0);
 
     const store = postgresStore({ connection: pool, schema });
     expect(await store.get("completed")).toMatchObject({ state: "completed", answer });
@@ -99,43 +110,62 @@ describe("migrate() from 0.1.0's tables", () => {
     expect(await store.get("abandoned")).toMatchObject({ state: "completed", answer });
   });
 
-  it("runs beside a 0.1.0 receiver's open transaction, which then commits through its own routines", async () => {
+  it("runs beside a 0.1.0 receiver, whose open transaction then commits through its own routines", async () => {
     const schema = schemaFor("beside010");
     await createSchema010(pool, schema);
     await pool.query(`CREATE TABLE "${schema}".effects (id text PRIMARY KEY)`);
     // 0.1.0's delivery as it sends it: BEGIN with its claim (v2), the handler's write, then its completion.
-    const old = await pool.connect();
-    try {
-      await old.query("BEGIN");
+    const claimV2 = async (client: pg.PoolClient, id: string) => {
+      await client.query("BEGIN");
       const [claimed] = (
-        await old.query(
-          `SELECT "${schema}".merchant_webhooks_inbox_claim_v2($1, 'in-flight', 'f', 'owner-old', 30000, 604800, true, NULL) AS look`,
-          [`${schema}.merchant_webhooks_inbox:in-flight`],
+        await client.query(
+          `SELECT "${schema}".merchant_webhooks_inbox_claim_v2($1, $2, 'f', $3, 30000, 604800, true, NULL) AS look`,
+          [`${schema}.merchant_webhooks_inbox:${id}`, id, `owner-${id}`],
         )
       ).rows;
       expect(claimed.look).toMatch(/^w\(/);
+      return claimed.look.slice(1) as string;
+    };
+    const completeV2 = async (client: pg.PoolClient, id: string, row: string) => {
+      await client.query(
+        `CALL "${schema}".merchant_webhooks_inbox_complete_v2($1, $2, '{"processed":true,"message":"processed"}'::jsonb, $3, NULL, 604800)`,
+        [id, `owner-${id}`, row],
+      );
+      await client.query("COMMIT");
+    };
+    const old = await pool.connect();
+    try {
+      const row = await claimV2(old, "in-flight");
       await old.query(`INSERT INTO "${schema}".effects VALUES ('in-flight')`);
 
-      // The deploy's migrate() while that transaction is open: it neither waits for it nor breaks it.
-      expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 2, steps: [2] });
-
-      await old.query(
-        `CALL "${schema}".merchant_webhooks_inbox_complete_v2('in-flight', 'owner-old', '{"processed":true,"message":"processed"}'::jsonb, '${claimed.look.slice(1)}', NULL, 604800)`,
-      );
-      await old.query("COMMIT");
+      // The deploy's migrate() while that transaction is open: step 2 runs beside it; step 3 (new
+      // columns) needs the table's lock for an instant and tries again until the handler is done,
+      // never holding the old receivers up for longer than one try meanwhile.
+      const migrating = migrate(pool, { schema });
+      await sleep(500);
+      // Another delivery to the old receiver meanwhile, claimed and completed through its own routines.
+      const other = await pool.connect();
+      try {
+        await completeV2(other, "meanwhile", await claimV2(other, "meanwhile"));
+      } finally {
+        other.release(true);
+      }
+      await completeV2(old, "in-flight", row);
+      expect(await migrating).toEqual({ from: 1, to: 3, steps: [2, 3] });
     } finally {
       // A failed step leaves no open transaction in the pool's client.
       old.release(true);
     }
     const store = postgresStore({ connection: pool, schema });
     expect(await store.get("in-flight")).toMatchObject({ state: "completed", answer });
+    expect(await store.get("meanwhile")).toMatchObject({ state: "completed", answer });
     expect((await pool.query(`SELECT id FROM "${schema}".effects`)).rows).toEqual([{ id: "in-flight" }]);
     expect(await store.claim({ id: "in-flight", fingerprint: "f", owner: "new", leaseMs: 5_000 })).toMatchObject({
       status: "completed",
     });
   });
 
-  it("leaves the same tables, indexes and functions as a fresh migrate(), 0.1.0's functions kept for its receivers", async () => {
+  it("leaves the same tables, indexes and functions as a fresh migrate(), earlier releases' functions kept for their receivers", async () => {
     const old = schemaFor("old");
     const fresh = schemaFor("fresh");
     await createSchema010(pool, old);
@@ -156,14 +186,14 @@ describe("migrate() from 0.1.0's tables", () => {
       ).rows,
       routines: (
         await pool.query(
-          "SELECT proname FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname NOT LIKE '%\\_v2' ORDER BY 1",
+          "SELECT proname FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname !~ '_(claim|complete)_v[23]$' ORDER BY 1",
           [schema],
         )
       ).rows,
     });
     expect(await shape(old)).toEqual(await shape(fresh));
     const kept = await pool.query(
-      "SELECT proname FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname LIKE '%\\_v2'",
+      "SELECT proname FROM pg_proc WHERE pronamespace = $1::regnamespace AND proname ~ '_(claim|complete)_v[23]$'",
       [old],
     );
     expect(kept.rows.map((row) => row.proname).sort()).toEqual([
@@ -205,28 +235,30 @@ describe("migrate() from 0.1.0's tables", () => {
     const results = await Promise.all(runs);
     expect(results).toEqual(
       expect.arrayContaining([
-        { from: 1, to: 2, steps: [2] },
-        { from: 2, to: 2, steps: [] },
+        { from: 1, to: 3, steps: [2, 3] },
+        { from: 3, to: 3, steps: [] },
       ]),
     );
     expect(await versionsOf(schema)).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
+      { version: 3, readable_from: 1 },
     ]);
     expect(await everyRow(schema)).toEqual(before);
   });
 
   it("creates an empty schema in one run, every step recorded; postgresSchemaSql() is the same SQL", async () => {
     const schema = schemaFor("empty");
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 0, to: 2, steps: [1, 2] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 0, to: 3, steps: [1, 2, 3] });
     expect(await versionsOf(schema, "inbox")).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
+      { version: 3, readable_from: 1 },
     ]);
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 2, to: 2, steps: [] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 3, to: 3, steps: [] });
     // The shipped SQL, run on the same schema again, changes nothing and records nothing twice.
     await pool.query(postgresSchemaSql({ schema, table: "inbox" }));
-    expect(await versionsOf(schema, "inbox")).toHaveLength(2);
+    expect(await versionsOf(schema, "inbox")).toHaveLength(3);
   });
 });
 
@@ -244,7 +276,7 @@ describe("a store on tables at another version", () => {
       const failure = await Promise.resolve(store.get("anything")).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
       expect((failure as Error).message).toBe(
-        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 2: ${call}, which brings them to it keeping every record`,
+        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 3: ${call}, which brings them to it keeping every record`,
       );
       const body = json(notification());
       expect((await receiver.handle(post(body))).status).toBe(503);
@@ -262,7 +294,7 @@ describe("a store on tables at another version", () => {
     const schema = schemaFor("newer");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (3, 3, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (4, 4, 'a later release')`,
     );
     const store = postgresStore({ connection: pool, schema });
     const failure = await Promise.resolve(store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1_000 })).catch(
@@ -270,7 +302,7 @@ describe("a store on tables at another version", () => {
     );
     expect(failure).toBeInstanceOf(SchemaTooNewError);
     expect(failure).toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 3`);
+    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 4`);
     const onRenew = vi.fn();
     const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
     try {
@@ -281,16 +313,16 @@ describe("a store on tables at another version", () => {
     }
     await expect(migrate(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
     await expect(purge(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect(await versionsOf(schema)).toHaveLength(3);
+    expect(await versionsOf(schema)).toHaveLength(4);
   });
 
   it("on a newer version that still serves this release (an added column, say): runs as usual", async () => {
     const schema = schemaFor("compatible");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (3, 1, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (4, 1, 'a later release')`,
     );
-    expect(await migrate(pool, { schema })).toEqual({ from: 3, to: 3, steps: [] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 4, to: 4, steps: [] });
     const onRenew = vi.fn();
     const receiver = createReceiver({
       idempotency: postgresStore({ connection: pool, schema }),
@@ -307,13 +339,13 @@ describe("a store on tables at another version", () => {
 });
 
 describe("the steps", () => {
-  it("install the routines version 2 recorded: a changed routine needs a new name and a step of its own", () => {
-    // Databases already at version 2 never run its step again: a routine changed under the same name
-    // would reach new databases only. Renamed (_v4) in a new step, it reaches every one.
+  it("install the routines version 3 recorded: a changed routine needs a new name and a step of its own", () => {
+    // Databases already at version 3 never run its step again: a routine changed under the same name
+    // would reach new databases only. Renamed (_v5) in a new step, it reaches every one.
     const installed = createHash("sha256").update(functionsSql(qualifiedNames())).digest("hex").slice(0, 16);
-    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(2);
+    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(3);
     expect(installed, "the routines changed: give them a new name in a new step (src/postgres/migrations.ts)").toBe(
-      "c790605b87063baa",
+      "019784c6d0131ef1",
     );
   });
 });

@@ -83,4 +83,27 @@ describe("purge", () => {
     const left = await pool.query(`SELECT id FROM "${schema}".merchant_webhooks_inbox WHERE id <> 'kept' ORDER BY id`);
     expect(left.rows.map((row) => row.id)).toEqual(["new-done", "old-running"]);
   });
+
+  it("deletes the fence rows of backends that have ended and keeps a live backend's", async () => {
+    const live = await pool.connect();
+    try {
+      const fence = `"${schema}".merchant_webhooks_inbox_fence`;
+      const { rows } = await live.query("SELECT pg_backend_pid() AS pid");
+      const livePid = rows[0].pid as number;
+      // Written as a claim's sealed commit writes them (the fence's trigger refuses any other commit);
+      // 2147483000 is above Linux's highest process id, so no backend has it.
+      const sealedInsert = (backend: number, token: string) =>
+        pool.query(
+          `BEGIN; SELECT set_config('merchant_webhooks.sealed', '${token}', true); INSERT INTO ${fence} (backend, token) VALUES (${backend}, '${token}'); COMMIT`,
+        );
+      await sealedInsert(2147483000, "ended");
+      await sealedInsert(livePid, "live");
+      const purged = await purge(pool, { schema });
+      expect(purged.fences).toBeGreaterThanOrEqual(1);
+      const left = await pool.query(`SELECT backend FROM ${fence} WHERE backend IN (2147483000, $1)`, [livePid]);
+      expect(left.rows.map((row) => row.backend)).toEqual([livePid]);
+    } finally {
+      live.release();
+    }
+  });
 });

@@ -202,8 +202,8 @@ describe("the claim and the completion as functions migrate() installs", () => {
     await receiver.handle(post(json(notification()))); // the pool's connections are open
     const first = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(first).toHaveLength(3);
-    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT .*_claim_v3"\(/);
-    expect(first[2]).toMatch(/_complete_v3"\(.*\); COMMIT$/);
+    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT .*_claim_v4"\(/);
+    expect(first[2]).toMatch(/_complete_v4"\(.*\); COMMIT$/);
     // A duplicate: the claim finds the completed record, and the transaction ends.
     const again = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(again).toHaveLength(2);
@@ -219,7 +219,7 @@ describe("the claim and the completion as functions migrate() installs", () => {
         store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1000 }),
       ).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
-      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 2`);
+      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 3`);
       expect((failure as Error).message).toContain(`run migrate(pool, { schema: "${old}", table: "inbox" })`);
       const onRenew = vi.fn();
       const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
