@@ -59,6 +59,13 @@ export interface TransactionalClaim {
     retry: (transaction: unknown) => Promise<number | undefined>,
   ): Promise<boolean>;
   /**
+   * A claim whose attempt failed: roll the handler's writes back to the savepoint, run `settle` in the
+   * transaction (a queue fails the claim's job there, so the job is never free to another worker
+   * between the run and its failure), mark the record failed with `error` in it, and commit: true.
+   * If that cannot be done, everything is rolled back and the failure recorded as `rollback` does: false.
+   */
+  failWithin?(error: string, settle: (transaction: unknown) => Promise<void>): Promise<boolean>;
+  /**
    * Call `stop` at once if the transaction is lost under the handler (it ended, or a statement failed
    * and the database let go of its locks): another delivery may run the notification now.
    */

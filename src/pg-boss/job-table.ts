@@ -103,6 +103,8 @@ export function jobTable(schema: string) {
     countAttempt: `UPDATE ${job} SET started_on = now(), retry_count = ${counted},
         retry_limit = CASE WHEN $3::bool THEN ${counted} ELSE retry_limit END
       WHERE name = $1 AND id = $2 AND state < 'active'`,
+    /** Make the run of job `$2`, taken in the open transaction, its last: `fail` then dead-letters it. */
+    lastRun: `UPDATE ${job} SET retry_limit = retry_count WHERE name = $1 AND id = $2`,
     /**
      * Move the start of job `$2`, failed and waiting for its retry, to `$3` ms from now: the delay its
      * handler asked for (`RetryAfterError`), in place of pg-boss's back-off. No row when it is not

@@ -249,7 +249,10 @@ async function runInTransaction(
     taken.retry_count < taken.retry_limit &&
     transaction.savepoint !== undefined &&
     transaction.requeueInLane !== undefined;
-  if (lane) {
+  // Any other failed run is failed with its job in its transaction too: rolled back and then failed,
+  // the job would be free in between, and another worker would run it again with the same count.
+  const failsWithin = !lane && transaction.savepoint !== undefined && transaction.failWithin !== undefined;
+  if (lane || failsWithin) {
     try {
       await transaction.savepoint!();
     } catch {
@@ -258,7 +261,7 @@ async function runInTransaction(
     }
   }
   // What the handler threw, seen as it ran: an ordered run's rollback asks it how to be retried.
-  const failed: { inLane: boolean; err?: unknown; retryInMs?: number } = { inLane: false };
+  const failed: FailedRun = { settled: false, lane, within: failsWithin, notification: data.notification };
   const queueLagMs = Date.now() - data.receivedAt;
   const observation = observeJob({
     carrier: (taken.data as { trace?: unknown } | null)?.trace,
@@ -279,7 +282,7 @@ async function runInTransaction(
       leaseMs: runner.leaseMs,
       ctxLogger: runner.ctxLogger,
       order: claimedOrder(claim.order, claim, runner.onStale),
-      transaction: completingJob(transaction, client, runner, jobId, lane ? failed : undefined),
+      transaction: completingJob(transaction, client, runner, jobId, failed),
     },
     {
       stop: runner.shutdown,
@@ -315,10 +318,10 @@ async function runInTransaction(
     }
     // A handler's NonRetriableError goes to the dead letters now; its RetryAfterError sets when the retry starts.
     const decision = retryDecision(err);
-    // A run cut off by the worker's close says nothing about the handler: no attempt is counted. An
-    // ordered run kept in line was failed in its own transaction already.
+    // A run cut off by the worker's close says nothing about the handler: no attempt is counted. A run
+    // failed in its own transaction (kept in line, or failed with its job) needs nothing more.
     const retryInMs =
-      runner.shutdown.aborted || failed.inLane
+      runner.shutdown.aborted || failed.settled
         ? failed.retryInMs
         : await failJob(runner, jobId, err, result.outcome, decision.retry === "never", decision);
     if (decision.retry === "never")
@@ -333,13 +336,26 @@ async function runInTransaction(
   return result.outcome;
 }
 
+/** What the handler threw, seen as it ran, and how its failure was settled in the run's transaction. */
+interface FailedRun {
+  /** True once the failure was settled in the transaction with its job (back in line, or failed). */
+  settled: boolean;
+  /** An ordered run that goes back in line at its place when attempts remain. */
+  lane: boolean;
+  /** A run failed with its job in its transaction (`failWithin`). */
+  within: boolean;
+  notification: NotificationJob["notification"];
+  err?: unknown;
+  retryInMs?: number;
+}
+
 /** The claim's transaction, whose commit also completes the job: the record and the job commit together. */
 function completingJob(
   transaction: TransactionalClaim,
   client: Queryable,
   runner: PgBossRunner,
   jobId: string,
-  lane: { inLane: boolean; err?: unknown; retryInMs?: number } | undefined,
+  failed: FailedRun,
 ): TransactionalClaim {
   // The handler's own guard, closed the moment its run settles: the job's completion below goes
   // through the store's handle, and nothing the handler sends late can land beside it.
@@ -351,19 +367,36 @@ function completingJob(
     async rollback(error) {
       handlers.close();
       // A run cut off by the worker's close counts no attempt: the job is left to run again at once.
+      if (runner.shutdown.aborted || failed.err === undefined) return transaction.rollback(error);
       // One its handler refused for good (NonRetriableError) is a dead letter now: the rest go ahead.
-      const decision = retryDecision(lane?.err);
-      if (!lane || runner.shutdown.aborted || decision.retry === "never") return transaction.rollback(error);
-      // The job failed in the same transaction as the record goes back in line: both or neither.
-      lane.inLane = await transaction.requeueInLane!(claimAttempt(transaction), error, async (handle) => {
+      const decision = retryDecision(failed.err);
+      if (failed.lane && decision.retry !== "never") {
+        // The job failed in the same transaction as the record goes back in line: both or neither.
+        failed.settled = await transaction.requeueInLane!(claimAttempt(transaction), error, async (handle) => {
+          const db = handle as Queryable;
+          await runner.boss.fail(runner.name, jobId, { outcome: error }, { db: executorOn(db) });
+          // A RetryAfterError's delay in place of pg-boss's back-off, as for any job.
+          if (decision.retry === "after") await db.query(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
+          const [job] = (await db.query(runner.table.due, [runner.name, jobId])).rows;
+          return job?.state === "retry" ? Math.ceil(job.due_in_ms) : undefined;
+        });
+        if (failed.settled && decision.retry === "after") failed.retryInMs = decision.delayMs;
+        return;
+      }
+      if (!failed.within) return transaction.rollback(error);
+      // The job, taken in this transaction, is failed in it (retried, or out of attempts a dead letter)
+      // with the record: it is never free to another worker in between. pg-boss keeps the message.
+      const { message } = redactErrorInPlace(failed.err, runner.redact, failed.notification);
+      failed.settled = await transaction.failWithin!(error, async (handle) => {
         const db = handle as Queryable;
-        await runner.boss.fail(runner.name, jobId, { outcome: error }, { db: executorOn(db) });
-        // A RetryAfterError's delay in place of pg-boss's back-off, as for any job.
-        if (decision.retry === "after") await db.query(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
-        const [job] = (await db.query(runner.table.due, [runner.name, jobId])).rows;
-        return job?.state === "retry" ? Math.ceil(job.due_in_ms) : undefined;
+        if (decision.retry === "never") await db.query(runner.table.lastRun, [runner.name, jobId]);
+        await runner.boss.fail(runner.name, jobId, { outcome: error, message }, { db: executorOn(db) });
+        // pg-boss's `fail` has no delay of its own to take: its retry's start is moved to the handler's.
+        if (decision.retry === "after") {
+          const { rows } = await db.query(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
+          if (rows.length > 0) failed.retryInMs = decision.delayMs;
+        }
       });
-      if (lane.inLane && decision.retry === "after") lane.retryInMs = decision.delayMs;
     },
     detach: () => {
       handlers.close();

@@ -358,6 +358,35 @@ function openClaim(
       await recordFailure(error);
       return false;
     },
+    async failWithin(error, settle) {
+      if (ended) return false;
+      let failed = false;
+      try {
+        // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+        const pid = error === "handler_timeout" ? backendOf(client) : undefined;
+        if (pid !== undefined) await canceller.cancel(pid);
+        await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+        await settle(guarded.handle);
+        const [marked] = await query<{ n: number }>(settles.fail, [claimed.id, claimed.owner, error]);
+        failed = marked!.n === 1;
+      } catch {
+        failed = false;
+      }
+      end();
+      if (failed) {
+        try {
+          // Sealed as the library's own commits are: the fence refuses any other.
+          await query(sealedCommit(claimed.owner));
+          db.release(client);
+          return true;
+        } catch {
+          // Not committed: nothing of it stands, and the failure is recorded below as any other.
+        }
+      }
+      await abandon(client, false);
+      await recordFailure(error);
+      return false;
+    },
     async rollback(error) {
       if (ended) return;
       end();
