@@ -190,7 +190,9 @@ describe("redisStore when Redis is away", () => {
     try {
       const frozen = await timed(() => store.claim(request("o1", { id: "late" })));
       expect(frozen.error).toBeInstanceOf(StoreUnavailableError);
-      expect(frozen.ms).toBeLessThan(700);
+      // The store's 500 ms limit, with room for a loaded machine; without it the claim would wait on a
+      // frozen Redis for as long as the freeze lasts.
+      expect(frozen.ms).toBeLessThan(2_000);
     } finally {
       server.thaw();
     }
