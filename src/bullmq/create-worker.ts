@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
+import type { PlatformOption } from "../dispatch/platform-handle.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
@@ -25,7 +26,7 @@ import { batchedDrops, queueLedger } from "./queue-ledger.js";
 import { DEFAULT_SWEEP_EVERY_MS, sweepEvery } from "./sweep-every.js";
 import { workerStore } from "./worker-store.js";
 
-export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks {
+export interface CreateWorkerOptions extends SubscriptionHandlers, HandlerHooks, PlatformOption {
   /** Redis for the queue: an ioredis client, a URL or ioredis options (the receivers' will do). */
   connection: RedisConnection;
   /** Queue name, as given to `bullmqQueue`. */
@@ -99,6 +100,7 @@ const WORKER_KEYS = {
   logger: true,
   redact: true,
   handlerTimeoutMs: true,
+  platform: true,
   leaseMs: true,
   lockDuration: true,
   stalledInterval: true,
@@ -163,6 +165,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     leaseMs,
     timeoutMs: options.handlerTimeoutMs ?? DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
     ctxLogger: handlerLogger(logger, options.redact ?? {}),
+    platform: options.platform,
     nextOwner: (job) => nextOwner(String(job.id)),
     shutdown: shutdown.signal,
     keys: sealingKeys(options.encryptionKey),

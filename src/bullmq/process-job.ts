@@ -57,6 +57,8 @@ export interface JobRunner {
   timeoutMs: number;
   /** Base for `ctx.log`, with the receiver's redaction (see `handlerLogger`). */
   ctxLogger: Logger;
+  /** `ctx.platform`, when the worker was given a platform client. */
+  platform?: unknown;
   /** A token unique to this run: complete/fail/extend succeed only while it owns the record. */
   nextOwner: (job: Job) => string;
   /** Aborted when the worker gives up waiting for running handlers on close. */
@@ -515,6 +517,7 @@ async function runOne(
         timeoutMs: runner.timeoutMs,
         leaseMs: runner.leaseMs,
         ctxLogger: runner.ctxLogger,
+        platform: runner.platform,
         notification: data.notification,
         claim,
         attempt,

@@ -11,3 +11,12 @@ declare global {
 
 /** What `ctx.platform` holds: the platform API client once `merchant-webhooks/client` is imported. */
 export type PlatformHandle = MerchantWebhooks.PlatformTypes extends { platform: infer T } ? T : unknown;
+
+/** The option of everything that runs handlers (receivers and queue workers) that fills `ctx.platform`. */
+export interface PlatformOption {
+  /**
+   * The platform API client (`createPaymentClient` from `merchant-webhooks/client`) handlers get as
+   * `ctx.platform`, to check what a notification says with the platform before trusting it.
+   */
+  platform?: PlatformHandle;
+}

@@ -3,6 +3,7 @@ import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { PlatformOption } from "../dispatch/platform-handle.js";
 import { ownerTokens } from "../dispatch/run-claimed.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { claimsInTransaction } from "../idempotency/transaction.js";
@@ -19,7 +20,7 @@ import { checkBoss, checkStarted, pgBossQueue, queueName } from "./pg-boss-queue
 import { restoringEvery } from "./restore-archived.js";
 import { type PgBossRunner, type ReadyJob, runJob } from "./run-job.js";
 
-export interface CreatePgBossWorkerOptions extends SubscriptionHandlers, HandlerHooks {
+export interface CreatePgBossWorkerOptions extends SubscriptionHandlers, HandlerHooks, PlatformOption {
   /** The merchant's `PgBoss`, started, on the database `idempotency` uses. */
   boss: PgBoss;
   /** Queue name, as given to `pgBossQueue`. */
@@ -79,6 +80,7 @@ const WORKER_KEYS = {
   logger: true,
   redact: true,
   handlerTimeoutMs: true,
+  platform: true,
   leaseMs: true,
   pollingIntervalMs: true,
   encryptionKey: true,
@@ -154,6 +156,7 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
     leaseMs,
     timeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
     ctxLogger: handlerLogger(logger, redact),
+    platform: options.platform,
     logger,
     redact,
     keys: sealingKeys(options.encryptionKey),

@@ -36,6 +36,8 @@ export interface PgBossRunner {
   timeoutMs: number;
   /** Base for `ctx.log`, with the worker's redaction. */
   ctxLogger: Logger;
+  /** `ctx.platform`, when the worker was given a platform client. */
+  platform?: unknown;
   logger: Logger;
   redact: RedactOptions;
   keys: readonly SealingKey[];
@@ -281,6 +283,7 @@ async function runInTransaction(
       timeoutMs: runner.timeoutMs,
       leaseMs: runner.leaseMs,
       ctxLogger: runner.ctxLogger,
+      platform: runner.platform,
       order: claimedOrder(claim.order, claim, runner.onStale),
       transaction: completingJob(transaction, client, runner, jobId, failed),
     },

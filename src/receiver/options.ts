@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import type { z } from "zod";
 import { checkHandlingOptions, nonNegative, timerMs } from "../dispatch/check-handling-options.js";
 import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
-import type { PlatformHandle } from "../dispatch/platform-handle.js";
+import type { PlatformOption } from "../dispatch/platform-handle.js";
 import { memoryStore } from "../idempotency/memory-store.js";
 import { isBefore, type SortablePosition, sortablePosition } from "../idempotency/position.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore, type OrderClaim } from "../idempotency/store.js";
@@ -32,7 +32,7 @@ export type SenderCheck = (
   headers: Readonly<Record<string, string>>,
 ) => boolean | string | Promise<boolean | string>;
 
-export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
+export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks, PlatformOption {
   /** Where claims and outcomes are kept. Default: an in-memory store (one process). */
   idempotency?: IdempotencyStore;
   /** A pino logger. Default: pino to stdout, named `merchant-webhooks`. */
@@ -115,11 +115,6 @@ export interface ReceiverOptions extends SubscriptionHandlers, HandlerHooks {
    * key, and keep it while records live: a redelivery fingerprinted under another key meets 422.
    */
   fingerprintKey?: FingerprintKey;
-  /**
-   * The platform API client (`createPaymentClient` from `merchant-webhooks/client`) handlers get as
-   * `ctx.platform`, to check what a notification says with the platform before trusting it.
-   */
-  platform?: PlatformHandle;
 }
 
 export const DEFAULT_BODY_LIMIT = 256 * 1024;
