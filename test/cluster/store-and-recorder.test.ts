@@ -34,8 +34,9 @@ async function keysPerMaster(client: Cluster, prefix: string): Promise<number[]>
       do {
         const [next, keys] = await node.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 1000);
         cursor = next;
-        // Records only: the console's time index sits beside them, one key per slot that holds a record.
-        count += keys.filter((key) => !key.endsWith(":time-index")).length;
+        // Records only: the console's time index and its filters' sets sit beside them, in each slot
+        // that holds a record (`{tag}:time-index`, `{tag}:state:…`, `{tag}:type:…`, `{tag}:sub:…`).
+        count += keys.filter((key) => !/\}:(time-index$|state:|type:|sub:)/.test(key)).length;
       } while (cursor !== "0");
       return count;
     }),
