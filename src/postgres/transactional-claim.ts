@@ -367,7 +367,8 @@ function openClaim(
         if (pid !== undefined) await canceller.cancel(pid);
         await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
         await settle(guarded.handle);
-        const [marked] = await query<{ n: number }>(settles.fail, [claimed.id, claimed.owner, error]);
+        // A dead letter of a lane that holds stays at its head, in this same statement (see failInLane).
+        const [marked] = await query<{ n: number }>(settles.failInLane, [claimed.id, claimed.owner, error]);
         failed = marked!.n === 1;
       } catch {
         failed = false;

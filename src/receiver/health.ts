@@ -1,4 +1,4 @@
-import type { IdempotencyStore } from "../idempotency/store.js";
+import type { HeldLanes, IdempotencyStore } from "../idempotency/store.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import { withTimeout } from "../shared/time-limit.js";
 
@@ -20,6 +20,15 @@ export interface ReceiverHealth {
    */
   inFlight: number;
   maxInFlight: number;
+  /**
+   * Lanes held by a dead letter (`ordering.onDeadLetter: "hold"`), when the store can count them: the
+   * notifications behind each wait, kept, until a person redrives or discards it. Not in `ok`: the
+   * process still takes and runs everything else, and taking it out of a load balancer would free no lane.
+   * Absent when the store cannot say (or did not within the time-out).
+   */
+  heldLanes?: number;
+  /** The lane held longest: its order key, the dead letter holding it, and since when (ISO 8601). */
+  oldestHeldLane?: { key: string; id: string; since: string };
 }
 
 export interface HealthOptions {
@@ -40,9 +49,10 @@ export async function checkHealth(
   load: { inFlight: () => number; maxInFlight: number },
 ): Promise<ReceiverHealth> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS;
-  const [storeState, queueState] = await Promise.all([
+  const [storeState, queueState, held] = await Promise.all([
     store.ping ? stateOf(() => store.ping!(), timeoutMs) : ("unknown" as const),
     !queue ? ("none" as const) : queue.ping ? stateOf(() => queue.ping!(), timeoutMs) : ("unknown" as const),
+    heldLanesOf(store, timeoutMs),
   ]);
   const health: ReceiverHealth = {
     ok: storeState !== "down" && queueState !== "down",
@@ -52,6 +62,13 @@ export async function checkHealth(
     maxInFlight: load.maxInFlight,
   };
   if (store.connection) health.storeAddress = store.connection.address;
+  if (held) health.heldLanes = held.count;
+  if (held?.oldest)
+    health.oldestHeldLane = {
+      key: held.oldest.key,
+      id: held.oldest.id,
+      since: new Date(held.oldest.since).toISOString(),
+    };
   const since = downSince(store, storeState);
   if (since !== undefined) health.storeDownSince = new Date(since).toISOString();
   return health;
@@ -78,4 +95,11 @@ async function stateOf(ping: () => unknown, timeoutMs: number): Promise<"up" | "
     () => "up" as const,
     () => "down" as const,
   );
+}
+
+/** The store's held lanes within `timeoutMs`; undefined when it cannot count them, fails or is late. */
+async function heldLanesOf(store: IdempotencyStore, timeoutMs: number): Promise<HeldLanes | undefined> {
+  if (!store.heldLanes) return undefined;
+  const asked = Promise.resolve().then(() => store.heldLanes!());
+  return withTimeout(asked, timeoutMs, () => new Error("held lanes late")).catch(() => undefined);
 }
