@@ -408,7 +408,20 @@ export async function writeFirstRecord(
   if (!unwritten || !own) return;
   const { id, fingerprint, owner, leaseMs } = own;
   const { eventType = null, subscriptionId = null } = listedAsOf(own) ?? {};
-  await query(claims.upsert, [id, null, null, false, fingerprint, owner, leaseMs, 1, false, eventType, subscriptionId]);
+  await query(claims.upsert, [
+    id,
+    null,
+    null,
+    false,
+    fingerprint,
+    owner,
+    leaseMs,
+    1,
+    false,
+    eventType,
+    subscriptionId,
+    null,
+  ]);
 }
 
 /**

@@ -47,12 +47,14 @@ export async function checkHealth(
   queue: NotificationQueue | undefined,
   options: HealthOptions = {},
   load: { inFlight: () => number; maxInFlight: number },
+  /** Whether the caller runs ordered lanes (a receiver with `ordering`, a worker): then held lanes are counted. */
+  { lanes = false }: { lanes?: boolean } = {},
 ): Promise<ReceiverHealth> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS;
   const [storeState, queueState, held] = await Promise.all([
     store.ping ? stateOf(() => store.ping!(), timeoutMs) : ("unknown" as const),
     !queue ? ("none" as const) : queue.ping ? stateOf(() => queue.ping!(), timeoutMs) : ("unknown" as const),
-    heldLanesOf(store, timeoutMs),
+    lanes ? heldLanesOf(store, timeoutMs) : undefined,
   ]);
   const health: ReceiverHealth = {
     ok: storeState !== "down" && queueState !== "down",

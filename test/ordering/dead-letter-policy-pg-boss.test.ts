@@ -138,6 +138,25 @@ describe("ordering.onDeadLetter through pg-boss on postgresStore", () => {
     await sendAll(receiver, notifications);
     await deadLettered();
     expect(await admin.heldBy(await key())).toBe(second);
+    // A late look at the dead letter's job (a worker that listed it ready before another dead-lettered
+    // it): its claim finds the job gone and rolls back, as a worker's does. The lane stays held, the
+    // dead letter as it was.
+    const before = await bed.store.get(second);
+    const { ordering } = (await admin.getNotification(second))!;
+    const late = await bed.store.claimInTransaction({
+      id: second,
+      fingerprint: before!.fingerprint,
+      owner: "late-look",
+      leaseMs: 2_000,
+      takeQueued: true,
+      attempt: 3,
+      order: { key: ordering!.key, ...(ordering!.position ? { position: ordering!.position } : {}) },
+    });
+    expect(late.result.status).toBe("claimed");
+    await late.rollback("job_missing");
+    expect(await admin.heldBy(await key())).toBe(second);
+    expect(await bed.store.get(second)).toMatchObject({ state: "failed", attempts: 3, error: before!.error });
+    expect(await state(ids[2]!)).toBe("queued");
     runs.length = 0;
     expect(await admin.discard(second, { reason: "refunded by hand" })).toMatchObject({ discarded: true });
     await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the lane to drain");
