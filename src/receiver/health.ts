@@ -24,7 +24,8 @@ export interface ReceiverHealth {
    * Lanes held by a dead letter (`ordering.onDeadLetter: "hold"`), when the store can count them: the
    * notifications behind each wait, kept, until a person redrives or discards it. Not in `ok`: the
    * process still takes and runs everything else, and taking it out of a load balancer would free no lane.
-   * Absent when the store cannot say (or did not within the time-out).
+   * Absent without ordering (a receiver without `ordering` runs no lanes), or when the store cannot say
+   * (or did not within the time-out).
    */
   heldLanes?: number;
   /** The lane held longest: its order key, the dead letter holding it, and since when (ISO 8601). */
