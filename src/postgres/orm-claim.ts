@@ -98,14 +98,14 @@ export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>)
  * another level is rolled back before anything of it is decided on (`IsolationMismatch`) and claimed
  * again, and from then on every transaction of this store is set first.
  */
-export interface IsolationSetting {
+interface IsolationSetting {
   /** Whether the next transaction is set first. */
   readonly set: boolean;
   /** The claim's transaction ran at `found` (`current_setting('transaction_isolation')`): refused if not the store's. */
   check(found: string): void;
 }
 
-export function isolationSetting(level: string): IsolationSetting {
+function isolationSetting(level: string): IsolationSetting {
   let set = false;
   return {
     get set() {
@@ -121,6 +121,10 @@ export function isolationSetting(level: string): IsolationSetting {
 
 /** Thrown from the ORM's callback when its transaction is not at the store's level: rolled back, claimed again. */
 class IsolationMismatch extends Error {}
+
+/** The mismatch as the ORM passed it on: as thrown, or as the cause of an error of its own. */
+const isMismatch = (err: unknown) =>
+  err instanceof IsolationMismatch || (err as { cause?: unknown } | undefined)?.cause instanceof IsolationMismatch;
 
 /** For a claim whose first statement cannot read the level: always set. */
 const ALWAYS_SET: IsolationSetting = { set: true, check: () => {} };
@@ -169,12 +173,13 @@ function openInOrm(
   // Found at another level once, the claim runs again with the level set (see isolationSetting).
   return retryConflicts(() =>
     attempt().catch((err: unknown) => {
-      if (err instanceof IsolationMismatch) return attempt();
+      if (isMismatch(err)) return attempt();
       throw err;
     }),
   );
 }
 
+/** One try: the ORM's transaction opened, claimed in, and kept open for the handler or ended. */
 function openOnce(
   inbox: InboxStatements,
   orm: OrmTransactions<unknown>,
@@ -246,7 +251,7 @@ function openOnce(
       // A transaction opened late is rolled back by the callback itself; one open now ends here.
       finish("rollback");
       done.catch(() => {});
-      throw err instanceof IsolationMismatch ? err : db.unavailable(err);
+      throw isMismatch(err) ? err : db.unavailable(err);
     }
   })();
 }
