@@ -1,7 +1,6 @@
 import type { HandlerContext, SubscriptionNotification } from "merchant-webhooks";
 import { describe, expect, it } from "vitest";
-import { laneOf } from "../pg-boss/fixtures/lane.js";
-import { deliverUntilAccepted, notification } from "../support/notifications.js";
+import { notification } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { type Line, TRANSPORTS, transportBed } from "./transports.js";
 
@@ -41,26 +40,6 @@ describe.each(TRANSPORTS)("a handler that fails once per id, then succeeds, on $
     for (const body of sent) expect(await line.deliver(body)).toBe(200);
     await eventually(() => line.completed(sent.map((n) => n.id)), 30_000, "every notification to complete");
 
-    await expectCompletedOnSecondAttempt(
-      line,
-      handler.attempts,
-      sent.map((n) => n.id),
-    );
-  });
-
-  it("with ordering, the notifications of one subscription complete in position order, across two workers", {
-    timeout: 90_000,
-  }, async () => {
-    const line = bed.line("ordered", { ordering: true });
-    const handler = failingOncePerId();
-    bed.worker("ordered", { onRenew: handler.onRenew });
-    bed.worker("ordered", { onRenew: handler.onRenew });
-    const sent = laneOf(`SUB-${process.pid}-${transport.kind}-once`, 5, 4);
-    // Accepted while a run holds the subscription; a 409 is sent again, as the platform does.
-    for (const body of sent) await deliverUntilAccepted(line.receiver, body, 50);
-    await eventually(() => line.completed(sent.map((n) => n.id)), 60_000, "the subscription to drain");
-
-    expect(handler.succeeded).toEqual(sent.map((n) => n.id));
     await expectCompletedOnSecondAttempt(
       line,
       handler.attempts,
