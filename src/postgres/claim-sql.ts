@@ -322,8 +322,9 @@ export async function claimIn(
   const holdsKey = order !== undefined && !stale && !forQueue;
   const waiting = order !== undefined && !stale && forQueue === true;
   // A queue's count of the run is kept, except that it never counts back: a job made afresh (a redrive)
-  // counts on from the record's failed runs. A queued record's count is the run it waits for.
-  const counted = (row?.attempts ?? 0) + (row?.state === "queued" ? 0 : 1);
+  // counts on from the record's failed runs. A queued record's count is the run it waits for; so is
+  // one handed over by a receiver whose mark as queued has not landed yet (its job ran first).
+  const counted = (row?.attempts ?? 0) + (row?.state === "queued" || handedOver ? 0 : 1);
   const attempt = request.attempt === undefined ? (row?.attempts ?? 0) + 1 : Math.max(request.attempt, counted);
   await query(sql.upsert, [
     id,

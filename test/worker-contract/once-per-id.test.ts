@@ -33,7 +33,11 @@ describe.each(TRANSPORTS)("once per id, on $name", (transport) => {
     expect(again).toEqual(again.map(() => 200));
     // Time for a wrongly queued second run to show.
     await sleep(500);
-    expect(sent.map((body) => runs.get(body.id)?.length)).toEqual(sent.map(() => 1));
-    for (const body of sent) expect(await bed.store.get(body.id)).toMatchObject({ state: "completed" });
+    // One run each, its first attempt on the handler's context, the record and the console's page alike.
+    expect(sent.map((body) => runs.get(body.id))).toEqual(sent.map(() => [1]));
+    for (const body of sent) {
+      expect(await bed.store.get(body.id)).toMatchObject({ state: "completed", attempts: 1 });
+      expect((await line.admin.getNotification(body.id))?.record).toMatchObject({ state: "completed", attempts: 1 });
+    }
   });
 });
