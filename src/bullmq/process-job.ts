@@ -20,6 +20,7 @@ import {
 import type { SealingKey } from "../worker/seal.js";
 import { writeDeadLetter } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
+import { type LaneRetry, requeueingInLane, requeuesInLane } from "./lane-transaction.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
@@ -220,7 +221,7 @@ export async function processJob(
               ? undefined
               : takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs));
     if (data) {
-      const lane = inTransaction ? undefined : laneOf(job, current, data, isOwn, runner);
+      const lane = laneOf(job, current, data, isOwn, runner, inTransaction);
       const result = await runOne(
         current,
         data,
@@ -332,9 +333,10 @@ function laneOf(
   data: ReadJobData,
   isOwn: boolean,
   runner: JobRunner,
+  transaction: TransactionalClaim | undefined,
 ): Lane | undefined {
-  if (claim.order?.key === undefined || !runner.store.retryInLane || !runner.queueClient || (!isOwn && !data.raw))
-    return undefined;
+  const requeues = transaction ? requeuesInLane(transaction) : runner.store.retryInLane !== undefined;
+  if (claim.order?.key === undefined || !requeues || !runner.queueClient || (!isOwn && !data.raw)) return undefined;
   return { job, isOwn };
 }
 
@@ -384,6 +386,24 @@ function laneFailureRecorder(
     // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `failInLane`).
     const store = runner.store;
     return (await (store.failInLane ? store.failInLane(claim, failed) : store.fail(claim, failed))) !== false;
+  };
+}
+
+/**
+ * For a lane's claim made in a transaction (see `requeueingInLane`): in how many ms a failed run is
+ * retried in its place, counted as `laneFailureRecorder` counts; undefined after its last run. Its own
+ * notification's last run fails its job for good (`LaneAttemptsSpent`); a waiter's is failed with the
+ * rollback as before.
+ */
+function laneRetryInTransaction(lane: Lane, data: ReadJobData, attempt: number): LaneRetry {
+  return async (err) => {
+    const prior = typeof data.raw?.lanePrior === "number" ? data.raw.lanePrior : 0;
+    const runs = Math.max(1, attempt - prior);
+    const decision = retryDecision(err);
+    if (decision.retry !== "never" && runs < (lane.job.opts.attempts ?? 1))
+      return decision.retry === "after" ? decision.delayMs : await retryDelay(lane.job, runs, err);
+    if (lane.isOwn) lane.failed = { err, attempt, final: true };
+    return undefined;
   };
 }
 
@@ -508,6 +528,16 @@ async function runOne(
   const attempt = claim.order ? Math.max(1, claim.attempt - 1) : claim.attempt;
   const recordFailure = lane && laneFailureRecorder(lane, claim, data, runner, attempt);
   try {
+    if (lane && transaction) {
+      // Put back in line in the claim's own transaction (postgresStore), the record keeping its count.
+      ({ transaction, observe: observeHandler } = await requeueingInLane(
+        transaction,
+        claim.attempt,
+        laneRetryInTransaction(lane, data, attempt),
+        (err, retryInMs) => (lane.failed = { err, attempt, retryInMs }),
+        observeHandler,
+      ));
+    }
     const { outcome } = await runClaimed(
       {
         // Named one by one, not spread from the runner: a spread of that many fields makes a
