@@ -364,24 +364,10 @@ function laneFailureRecorder(
       return Promise.resolve(runner.store.retryInLane!(claim, failed, retryInMs));
     }
     lane.failed = { err, attempt, final: true };
-    if (!lane.isOwn) {
-      const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
-      const written = await withTimeout(
-        writeDeadLetter(
-          runner.queueClient!,
-          lane.job,
-          { ...data.raw, lanePrior: attempt } as NotificationJobData,
-          runs,
-          reason,
-        ),
-        WORKER_CALL_TIMEOUT_MS,
-        () => new Error("dead letter write timed out"),
-      ).catch(() => false);
-      // Not written, the record is not failed either: it goes back in line and is tried again shortly.
-      if (!written) {
-        lane.failed.unwritten = true;
-        return false;
-      }
+    // Not written, the record is not failed either: it goes back in line and is tried again shortly.
+    if (!lane.isOwn && !(await writeWaiterDeadLetter(lane, data, runner, attempt, runs, err))) {
+      lane.failed.unwritten = true;
+      return false;
     }
     // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `failInLane`).
     const store = runner.store;
@@ -389,13 +375,36 @@ function laneFailureRecorder(
   };
 }
 
+/** A waiter's last run failed: its dead letter, written to the failed set (it has no job of its own to fail). */
+async function writeWaiterDeadLetter(
+  lane: Lane,
+  data: ReadJobData,
+  runner: JobRunner,
+  attempt: number,
+  runs: number,
+  err: unknown,
+): Promise<boolean> {
+  const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
+  return withTimeout(
+    writeDeadLetter(
+      runner.queueClient!,
+      lane.job,
+      { ...data.raw, lanePrior: attempt } as NotificationJobData,
+      runs,
+      reason,
+    ),
+    WORKER_CALL_TIMEOUT_MS,
+    () => new Error("dead letter write timed out"),
+  ).catch(() => false);
+}
+
 /**
  * For a lane's claim made in a transaction (see `requeueingInLane`): in how many ms a failed run is
  * retried in its place, counted as `laneFailureRecorder` counts; undefined after its last run. Its own
- * notification's last run fails its job for good (`LaneAttemptsSpent`); a waiter's is failed with the
- * rollback as before.
+ * notification's last run fails its job for good (`LaneAttemptsSpent`); a waiter's is written to the
+ * failed set, then failed with the rollback.
  */
-function laneRetryInTransaction(lane: Lane, data: ReadJobData, attempt: number): LaneRetry {
+function laneRetryInTransaction(lane: Lane, data: ReadJobData, runner: JobRunner, attempt: number): LaneRetry {
   return async (err) => {
     const prior = typeof data.raw?.lanePrior === "number" ? data.raw.lanePrior : 0;
     const runs = Math.max(1, attempt - prior);
@@ -403,6 +412,9 @@ function laneRetryInTransaction(lane: Lane, data: ReadJobData, attempt: number):
     if (decision.retry !== "never" && runs < (lane.job.opts.attempts ?? 1))
       return decision.retry === "after" ? decision.delayMs : await retryDelay(lane.job, runs, err);
     if (lane.isOwn) lane.failed = { err, attempt, final: true };
+    // A waiter's dead letter goes to the failed set before the rollback fails its record, so every
+    // redrive finds it. Not written (its own job is running elsewhere), that job fails it there.
+    else await writeWaiterDeadLetter(lane, data, runner, attempt, runs, err);
     return undefined;
   };
 }
@@ -533,7 +545,7 @@ async function runOne(
       ({ transaction, observe: observeHandler } = await requeueingInLane(
         transaction,
         claim.attempt,
-        laneRetryInTransaction(lane, data, attempt),
+        laneRetryInTransaction(lane, data, runner, attempt),
         (err, retryInMs) => (lane.failed = { err, attempt, retryInMs }),
         observeHandler,
       ));

@@ -29,4 +29,40 @@ describe.each(TRANSPORTS)("ordered lanes, on $name", (transport) => {
     expect(ran).toEqual(sent.map((n) => n.id));
     expect(mostAtOnce).toBe(1);
   });
+
+  it("4 dead letters of one subscription redriven in bulk run once each, oldest first, none stale", async () => {
+    const line = bed.line("redrive", { ordering: true, attempts: 1 });
+    let down = true;
+    const runs: string[] = [];
+    const succeeded: string[] = [];
+    const stale: string[] = [];
+    const onRenew = async (n: SubscriptionNotification) => {
+      runs.push(n.id);
+      if (down) throw new Error("downstream down");
+      succeeded.push(n.id);
+    };
+    const onStale = async (n: SubscriptionNotification) => void stale.push(n.id);
+    bed.worker("redrive", { onRenew, onStale });
+    bed.worker("redrive", { onRenew, onStale });
+    const sub = `SUB-${process.pid}-${transport.kind}-redrive`;
+    const sent = laneOf(sub, 4, 9);
+    const ids = sent.map((n) => n.id);
+    for (const body of sent) await deliverUntilAccepted(line.receiver, body, 20);
+    await eventually(async () => (await line.deadLetters(sub)).length === 4, 30_000, "the 4 dead letters");
+    expect(runs).toEqual(ids);
+
+    down = false;
+    const result = await line.admin.redrive({ filter: { subscriptionId: sub } });
+    expect(result).toMatchObject({ matched: 4, redriven: 4, skipped: [] });
+    await eventually(() => line.completed(ids), 30_000, "the redriven notifications to complete");
+
+    expect(succeeded).toEqual(ids);
+    expect(stale).toEqual([]);
+    for (const id of ids)
+      expect((await line.admin.getNotification(id))?.record).toMatchObject({
+        state: "completed",
+        answer: { message: "processed" },
+      });
+    expect(await line.deadLetters(sub)).toEqual([]);
+  });
 });
