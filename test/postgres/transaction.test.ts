@@ -4,6 +4,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
+import { messagesDuring } from "../support/pg-messages.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
 import { createSchema010 } from "./fixtures/schema-0.1.0.js";
@@ -172,23 +173,6 @@ describe("postgresStore: the record commits in the handler's transaction", () =>
     expect(() => postgresStore({ connection: pool, table: 'x"; drop table y; --' })).toThrow(/not a plain identifier/);
   });
 });
-
-/** Every message a pg client sends while `work` runs: each is one round trip to the server. */
-async function messagesDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
-  const original = pg.Client.prototype.query;
-  const spy = vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, ...args: never[]) {
-    const config = args[0] as unknown;
-    sent.push(typeof config === "string" ? config : String((config as { text?: string }).text));
-    return (original as (...a: never[]) => unknown).apply(this, args);
-  } as never);
-  try {
-    await work();
-  } finally {
-    spy.mockRestore();
-  }
-  return sent;
-}
 
 describe("the claim and the completion as functions migrate() installs", () => {
   it("runs a first delivery in three round trips: BEGIN with the claim, the handler's insert, completion with COMMIT", async () => {
