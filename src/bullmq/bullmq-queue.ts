@@ -150,11 +150,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     await ready();
     // A mailbox's notification is kept as the copy alone (the store keeps the same data for its runner):
     // the copy is what a sweep finds a subscription by whose drain job the queue lost.
-    if (item.mailbox && item.carried !== undefined && item.inLane) {
-      // Kept in its lane with its data: only a lane without a runner needs anything here.
-      if (item.inLane.wake) await addJob(item, JSON.parse(item.carried) as NotificationJobData, true);
-      return;
-    }
+    // Kept in its lane with its data: the queue keeps nothing more (`wake` adds a drain job with a copy).
+    if (item.mailbox && item.carried !== undefined && item.inLane) return;
     if (item.mailbox) {
       const carried = item.carried ?? JSON.stringify(jobDataFor(item, key, ledger.partFor(item.id)));
       return ledger.keep(item.id, carried, partOf(carried));
@@ -217,7 +214,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
           const data = item.carried
             ? (JSON.parse(item.carried) as NotificationJobData)
             : jobDataFor(item, key, ledger.partFor(item.id));
-          await addJob(item, data, false);
+          await addJob(item, data, item.inLane !== undefined);
         })(),
         timeoutMs,
         () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`),

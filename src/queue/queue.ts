@@ -37,9 +37,9 @@ export interface QueuedNotification {
   carried?: string;
   /**
    * With `mailbox` and `carried`: the store already keeps it in the mailbox with that data (the claim
-   * appended it), which the lane keeps until it is done, so the queue keeps nothing of its own; with
-   * `wake` (its subscription had no runner) the queue adds the drain job, and keeps this notification's
-   * copy beside it, by which a sweep finds a lane whose drain job was lost.
+   * appended it), which the lane keeps until it is done, so `enqueue` keeps nothing of its own; `wake`
+   * (its subscription had no runner) adds the drain job and keeps this notification's copy beside it,
+   * by which a sweep finds a lane whose drain job was lost.
    */
   inLane?: { wake: boolean };
 }

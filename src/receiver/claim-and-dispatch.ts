@@ -378,7 +378,10 @@ async function handToQueue(
         // Already in the mailbox, with its data, which the lane keeps until the notification is done:
         // the queue needs only the drain job, for a key without a runner, and keeps the copy of the
         // notification that woke the lane beside it (how a sweep finds a lane whose drain job was lost).
-        await observation.inSpan(() => queue.enqueue({ ...item, inLane: appended }));
+        const inLane = { ...item, inLane: appended };
+        await observation.inSpan(() =>
+          Promise.all([queue.enqueue(inLane), appended.wake ? queue.wake!(inLane) : undefined]),
+        );
         return verdict("queued", fields);
       }
       await observation.inSpan(() => queue.enqueue(item));
