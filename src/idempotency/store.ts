@@ -96,6 +96,17 @@ export interface ListedAs {
   subscriptionId?: string;
 }
 
+/**
+ * The lanes held by a dead letter (`ordering.onDeadLetter: "hold"`): nothing behind each runs until a
+ * person redrives or discards it.
+ */
+export interface HeldLanes {
+  /** How many order keys (subscriptions, by default) are held. */
+  count: number;
+  /** The lane held longest: its order key, the dead letter holding it, and since when (epoch ms). */
+  oldest?: { key: string; id: string; since: number };
+}
+
 /** Where a notification stands among the others of its ordering key (a subscription, by default). */
 export interface OrderClaim {
   key: string;
@@ -226,6 +237,8 @@ export interface IdempotencyStore {
   failInLane?(claim: ClaimHandle, error: string): Awaitable<boolean | "held">;
   /** The id of the dead letter holding the order key's lane (see `failInLane`), if one does. */
   heldBy?(order: { key: string }): Awaitable<string | undefined>;
+  /** The lanes a dead letter holds now (see `failInLane`): how many, and the one held longest. For `health()`. */
+  heldLanes?(): Awaitable<HeldLanes>;
   /**
    * Whether the order key's mailbox is being run now: a worker holds the key under a live lease, or a
    * runner put a failed notification back for its retry (`retryInLane`) and comes back for it. The

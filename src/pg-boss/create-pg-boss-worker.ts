@@ -250,10 +250,14 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
   return {
     waitUntilReady: setUp,
     async health(healthOptions) {
-      const health = await checkHealth(store, queue, healthOptions, {
-        inFlight: () => inHand.size,
-        maxInFlight: concurrency,
-      });
+      const health = await checkHealth(
+        store,
+        queue,
+        healthOptions,
+        { inFlight: () => inHand.size, maxInFlight: concurrency },
+        // Its jobs may be of ordered lanes: the ones a dead letter holds are reported.
+        { lanes: true },
+      );
       const closed = closing !== undefined;
       return { ...health, ok: health.ok && !closed, running: inHand.size, closed };
     },

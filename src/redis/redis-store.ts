@@ -5,6 +5,7 @@ import type {
   ClaimHandle,
   ClaimRequest,
   ClaimResult,
+  HeldLanes,
   IdempotencyRecord,
   IdempotencyStore,
   ListPage,
@@ -190,6 +191,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       : connection.runScript(what, scripts[name], keysAndArgs, afterFailure);
 
   const key = (id: string) => prefix + id;
+  /** The order keys whose lane a dead letter held, by when (see `failInLane` and `heldLanes`). */
+  const heldLanesKey = `${prefix}held-lanes`;
   /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
   const script = (
     name: CommandName,
@@ -355,7 +358,30 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         retentionMs,
         claim.id,
       ]);
-      return reply === 2 ? "held" : reply === 1;
+      if (reply !== 2) return reply === 1;
+      // Noted for `heldLanes`, after the script (which reaches only its own key's slot on a cluster). Lost
+      // here, the lane is held all the same; it is only missing from health() until held again.
+      await connection
+        .run("held lanes", (client) => client.zadd(heldLanesKey, Date.now(), claim.order!.key))
+        .catch(() => {});
+      return "held";
+    },
+
+    async heldLanes() {
+      // Each noted lane is checked, and those no longer held (redriven, discarded) are dropped from the note.
+      const noted = await connection.run("held lanes", (client) => client.zrange(heldLanesKey, 0, -1, "WITHSCORES"));
+      const lanes: HeldLanes = { count: 0 };
+      for (let i = 0; i < noted.length; i += 2) {
+        const key = noted[i]!;
+        const id = await store.heldBy!({ key });
+        if (id === undefined) {
+          await connection.run("held lanes", (client) => client.zrem(heldLanesKey, key));
+          continue;
+        }
+        lanes.count++;
+        lanes.oldest ??= { key, id, since: Number(noted[i + 1]) };
+      }
+      return lanes;
     },
 
     async heldBy(order) {
