@@ -508,6 +508,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     // Held by a dead letter, the lane waits for a person: nothing to queue for it meanwhile.
     laneRunning: (order) => orders.beingRun(order.key) || heldBy(order.key) !== undefined,
 
+    laneWaiting: (order) => orders.waiters(order.key).length > 0,
+
     retryInLane(claim, error, delayMs) {
       const key = claim.order?.key;
       if (key === undefined) return false;

@@ -256,6 +256,18 @@ export interface IdempotencyStore {
    */
   takeNext?(order: { key: string }, owner: string, leaseMs: number): Awaitable<ClaimedOrStale | undefined>;
   /**
+   * `complete` for a claim made in order, and in the same step `takeNext` of its key for `next.owner`:
+   * a runner draining a lane hands itself the next waiter with the completion, in one round trip.
+   * `next` is undefined when the completion was refused or no waiter could be handed over.
+   */
+  completeAndTakeNext?(
+    claim: ClaimHandle,
+    answer: StoredAnswer,
+    next: { owner: string; leaseMs: number },
+  ): Awaitable<{ completed: boolean; next?: ClaimedOrStale | undefined }>;
+  /** Whether the order key's waiting list holds any notification (the sweep drops a lane's copy once it is empty). */
+  laneWaiting?(order: { key: string }): Awaitable<boolean>;
+  /**
    * The records, most recently changed first, for the console (`merchant-webhooks/console`): by state,
    * order key and time of last change, a page at a time. Optional: without it the console finds
    * notifications through the queue and the recordings.
