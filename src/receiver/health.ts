@@ -35,7 +35,7 @@ export const DEFAULT_HEALTH_TIMEOUT_MS = 500;
  */
 export async function checkHealth(
   store: IdempotencyStore,
-  queue: NotificationQueue | undefined,
+  queue: Pick<NotificationQueue, "ping"> | undefined,
   options: HealthOptions = {},
   load: { inFlight: () => number; maxInFlight: number },
 ): Promise<ReceiverHealth> {
