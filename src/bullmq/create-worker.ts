@@ -223,6 +223,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
         healthOptions,
       ),
     close(limit) {
+      const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       return (closing ??= closeWorker(
         {
           stop: () => worker.close(),
@@ -235,7 +236,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
             await closeIfOwned(handle);
           },
         },
-        closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS),
+        timeoutMs,
       ));
     },
   };

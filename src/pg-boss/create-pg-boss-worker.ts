@@ -240,6 +240,7 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
         healthOptions,
       ),
     close(limit) {
+      const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       return (closing ??= closeWorker(
         {
           stop: () => {
@@ -250,7 +251,7 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
           shutdown,
           release: async () => void boss.off("error", onBossError),
         },
-        closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS),
+        timeoutMs,
       ));
     },
   };
