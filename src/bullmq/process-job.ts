@@ -8,6 +8,7 @@ import type { ClaimedOrStale, ClaimResult, IdempotencyStore } from "../idempoten
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
+import { carriedJobData } from "../worker/carried-job-data.js";
 import { claimJob, jobClaimRequest } from "../worker/claim-job.js";
 import {
   type NotificationJob,
@@ -507,10 +508,8 @@ async function waiterJobData(
   runner: JobRunner,
 ): Promise<ReadJobData | undefined | typeof UNREACHABLE> {
   const { id } = claim;
-  if (claim.carried !== undefined) {
-    const kept = carriedJobData(claim, runner.keys);
-    if (kept) return kept;
-  }
+  const kept = carriedJobData(claim, runner.keys);
+  if (kept) return kept;
   // Both asked at once: a mailbox's notifications have no job of their own, only the ledger's copy,
   // and asking one after the other would put a round trip more between each of a subscription's runs.
   const [looked, found] = await Promise.allSettled([
@@ -534,23 +533,6 @@ async function waiterJobData(
     ledger: copy.part,
     raw: data,
   }));
-}
-
-/**
- * The job data a waiter's receiver kept with it in the mailbox, opened and validated as a job's is.
- * It must name the record and order key it was handed over under: data moved from another record (by
- * whoever can write to Redis) is not run; a sealed one is bound to both by its seal as well.
- */
-function carriedJobData(claim: ClaimedOrStale, keys: readonly SealingKey[]): ReadJobData | undefined {
-  let data: Partial<NotificationJobData>;
-  try {
-    data = JSON.parse(claim.carried!) as Partial<NotificationJobData>;
-  } catch {
-    return undefined;
-  }
-  if (data?.id !== claim.id || data.order?.key !== claim.order?.key) return undefined;
-  const receivedAt = typeof data.receivedAt === "number" ? data.receivedAt : Date.now();
-  return readableOrUndefined(() => ({ ...readNotificationJob(data, keys, receivedAt), raw: data }));
 }
 
 /** Job data no key opens or no schema accepts cannot be run from here: as good as gone. */
