@@ -16,7 +16,7 @@ import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { closeWorker, DEFAULT_CLOSE_TIMEOUT_MS } from "../worker/close-worker.js";
 import type { NotificationJobData } from "../worker/job-data.js";
-import { runSettings } from "../worker/run-settings.js";
+import { RUN_OPTION_KEYS, runSettings } from "../worker/run-settings.js";
 import type { EncryptionKey } from "../worker/seal.js";
 import { type WorkerHealth, workerHealth } from "../worker/worker-health.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
@@ -97,21 +97,15 @@ export interface NotificationWorker {
 }
 
 const WORKER_KEYS = {
+  ...RUN_OPTION_KEYS,
   connection: true,
   name: true,
   prefix: true,
   concurrency: true,
-  onStale: true,
   idempotency: true,
-  logger: true,
-  redact: true,
-  handlerTimeoutMs: true,
-  platform: true,
-  leaseMs: true,
   lockDuration: true,
   stalledInterval: true,
   maxStalledCount: true,
-  encryptionKey: true,
   sweepQueuedEveryMs: true,
   workerOptions: true,
 } as const satisfies KnownKeys<Omit<CreateWorkerOptions, keyof SubscriptionHandlers | keyof HandlerHooks>>;

@@ -14,7 +14,7 @@ import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
 import { closeWorker, DEFAULT_CLOSE_TIMEOUT_MS } from "../worker/close-worker.js";
 import { recheckDelay } from "../worker/recheck-delay.js";
-import { runSettings } from "../worker/run-settings.js";
+import { RUN_OPTION_KEYS, runSettings } from "../worker/run-settings.js";
 import type { EncryptionKey } from "../worker/seal.js";
 import { type WorkerHealth, workerHealth } from "../worker/worker-health.js";
 import { checkBoss, checkStarted, pgBossQueue, queueName } from "./pg-boss-queue.js";
@@ -69,19 +69,13 @@ export interface PgBossNotificationWorker {
 }
 
 const WORKER_KEYS = {
+  ...RUN_OPTION_KEYS,
   boss: true,
   name: true,
   schema: true,
   idempotency: true,
   concurrency: true,
-  onStale: true,
-  logger: true,
-  redact: true,
-  handlerTimeoutMs: true,
-  platform: true,
-  leaseMs: true,
   pollingIntervalMs: true,
-  encryptionKey: true,
 } as const satisfies KnownKeys<Omit<CreatePgBossWorkerOptions, keyof SubscriptionHandlers | keyof HandlerHooks>>;
 
 /**

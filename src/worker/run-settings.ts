@@ -6,6 +6,7 @@ import { ownerTokens } from "../dispatch/run-claimed.js";
 import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
 import { handlerLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
+import type { KnownKeys } from "../shared/option-keys.js";
 import { type EncryptionKey, type SealingKey, sealingKeys } from "./seal.js";
 
 /** Queued handlers are the slow ones, and no sender is waiting on them: a longer limit than a receiver's. */
@@ -14,11 +15,23 @@ export const DEFAULT_WORKER_HANDLER_TIMEOUT_MS = 60_000;
 /** The options every worker takes, whichever queue it works. */
 export interface RunOptions extends SubscriptionHandlers, HandlerHooks, PlatformOption {
   onStale?: Handler;
+  logger?: Logger;
   redact?: RedactOptions;
   handlerTimeoutMs?: number;
   leaseMs?: number;
   encryptionKey?: EncryptionKey | readonly EncryptionKey[];
 }
+
+/** `RunOptions`' names besides the handlers: each worker lists them among the keys it accepts. */
+export const RUN_OPTION_KEYS = {
+  onStale: true,
+  logger: true,
+  redact: true,
+  handlerTimeoutMs: true,
+  platform: true,
+  leaseMs: true,
+  encryptionKey: true,
+} as const satisfies KnownKeys<Omit<RunOptions, keyof SubscriptionHandlers | keyof HandlerHooks>>;
 
 /** What every run of a job needs, whichever queue the job came from. */
 export interface RunSettings {
