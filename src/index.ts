@@ -96,6 +96,7 @@ export { type MemoryStoreOptions, memoryStore } from "./idempotency/memory-store
 export {
   type ClaimRequest,
   type ClaimResult,
+  type HeldLanes,
   type IdempotencyRecord,
   type IdempotencyStore,
   type ListedAs,

@@ -150,6 +150,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     await ready();
     // A mailbox's notification is kept as the copy alone (the store keeps the same data for its runner):
     // the copy is what a sweep finds a subscription by whose drain job the queue lost.
+    // Kept in its lane with its data: the queue keeps nothing more (`wake` adds a drain job with a copy).
+    if (item.mailbox && item.carried !== undefined && item.inLane) return;
     if (item.mailbox) {
       const carried = item.carried ?? JSON.stringify(jobDataFor(item, key, ledger.partFor(item.id)));
       return ledger.keep(item.id, carried, partOf(carried));
@@ -167,7 +169,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
   }
 
   /** The notification's own job; for a mailbox's notification, the job that runs its subscription's mailbox. */
-  async function addJob(item: QueuedNotification, data: NotificationJobData): Promise<void> {
+  async function addJob(item: QueuedNotification, data: NotificationJobData, withCopy: boolean): Promise<void> {
     const jobId = jobIdFor(item.id);
     // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;
     // a job left in the failed (or, if kept, completed) set would not, yet the receiver has just
@@ -176,10 +178,15 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     // add, a finished job means the add found it there and did nothing (a job this add made is
     // waiting), so one round trip does. A script reads the two sets; BullMQ's job-state read would
     // also scan the waiting list, at a cost growing with the backlog.
-    const [finished] = await Promise.all([
-      jobFinished(handle.client, jobId, finishedSets),
-      queue.add(item.notification.event_type, data, { jobId }),
-    ]);
+    // The drain job of a mailbox gets the copy of the notification that woke it beside it, in the same
+    // command: the lane keeps its notifications' data, and the sweep finds the lane by this copy.
+    const finishedOrNot = withCopy
+      ? ledger.keepBesideJob(item.id, data, data.ledger ?? ledger.partFor(item.id), {
+          id: jobId,
+          finished: finishedSets,
+        })
+      : jobFinished(handle.client, jobId, finishedSets);
+    const [finished] = await Promise.all([finishedOrNot, queue.add(item.notification.event_type, data, { jobId })]);
     if (finished) await replaceFinished(item, data, jobId);
   }
 
@@ -207,7 +214,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
           const data = item.carried
             ? (JSON.parse(item.carried) as NotificationJobData)
             : jobDataFor(item, key, ledger.partFor(item.id));
-          await addJob(item, data);
+          await addJob(item, data, item.inLane !== undefined);
         })(),
         timeoutMs,
         () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`),

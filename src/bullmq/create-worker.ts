@@ -189,9 +189,10 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
   });
   worker.on("error", (err) => {
-    // A lost lock (the worker froze or stalled past it) says nothing failed: the stalled check gave the
-    // job to another worker, and the store's claim decides who records the outcome.
-    if (/missing lock|lock mismatch/i.test(err?.message ?? ""))
+    // A lost lock (the worker froze or stalled past it: its renewal refused, or a move of a job another
+    // worker has since finished and removed) says nothing failed: the stalled check gave the job to
+    // another worker, and the store's claim decides who records the outcome.
+    if (/missing lock|lock mismatch|could not renew lock|missing key for job/i.test(err?.message ?? ""))
       logger.warn({ err }, "a job's lock was lost (this worker paused past it); another worker has the job");
     else logger.error({ err }, "worker error");
   });

@@ -4,7 +4,7 @@ import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import { retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
-import type { ClaimedOrStale, ClaimResult, IdempotencyStore } from "../idempotency/store.js";
+import type { ClaimedOrStale, ClaimHandle, ClaimResult, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
@@ -117,7 +117,7 @@ export async function processJob(
   switch (claim.status) {
     case "completed":
     case "conflict": {
-      await forgetCopy(runner, id, own.ledger);
+      if (!sweptWithLane(runner, order)) await forgetCopy(runner, id, own.ledger);
       settled = claim.status === "completed" ? "duplicate" : "conflict";
       if (!order || runner.shutdown.aborted) return settled;
       // An ordered job is also its subscription's drain job (the mailbox's notifications have none of
@@ -193,6 +193,13 @@ export async function processJob(
               : takeNext(runner.store, key, runner.nextOwner(String(job.id)), runner.leaseMs, runner.timeoutMs));
     if (data) {
       const lane = inTransaction ? undefined : laneOf(job, current, data, isOwn, runner);
+      // With a store that can, the next waiter comes back with the completion: one round trip, not two.
+      const completing =
+        takeEarly && runner.store.completeAndTakeNext
+          ? completingWithNext(runner, job, (taken) => {
+              early = taken;
+            })
+          : undefined;
       const result = await runOne(
         current,
         data,
@@ -202,6 +209,7 @@ export async function processJob(
         takeEarly,
         leaseFrom,
         lane,
+        completing,
       );
       if (lane?.failed) {
         logLaneFailure(runner, job, current, data, lane.failed);
@@ -229,7 +237,7 @@ export async function processJob(
         // its own job was stuck) may leave that job behind, active under a dead lock until the stalled
         // check. Only then is it looked for, and removed.
         else if (current.attempt > 2) tidying.push(removeJobOf(job, current.id));
-        done.add(current.id, data.ledger);
+        if (!sweptWithLane(runner, current.order)) done.add(current.id, data.ledger);
       }
     } else if (inTransaction) {
       // As below, the failure recorded once the transaction that claimed it is rolled back.
@@ -249,7 +257,8 @@ export async function processJob(
       if (taken?.sentAt !== undefined) leaseFrom = taken.sentAt;
     }
   }
-  if (ownFailure === undefined && outcome !== undefined && settled === undefined) done.add(id, own.ledger);
+  if (ownFailure === undefined && outcome !== undefined && settled === undefined && !sweptWithLane(runner, order))
+    done.add(id, own.ledger);
   done.flush();
   await Promise.all(tidying);
   if (retry) {
@@ -423,6 +432,36 @@ async function keepLanePrior(job: Job<NotificationJobData>, attempt: number): Pr
   ).catch(() => {});
 }
 
+/**
+ * The runner's store, whose first `complete` (of a lane's claim) is sent as `completeAndTakeNext`: the
+ * lane's next waiter is handed to this runner in the completion's own step, and `handOver` gets it as
+ * `takeNext` would answer. A refused or failed completion hands over nothing (undefined): the drain then
+ * asks `takeNext` itself, as before. A completion sent again (`retryCompletion`) is a plain one.
+ */
+function completingWithNext(
+  runner: JobRunner,
+  job: Job<NotificationJobData>,
+  handOver: (taken: Promise<Taken | undefined>) => void,
+): IdempotencyStore {
+  const store = runner.store;
+  let sent = false;
+  const complete = (claim: ClaimHandle, answer: StoredAnswer) => {
+    if (sent || runner.shutdown.aborted) return store.complete(claim, answer);
+    sent = true;
+    const sentAt = performance.now();
+    const next = { owner: runner.nextOwner(String(job.id)), leaseMs: runner.leaseMs };
+    const both = Promise.resolve(store.completeAndTakeNext!(claim, answer, next));
+    handOver(
+      both.then(
+        ({ completed, next: taken }) => (completed ? { ...(taken ? { current: taken } : {}), sentAt } : undefined),
+        () => undefined,
+      ),
+    );
+    return both.then(({ completed }) => completed);
+  };
+  return Object.assign(Object.create(store) as IdempotencyStore, { complete });
+}
+
 /** What one run of a claimed notification came to, as `processJob` needs it. */
 type RunResult = { outcome: "processed" | "unhandled" | "stale" | "lease_lost" } | { failure: unknown };
 
@@ -447,6 +486,8 @@ async function runOne(
   completionSent: (() => void) | undefined,
   leaseFrom: number,
   lane?: Lane,
+  /** The store to complete in, when not the runner's own (see `completingWithNext`). */
+  completing?: IdempotencyStore,
 ): Promise<RunResult> {
   // Unordered, the claim kept the queue's count. In a lane, the receiver's claim that handed the
   // notification to the queue counted as one, and its runs are the rest.
@@ -457,7 +498,7 @@ async function runOne(
       {
         // Named one by one, not spread from the runner: a spread of that many fields makes a
         // dictionary-mode object per run, most of a job's own allocation.
-        store: runner.store,
+        store: completing ?? runner.store,
         handlers: runner.handlers,
         timeoutMs: runner.timeoutMs,
         leaseMs: runner.leaseMs,
@@ -543,6 +584,14 @@ function readableOrUndefined(read: () => ReadJobData): ReadJobData | undefined {
     return undefined;
   }
 }
+
+/**
+ * Whether a done notification's ledger copy is left to the sweep: in a lane of a store that says whether
+ * its lane still waits (`laneWaiting`), the queue keeps a copy only of the notification that woke the
+ * lane, the lane's own safety net, which the sweep drops once the lane is empty.
+ */
+const sweptWithLane = (runner: JobRunner, order: unknown): boolean =>
+  order !== undefined && runner.store.laneWaiting !== undefined;
 
 /** How many done notifications' ledger copies a drain drops in one go. */
 const DROP_BATCH = 64;

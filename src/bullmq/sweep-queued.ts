@@ -110,8 +110,17 @@ async function verdictFor(
   const record: IdempotencyRecord | undefined = await bounded(
     Promise.resolve(store.get(order ? { id: entry.id, order: { key: order.key } } : entry.id)),
   );
-  if (record?.state === "completed") return "drop";
   const jobId = jobIdFor(entry.id);
+  if (record?.state === "completed") {
+    // The copy of the notification that woke its lane is the lane's (its waiters have none of their
+    // own, their data is in the lane): it goes once the lane is empty. While notifications still wait
+    // and nothing runs the lane, its drain job was lost: one is queued again from this copy (it finds
+    // its own notification done and runs the lane from its head).
+    if (!order || !store.laneWaiting) return "drop";
+    if (!(await bounded(Promise.resolve(store.laneWaiting({ key: order.key }))))) return "drop";
+    if (await laneRunning(order.key, store, running)) return "keep";
+    return jobVerdict(queue, jobId);
+  }
   if (record?.state === "failed") {
     // Failed, but BullMQ still holds the job for a retry (waiting, delayed, active): the copy is the
     // retry's safety net until the job settles. In the failed set (or gone), `redrive` takes over.
@@ -121,14 +130,23 @@ async function verdictFor(
   const waiting = record === undefined || record.state === "queued" || (record.leaseUntil ?? 0) < Date.now();
   if (!waiting) return "keep";
   // Waiting in its subscription's mailbox, which a runner drains: it never had a job of its own to lose.
-  if (order && record?.state === "queued" && store.laneRunning) {
-    let asked = running.get(order.key);
-    if (!asked) {
-      asked = bounded(Promise.resolve(store.laneRunning({ key: order.key }))).catch(() => false);
-      running.set(order.key, asked);
-    }
-    if (await asked) return "keep";
+  if (order && record?.state === "queued" && (await laneRunning(order.key, store, running))) return "keep";
+  return jobVerdict(queue, jobId);
+}
+
+/** Whether the lane of `key` is being run (`laneRunning`), asked once a sweep. */
+function laneRunning(key: string, store: IdempotencyStore, running: Map<string, Promise<boolean>>): Promise<boolean> {
+  if (!store.laneRunning) return Promise.resolve(false);
+  let asked = running.get(key);
+  if (!asked) {
+    asked = bounded(Promise.resolve(store.laneRunning({ key }))).catch(() => false);
+    running.set(key, asked);
   }
+  return asked;
+}
+
+/** What the queue holding (or not) the job `jobId` means for a copy whose notification still waits. */
+async function jobVerdict(queue: Queue<NotificationJobData>, jobId: string): Promise<"drop" | "requeue" | "job_there"> {
   const state = await bounded(queue.getJobState(jobId));
   if (state === "failed") return "drop";
   if (state === "unknown") return "requeue";

@@ -60,6 +60,8 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
   const laneRunning = store.laneRunning?.bind(store);
   const failInLane = store.failInLane?.bind(store);
   const heldBy = store.heldBy?.bind(store);
+  const completeAndTakeNext = store.completeAndTakeNext?.bind(store);
+  const laneWaiting = store.laneWaiting?.bind(store);
   return {
     ...(store.leaseMs !== undefined ? { leaseMs: store.leaseMs } : {}),
     claim: bounded("claim", (request) => store.claim(request)),
@@ -74,6 +76,8 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
     ...(laneRunning ? { laneRunning: bounded("laneRunning", laneRunning) } : {}),
     ...(failInLane ? { failInLane: bounded("failInLane", failInLane) } : {}),
     ...(heldBy ? { heldBy: bounded("heldBy", heldBy) } : {}),
+    ...(completeAndTakeNext ? { completeAndTakeNext: bounded("completeAndTakeNext", completeAndTakeNext) } : {}),
+    ...(laneWaiting ? { laneWaiting: bounded("laneWaiting", laneWaiting) } : {}),
     ...(store.ping ? { ping: bounded("ping", () => store.ping!()) } : {}),
     ...(store.close ? { close: () => store.close!() } : {}),
     ...(store.connection ? { connection: store.connection } : {}),

@@ -155,8 +155,12 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
         return { outcome: failed, err };
       }
       // A failed record is taken over by the next delivery; if this write is lost, the lease lapsing does the same.
-      if (transaction) await transaction.rollback(failed);
-      else {
+      if (transaction) {
+        await transaction.rollback(failed);
+        // The server ends a claim's transaction that outlives its bound (its process froze) once another
+        // run claims the record: that run settles it, and this one's failure is not one to report.
+        if (hooks.leaseLost && (await heldElsewhere(store, claim))) return hooks.leaseLost();
+      } else {
         const recorded = await Promise.resolve(
           hooks.recordFailure ? hooks.recordFailure(failed, err) : store.fail(claim, failed),
         ).catch(() => undefined);
@@ -194,6 +198,18 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
   // Its owner settles it; a worker must not end its job as if this run had (see `processJob`).
   if (!completed && hooks.leaseLost) return hooks.leaseLost();
   return { outcome };
+}
+
+/** Whether another run holds the claim's record now, or completed it. */
+async function heldElsewhere(store: IdempotencyStore, claim: ClaimHandle): Promise<boolean> {
+  const record = await Promise.resolve(store.get(claim.order ? { id: claim.id, order: claim.order } : claim.id)).catch(
+    () => undefined,
+  );
+  return (
+    record?.owner !== undefined &&
+    record.owner !== claim.owner &&
+    (record.state === "completed" || record.state === "processing")
+  );
 }
 
 /**

@@ -227,6 +227,11 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       if (list.length === 0) waiting.delete(key);
     },
 
+    /** The keys with a waiting list. */
+    waitingKeys(): IterableIterator<string> {
+      return waiting.keys();
+    },
+
     /** The ids in the key's waiting list, first to run first. */
     waiters(key: string): readonly string[] {
       return (waiting.get(key) ?? []).map((waiter) => waiter.id);

@@ -10,6 +10,7 @@ import {
   DEFAULT_LEASE_MS,
   DEFAULT_MAILBOX_MAX_LENGTH,
   DEFAULT_RETENTION_SECONDS,
+  type HeldLanes,
   type IdempotencyRecord,
   type IdempotencyStore,
   type ListedAs,
@@ -491,8 +492,23 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
 
     heldBy: (order) => heldBy(order.key),
 
+    heldLanes() {
+      const lanes: HeldLanes = { count: 0 };
+      for (const key of orders.waitingKeys()) {
+        const id = heldBy(key);
+        if (id === undefined) continue;
+        lanes.count++;
+        // Its last change is its failure: held since then.
+        const since = live(id)!.expiresAt - retentionMs;
+        if (lanes.oldest === undefined || since < lanes.oldest.since) lanes.oldest = { key, id, since };
+      }
+      return lanes;
+    },
+
     // Held by a dead letter, the lane waits for a person: nothing to queue for it meanwhile.
     laneRunning: (order) => orders.beingRun(order.key) || heldBy(order.key) !== undefined,
+
+    laneWaiting: (order) => orders.waiters(order.key).length > 0,
 
     retryInLane(claim, error, delayMs) {
       const key = claim.order?.key;

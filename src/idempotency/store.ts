@@ -96,6 +96,17 @@ export interface ListedAs {
   subscriptionId?: string;
 }
 
+/**
+ * The lanes held by a dead letter (`ordering.onDeadLetter: "hold"`): nothing behind each runs until a
+ * person redrives or discards it.
+ */
+export interface HeldLanes {
+  /** How many order keys (subscriptions, by default) are held. */
+  count: number;
+  /** The lane held longest: its order key, the dead letter holding it, and since when (epoch ms). */
+  oldest?: { key: string; id: string; since: number };
+}
+
 /** Where a notification stands among the others of its ordering key (a subscription, by default). */
 export interface OrderClaim {
   key: string;
@@ -226,6 +237,8 @@ export interface IdempotencyStore {
   failInLane?(claim: ClaimHandle, error: string): Awaitable<boolean | "held">;
   /** The id of the dead letter holding the order key's lane (see `failInLane`), if one does. */
   heldBy?(order: { key: string }): Awaitable<string | undefined>;
+  /** The lanes a dead letter holds now (see `failInLane`): how many, and the one held longest. For `health()`. */
+  heldLanes?(): Awaitable<HeldLanes>;
   /**
    * Whether the order key's mailbox is being run now: a worker holds the key under a live lease, or a
    * runner put a failed notification back for its retry (`retryInLane`) and comes back for it. The
@@ -242,6 +255,18 @@ export interface IdempotencyStore {
    * none waits, the key is held, or the first is still being handed to the queue.
    */
   takeNext?(order: { key: string }, owner: string, leaseMs: number): Awaitable<ClaimedOrStale | undefined>;
+  /**
+   * `complete` for a claim made in order, and in the same step `takeNext` of its key for `next.owner`:
+   * a runner draining a lane hands itself the next waiter with the completion, in one round trip.
+   * `next` is undefined when the completion was refused or no waiter could be handed over.
+   */
+  completeAndTakeNext?(
+    claim: ClaimHandle,
+    answer: StoredAnswer,
+    next: { owner: string; leaseMs: number },
+  ): Awaitable<{ completed: boolean; next?: ClaimedOrStale | undefined }>;
+  /** Whether the order key's waiting list holds any notification (the sweep drops a lane's copy once it is empty). */
+  laneWaiting?(order: { key: string }): Awaitable<boolean>;
   /**
    * The records, most recently changed first, for the console (`merchant-webhooks/console`): by state,
    * order key and time of last change, a page at a time. Optional: without it the console finds

@@ -353,7 +353,8 @@ function completingJob(
         if (failed.settled && decision.retry === "after") failed.retryInMs = decision.delayMs;
         return;
       }
-      if (!failed.within) return transaction.rollback(error);
+      // A lane's run refused for good (attempts left) is failed with its job here too, as a last one is.
+      if (!(failed.within || failed.lane) || !transaction.failWithin) return transaction.rollback(error);
       // The job, taken in this transaction, is failed in it (retried, or out of attempts a dead letter)
       // with the record: it is never free to another worker in between. pg-boss keeps the message.
       const { message } = redactErrorInPlace(failed.err, runner.redact, failed.notification);

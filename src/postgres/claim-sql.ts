@@ -58,18 +58,20 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
     readKey: `SELECT position, owner, (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
         (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms
       FROM ${positions} WHERE order_key = $1`,
-    // What the first claim told of the notification for the list (`$10`, `$11`) is kept (see listedAsOf).
+    // What the first claim told of the notification for the list (`$10`, `$11`) is kept (see listedAsOf),
+    // and so is the lane's dead-letter policy a receiver's claim gives (`$12`; null from any other claim).
     upsert: `INSERT INTO ${records} AS r
         (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, answer, error, waiting,
-          event_type, subscription_id)
+          event_type, subscription_id, hold_on_dead_letter)
       VALUES ($1, $2, $3, $4, $5, 'processing', $6, clock_timestamp() + $7::float8 * interval '1 millisecond', $8, NULL, NULL, $9,
-        $10, $11)
+        $10, $11, $12)
       ON CONFLICT (id) DO UPDATE SET order_key = EXCLUDED.order_key, position = EXCLUDED.position,
         holds_key = EXCLUDED.holds_key, waiting = EXCLUDED.waiting, fingerprint = EXCLUDED.fingerprint, state = 'processing',
         owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, attempts = EXCLUDED.attempts,
         answer = NULL, error = NULL, updated_at = clock_timestamp(),
         event_type = coalesce(r.event_type, EXCLUDED.event_type),
-        subscription_id = coalesce(r.subscription_id, EXCLUDED.subscription_id)`,
+        subscription_id = coalesce(r.subscription_id, EXCLUDED.subscription_id),
+        hold_on_dead_letter = coalesce(EXCLUDED.hold_on_dead_letter, r.hold_on_dead_letter)`,
     holdKey: `UPDATE ${positions} SET owner = $2, lease_until = clock_timestamp() + $3::float8 * interval '1 millisecond',
       updated_at = clock_timestamp() WHERE order_key = $1`,
     get: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live}`,
@@ -306,6 +308,8 @@ export async function claimIn(
       // A worker: the key's waiting list runs first to last, its own record at its place in it.
       const first = await firstWaiter(query, sql.waiting, order.key, { id, position: order.position });
       if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
+      // Held by a dead letter: its redrive or discard lets the lane on; this job looks again later.
+      if (first === "held") return { status: "processing", retryAfterMs: leaseMs, key: true };
       if (first !== "own") {
         const waiting = [id, order.key, order.position ?? null, fingerprint, row?.owner ?? owner, row?.attempts ?? 0];
         await query(sql.waiting.waitQueued, waiting);
@@ -333,6 +337,7 @@ export async function claimIn(
     waiting,
     listedAsOf(request)?.eventType ?? null,
     listedAsOf(request)?.subscriptionId ?? null,
+    order && forQueue ? order.onDeadLetter === "hold" : null,
   ]);
   if (holdsKey) await query(sql.holdKey, [order.key, owner, leaseMs]);
   const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
@@ -362,7 +367,7 @@ export async function takeNextIn(
   }
   if (heldForOther(held!, owner) > 0) return undefined;
   const first = await firstWaiter(query, sql.waiting, key);
-  if (first === undefined || first === "busy" || first === "own") return undefined;
+  if (first === undefined || first === "busy" || first === "held" || first === "own") return undefined;
   const run = await runWaiter(query, sql.waiting, first.id, key, owner, leaseMs, held!.position ?? undefined);
   return run === "busy" ? undefined : run;
 }

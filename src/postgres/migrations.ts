@@ -91,6 +91,19 @@ ${createIndex(names.schema, `"${names.table}_list"`, `${names.records} (state, u
 ${createIndex(names.schema, names.eventTypeIndex, `${names.records} (event_type, updated_at, id) WHERE event_type IS NOT NULL`)}
 ${createIndex(names.schema, names.subscriptionIndex, `${names.records} (subscription_id, updated_at, id) WHERE subscription_id IS NOT NULL`)}`,
   },
+  {
+    version: 4,
+    // The release before neither reads nor writes the column: its failures let a lane go on, as "skip".
+    readableFrom: 1,
+    description: "a lane's dead-letter policy on its records, and the held lanes indexed for health()",
+    // A nullable column without a default: a change of the catalog alone. `hold_on_dead_letter` is what
+    // the receiver's claim was told (`ordering.onDeadLetter: "hold"`); a failure of a record that held
+    // its key keeps it waiting, at the head of its lane (see settle-sql.ts). The index holds only the
+    // held lanes' dead letters (failed and waiting), so `heldLanes` reads those and nothing else, and a
+    // record written pays for it only while it is one.
+    sql: (names) => `ALTER TABLE ${names.records} ADD COLUMN IF NOT EXISTS hold_on_dead_letter boolean NULL;
+${createIndex(names.schema, names.heldIndex, `${names.records} (updated_at) WHERE waiting AND state = 'failed'`)}`,
+  },
 ];
 
 /**

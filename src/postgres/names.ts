@@ -27,6 +27,8 @@ export interface QualifiedNames {
   /** The console's event-type and subscription pages (migration step 3). */
   eventTypeIndex: string;
   subscriptionIndex: string;
+  /** The dead letters holding their lanes (migration step 4). */
+  heldIndex: string;
   /** Prefix of the advisory lock keys, so two inbox tables never share a lock. */
   lockPrefix: string;
   /**
@@ -70,6 +72,7 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     positionsUpdatedIndex: quote(`${table}_positions_updated_at`),
     eventTypeIndex: quote(`${table}_event_type`),
     subscriptionIndex: quote(`${table}_subscription`),
+    heldIndex: quote(`${table}_held`),
     lockPrefix: `${schema}.${table}:`,
     claimFunction: `${quote(schema)}.${quote(`${table}_claim_v4`)}`,
     completeFunction: `${quote(schema)}.${quote(`${table}_complete_v4`)}`,

@@ -38,6 +38,7 @@ import {
  * runs: the store lets it return (commit) or throws from it (roll back) once the run is decided.
  */
 export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>) {
+  const isolation = isolationSetting(inbox.db.isolationLevel);
   return {
     claimInTransaction: async (request: ClaimRequest): Promise<TransactionalClaim> => {
       const deferWrite = defersFirstWrite(inbox.db, request);
@@ -47,13 +48,17 @@ export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>)
         lockWaitFor(request),
         request.handlerTimeoutMs,
         async (query, bound, written) => {
-          const [looked] = await query<{ look: string; pid: number }>(
-            `SELECT look, pg_backend_pid() AS pid FROM (${lookInline(inbox.claims, request, bound, deferWrite)}) AS claim`,
+          // The level the transaction runs at, read with the claim: a `SET TRANSACTION` is sent only once
+          // a transaction of this ORM was found at another level (see isolationSetting).
+          const [looked] = await query<{ look: string; pid: number; isolation: string }>(
+            `SELECT look, pg_backend_pid() AS pid, current_setting('transaction_isolation') AS isolation FROM (${lookInline(inbox.claims, request, bound, deferWrite)}) AS claim`,
           );
+          isolation.check(looked!.isolation);
           const result = await claimIn(query, inbox.claims, request, written, parseLook(looked!.look), deferWrite);
           return { result, pid: looked!.pid };
         },
         request.owner,
+        isolation,
       );
       return ormClaim(inbox, opened, request);
     },
@@ -79,11 +84,50 @@ export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>)
           return { result: await takeNextIn(query, inbox.claims, order.key, owner, leaseMs), pid: fenced!.pid };
         },
         owner,
+        ALWAYS_SET,
       );
       return opened.result === undefined ? undefined : ormClaim(inbox, opened, undefined);
     },
   };
 }
+
+/**
+ * Whether the store's isolation level must be set on an ORM's transaction (`SET TRANSACTION`, a round
+ * trip of its own): not while the transactions the ORM opens are found at that level already (the
+ * server's default `read committed`, usually), which the claim reads as it runs. A claim that finds
+ * another level is rolled back before anything of it is decided on (`IsolationMismatch`) and claimed
+ * again, and from then on every transaction of this store is set first.
+ */
+interface IsolationSetting {
+  /** Whether the next transaction is set first. */
+  readonly set: boolean;
+  /** The claim's transaction ran at `found` (`current_setting('transaction_isolation')`): refused if not the store's. */
+  check(found: string): void;
+}
+
+function isolationSetting(level: string): IsolationSetting {
+  let set = false;
+  return {
+    get set() {
+      return set;
+    },
+    check(found) {
+      if (found === level) return;
+      set = true;
+      throw new IsolationMismatch();
+    },
+  };
+}
+
+/** Thrown from the ORM's callback when its transaction is not at the store's level: rolled back, claimed again. */
+class IsolationMismatch extends Error {}
+
+/** The mismatch as the ORM passed it on: as thrown, or as the cause of an error of its own. */
+const isMismatch = (err: unknown) =>
+  err instanceof IsolationMismatch || (err as { cause?: unknown } | undefined)?.cause instanceof IsolationMismatch;
+
+/** For a claim whose first statement cannot read the level: always set. */
+const ALWAYS_SET: IsolationSetting = { set: true, check: () => {} };
 
 /** How the run ends inside the ORM's callback: statements to send before it returns, or a rollback. */
 type Ending = ((query: Query) => Promise<void>) | "rollback";
@@ -121,10 +165,32 @@ function openInOrm(
   handlerTimeoutMs: number | undefined,
   claim: ClaimStep,
   token: string,
+  isolation: IsolationSetting,
 ): Promise<Opened> {
   const { db } = inbox;
   const bound = serverBound(db, handlerTimeoutMs);
-  return retryConflicts(async () => {
+  const attempt = () => openOnce(inbox, orm, lockWaitMs, bound, claim, token, isolation);
+  // Found at another level once, the claim runs again with the level set (see isolationSetting).
+  return retryConflicts(() =>
+    attempt().catch((err: unknown) => {
+      if (isMismatch(err)) return attempt();
+      throw err;
+    }),
+  );
+}
+
+/** One try: the ORM's transaction opened, claimed in, and kept open for the handler or ended. */
+function openOnce(
+  inbox: InboxStatements,
+  orm: OrmTransactions<unknown>,
+  lockWaitMs: number | undefined,
+  bound: number | undefined,
+  claim: ClaimStep,
+  token: string,
+  isolation: IsolationSetting,
+): Promise<Opened> {
+  const { db } = inbox;
+  return (async () => {
     const gate = statementGate();
     let over = false;
     let givenUp = false;
@@ -139,7 +205,7 @@ function openInOrm(
     const claimAndRun = async (transaction: OrmTransaction<unknown>): Promise<Opened | undefined> => {
       const query = executorQuery(transaction.executor, () => over, db.timeoutMs);
       // The store's isolation level, whatever the ORM's default: the claim is decided as every claim is.
-      await query(`SET TRANSACTION ISOLATION LEVEL ${db.isolationLevel.toUpperCase()}`);
+      if (isolation.set) await query(`SET TRANSACTION ISOLATION LEVEL ${db.isolationLevel.toUpperCase()}`);
       if (lockWaitMs !== undefined)
         await query("SELECT set_config('lock_timeout', $1, true)", [String(Math.max(1, Math.round(lockWaitMs)))]);
       const written: WrittenRow = {};
@@ -185,9 +251,9 @@ function openInOrm(
       // A transaction opened late is rolled back by the callback itself; one open now ends here.
       finish("rollback");
       done.catch(() => {});
-      throw db.unavailable(err);
+      throw isMismatch(err) ? err : db.unavailable(err);
     }
-  });
+  })();
 }
 
 /**

@@ -144,6 +144,15 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         return row && recordOf(row);
       }),
     list: (request) => db.withClient((query) => listIn(query, listSql, request)),
+    heldBy: (order) =>
+      db.withClient(async (query) => (await query<{ id: string }>(claims.waiting.heldBy, [order.key]))[0]?.id),
+    heldLanes: () =>
+      db.withClient(async (query) => {
+        const [row] = await query<HeldLanesRow>(claims.waiting.heldLanes);
+        return row!.order_key === null
+          ? { count: row!.lanes }
+          : { count: row!.lanes, oldest: { key: row!.order_key, id: row!.id!, since: Math.round(row!.since_ms!) } };
+      }),
     claimInTransaction: (request: ClaimRequest): Promise<TransactionalClaim> =>
       inOrm ? inOrm.claimInTransaction(request) : transactionalClaim(inbox, request),
     takeNextInTransaction: (order, owner, ms, handlerTimeoutMs) =>
@@ -172,4 +181,12 @@ function positive(name: string, value: number): number {
       name,
     );
   return value;
+}
+
+/** `heldLanes`' one row: the count, and the lane held longest (none when no lane is held). */
+interface HeldLanesRow {
+  lanes: number;
+  order_key: string | null;
+  id: string | null;
+  since_ms: number | null;
 }

@@ -46,6 +46,16 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
     /** The completion procedure's call alone, for a transaction its opener commits (an ORM's). */
     completeCall,
     fail: settle("failed", "error = $3, waiting = false"),
+    /**
+     * `fail` for a run whose job fails with it, in its own transaction (`failWithin`): a dead letter,
+     * or a stale run's failure. One that held its key (a lane's run in its turn, not a stale one) on a
+     * lane that holds (`hold_on_dead_letter`, from the receiver's claim) stays waiting, failed: the head
+     * of its lane, which waits for it (firstWaiter answers `held`), written by the statement that fails it.
+     */
+    failInLane: settle(
+      "failed",
+      "error = $3, waiting = owned.holds_key AND owned.order_key IS NOT NULL AND coalesce(r.hold_on_dead_letter, false)",
+    ),
     // A record queued in order stays in its key's waiting list.
     markQueued: settle("queued", "error = NULL", handedOver),
     release: `WITH ${handedOver("'processing', 'queued'")},
@@ -65,7 +75,12 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
       SELECT count(*)::int AS n FROM changed`,
     /**
      * The failed attempt of a rolled-back transaction, written after the rollback. Only if no other
-     * delivery took the id meanwhile (its lock is free) and never over a completed record.
+     * delivery took the id meanwhile (its lock is free) and never over a completed record. The rollback
+     * gave the record back as it was before the run: one waiting in a lane that holds stays waiting,
+     * failed, holding the rest until it runs again; a dead letter holding its lane already is left as
+     * it is. So is any failed record when the run found its job gone (`job_missing`: no handler ran): a
+     * late look at a dead-lettered job (listed ready before another worker's last attempt failed it)
+     * neither counts a run that never was nor moves or frees a dead letter holding its lane.
      */
     failAfterRollback: `WITH l AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got)
       INSERT INTO ${records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, error,
@@ -73,15 +88,17 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
       SELECT $2, $3, $4, false, $5, 'failed', $6, $9, $10, $7, $8 FROM l WHERE l.got
       ON CONFLICT (id) DO UPDATE SET order_key = EXCLUDED.order_key, position = EXCLUDED.position, holds_key = false,
         fingerprint = EXCLUDED.fingerprint, state = 'failed', owner = EXCLUDED.owner, lease_until = NULL,
-        attempts = EXCLUDED.attempts, answer = NULL, error = EXCLUDED.error, waiting = false,
+        attempts = EXCLUDED.attempts, answer = NULL, error = EXCLUDED.error,
+        waiting = r.waiting AND coalesce(r.hold_on_dead_letter, false),
         updated_at = clock_timestamp(), event_type = coalesce(r.event_type, EXCLUDED.event_type),
         subscription_id = coalesce(r.subscription_id, EXCLUDED.subscription_id)
-      WHERE r.state <> 'completed'`,
-    /** The same for a waiter run from its subscription's list: its row is there, kept, and marked failed. */
+      WHERE r.state <> 'completed' AND NOT (r.state = 'failed' AND (r.waiting OR $10 = '${JOB_MISSING}'))`,
+    /** The same for a waiter run from its subscription's list: its row is there, kept, and marked failed, as above. */
     failWaiterAfterRollback: `WITH l AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got)
-      UPDATE ${records} r SET state = 'failed', owner = $3, lease_until = NULL, holds_key = false, waiting = false,
-        attempts = $4, error = $5, updated_at = clock_timestamp()
-      FROM l WHERE l.got AND r.id = $2 AND r.state <> 'completed'`,
+      UPDATE ${records} r SET state = 'failed', owner = $3, lease_until = NULL, holds_key = false,
+        waiting = r.waiting AND coalesce(r.hold_on_dead_letter, false), attempts = $4, error = $5,
+        updated_at = clock_timestamp()
+      FROM l WHERE l.got AND r.id = $2 AND r.state <> 'completed' AND NOT (r.state = 'failed' AND (r.waiting OR $5 = '${JOB_MISSING}'))`,
     /** In the claim's own transaction: the run's number as the queue counts it (`countAttempt`). */
     setAttempt: `UPDATE ${records} SET attempts = $3 WHERE id = $1 AND owner = $2 AND state = 'processing'`,
     /**
@@ -139,6 +156,9 @@ function completeSql({ records, positions }: QualifiedNames, { id, owner, answer
           updated_at = clock_timestamp())
       SELECT count(*)::int AS n FROM changed`;
 }
+
+/** The error of a run whose job was gone (see run-job.ts): nothing ran, and a failed record stays as it was. */
+const JOB_MISSING = "job_missing";
 
 /** SQLSTATE the completion function raises when its claim's record is not there to complete. */
 export const RECORD_NOT_FOUND = "P0002";

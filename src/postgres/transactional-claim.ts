@@ -367,7 +367,8 @@ function openClaim(
         if (pid !== undefined) await canceller.cancel(pid);
         await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
         await settle(guarded.handle);
-        const [marked] = await query<{ n: number }>(settles.fail, [claimed.id, claimed.owner, error]);
+        // A dead letter of a lane that holds stays at its head, in this same statement (see failInLane).
+        const [marked] = await query<{ n: number }>(settles.failInLane, [claimed.id, claimed.owner, error]);
         failed = marked!.n === 1;
       } catch {
         failed = false;
@@ -407,7 +408,20 @@ export async function writeFirstRecord(
   if (!unwritten || !own) return;
   const { id, fingerprint, owner, leaseMs } = own;
   const { eventType = null, subscriptionId = null } = listedAsOf(own) ?? {};
-  await query(claims.upsert, [id, null, null, false, fingerprint, owner, leaseMs, 1, false, eventType, subscriptionId]);
+  await query(claims.upsert, [
+    id,
+    null,
+    null,
+    false,
+    fingerprint,
+    owner,
+    leaseMs,
+    1,
+    false,
+    eventType,
+    subscriptionId,
+    null,
+  ]);
 }
 
 /**

@@ -48,6 +48,18 @@ export function waitingStatements(names: QualifiedNames, retentionSeconds: numbe
         attempts = EXCLUDED.attempts, answer = NULL, error = NULL, waiting = true, updated_at = clock_timestamp()`,
     holdKey: `UPDATE ${positions} SET owner = $2, lease_until = clock_timestamp() + $3::float8 * interval '1 millisecond',
       updated_at = clock_timestamp() WHERE order_key = $1`,
+    /** The dead letter holding the key's lane (failed, still waiting: see settle-sql.ts), if one does. */
+    heldBy: `SELECT id FROM ${records} WHERE order_key = $1 AND waiting AND state = 'failed' AND ${live}
+      ORDER BY ${member} LIMIT 1`,
+    /**
+     * The lanes held by a dead letter: how many, and the one held longest (its key, its dead letter,
+     * since when, in epoch ms), read from the index of held dead letters alone (migration step 4).
+     */
+    heldLanes: `WITH held AS (SELECT order_key, id, updated_at FROM ${records}
+        WHERE waiting AND state = 'failed' AND ${live})
+      SELECT (SELECT count(DISTINCT order_key)::int FROM held) AS lanes, oldest.order_key, oldest.id,
+        (extract(epoch from oldest.updated_at) * 1000)::float8 AS since_ms
+      FROM (SELECT 1) one LEFT JOIN LATERAL (SELECT * FROM held ORDER BY updated_at LIMIT 1) oldest ON true`,
     lockPrefix: names.lockPrefix,
   };
 }
@@ -62,14 +74,17 @@ interface WaiterRow {
   now_ms: number;
 }
 
-/** The waiter to run first: `own` (the caller's own record is first), `busy`, or one ready to run. */
-export type FirstWaiter = "own" | "busy" | { id: string } | undefined;
+/**
+ * The waiter to run first: `own` (the caller's own record is first), `busy`, `held` (a dead letter of a
+ * lane that holds is first: only its own job's claim, once redriven, takes it), or one ready to run.
+ */
+export type FirstWaiter = "own" | "busy" | "held" | { id: string } | undefined;
 
 /**
  * The first of the key's waiting list that can run now, after putting back in line a holder whose
  * claim lapsed (`returnLapsedHolder`), dropping waiters whose receiver died before
  * marking them queued (a lapsed processing lease); `busy` when the first is still being handed to the
- * queue or another process is deciding about it. With `own`, the caller's own record counts as ready
+ * queue or another process is deciding about it; `held` when it is a dead letter holding the lane. With `own`, the caller's own record counts as ready
  * at its place in the list. Runs under the key's row lock.
  */
 export async function firstWaiter(
@@ -84,6 +99,8 @@ export async function firstWaiter(
   for (const row of rows) {
     if (row.state === "queued") return { id: row.id };
     if (row.state === "processing" && row.lease_ms !== null && row.lease_ms > row.now_ms) return "busy";
+    // Only a lane that holds keeps a failed record waiting (see settle-sql.ts): it waits for a person.
+    if (row.state === "failed") return "held";
     await query(sql.leave, [row.id]);
   }
   return own ? "own" : undefined;

@@ -35,6 +35,13 @@ export interface QueuedNotification {
    * queue keeps this same data (the worker finds the notification under one seal either way).
    */
   carried?: string;
+  /**
+   * With `mailbox` and `carried`: the store already keeps it in the mailbox with that data (the claim
+   * appended it), which the lane keeps until it is done, so `enqueue` keeps nothing of its own; `wake`
+   * (its subscription had no runner) adds the drain job and keeps this notification's copy beside it,
+   * by which a sweep finds a lane whose drain job was lost.
+   */
+  inLane?: { wake: boolean };
 }
 
 /** A queued run's request to be run again, no sooner than `runAgainInMs` from now. */

@@ -375,10 +375,12 @@ async function handToQueue(
       await transaction.commitQueued();
     } else {
       if (appended) {
-        // Already in the mailbox, with its data: the queue's copy and (for a key without a runner) the
-        // drain job go out together, neither waiting for the other.
+        // Already in the mailbox, with its data, which the lane keeps until the notification is done:
+        // the queue needs only the drain job, for a key without a runner, and keeps the copy of the
+        // notification that woke the lane beside it (how a sweep finds a lane whose drain job was lost).
+        const inLane = { ...item, inLane: appended };
         await observation.inSpan(() =>
-          Promise.all([queue.enqueue(item), appended.wake ? queue.wake!(item) : undefined]),
+          Promise.all([queue.enqueue(inLane), appended.wake ? queue.wake!(inLane) : undefined]),
         );
         return verdict("queued", fields);
       }

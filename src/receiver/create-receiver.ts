@@ -138,7 +138,8 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     bodyLimit,
     bodyTimeoutMs,
     inFlight: () => work.size(),
-    health: (healthOptions) => checkHealth(resolved.store, options.queue, healthOptions, slots),
+    health: (healthOptions) =>
+      checkHealth(resolved.store, options.queue, healthOptions, slots, { lanes: resolved.ordering !== undefined }),
     async close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       unwatchStore();

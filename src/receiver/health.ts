@@ -1,4 +1,4 @@
-import type { IdempotencyStore } from "../idempotency/store.js";
+import type { HeldLanes, IdempotencyStore } from "../idempotency/store.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import { withTimeout } from "../shared/time-limit.js";
 
@@ -20,6 +20,16 @@ export interface ReceiverHealth {
    */
   inFlight: number;
   maxInFlight: number;
+  /**
+   * Lanes held by a dead letter (`ordering.onDeadLetter: "hold"`), when the store can count them: the
+   * notifications behind each wait, kept, until a person redrives or discards it. Not in `ok`: the
+   * process still takes and runs everything else, and taking it out of a load balancer would free no lane.
+   * Absent without ordering (a receiver without `ordering` runs no lanes), or when the store cannot say
+   * (or did not within the time-out).
+   */
+  heldLanes?: number;
+  /** The lane held longest: its order key, the dead letter holding it, and since when (ISO 8601). */
+  oldestHeldLane?: { key: string; id: string; since: string };
 }
 
 export interface HealthOptions {
@@ -38,11 +48,14 @@ export async function checkHealth(
   queue: Pick<NotificationQueue, "ping"> | undefined,
   options: HealthOptions = {},
   load: { inFlight: () => number; maxInFlight: number },
+  /** Whether the caller runs ordered lanes (a receiver with `ordering`, a worker): then held lanes are counted. */
+  { lanes = false }: { lanes?: boolean } = {},
 ): Promise<ReceiverHealth> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS;
-  const [storeState, queueState] = await Promise.all([
+  const [storeState, queueState, held] = await Promise.all([
     store.ping ? stateOf(() => store.ping!(), timeoutMs) : ("unknown" as const),
     !queue ? ("none" as const) : queue.ping ? stateOf(() => queue.ping!(), timeoutMs) : ("unknown" as const),
+    lanes ? heldLanesOf(store, timeoutMs) : undefined,
   ]);
   const health: ReceiverHealth = {
     ok: storeState !== "down" && queueState !== "down",
@@ -52,6 +65,13 @@ export async function checkHealth(
     maxInFlight: load.maxInFlight,
   };
   if (store.connection) health.storeAddress = store.connection.address;
+  if (held) health.heldLanes = held.count;
+  if (held?.oldest)
+    health.oldestHeldLane = {
+      key: held.oldest.key,
+      id: held.oldest.id,
+      since: new Date(held.oldest.since).toISOString(),
+    };
   const since = downSince(store, storeState);
   if (since !== undefined) health.storeDownSince = new Date(since).toISOString();
   return health;
@@ -78,4 +98,11 @@ async function stateOf(ping: () => unknown, timeoutMs: number): Promise<"up" | "
     () => "up" as const,
     () => "down" as const,
   );
+}
+
+/** The store's held lanes within `timeoutMs`; undefined when it cannot count them, fails or is late. */
+async function heldLanesOf(store: IdempotencyStore, timeoutMs: number): Promise<HeldLanes | undefined> {
+  if (!store.heldLanes) return undefined;
+  const asked = Promise.resolve().then(() => store.heldLanes!());
+  return withTimeout(asked, timeoutMs, () => new Error("held lanes late")).catch(() => undefined);
 }

@@ -69,6 +69,13 @@ export const ORDERED_EXTEND = SCRIPTS.ORDERED_EXTEND;
 /** ARGV: owner, answerJson, retentionMs. Moves the key's position forward to the record's, never back. */
 export const ORDERED_COMPLETE = SCRIPTS.ORDERED_COMPLETE;
 
+/**
+ * ARGV: owner, answerJson, retentionMs, then the next claim's owner, leaseMs and the record key prefix.
+ * ORDERED_COMPLETE and, in the same step, ORDERED_NEXT for the runner: returns 0 when the completion
+ * was refused (nothing changed), 1 when completed with no waiter handed over, else as ORDERED_NEXT.
+ */
+export const ORDERED_COMPLETE_NEXT = SCRIPTS.ORDERED_COMPLETE_NEXT;
+
 /** ARGV: owner, error, retentionMs. The position stays: a failed notification did not happen. */
 export const ORDERED_FAIL = SCRIPTS.ORDERED_FAIL;
 
@@ -119,6 +126,7 @@ export const ORDERED_COMMANDS = {
   mwIdemOrderedAbandonNext: ORDERED_ABANDON_NEXT,
   mwIdemOrderedExtend: ORDERED_EXTEND,
   mwIdemOrderedComplete: ORDERED_COMPLETE,
+  mwIdemOrderedCompleteNext: ORDERED_COMPLETE_NEXT,
   mwIdemOrderedFail: ORDERED_FAIL,
   mwIdemOrderedFailInLane: ORDERED_FAIL_IN_LANE,
   mwIdemOrderedRetry: ORDERED_RETRY,

@@ -5,6 +5,7 @@ import type {
   ClaimHandle,
   ClaimRequest,
   ClaimResult,
+  HeldLanes,
   IdempotencyRecord,
   IdempotencyStore,
   ListPage,
@@ -94,6 +95,12 @@ export interface RedisStore extends IdempotencyStore {
   /** Present unless `timeIndex: false`. */
   list?(query: ListQuery): Promise<ListPage>;
   takeNext(order: { key: string }, owner: string, leaseMs?: number): Promise<ClaimedOrStale | undefined>;
+  completeAndTakeNext(
+    claim: ClaimHandle,
+    answer: StoredAnswer,
+    next: { owner: string; leaseMs: number },
+  ): Promise<{ completed: boolean; next?: ClaimedOrStale | undefined }>;
+  laneWaiting(order: { key: string }): Promise<boolean>;
   /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -184,6 +191,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       : connection.runScript(what, scripts[name], keysAndArgs, afterFailure);
 
   const key = (id: string) => prefix + id;
+  /** The order keys whose lane a dead letter held, by when (see `failInLane` and `heldLanes`). */
+  const heldLanesKey = `${prefix}held-lanes`;
   /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
   const script = (
     name: CommandName,
@@ -241,65 +250,75 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     return (await bind(boundKey)).length === 0 ? undefined : { status: "processing", retryAfterMs: 50 };
   };
 
+  /**
+   * A claim. A worker's claim in order (`unbound`) goes without the id's binding to its order key,
+   * sent first only when the script asks for it: a record waiting in its lane cannot have moved.
+   */
+  async function claimRecord(request: ClaimRequest, bound: boolean): Promise<ClaimResult> {
+    const { id, fingerprint, owner, takeQueued, order, handoffFrom = "" } = request;
+    const lease = request.leaseMs ?? leaseMs;
+    const unbound = order !== undefined && takeQueued === true && !request.forQueue && !bound;
+    if (order && !unbound) {
+      const elsewhere = await boundElsewhere(id, fingerprint, order.key, lease);
+      if (elsewhere) return elsewhere;
+    }
+    const args: Array<string | number> = [fingerprint, owner, lease, takeQueued ? "1" : "0", retentionMs];
+    if (order) {
+      const mode = request.forQueue ? "queue" : takeQueued ? "worker" : "direct";
+      const { recordPrefix } = orderedKeys(prefix, order.key, id);
+      args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix, mailboxMaxLength);
+      if (mode === "queue") args.push(request.carried ?? "", order.onDeadLetter ?? "");
+      else if (unbound) args.push("", "", "1");
+    } else {
+      args.push(handoffFrom);
+      const toQueue = request.queueAtClaim && request.forQueue;
+      if (toQueue || request.attempt !== undefined) args.push(toQueue ? "1" : "0");
+      if (request.attempt !== undefined) args.push(request.attempt);
+    }
+    // The index's own two, last (its wrapper takes them off before the claim's script runs).
+    if (indexed) args.push(...listedArgs(listedAsOf(request)));
+    const reply = (await script("mwIdemClaim", id, order?.key, args, () => abandon(id, owner, order?.key))) as
+      | ScriptReply
+      | number;
+    // A fresh claim answers its attempt alone (see CLAIM).
+    if (typeof reply === "number") return { status: "claimed", id, owner, attempt: reply };
+    const [status, value, position, wake] = reply;
+    switch (status) {
+      case "bind":
+        return claimRecord(request, true);
+      case "waiting":
+        // Kept with its data and handed over in the claim: no `markWaiting` follows.
+        return {
+          ...claimedOf(["claimed", value, position], { id, owner, order: order! }),
+          appended: { wake: Number(wake) === 1 },
+        } as ClaimResult;
+      case "queued_at_claim":
+        // Written queued under a hand-off lease: no `markQueued` follows the job's add.
+        return { status: "claimed", id, owner, attempt: Number(value), queued: true };
+      case "claimed":
+      case "stale":
+        return claimedOf(reply, { id, owner, ...(order ? { order } : {}) });
+      case "processing":
+        if (position === "full") return { status, retryAfterMs: Number(value), key: true, full: true };
+        return position === "key"
+          ? { status, retryAfterMs: Number(value), key: true }
+          : { status, retryAfterMs: Number(value) };
+      case "completed":
+        return { status, answer: JSON.parse(String(value)) as StoredAnswer };
+      case "queued":
+        return value === "lane" ? { status, inLane: true } : { status };
+      case "conflict":
+        return { status };
+      default:
+        throw coded(new Error(`unexpected claim reply from Redis: ${String(status)}`), "MW_INTERNAL");
+    }
+  }
+
   const store: RedisStore = {
     prefix,
     leaseMs,
 
-    async claim(request: ClaimRequest): Promise<ClaimResult> {
-      const { id, fingerprint, owner, takeQueued, order, handoffFrom = "" } = request;
-      const lease = request.leaseMs ?? leaseMs;
-      if (order) {
-        const elsewhere = await boundElsewhere(id, fingerprint, order.key, lease);
-        if (elsewhere) return elsewhere;
-      }
-      const args: Array<string | number> = [fingerprint, owner, lease, takeQueued ? "1" : "0", retentionMs];
-      if (order) {
-        const mode = request.forQueue ? "queue" : takeQueued ? "worker" : "direct";
-        const { recordPrefix } = orderedKeys(prefix, order.key, id);
-        args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix, mailboxMaxLength);
-        if (mode === "queue") args.push(request.carried ?? "", order.onDeadLetter ?? "");
-      } else {
-        args.push(handoffFrom);
-        const toQueue = request.queueAtClaim && request.forQueue;
-        if (toQueue || request.attempt !== undefined) args.push(toQueue ? "1" : "0");
-        if (request.attempt !== undefined) args.push(request.attempt);
-      }
-      // The index's own two, last (its wrapper takes them off before the claim's script runs).
-      if (indexed) args.push(...listedArgs(listedAsOf(request)));
-      const reply = (await script("mwIdemClaim", id, order?.key, args, () => abandon(id, owner, order?.key))) as
-        | ScriptReply
-        | number;
-      // A fresh claim answers its attempt alone (see CLAIM).
-      if (typeof reply === "number") return { status: "claimed", id, owner, attempt: reply };
-      const [status, value, position, wake] = reply;
-      switch (status) {
-        case "waiting":
-          // Kept with its data and handed over in the claim: no `markWaiting` follows.
-          return {
-            ...claimedOf(["claimed", value, position], { id, owner, order: order! }),
-            appended: { wake: Number(wake) === 1 },
-          } as ClaimResult;
-        case "queued_at_claim":
-          // Written queued under a hand-off lease: no `markQueued` follows the job's add.
-          return { status: "claimed", id, owner, attempt: Number(value), queued: true };
-        case "claimed":
-        case "stale":
-          return claimedOf(reply, { id, owner, ...(order ? { order } : {}) });
-        case "processing":
-          if (position === "full") return { status, retryAfterMs: Number(value), key: true, full: true };
-          return position === "key"
-            ? { status, retryAfterMs: Number(value), key: true }
-            : { status, retryAfterMs: Number(value) };
-        case "completed":
-          return { status, answer: JSON.parse(String(value)) as StoredAnswer };
-        case "queued":
-          return value === "lane" ? { status, inLane: true } : { status };
-        case "conflict":
-          return { status };
-        default:
-          throw coded(new Error(`unexpected claim reply from Redis: ${String(status)}`), "MW_INTERNAL");
-      }
-    },
+    claim: (request: ClaimRequest) => claimRecord(request, false),
 
     extend: (claim, lease = leaseMs) => changed("mwIdemExtend", claim, [lease, retentionMs]),
     complete: (claim, answer) => changed("mwIdemComplete", claim, [JSON.stringify(answer), retentionMs]),
@@ -339,7 +358,30 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         retentionMs,
         claim.id,
       ]);
-      return reply === 2 ? "held" : reply === 1;
+      if (reply !== 2) return reply === 1;
+      // Noted for `heldLanes`, after the script (which reaches only its own key's slot on a cluster). Lost
+      // here, the lane is held all the same; it is only missing from health() until held again.
+      await connection
+        .run("held lanes", (client) => client.zadd(heldLanesKey, Date.now(), claim.order!.key))
+        .catch(() => {});
+      return "held";
+    },
+
+    async heldLanes() {
+      // Each noted lane is checked, and those no longer held (redriven, discarded) are dropped from the note.
+      const noted = await connection.run("held lanes", (client) => client.zrange(heldLanesKey, 0, -1, "WITHSCORES"));
+      const lanes: HeldLanes = { count: 0 };
+      for (let i = 0; i < noted.length; i += 2) {
+        const key = noted[i]!;
+        const id = await store.heldBy!({ key });
+        if (id === undefined) {
+          await connection.run("held lanes", (client) => client.zrem(heldLanesKey, key));
+          continue;
+        }
+        lanes.count++;
+        lanes.oldest ??= { key, id, since: Number(noted[i + 1]) };
+      }
+      return lanes;
     },
 
     async heldBy(order) {
@@ -394,6 +436,46 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       return reply.length === 0
         ? undefined
         : claimedOf(reply as ScriptReply, { id: "", owner, order: { key: order.key } });
+    },
+
+    async completeAndTakeNext(claim, answer, next) {
+      if (claim.order === undefined) return { completed: await store.complete(claim, answer) };
+      const keys = orderedKeys(prefix, claim.order.key, claim.id);
+      // As for a take-next: a hand-over whose answer was lost is undone, else the key waits a lease.
+      // The completion itself is the caller's to send again (`retryCompletion`), as for `complete`.
+      const abandonNext = () => {
+        connection
+          .runScript("abandon next", scripts.mwIdemOrderedAbandonNext, [
+            ...withIndex([keys.order, keys.waiting, keys.carried]),
+            next.owner,
+            keys.recordPrefix,
+          ])
+          .catch(() => {});
+      };
+      const reply = (await send(
+        "complete",
+        "mwIdemOrderedCompleteNext",
+        [
+          ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
+          claim.owner,
+          JSON.stringify(answer),
+          retentionMs,
+          next.owner,
+          next.leaseMs,
+          keys.recordPrefix,
+        ],
+        abandonNext,
+      )) as ScriptReply | 0 | 1;
+      if (typeof reply === "number") return { completed: reply === 1 };
+      return {
+        completed: true,
+        next: claimedOf(reply, { id: "", owner: next.owner, order: { key: claim.order.key } }),
+      };
+    },
+
+    async laneWaiting(order) {
+      const keys = orderedKeys(prefix, order.key, "");
+      return (await connection.run("lane waiting", (client) => client.zcard(keys.waiting))) > 0;
     },
 
     ...(indexed

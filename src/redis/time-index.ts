@@ -55,6 +55,7 @@ const TOUCHES: Record<string, Touch> = {
   mwIdemOrderedClaim: { record: "own", retentionArg: 5, waiterPrefixArg: 10, listed: true },
   mwIdemOrderedNext: { record: "next", retentionArg: 3, waiterPrefixArg: 4 },
   mwIdemOrderedComplete: { record: "own", retentionArg: 3 },
+  mwIdemOrderedCompleteNext: { record: "own", retentionArg: 3, waiterPrefixArg: 6 },
   mwIdemOrderedFail: { record: "own", retentionArg: 3 },
   mwIdemOrderedFailInLane: { record: "own", retentionArg: 3 },
   mwIdemOrderedRetry: { record: "own", retentionArg: 3 },

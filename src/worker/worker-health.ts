@@ -28,10 +28,14 @@ export interface WorkerHealthSource {
  * orchestrator's probe should replace a worker that is up but idle for good.
  */
 export async function workerHealth(source: WorkerHealthSource, options?: HealthOptions): Promise<WorkerHealth> {
-  const health = await checkHealth(source.store, source.queue, options, {
-    inFlight: source.running,
-    maxInFlight: source.concurrency,
-  });
+  const health = await checkHealth(
+    source.store,
+    source.queue,
+    options,
+    { inFlight: source.running, maxInFlight: source.concurrency },
+    // A worker's jobs may be of ordered lanes: the ones a dead letter holds are reported.
+    { lanes: true },
+  );
   const closed = source.closed();
   return { ...health, ok: health.ok && !closed && source.taking(), running: source.running(), closed };
 }

@@ -99,6 +99,9 @@ describe.each([
     expect(await admin.heldBy(await key())).toBe(second);
     const detail = await admin.getNotification(ids[2]!);
     expect(detail?.ordering).toMatchObject({ heldBy: second, waiting: [ids[2], ids[3]] });
+    // Degraded but running: health() says which lane waits for a person, and stays ok.
+    const health = await receiver.health();
+    expect(health).toMatchObject({ ok: true, heldLanes: 1, oldestHeldLane: { key: await key(), id: second } });
 
     broken.value = false;
     runs.length = 0;
@@ -108,6 +111,7 @@ describe.each([
     expect(runs).toEqual([second, ids[2], ids[3]]);
     expect(stale).toEqual([]);
     expect(await admin.heldBy(await key())).toBeUndefined();
+    expect((await receiver.health()).heldLanes).toBe(0);
   }, 60_000);
 
   it('"hold": discarded by a person, the dead letter lets the rest run in order', async () => {

@@ -69,11 +69,12 @@ describe("migrate() from 0.1.0's tables", () => {
     await recordsIn010(schema);
     const before = await everyRow(schema);
 
-    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 3, steps: [2, 3] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 4, steps: [2, 3, 4] });
     expect(await versionsOf(schema)).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
       { version: 3, readable_from: 1 },
+      { version: 4, readable_from: 1 },
     ]);
     // Nothing lost or changed: every column of every row as 0.1.0 left it, the new ones empty.
     expect(await everyRow(schema)).toEqual(before);
@@ -151,7 +152,7 @@ describe("migrate() from 0.1.0's tables", () => {
         other.release(true);
       }
       await completeV2(old, "in-flight", row);
-      expect(await migrating).toEqual({ from: 1, to: 3, steps: [2, 3] });
+      expect(await migrating).toEqual({ from: 1, to: 4, steps: [2, 3, 4] });
     } finally {
       // A failed step leaves no open transaction in the pool's client.
       old.release(true);
@@ -235,30 +236,32 @@ describe("migrate() from 0.1.0's tables", () => {
     const results = await Promise.all(runs);
     expect(results).toEqual(
       expect.arrayContaining([
-        { from: 1, to: 3, steps: [2, 3] },
-        { from: 3, to: 3, steps: [] },
+        { from: 1, to: 4, steps: [2, 3, 4] },
+        { from: 4, to: 4, steps: [] },
       ]),
     );
     expect(await versionsOf(schema)).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
       { version: 3, readable_from: 1 },
+      { version: 4, readable_from: 1 },
     ]);
     expect(await everyRow(schema)).toEqual(before);
   });
 
   it("creates an empty schema in one run, every step recorded; postgresSchemaSql() is the same SQL", async () => {
     const schema = schemaFor("empty");
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 0, to: 3, steps: [1, 2, 3] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 0, to: 4, steps: [1, 2, 3, 4] });
     expect(await versionsOf(schema, "inbox")).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
       { version: 3, readable_from: 1 },
+      { version: 4, readable_from: 1 },
     ]);
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 3, to: 3, steps: [] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 4, to: 4, steps: [] });
     // The shipped SQL, run on the same schema again, changes nothing and records nothing twice.
     await pool.query(postgresSchemaSql({ schema, table: "inbox" }));
-    expect(await versionsOf(schema, "inbox")).toHaveLength(3);
+    expect(await versionsOf(schema, "inbox")).toHaveLength(4);
   });
 });
 
@@ -276,7 +279,7 @@ describe("a store on tables at another version", () => {
       const failure = await Promise.resolve(store.get("anything")).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
       expect((failure as Error).message).toBe(
-        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 3: ${call}, which brings them to it keeping every record`,
+        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 4: ${call}, which brings them to it keeping every record`,
       );
       const body = json(notification());
       expect((await receiver.handle(post(body))).status).toBe(503);
@@ -294,7 +297,7 @@ describe("a store on tables at another version", () => {
     const schema = schemaFor("newer");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (4, 4, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (5, 5, 'a later release')`,
     );
     const store = postgresStore({ connection: pool, schema });
     const failure = await Promise.resolve(store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1_000 })).catch(
@@ -302,7 +305,7 @@ describe("a store on tables at another version", () => {
     );
     expect(failure).toBeInstanceOf(SchemaTooNewError);
     expect(failure).toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 4`);
+    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 5`);
     const onRenew = vi.fn();
     const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
     try {
@@ -313,16 +316,16 @@ describe("a store on tables at another version", () => {
     }
     await expect(migrate(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
     await expect(purge(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect(await versionsOf(schema)).toHaveLength(4);
+    expect(await versionsOf(schema)).toHaveLength(5);
   });
 
   it("on a newer version that still serves this release (an added column, say): runs as usual", async () => {
     const schema = schemaFor("compatible");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (4, 1, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (5, 1, 'a later release')`,
     );
-    expect(await migrate(pool, { schema })).toEqual({ from: 4, to: 4, steps: [] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 5, to: 5, steps: [] });
     const onRenew = vi.fn();
     const receiver = createReceiver({
       idempotency: postgresStore({ connection: pool, schema }),
@@ -339,11 +342,11 @@ describe("a store on tables at another version", () => {
 });
 
 describe("the steps", () => {
-  it("install the routines version 3 recorded: a changed routine needs a new name and a step of its own", () => {
-    // Databases already at version 3 never run its step again: a routine changed under the same name
+  it("install the routines version 4 recorded: a changed routine needs a new name and a step of its own", () => {
+    // Databases already at version 4 never run its step again: a routine changed under the same name
     // would reach new databases only. Renamed (_v5) in a new step, it reaches every one.
     const installed = createHash("sha256").update(functionsSql(qualifiedNames())).digest("hex").slice(0, 16);
-    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(3);
+    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(4);
     expect(installed, "the routines changed: give them a new name in a new step (src/postgres/migrations.ts)").toBe(
       "019784c6d0131ef1",
     );

@@ -8,6 +8,7 @@ import { orderContract } from "../idempotency/order-contract.js";
 import { storeContract, transactionFencingContract } from "../idempotency/store-contract.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
+import { messagesDuring } from "../support/pg-messages.js";
 import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { ORMS, type OrmUnderTest } from "./fixtures/orm-adapters.js";
 import { receiverTablesSql } from "./fixtures/receiver-tables.js";
@@ -92,6 +93,40 @@ describe.each(Object.entries(ORMS))("postgresStore({ orm }) through %s", (_, mak
     // The duplicate's and the 422's transactions ended too: the ORM's COMMIT passed the gate.
     expect((await receiver.handle(post(json({ ...sent, summary: "another payload" })))).status).toBe(422);
     expect(await inTransaction()).toBe(0);
+  });
+
+  it("runs a first delivery in five round trips (the ORM's BEGIN and COMMIT around the claim, the handler's write and the completion), a duplicate in four", async () => {
+    const onRenew = vi.fn(async (n: { id: string }, ctx) => orm.insertEffect(ctx, n.id));
+    const receiver = receiverWith({ onRenew });
+    await receiver.handle(post(json(notification()))); // the ORM's connections are open
+    const sent = notification();
+    const first = await messagesDuring(async () => expect((await receiver.handle(post(json(sent)))).status).toBe(200));
+    expect(first).toHaveLength(5);
+    expect(first[1]).toMatch(/_claim_v4"\(/);
+    expect(first[3]).toMatch(/_complete_v4"\(/);
+    expect(first.join("\n")).not.toMatch(/SET TRANSACTION/);
+    const again = await messagesDuring(async () => expect((await receiver.handle(post(json(sent)))).status).toBe(200));
+    expect(again).toHaveLength(4);
+    expect(onRenew).toHaveBeenCalledTimes(2);
+    expect(await rowsOf(sent.id)).toBe(1);
+  });
+
+  it("sets the store's isolation level once it finds the ORM's transaction at another: the claim runs again, set, and the run once", async () => {
+    const onRenew = vi.fn(async (n: { id: string }, ctx) => orm.insertEffect(ctx, n.id));
+    const serializable = postgresStore({ connection: pool, schema, orm: orm.orm, isolationLevel: "serializable" });
+    const receiver = createReceiver({ idempotency: serializable, logger: silentLogger(), onRenew });
+    const sent = notification();
+    const first = await messagesDuring(async () => expect((await receiver.handle(post(json(sent)))).status).toBe(200));
+    // Read committed (the server's default) found by the first claim, which rolled back; then set.
+    expect(first.filter((message) => /_claim_v4"\(/.test(message))).toHaveLength(2);
+    expect(first.filter((message) => /^SET TRANSACTION ISOLATION LEVEL SERIALIZABLE$/.test(message))).toHaveLength(1);
+    const next = notification();
+    const second = await messagesDuring(async () => expect((await receiver.handle(post(json(next)))).status).toBe(200));
+    expect(second[1]).toBe("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+    expect(second).toHaveLength(6);
+    expect(onRenew).toHaveBeenCalledTimes(2);
+    expect([await rowsOf(sent.id), await rowsOf(next.id)]).toEqual([1, 1]);
+    expect(await serializable.get(sent.id)).toMatchObject({ state: "completed", attempts: 1 });
   });
 
   it("keeps nothing of a handler that throws after its ORM write, answers 500 so the sender retries; the retry gives 1 row", async () => {

@@ -4,6 +4,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
+import { messagesDuring } from "../support/pg-messages.js";
 import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
 import { createSchema010 } from "./fixtures/schema-0.1.0.js";
@@ -173,23 +174,6 @@ describe("postgresStore: the record commits in the handler's transaction", () =>
   });
 });
 
-/** Every message a pg client sends while `work` runs: each is one round trip to the server. */
-async function messagesDuring(work: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
-  const original = pg.Client.prototype.query;
-  const spy = vi.spyOn(pg.Client.prototype, "query").mockImplementation(function (this: pg.Client, ...args: never[]) {
-    const config = args[0] as unknown;
-    sent.push(typeof config === "string" ? config : String((config as { text?: string }).text));
-    return (original as (...a: never[]) => unknown).apply(this, args);
-  } as never);
-  try {
-    await work();
-  } finally {
-    spy.mockRestore();
-  }
-  return sent;
-}
-
 describe("the claim and the completion as functions migrate() installs", () => {
   it("runs a first delivery in three round trips: BEGIN with the claim, the handler's insert, completion with COMMIT", async () => {
     const receiver = createReceiver({
@@ -219,7 +203,7 @@ describe("the claim and the completion as functions migrate() installs", () => {
         store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1000 }),
       ).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
-      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 3`);
+      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 4`);
       expect((failure as Error).message).toContain(`run migrate(pool, { schema: "${old}", table: "inbox" })`);
       const onRenew = vi.fn();
       const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });

@@ -1,6 +1,13 @@
 --@include prelude
 --@include before
 
+if ARGV[14] == '1' then
+  -- A worker's claim sent without the id's binding (see `order-binding.ts`): a record waiting in its
+  -- lane, or done, cannot have been bound to another key since; any other asks for the binding first.
+  local state = redis.call('HGET', KEYS[1], 'state')
+  if state ~= 'queued' and state ~= 'completed' then return {'bind'} end
+end
+
 local handoff = ARGV[9]
 local to_queue = false
 if ARGV[8] == 'queue' and ARGV[4] ~= '1' then

@@ -2,13 +2,7 @@
 --@include before
 --@include owned-processing
 --@include complete-record
-
-local position = redis.call('HGET', KEYS[1], 'position')
-if position and position ~= '' then
-  local newest = redis.call('HGET', KEYS[2], 'position')
-  if not newest or before(newest, position) then redis.call('HSET', KEYS[2], 'position', position) end
-  redis.call('PEXPIRE', KEYS[2], ARGV[3])
-end
+--@include advance-position
 --@include leave-list
 --@include let-go
 

@@ -1,0 +1,239 @@
+// The transports the worker contract holds on, each described by how a merchant sets it up: a
+// receiver handing notifications to a durable queue, workers taking them off it, the store both claim
+// in, and the console's admin API over the store and the queue. Only the package's public entry
+// points are used, so the contract keeps holding whatever the workers are made of inside.
+import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import { type Closable, createReceiver, type IdempotencyStore, type Receiver } from "merchant-webhooks";
+import { bullmqQueue, type CreateWorkerOptions, createWorker, redrive } from "merchant-webhooks/bullmq";
+import { type Admin, createAdmin } from "merchant-webhooks/console";
+import { createPgBossWorker, pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
+import { postgresStore } from "merchant-webhooks/postgres";
+import { redisStore } from "merchant-webhooks/redis";
+import type PgBoss from "pg-boss";
+import { afterAll, beforeAll } from "vitest";
+import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
+import { startBoss } from "../pg-boss/fixtures/boss.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { json } from "../support/notifications.js";
+import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+
+const workerScript = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
+
+export type TransportKind = "bullmq-redis" | "pgboss-postgres" | "bullmq-postgres";
+
+/** A transport of the contract: its queue, and the store its receivers and workers claim in. */
+export interface Transport {
+  readonly kind: TransportKind;
+  /** How a test names it: "BullMQ on redisStore". */
+  readonly name: string;
+}
+
+export const TRANSPORTS: readonly Transport[] = [
+  { kind: "bullmq-redis", name: "BullMQ on redisStore" },
+  { kind: "pgboss-postgres", name: "pg-boss on postgresStore" },
+  { kind: "bullmq-postgres", name: "BullMQ on postgresStore" },
+];
+
+/** The worker options the contract sets, the same keys on `createWorker` and `createPgBossWorker`. */
+export type ContractWorkerOptions = Pick<
+  CreateWorkerOptions,
+  "onRenew" | "onStale" | "leaseMs" | "handlerTimeoutMs" | "concurrency" | "logger" | "platform"
+>;
+
+export interface LineOptions {
+  ordering?: boolean;
+  /** Runs a job gets before it is a dead letter. Default 3. */
+  attempts?: number;
+  /** The queue's fixed delay before a retry. Default 50 ms on BullMQ, 1 s on pg-boss (it counts whole seconds). */
+  retryDelayMs?: number;
+}
+
+/** A receiver on a queue of its own, and the admin API over that queue and the store. */
+export interface Line {
+  readonly queueName: string;
+  readonly receiver: Receiver;
+  readonly admin: Admin;
+  /** One delivery of `body`, as the platform sends it: the HTTP status it is answered with. */
+  deliver(body: object): Promise<number>;
+  /** Whether every one of `ids` is completed, as the console finds it (an ordered record by its id alone too). */
+  completed(ids: readonly string[]): Promise<boolean>;
+  /** The dead letters the console lists, of one subscription when given (a file's tests share a store). */
+  deadLetters(subscriptionId?: string): Promise<string[]>;
+  /** The ids the queue's own redrive (`redrive`, `pgBossRedrive`: what the CLI runs) would put back. */
+  offeredForRedrive(): Promise<string[]>;
+}
+
+/** What one test file shares on one transport, set up before its tests and taken down after. */
+export interface Bed {
+  readonly transport: Transport;
+  /** The store the receivers, the workers and the admin API claim in (once `beforeAll` ran). */
+  readonly store: IdempotencyStore;
+  line(name: string, options?: LineOptions): Line;
+  /** A worker in this process on queue `name`. */
+  worker(name: string, options: ContractWorkerOptions): Closable;
+  /**
+   * A worker in a child process on queue `name` (worker-process.ts; `env` as it documents). Its
+   * handler's starts, effects and aborted runs are rows of this bed's tables: see `rows`.
+   */
+  spawn(name: string, env?: Record<string, string>): Promise<WorkerProcess>;
+  /** Rows per notification id of `started`, `effects` or `aborted`, written by child workers. */
+  rows(table: "started" | "effects" | "aborted", id: string): Promise<number>;
+}
+
+/** BullMQ's default retry delay here, and how often its workers look for jobs whose worker stopped. */
+const BULLMQ_RETRY_MS = 50;
+const STALLED_INTERVAL_MS = 500;
+
+/** Set up a test file's `transport`: its Redis prefix, PostgreSQL schema and pg-boss schema its own. */
+export function transportBed(transport: Transport, label: string): Bed {
+  const prefix = uniquePrefix(`wc-${label}`);
+  const schema = uniqueSchema(`wc_${label}`);
+  const bossSchema = `${schema}_boss`;
+  const pool = testPool(20);
+  const redis = new Redis(REDIS_URL);
+  const closers: Array<() => Promise<unknown>> = [];
+  const children: WorkerProcess[] = [];
+  const onPostgres = transport.kind !== "bullmq-redis";
+  const store: IdempotencyStore = onPostgres
+    ? postgresStore({ connection: pool, schema })
+    : redisStore({ connection: REDIS_URL, prefix: `${prefix}store:` });
+  let boss: PgBoss | undefined;
+
+  beforeAll(async () => {
+    await freshSchema(
+      pool,
+      schema,
+      ["started", "effects", "aborted"]
+        .map(
+          (table) =>
+            `CREATE TABLE "${schema}".${table} (notification_id text NOT NULL, pid int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());`,
+        )
+        .join("\n"),
+    );
+    if (transport.kind === "pgboss-postgres") boss = await startBoss(bossSchema);
+  });
+  afterAll(async () => {
+    for (const child of children) {
+      child.kill("SIGCONT");
+      child.kill("SIGKILL");
+    }
+    await Promise.all(children.map((child) => child.exited));
+    for (const close of closers.reverse()) await close();
+    if (!onPostgres) await store.close?.();
+    await boss?.stop({ graceful: false });
+    await removeKeys(redis, prefix);
+    redis.disconnect();
+    await dropSchema(pool, bossSchema);
+    await dropSchema(pool, schema);
+    await pool.end();
+  });
+
+  function queueFor(name: string, { attempts = 3, retryDelayMs }: LineOptions) {
+    if (transport.kind === "pgboss-postgres")
+      return pgBossQueue({
+        boss: boss!,
+        name,
+        schema: bossSchema,
+        jobOptions: {
+          retryLimit: attempts - 1,
+          retryDelay: Math.max(1, Math.ceil((retryDelayMs ?? 0) / 1_000)),
+          retryBackoff: false,
+        },
+      });
+    return bullmqQueue({
+      connection: REDIS_URL,
+      name,
+      prefix,
+      jobOptions: { attempts, backoff: { type: "fixed", delay: retryDelayMs ?? BULLMQ_RETRY_MS } },
+    });
+  }
+
+  return {
+    transport,
+    store,
+    line(name, options = {}) {
+      const queue = queueFor(name, options);
+      const ordering = options.ordering ?? false;
+      const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering });
+      closers.push(
+        () => queue.close(),
+        () => receiver.close(),
+      );
+      const admin = createAdmin({ idempotency: store, queue });
+      const deliver = async (body: object) =>
+        (
+          await receiver.handle({
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            rawBody: json(body),
+          })
+        ).status;
+      const offeredForRedrive = async () =>
+        (transport.kind === "pgboss-postgres"
+          ? await pgBossRedrive({ boss: boss!, name, schema: bossSchema, dryRun: true })
+          : await redrive({ connection: REDIS_URL, name, prefix, dryRun: true })
+        ).redriven;
+      const completed = async (ids: readonly string[]) =>
+        (await Promise.all(ids.map((id) => admin.getNotification(id)))).every(
+          (found) => found?.record?.state === "completed",
+        );
+      const deadLetters = async (subscriptionId?: string) =>
+        (await admin.listNotifications({ state: "failed", ...(subscriptionId ? { subscriptionId } : {}) })).items.map(
+          (item) => item.id,
+        );
+      return { queueName: name, receiver, admin, deliver, completed, deadLetters, offeredForRedrive };
+    },
+    worker(name, options) {
+      const worker =
+        transport.kind === "pgboss-postgres"
+          ? createPgBossWorker({
+              boss: boss!,
+              name,
+              schema: bossSchema,
+              idempotency: store,
+              logger: silentLogger(),
+              pollingIntervalMs: 100,
+              ...options,
+            })
+          : createWorker({
+              connection: REDIS_URL,
+              name,
+              prefix,
+              idempotency: store,
+              logger: silentLogger(),
+              stalledInterval: STALLED_INTERVAL_MS,
+              ...options,
+            });
+      closers.push(() => worker.close({ timeoutMs: 1_000 }));
+      return worker;
+    },
+    async spawn(name, env = {}) {
+      const child = await spawnWorker(
+        {
+          TRANSPORT: transport.kind,
+          QUEUE: name,
+          REDIS_URL,
+          PREFIX: prefix,
+          STORE_PREFIX: `${prefix}store:`,
+          DATABASE_URL,
+          SCHEMA: schema,
+          BOSS_SCHEMA: bossSchema,
+          STALLED_INTERVAL_MS: String(STALLED_INTERVAL_MS),
+          ...env,
+        },
+        { script: workerScript },
+      );
+      children.push(child);
+      return child;
+    },
+    async rows(table, id) {
+      const { rows } = await pool.query(
+        `SELECT count(*)::int AS n FROM "${schema}".${table} WHERE notification_id = $1`,
+        [id],
+      );
+      return rows[0].n as number;
+    },
+  };
+}

@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { notification } from "../support/notifications.js";
+import { eventually, sleep } from "../support/redis.js";
+import { TRANSPORTS, transportBed } from "./transports.js";
+
+/** Short leases and handler limits, so a frozen worker's notification is another's within seconds. */
+const LIMITS = { LEASE_MS: "1000", HANDLER_TIMEOUT_MS: "3000" };
+
+describe.each(TRANSPORTS)("a worker frozen (SIGSTOP) past its lease, on $name", (transport) => {
+  const bed = transportBed(transport, "frozen");
+
+  it("the other worker runs it; resumed, the frozen one neither completes nor runs it again, and logs no error", {
+    timeout: 120_000,
+  }, async () => {
+    const line = bed.line("frozen");
+    const logFile = join(tmpdir(), `mw-frozen-${transport.kind}-${process.pid}-${Date.now()}.log`);
+    // Its handler would take 20 s: mid-run when frozen, and past its time limit when it resumes.
+    const frozen = await bed.spawn("frozen", { ...LIMITS, HANDLER_MS: "20000", LOG_FILE: logFile });
+    const body = notification();
+    expect(await line.deliver(body)).toBe(200);
+    await eventually(async () => (await bed.rows("started", body.id)) === 1, 15_000, "the handler to start");
+    frozen.kill("SIGSTOP");
+
+    await bed.spawn("frozen", LIMITS);
+    await eventually(
+      async () => (await bed.store.get(body.id))?.state === "completed",
+      30_000,
+      "the other worker to complete it",
+    );
+    frozen.kill("SIGCONT");
+    await eventually(
+      async () => (await bed.rows("aborted", body.id)) === 1,
+      15_000,
+      "the resumed handler to see its signal abort",
+    );
+    // Time for the resumed worker to try to record its run, and log what it makes of it.
+    await sleep(1_500);
+
+    expect(await bed.rows("started", body.id)).toBe(2);
+    expect(await bed.rows("effects", body.id)).toBe(1);
+    expect(await bed.store.get(body.id)).toMatchObject({ state: "completed" });
+    expect(await line.admin.listNotifications({ state: "failed" })).toMatchObject({ items: [] });
+    const errors = readFileSync(logFile, "utf8")
+      .split("\n")
+      .filter((text) => text.trim() !== "")
+      .map((text) => JSON.parse(text) as { level: number; msg?: string })
+      .filter((entry) => entry.level >= 50);
+    expect(errors).toEqual([]);
+    expect(frozen.child.exitCode).toBeNull();
+  });
+});

@@ -1,0 +1,86 @@
+// A worker of the contract's transports in a child process, for tests that kill or freeze it.
+// Configured by environment: TRANSPORT (bullmq-redis, pgboss-postgres or bullmq-postgres), QUEUE,
+// REDIS_URL, PREFIX (BullMQ's), STORE_PREFIX (redisStore's), DATABASE_URL, SCHEMA (the store's with
+// postgresStore, and the tables `started`, `effects` and `aborted` on every transport), BOSS_SCHEMA,
+// STALLED_INTERVAL_MS, LEASE_MS, HANDLER_TIMEOUT_MS, HANDLER_MS (time each handler takes; it stops
+// waiting when ctx.signal aborts, notes an `aborted` row and writes no effect), LOG_FILE (the worker's
+// log lines, as JSON). Each handler notes its start at once, outside any transaction; its effect is
+// written through ctx.transaction where the store has one, as a merchant's handler would.
+// Prints "ready" once it takes jobs.
+import type { HandlerContext, SubscriptionNotification } from "merchant-webhooks";
+import { closeOnSignals } from "merchant-webhooks";
+import { createWorker } from "merchant-webhooks/bullmq";
+import { createPgBossWorker } from "merchant-webhooks/pg-boss";
+import { postgresStore } from "merchant-webhooks/postgres";
+import { redisStore } from "merchant-webhooks/redis";
+import pg from "pg";
+import { pino } from "pino";
+import { startBoss } from "../pg-boss/fixtures/boss.js";
+
+const env = (name: string) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const transport = env("TRANSPORT");
+const schema = env("SCHEMA");
+const handlerMs = Number(process.env.HANDLER_MS ?? 0);
+const pool = new pg.Pool({ connectionString: env("DATABASE_URL"), max: 10 });
+pool.on("error", () => {});
+const note = (table: string, id: string, db: { query: pg.Pool["query"] } = pool) =>
+  db.query(`INSERT INTO "${schema}".${table} (notification_id, pid) VALUES ($1, $2)`, [id, process.pid]);
+
+const store =
+  transport === "bullmq-redis"
+    ? redisStore({ connection: env("REDIS_URL"), prefix: env("STORE_PREFIX") })
+    : postgresStore({ connection: pool, schema });
+
+async function onRenew(notification: SubscriptionNotification, ctx: HandlerContext) {
+  await note("started", notification.id);
+  if (handlerMs > 0) await pause(handlerMs, ctx.signal);
+  if (ctx.signal.aborted) {
+    await note("aborted", notification.id);
+    return;
+  }
+  await note("effects", notification.id, transport === "bullmq-redis" ? pool : ctx.transaction);
+}
+
+const options = {
+  onRenew,
+  idempotency: store,
+  logger: process.env.LOG_FILE
+    ? pino({ level: "info" }, pino.destination({ dest: process.env.LOG_FILE, sync: true }))
+    : pino({ level: "silent" }),
+  concurrency: 5,
+  ...(process.env.LEASE_MS ? { leaseMs: Number(process.env.LEASE_MS) } : {}),
+  ...(process.env.HANDLER_TIMEOUT_MS ? { handlerTimeoutMs: Number(process.env.HANDLER_TIMEOUT_MS) } : {}),
+};
+const boss = transport === "pgboss-postgres" ? await startBoss(env("BOSS_SCHEMA")) : undefined;
+const worker = boss
+  ? createPgBossWorker({ boss, name: env("QUEUE"), schema: env("BOSS_SCHEMA"), pollingIntervalMs: 100, ...options })
+  : createWorker({
+      connection: env("REDIS_URL"),
+      name: env("QUEUE"),
+      prefix: env("PREFIX"),
+      stalledInterval: Number(env("STALLED_INTERVAL_MS")),
+      ...options,
+    });
+closeOnSignals(
+  [worker, { close: async () => void (await boss?.stop({ graceful: false })) }, { close: () => pool.end() }],
+  {
+    timeoutMs: 5_000,
+  },
+);
+await worker.waitUntilReady();
+process.stdout.write("ready\n");
+
+/** Wait `ms`, or until `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
