@@ -1,23 +1,24 @@
-import { setMaxListeners } from "node:events";
-import { Worker, type WorkerOptions } from "bullmq";
+import { type Job, Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "pino";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
 import type { PlatformOption } from "../dispatch/platform-handle.js";
-import { ownerTokens } from "../dispatch/run-claimed.js";
-import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
-import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
+import type { IdempotencyStore } from "../idempotency/store.js";
+import { defaultLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
+import type { HealthOptions } from "../receiver/health.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 import { closeIfOwned, type RedisConnection, workerConnection } from "../redis/connect.js";
 import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
 import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
-import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
+import { closeWorker, DEFAULT_CLOSE_TIMEOUT_MS } from "../worker/close-worker.js";
 import type { NotificationJobData } from "../worker/job-data.js";
-import { type EncryptionKey, sealingKeys } from "../worker/seal.js";
+import { RUN_OPTION_KEYS, runSettings } from "../worker/run-settings.js";
+import type { EncryptionKey } from "../worker/seal.js";
+import { type WorkerHealth, workerHealth } from "../worker/worker-health.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { gaugeFailedSet } from "./failed-set-gauge.js";
 import { jobProcessor } from "./job-processor.js";
@@ -83,6 +84,11 @@ export interface NotificationWorker {
   /** Resolves once connected to Redis and taking jobs. */
   waitUntilReady(): Promise<void>;
   /**
+   * Pings the store and the queue's Redis within `timeoutMs` (default 500 ms), and says how many jobs
+   * run here. `ok` is false while either is down, once closed, and while the worker takes no jobs.
+   */
+  health(options?: HealthOptions): Promise<WorkerHealth>;
+  /**
    * Stop taking jobs and wait up to `timeoutMs` (default 30 s) for running handlers. Past it, their
    * `ctx.signal` aborts and their jobs go back to the queue at once, for another worker to pick up
    * when this worker's claim lapses. Resolves true when every running handler finished in time.
@@ -91,30 +97,18 @@ export interface NotificationWorker {
 }
 
 const WORKER_KEYS = {
+  ...RUN_OPTION_KEYS,
   connection: true,
   name: true,
   prefix: true,
   concurrency: true,
-  onStale: true,
   idempotency: true,
-  logger: true,
-  redact: true,
-  handlerTimeoutMs: true,
-  platform: true,
-  leaseMs: true,
   lockDuration: true,
   stalledInterval: true,
   maxStalledCount: true,
-  encryptionKey: true,
   sweepQueuedEveryMs: true,
   workerOptions: true,
 } as const satisfies KnownKeys<Omit<CreateWorkerOptions, keyof SubscriptionHandlers | keyof HandlerHooks>>;
-
-/** Queued handlers are the slow ones, and no sender is waiting on them: a longer limit than a receiver's. */
-export const DEFAULT_WORKER_HANDLER_TIMEOUT_MS = 60_000;
-const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
-/** After the handlers are told to stop: time for their jobs to be put back before closing regardless. */
-const REQUEUE_GRACE_MS = 5_000;
 
 /**
  * Run queued notifications: the same typed handlers and context as a receiver, each notification id's
@@ -145,56 +139,52 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     logger.warn(
       "createWorker: the idempotency store has takeNext but no retryInLane: with ordering, a failed notification of a subscription's mailbox is then not retried in its turn; a store wrapper must pass retryInLane through",
     );
-  const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
+  const { settings, shutdown } = runSettings(options, store, logger);
   try {
-    checkHandlingOptions(options, store, leaseMs);
+    checkHandlingOptions(options, store, settings.leaseMs);
   } catch (err) {
     void closeStore(); // a store made here must not keep the process alive after the refusal
     throw err;
   }
   const handle = workerConnection(options.connection);
-  const shutdown = new AbortController();
-  // One listener per running job waits on it: as many as `concurrency`.
-  setMaxListeners(0, shutdown.signal);
-  const nextOwner = ownerTokens();
-
+  const ledger = queueLedger(handle.client, options.prefix, options.name);
   const runner: JobRunner = {
-    store,
-    handlers: options,
-    onStale: options.onStale,
-    leaseMs,
-    timeoutMs: options.handlerTimeoutMs ?? DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
-    ctxLogger: handlerLogger(logger, options.redact ?? {}),
-    platform: options.platform,
-    nextOwner: (job) => nextOwner(String(job.id)),
-    shutdown: shutdown.signal,
-    keys: sealingKeys(options.encryptionKey),
-    ledger: queueLedger(handle.client, options.prefix, options.name),
-    logger,
-    redact: options.redact ?? {},
+    ...settings,
+    ledger,
+    drops: batchedDrops(ledger),
     queueClient: handle.client,
   };
-  runner.drops = batchedDrops(runner.ledger!);
 
   loadOtelApi();
   const stopSweeping = sweepEvery(options.sweepQueuedEveryMs ?? DEFAULT_SWEEP_EVERY_MS, {
     connection: handle.client,
     name: options.name,
     prefix: options.prefix,
-    ledger: runner.ledger!,
+    ledger,
     store,
     logger,
   });
-  const processor = jobProcessor(runner, logger, options.redact ?? {}, options.name);
+  const processor = jobProcessor(runner, logger, settings.redact, options.name);
+  const concurrency = options.concurrency ?? 10;
+  // Jobs in the processor now, for `health()`: BullMQ keeps its own count private.
+  let running = 0;
+  const counted = async (job: Job<NotificationJobData>, token?: string): Promise<JobOutcome> => {
+    running++;
+    try {
+      return await processor(job, token);
+    } finally {
+      running--;
+    }
+  };
 
-  const worker = new Worker<NotificationJobData, JobOutcome>(options.name, processor, {
+  const worker = new Worker<NotificationJobData, JobOutcome>(options.name, counted, {
     ...options.workerOptions,
     connection: handle.client,
     ...(options.prefix ? { prefix: options.prefix } : {}),
-    concurrency: options.concurrency ?? 10,
+    concurrency,
     // A dead worker's job is retried once its lock lapses; with the lease lapsing at the same time,
     // the retry can claim the record at once instead of waiting for it.
-    lockDuration: options.lockDuration ?? leaseMs,
+    lockDuration: options.lockDuration ?? settings.leaseMs,
     ...(options.stalledInterval !== undefined ? { stalledInterval: options.stalledInterval } : {}),
     ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
   });
@@ -214,22 +204,35 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     waitUntilReady: async () => {
       await worker.waitUntilReady();
     },
+    health: (healthOptions) =>
+      workerHealth(
+        {
+          store,
+          // The queue's Redis, on the connection the worker's ledger and sweep use.
+          queue: { ping: async () => void (await handle.client.ping()) },
+          concurrency,
+          running: () => running,
+          taking: () => worker.isRunning(),
+          closed: () => closing !== undefined,
+        },
+        healthOptions,
+      ),
     close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
-      return (closing ??= (async () => {
-        const closed = worker.close();
-        const drained = await settlesWithin(closed, timeoutMs);
-        if (!drained) {
-          shutdown.abort(new Error("worker closing"));
-          await settlesWithin(closed, REQUEUE_GRACE_MS);
-        }
-        await runner.drops!.flush();
-        await stopSweeping();
-        await stopFailedSetGauge();
-        await closeStore();
-        await closeIfOwned(handle);
-        return drained;
-      })());
+      return (closing ??= closeWorker(
+        {
+          stop: () => worker.close(),
+          shutdown,
+          release: async () => {
+            await runner.drops!.flush();
+            await stopSweeping();
+            await stopFailedSetGauge();
+            await closeStore();
+            await closeIfOwned(handle);
+          },
+        },
+        timeoutMs,
+      ));
     },
   };
 }

@@ -2,7 +2,9 @@ export { type Closable, type CloseOnSignalsOptions, closeOnSignals } from "../re
 export type { RedisConnection } from "../redis/connect.js";
 export type { CloseOptions } from "../shared/close-options.js";
 export type { NotificationJobData } from "../worker/job-data.js";
+export { DEFAULT_WORKER_HANDLER_TIMEOUT_MS } from "../worker/run-settings.js";
 export type { EncryptionKey, SealedPayload } from "../worker/seal.js";
+export type { WorkerHealth } from "../worker/worker-health.js";
 export {
   type BullmqNotificationQueue,
   type BullmqQueueOptions,
@@ -10,12 +12,7 @@ export {
   DEFAULT_JOB_OPTIONS,
   QueueUnavailableError,
 } from "./bullmq-queue.js";
-export {
-  type CreateWorkerOptions,
-  createWorker,
-  DEFAULT_WORKER_HANDLER_TIMEOUT_MS,
-  type NotificationWorker,
-} from "./create-worker.js";
+export { type CreateWorkerOptions, createWorker, type NotificationWorker } from "./create-worker.js";
 export { jobIdFor } from "./job-id.js";
 export type { JobOutcome } from "./process-job.js";
 export type { LedgerEntry, QueueLedger } from "./queue-ledger.js";

@@ -1,23 +1,25 @@
 import { Backoffs, DelayedError, Job, type MinimalQueue, UnrecoverableError } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
-import type { Logger } from "pino";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
-import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
-import type { ClaimedOrStale, ClaimHandle, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
+import type { ClaimedOrStale, ClaimHandle, ClaimResult, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
-import type { RedactOptions } from "../logging/redact.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
+import { carriedJobData } from "../worker/carried-job-data.js";
+import { claimJob, jobClaimRequest } from "../worker/claim-job.js";
 import {
   type NotificationJob,
   type NotificationJobData,
   readNotificationJob,
   UnreadableJobDataError,
 } from "../worker/job-data.js";
+import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-delay.js";
+import type { RunSettings } from "../worker/run-settings.js";
 import type { SealingKey } from "../worker/seal.js";
+import { type Taken, takeNext } from "../worker/take-next.js";
 import { writeDeadLetter } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import { type LaneRetry, requeueingInLane, requeuesInLane } from "./lane-transaction.js";
@@ -49,32 +51,14 @@ export class InvalidJobDataError extends UnrecoverableError {}
 /** How a job ended without an error; also the job's return value. */
 export type JobOutcome = "processed" | "unhandled" | "stale" | "duplicate" | "conflict";
 
-export interface JobRunner {
-  store: IdempotencyStore;
-  handlers: SubscriptionHandlers & HandlerHooks;
-  /** For jobs claimed in order that are stale by the time they run. */
-  onStale?: Handler | undefined;
-  leaseMs: number;
-  timeoutMs: number;
-  /** Base for `ctx.log`, with the receiver's redaction (see `handlerLogger`). */
-  ctxLogger: Logger;
-  /** `ctx.platform`, when the worker was given a platform client. */
-  platform?: unknown;
-  /** A token unique to this run: complete/fail/extend succeed only while it owns the record. */
-  nextOwner: (job: Job) => string;
-  /** Aborted when the worker gives up waiting for running handlers on close. */
-  shutdown: AbortSignal;
-  /** Keys that open sealed job data. */
-  keys: readonly SealingKey[];
+/** What a BullMQ job's run needs beyond every worker's settings. */
+export interface JobRunner extends RunSettings {
   /** The queue's ledger of job copies: dropped once a notification is done, read when a waiter's job is gone. */
   ledger?: QueueLedger | undefined;
   /** Drops of done notifications' copies, gathered across jobs (`batchedDrops`); else a drain's own batches. */
   drops?: LedgerDrops | undefined;
   /** A connection to the queue's Redis: a lane's dead letter is written into the failed set with it. */
   queueClient?: Redis | Cluster | undefined;
-  /** Where a failure in an ordered lane is logged (one not thrown to BullMQ), with `redact` applied. */
-  logger?: Logger | undefined;
-  redact?: RedactOptions | undefined;
 }
 
 /** Thrown after a job was put back to wait without using one of its attempts. */
@@ -83,11 +67,6 @@ class Postponed extends DelayedError {}
 /** Postponed until a failed notification of its lane is due for its retry (see `retryInLane`). */
 export class WaitingForRetry extends Postponed {}
 
-/** When the record is held by someone else: first look again soon, then back off, up to this. */
-const RECHECK_MIN_MS = 50;
-const RECHECK_MAX_MS = 5_000;
-/** When the store cannot be reached: look again after this long. */
-const STORE_RETRY_MS = 1_000;
 /** The longest a worker-side queue command (postpone, job lookup, removal) may take. */
 const WORKER_CALL_TIMEOUT_MS = 5_000;
 
@@ -112,36 +91,23 @@ export async function processJob(
   observeHandler?: HandlerObserver,
 ): Promise<JobOutcome> {
   const own = readJobData(job, runner.keys);
-  const { id, fingerprint, order, handoff } = own;
-  const owner = runner.nextOwner(job);
+  const { id, order } = own;
+  const owner = runner.nextOwner(String(job.id));
   // Redriven after an older dead letter of its lane: that one goes back into the lane first.
   const after = own.raw?.redriveAfter;
   if (order && typeof after === "string" && (await stillOnItsWayBack(job, after, order.key, runner.store)))
-    return postpone(job, token, recheckDelay(job));
+    return postpone(job, token, recheckDelayOf(job));
 
-  let claim;
+  let claim: ClaimResult;
   let transaction: TransactionalClaim | undefined;
   // The claim's lease counts from when it was asked for: the handler starts only with enough of it left.
   const claimSent = performance.now();
   try {
     // In order, the claim checks the position again: something newer may have completed since the receiver's check.
-    const request = {
-      id,
-      fingerprint,
-      owner,
-      leaseMs: runner.leaseMs,
-      handlerTimeoutMs: runner.timeoutMs,
-      takeQueued: true,
-      // Unordered, the record keeps BullMQ's count of the run (the runs it made, plus this one): the
-      // record, the job and ctx.attempt say the same. A lane counts its runs itself.
-      ...(order ? { order } : { attempt: job.attemptsMade + 1 }),
-      ...(handoff ? { handoffFrom: handoff } : {}),
-    };
-    // A store that claims in a transaction runs the job's handler in it, as a receiver does.
-    if (claimsInTransaction(runner.store)) {
-      transaction = await runner.store.claimInTransaction(request);
-      claim = transaction.result;
-    } else claim = await runner.store.claim(request);
+    // Unordered, the record keeps BullMQ's count of the run (the runs it made, plus this one): the
+    // record, the job and ctx.attempt say the same. A lane counts its runs itself.
+    const request = jobClaimRequest(own, runner, owner, order ? undefined : job.attemptsMade + 1);
+    ({ claim, transaction } = await claimJob(runner.store, request));
   } catch {
     return postpone(job, token, STORE_RETRY_MS);
   }
@@ -158,7 +124,13 @@ export async function processJob(
       // An ordered job is also its subscription's drain job (the mailbox's notifications have none of
       // their own): the runner that held it may have died after its own notification, so the job runs
       // what still waits, from the head, before it ends.
-      const taken = await takeNext(runner.store, order.key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs);
+      const taken = await takeNext(
+        runner.store,
+        order.key,
+        runner.nextOwner(String(job.id)),
+        runner.leaseMs,
+        runner.timeoutMs,
+      );
       ({ current, currentTransaction: transaction } = taken ?? {});
       if (taken?.sentAt !== undefined) leaseFrom = taken.sentAt;
       break;
@@ -170,11 +142,11 @@ export async function processJob(
       return postpone(
         job,
         token,
-        claim.key && claim.retryAfterMs > RECHECK_MIN_MS ? claim.retryAfterMs + RECHECK_MIN_MS : recheckDelay(job),
+        claim.key && claim.retryAfterMs > RECHECK_MIN_MS ? claim.retryAfterMs + RECHECK_MIN_MS : recheckDelayOf(job),
       );
     case "queued":
       // Only a store that ignores `takeQueued` answers this; look again rather than drop the job.
-      return postpone(job, token, recheckDelay(job));
+      return postpone(job, token, recheckDelayOf(job));
     default:
       current = claim;
   }
@@ -219,7 +191,7 @@ export async function processJob(
         : () =>
             (early ??= runner.shutdown.aborted
               ? undefined
-              : takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs));
+              : takeNext(runner.store, key, runner.nextOwner(String(job.id)), runner.leaseMs, runner.timeoutMs));
     if (data) {
       const lane = laneOf(job, current, data, isOwn, runner, inTransaction);
       // With a store that can, the next waiter comes back with the completion: one round trip, not two.
@@ -258,7 +230,7 @@ export async function processJob(
           // A completion refused after the next waiter was already asked for: that one is let go too.
           const taken = early ? (await early)?.current : undefined;
           if (taken) await Promise.resolve(runner.store.extend(taken, 0)).catch(() => {});
-          return postpone(job, token, recheckDelay(job));
+          return postpone(job, token, recheckDelayOf(job));
         } else outcome = result.outcome;
       } else if (!("failure" in result) && result.outcome !== "lease_lost") {
         if (data.job) tidying.push(removeDone(data.job));
@@ -281,7 +253,7 @@ export async function processJob(
       // Taken early, a failed take (the completion's connection broke) is asked again now. One taken
       // early by a worker shutting down is left: its lease lapses and it goes back in line.
       let taken: Taken | undefined = early ? await early : undefined;
-      taken ??= await takeNext(runner.store, key, runner.nextOwner(job), runner.leaseMs, runner.timeoutMs);
+      taken ??= await takeNext(runner.store, key, runner.nextOwner(String(job.id)), runner.leaseMs, runner.timeoutMs);
       ({ current, currentTransaction } = taken ?? {});
       if (taken?.sentAt !== undefined) leaseFrom = taken.sentAt;
     }
@@ -492,33 +464,6 @@ async function keepLanePrior(job: Job<NotificationJobData>, attempt: number): Pr
   ).catch(() => {});
 }
 
-/** What `takeNext` found: the next waiter, if any, and when it was asked for (its lease counts from then). */
-type Taken = { current?: ClaimedOrStale; currentTransaction?: TransactionalClaim; sentAt: number };
-
-/**
- * The next waiter of `key` for `owner`, in a transaction when the store claims in one; undefined when
- * the store could not be asked.
- */
-async function takeNext(
-  store: IdempotencyStore,
-  key: string,
-  owner: string,
-  leaseMs: number,
-  handlerTimeoutMs: number,
-): Promise<Taken | undefined> {
-  const sentAt = performance.now();
-  try {
-    if (claimsInTransaction(store) && store.takeNextInTransaction) {
-      const taken = await store.takeNextInTransaction({ key }, owner, leaseMs, handlerTimeoutMs);
-      return taken ? { current: taken.result as ClaimedOrStale, currentTransaction: taken, sentAt } : { sentAt };
-    }
-    const next = store.takeNext ? await store.takeNext({ key }, owner, leaseMs) : undefined;
-    return next ? { current: next, sentAt } : { sentAt };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The runner's store, whose first `complete` (of a lane's claim) is sent as `completeAndTakeNext`: the
  * lane's next waiter is handed to this runner in the completion's own step, and `handOver` gets it as
@@ -536,7 +481,7 @@ function completingWithNext(
     if (sent || runner.shutdown.aborted) return store.complete(claim, answer);
     sent = true;
     const sentAt = performance.now();
-    const next = { owner: runner.nextOwner(job), leaseMs: runner.leaseMs };
+    const next = { owner: runner.nextOwner(String(job.id)), leaseMs: runner.leaseMs };
     const both = Promise.resolve(store.completeAndTakeNext!(claim, answer, next));
     handOver(
       both.then(
@@ -646,10 +591,8 @@ async function waiterJobData(
   runner: JobRunner,
 ): Promise<ReadJobData | undefined | typeof UNREACHABLE> {
   const { id } = claim;
-  if (claim.carried !== undefined) {
-    const kept = carriedJobData(claim, runner.keys);
-    if (kept) return kept;
-  }
+  const kept = carriedJobData(claim, runner.keys);
+  if (kept) return kept;
   // Both asked at once: a mailbox's notifications have no job of their own, only the ledger's copy,
   // and asking one after the other would put a round trip more between each of a subscription's runs.
   const [looked, found] = await Promise.allSettled([
@@ -673,23 +616,6 @@ async function waiterJobData(
     ledger: copy.part,
     raw: data,
   }));
-}
-
-/**
- * The job data a waiter's receiver kept with it in the mailbox, opened and validated as a job's is.
- * It must name the record and order key it was handed over under: data moved from another record (by
- * whoever can write to Redis) is not run; a sealed one is bound to both by its seal as well.
- */
-function carriedJobData(claim: ClaimedOrStale, keys: readonly SealingKey[]): ReadJobData | undefined {
-  let data: Partial<NotificationJobData>;
-  try {
-    data = JSON.parse(claim.carried!) as Partial<NotificationJobData>;
-  } catch {
-    return undefined;
-  }
-  if (data?.id !== claim.id || data.order?.key !== claim.order?.key) return undefined;
-  const receivedAt = typeof data.receivedAt === "number" ? data.receivedAt : Date.now();
-  return readableOrUndefined(() => ({ ...readNotificationJob(data, keys, receivedAt), raw: data }));
 }
 
 /** Job data no key opens or no schema accepts cannot be run from here: as good as gone. */
@@ -792,9 +718,8 @@ function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[])
 }
 
 /** 50 ms, then doubling with each start of this job that used no attempt, up to 5 s. */
-function recheckDelay(job: Job): number {
-  const postponements = Math.max(0, (job.attemptsStarted ?? 1) - job.attemptsMade - 1);
-  return Math.min(RECHECK_MAX_MS, RECHECK_MIN_MS * 2 ** Math.min(postponements, 10));
+function recheckDelayOf(job: Job): number {
+  return recheckDelay((job.attemptsStarted ?? 1) - job.attemptsMade - 1);
 }
 
 /**

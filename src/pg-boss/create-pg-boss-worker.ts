@@ -1,21 +1,22 @@
-import { setMaxListeners } from "node:events";
 import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
 import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { PlatformOption } from "../dispatch/platform-handle.js";
-import { ownerTokens } from "../dispatch/run-claimed.js";
-import { DEFAULT_LEASE_MS, type IdempotencyStore } from "../idempotency/store.js";
+import type { IdempotencyStore } from "../idempotency/store.js";
 import { claimsInTransaction } from "../idempotency/transaction.js";
-import { defaultLogger, handlerLogger, libraryLogger } from "../logging/logger.js";
+import { defaultLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
-import { checkHealth, type HealthOptions, type ReceiverHealth } from "../receiver/health.js";
+import type { HealthOptions } from "../receiver/health.js";
 import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
 import { optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
-import { settlesWithin } from "../shared/time-limit.js";
 import { loadOtelApi } from "../telemetry/load-api.js";
-import { type EncryptionKey, sealingKeys } from "../worker/seal.js";
+import { closeWorker, DEFAULT_CLOSE_TIMEOUT_MS } from "../worker/close-worker.js";
+import { recheckDelay } from "../worker/recheck-delay.js";
+import { RUN_OPTION_KEYS, runSettings } from "../worker/run-settings.js";
+import type { EncryptionKey } from "../worker/seal.js";
+import { type WorkerHealth, workerHealth } from "../worker/worker-health.js";
 import { checkBoss, checkStarted, pgBossQueue, queueName } from "./pg-boss-queue.js";
 import { restoringEvery } from "./restore-archived.js";
 import { type PgBossRunner, type ReadyJob, runJob } from "./run-job.js";
@@ -48,10 +49,7 @@ export interface CreatePgBossWorkerOptions extends SubscriptionHandlers, Handler
 }
 
 /** `receiver.health()`'s shape, for the worker: its store and queue, and how many jobs it is running. */
-export interface PgBossWorkerHealth extends ReceiverHealth {
-  running: number;
-  closed: boolean;
-}
+export interface PgBossWorkerHealth extends WorkerHealth {}
 
 export interface PgBossNotificationWorker {
   /**
@@ -71,29 +69,14 @@ export interface PgBossNotificationWorker {
 }
 
 const WORKER_KEYS = {
+  ...RUN_OPTION_KEYS,
   boss: true,
   name: true,
   schema: true,
   idempotency: true,
   concurrency: true,
-  onStale: true,
-  logger: true,
-  redact: true,
-  handlerTimeoutMs: true,
-  platform: true,
-  leaseMs: true,
   pollingIntervalMs: true,
-  encryptionKey: true,
 } as const satisfies KnownKeys<Omit<CreatePgBossWorkerOptions, keyof SubscriptionHandlers | keyof HandlerHooks>>;
-
-/** As `createWorker`'s: queued handlers are the slow ones, and no sender waits on them. */
-const DEFAULT_HANDLER_TIMEOUT_MS = 60_000;
-const DEFAULT_CLOSE_TIMEOUT_MS = 30_000;
-/** After the handlers are told to stop: time for their transactions to roll back before closing regardless. */
-const ABORT_GRACE_MS = 5_000;
-/** A job held elsewhere is looked at again after 50 ms, doubling each time, up to 5 s. */
-const RECHECK_MIN_MS = 50;
-const RECHECK_MAX_MS = 5_000;
 
 /**
  * Work a pg-boss queue: the same typed handlers and context as a receiver, each job's handler run in
@@ -135,33 +118,20 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
       "MW_INVALID_TIMEOUT",
       "pollingIntervalMs",
     );
-  const leaseMs = options.leaseMs ?? store.leaseMs ?? DEFAULT_LEASE_MS;
-  checkHandlingOptions(options, store, leaseMs);
   const redact = options.redact ?? {};
   const logger = libraryLogger(options.logger ?? defaultLogger(), redact);
+  const { settings, shutdown } = runSettings(options, store, logger);
+  checkHandlingOptions(options, store, settings.leaseMs);
   const queue = pgBossQueue({ boss, name, ...(options.schema ? { schema: options.schema } : {}) });
-  const shutdown = new AbortController();
-  setMaxListeners(0, shutdown.signal);
-  const nextOwner = ownerTokens();
   let stopping = false;
 
   const runner: PgBossRunner = {
+    ...settings,
+    store,
     boss,
     name,
     table: queue.table,
     jobIdFor: queue.jobIdFor,
-    store,
-    handlers: options,
-    onStale: options.onStale,
-    leaseMs,
-    timeoutMs: options.handlerTimeoutMs ?? DEFAULT_HANDLER_TIMEOUT_MS,
-    ctxLogger: handlerLogger(logger, redact),
-    platform: options.platform,
-    logger,
-    redact,
-    keys: sealingKeys(options.encryptionKey),
-    nextOwner,
-    shutdown: shutdown.signal,
     stopping: () => stopping,
   };
   // pg-boss re-emits its pool's errors (a dropped connection) on the boss: unheard, they would crash the process.
@@ -188,7 +158,8 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
         (visit) => {
           if (visit.done) return void putOff.delete(job.id);
           const times = (putOff.get(job.id)?.times ?? 0) + 1;
-          const delay = visit.retryInMs ?? Math.min(RECHECK_MAX_MS, RECHECK_MIN_MS * 2 ** Math.min(times, 10));
+          // A job held elsewhere is looked at again after 100 ms, doubling each time, up to 5 s.
+          const delay = visit.retryInMs ?? recheckDelay(times);
           putOff.set(job.id, { until: Date.now() + delay, times });
         },
         (err) => logger.error({ err, job_id: job.id }, "job run failed unexpectedly; it runs again"),
@@ -249,32 +220,33 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
   let closing: Promise<boolean> | undefined;
   return {
     waitUntilReady: setUp,
-    async health(healthOptions) {
-      const health = await checkHealth(
-        store,
-        queue,
+    health: (healthOptions) =>
+      workerHealth(
+        {
+          store,
+          queue,
+          concurrency,
+          running: () => inHand.size,
+          // The poll loop runs until the worker closes: it logs and retries what fails.
+          taking: () => !stopping,
+          closed: () => closing !== undefined,
+        },
         healthOptions,
-        { inFlight: () => inHand.size, maxInFlight: concurrency },
-        // Its jobs may be of ordered lanes: the ones a dead letter holds are reported.
-        { lanes: true },
-      );
-      const closed = closing !== undefined;
-      return { ...health, ok: health.ok && !closed, running: inHand.size, closed };
-    },
+      ),
     close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
-      return (closing ??= (async () => {
-        stopping = true;
-        wake();
-        const finished = polling.then(() => Promise.all(inHand.values()));
-        const drained = await settlesWithin(finished, timeoutMs);
-        if (!drained) {
-          shutdown.abort(new Error("worker closing"));
-          await settlesWithin(finished, ABORT_GRACE_MS);
-        }
-        boss.off("error", onBossError);
-        return drained;
-      })());
+      return (closing ??= closeWorker(
+        {
+          stop: () => {
+            stopping = true;
+            wake();
+            return polling.then(() => Promise.all(inHand.values()));
+          },
+          shutdown,
+          release: async () => void boss.off("error", onBossError),
+        },
+        timeoutMs,
+      ));
     },
   };
 }

@@ -1,18 +1,18 @@
 import type { PoolClient } from "pg";
 import type PgBoss from "pg-boss";
-import type { Logger } from "pino";
-import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
-import type { ClaimedOrStale, ClaimRequest } from "../idempotency/store.js";
+import type { ClaimedOrStale } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
-import type { RedactOptions } from "../logging/redact.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { guardTransaction } from "../postgres/guarded-transaction.js";
 import { coded } from "../shared/errors.js";
 import { observeJob } from "../telemetry/observe-job.js";
+import { jobClaimRequest } from "../worker/claim-job.js";
 import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../worker/job-data.js";
-import type { SealingKey } from "../worker/seal.js";
+import { STORE_RETRY_MS } from "../worker/recheck-delay.js";
+import type { RunSettings } from "../worker/run-settings.js";
+import { takeNext } from "../worker/take-next.js";
 import { executorOn, type JobTable, type Queryable } from "./job-table.js";
 
 /** A job found ready in the queue (`JobTable.ready`). */
@@ -24,26 +24,13 @@ export interface ReadyJob {
   attempt: number;
 }
 
-export interface PgBossRunner {
+/** What a pg-boss job's run needs beyond every worker's settings. */
+export interface PgBossRunner extends RunSettings {
   boss: PgBoss;
   name: string;
   table: JobTable;
   jobIdFor: (id: string) => string;
   store: TransactionalStore;
-  handlers: SubscriptionHandlers & HandlerHooks;
-  onStale?: Handler | undefined;
-  leaseMs: number;
-  timeoutMs: number;
-  /** Base for `ctx.log`, with the worker's redaction. */
-  ctxLogger: Logger;
-  /** `ctx.platform`, when the worker was given a platform client. */
-  platform?: unknown;
-  logger: Logger;
-  redact: RedactOptions;
-  keys: readonly SealingKey[];
-  nextOwner: (scope: string) => string;
-  /** Aborted when the worker gives up waiting for running handlers on close. */
-  shutdown: AbortSignal;
   /** True once the worker is closing: a subscription's next waiter is left for another worker. */
   stopping: () => boolean;
 }
@@ -62,8 +49,6 @@ type RunOutcome =
   | "job_missing"
   | "store_unavailable";
 
-/** When the store cannot be reached: look at the job again after this long. */
-const STORE_RETRY_MS = 1_000;
 /** A redriven job of a subscription behind an older redriven one: looked at again after this long. */
 const REDRIVEN_WAIT_MS = 100;
 
@@ -114,18 +99,7 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
   }
   const id = own.id;
   if (own.order && (await olderRedrivenWaits(runner, job, own))) return { done: false, retryInMs: REDRIVEN_WAIT_MS };
-  const request: ClaimRequest = {
-    id,
-    fingerprint: own.fingerprint,
-    owner: runner.nextOwner(job.id),
-    leaseMs: runner.leaseMs,
-    // The store bounds the transaction on the server by it: a frozen worker's job is free again after it.
-    handlerTimeoutMs: runner.timeoutMs,
-    takeQueued: true,
-    attempt: job.attempt,
-    ...(own.order ? { order: own.order } : {}),
-    ...(own.handoff ? { handoffFrom: own.handoff } : {}),
-  };
+  const request = jobClaimRequest(own, runner, runner.nextOwner(job.id), job.attempt);
   let transaction: TransactionalClaim;
   try {
     transaction = await runner.store.claimInTransaction(request);
@@ -172,17 +146,10 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
     const key = current.claim.order?.key;
     current = undefined;
     if (key === undefined || runner.stopping() || !runner.store.takeNextInTransaction) break;
-    try {
-      const taken = await runner.store.takeNextInTransaction(
-        { key },
-        runner.nextOwner(job.id),
-        runner.leaseMs,
-        runner.timeoutMs,
-      );
-      if (taken) current = { claim: taken.result as ClaimedOrStale, transaction: taken };
-    } catch {
-      // The store is out of reach: the waiters' jobs are still ready, and another look runs them.
-    }
+    // Undefined when the store is out of reach: the waiters' jobs are still ready, and another look runs them.
+    const taken = await takeNext(runner.store, key, runner.nextOwner(job.id), runner.leaseMs, runner.timeoutMs);
+    if (taken?.current && taken.currentTransaction)
+      current = { claim: taken.current, transaction: taken.currentTransaction };
   }
   return ranOwn ? { done: true } : { done: false };
 }

@@ -45,7 +45,7 @@ export const DEFAULT_HEALTH_TIMEOUT_MS = 500;
  */
 export async function checkHealth(
   store: IdempotencyStore,
-  queue: NotificationQueue | undefined,
+  queue: Pick<NotificationQueue, "ping"> | undefined,
   options: HealthOptions = {},
   load: { inFlight: () => number; maxInFlight: number },
   /** Whether the caller runs ordered lanes (a receiver with `ordering`, a worker): then held lanes are counted. */

@@ -42,6 +42,9 @@ describe("the layers", () => {
     ["backward", "src/dispatch/run-claimed.ts", "../receiver/options.js", "src/receiver/options.ts"],
     ["backward", "src/idempotency/memory-store.ts", "../receiver/options.js", "src/receiver/options.ts"],
     ["backward", "src/logging/recorder.ts", "../redis/connect.js", "src/redis/connect.ts"],
+    // The worker core knows no transport: each queue implements what it asks for.
+    ["backward", "src/worker/take-next.ts", "../bullmq/job-id.js", "src/bullmq/job-id.ts"],
+    ["backward", "src/worker/claim-job.ts", "../pg-boss/job-table.js", "src/pg-boss/job-table.ts"],
     // Queues kept apart: each is a transport of src/worker, and the console knows neither.
     ["apart", "src/pg-boss/run-job.ts", "../bullmq/job-id.js", "src/bullmq/job-id.ts"],
     ["apart", "src/console/admin.ts", "../bullmq/job-id.js", "src/bullmq/job-id.ts"],
