@@ -47,6 +47,9 @@ function lateAnswers(
     release: store.release.bind(store),
     get: store.get.bind(store),
     ...(store.takeNext ? { takeNext: store.takeNext.bind(store) } : {}),
+
+    // Left out, so that every hand-over goes through `takeNext`, whose answers this wrapper holds back.
+    completeAndTakeNext: undefined,
   };
   const original = wrapped[method] as (...args: unknown[]) => unknown;
   (wrapped as Record<string, unknown>)[method] = async (...args: unknown[]) => {

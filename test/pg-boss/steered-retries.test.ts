@@ -117,6 +117,12 @@ describe("a pg-boss worker's handler steers its retries", () => {
     const body = notification();
     expect((await receiver.handle(post(body))).status).toBe(200);
     await eventually(async () => (await deadLetters()).created === 1, 20_000, "the dead letter");
+    // The last run's line is written once its dead letter has committed, so it may follow it by a moment.
+    await eventually(
+      () => lines().filter((l) => l.outcome === "handler_retry_later").length >= 2,
+      5_000,
+      "the last run's log line",
+    );
     expect(runs.map((r) => r.attempt)).toEqual([1, 2]);
     expect(
       lines()
