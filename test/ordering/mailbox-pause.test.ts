@@ -105,6 +105,7 @@ describe("an ordered run through a 10 s CLIENT PAUSE of the queue's Redis", () =
       notifications.map(async (n) => Number(await redis.get(`${effects}:started:${n.id}`))),
     );
     expect(starts.filter((count) => count !== 1)).toEqual([]);
-    await untilQueueEmpty(queue);
+    // A loaded machine may take a while to catch up after the pause: the bound is generous on purpose.
+    await untilQueueEmpty(queue, 90_000);
   }, 120_000);
 });

@@ -46,7 +46,7 @@ describe("error level only for a notification that failed", () => {
     cleanup.push(() => frozen.close({ timeoutMs: 1_000 }));
     const body = notification();
     expect((await receiver.handle(post(body))).status).toBe(200);
-    await eventually(async () => backend !== undefined, 10_000, "the handler to start");
+    await eventually(async () => backend !== undefined, 30_000, "the handler to start");
     // Frozen, it takes no more jobs; its handler, cut off, waits on regardless.
     await frozen.close({ timeoutMs: 0 }).catch(() => {});
     await pool.query("SELECT pg_terminate_backend($1)", [backend]);
@@ -64,5 +64,5 @@ describe("error level only for a notification that failed", () => {
     expect(runs).toEqual([body.id]);
     expect(lines().filter((line) => line.level >= 50)).toEqual([]);
     expect(await jobStates(pool, bossSchema, "lost")).toEqual({ completed: 1 });
-  });
+  }, 90_000);
 });

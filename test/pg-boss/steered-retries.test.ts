@@ -141,6 +141,8 @@ describe("a pg-boss worker's handler steers its retries", () => {
     );
     expect(Number(rows[0].wait)).toBeGreaterThan(QUEUE_RETRY_DELAY_S / 2);
     expect(runs).toHaveLength(1);
+    // The run's line is written once its retry has committed, so it may follow it by a moment.
+    await eventually(() => lines().some((l) => l.outcome === "handler_failed"), 5_000, "the run's log line");
     expect(lines().find((l) => l.outcome === "handler_failed")?.msg).toBe(
       "notification failed; pg-boss retries it, then dead-letters it",
     );
