@@ -150,8 +150,9 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     await ready();
     // A mailbox's notification is kept as the copy alone (the store keeps the same data for its runner):
     // the copy is what a sweep finds a subscription by whose drain job the queue lost.
-    // Kept in its lane with its data: the queue keeps nothing more (`wake` adds a drain job with a copy).
-    if (item.mailbox && item.carried !== undefined && item.inLane) return;
+    // Each waiter keeps its own copy, not only the one that woke its lane (`wake` writes that one beside
+    // its drain job): a failover that loses the waking copy must not leave the later ones unfound.
+    if (item.mailbox && item.carried !== undefined && item.inLane?.wake) return;
     if (item.mailbox) {
       const carried = item.carried ?? JSON.stringify(jobDataFor(item, key, ledger.partFor(item.id)));
       return ledger.keep(item.id, carried, partOf(carried));

@@ -148,9 +148,11 @@ describe("Redis commands per queued notification (MONITOR, 1 receiver, 2 worker 
     );
   }, 180_000);
 
-  it("ordered on one busy subscription: at most 4 per notification, receiver and workers together", async () => {
+  // 4 for the lane itself, and 1 for each waiter's own copy beside the queue: a failover of the queue's
+  // master that loses the waking copy must leave the later waiters findable by the sweep.
+  it("ordered on one busy subscription: at most 5 per notification (4, and each waiter's copy), receiver and workers together", async () => {
     const counts = await count("ordered, one subscription");
-    expect(counts.receiver.total + counts.workers.total, detail(counts)).toBeLessThanOrEqual(4 * COUNTED);
+    expect(counts.receiver.total + counts.workers.total, detail(counts)).toBeLessThanOrEqual(5 * COUNTED);
   }, 180_000);
 });
 
