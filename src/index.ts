@@ -103,7 +103,9 @@ export {
   type MailboxAppend,
   type OrderClaim,
   type RecordState,
+  type StalledLane,
   StoreUnavailableError,
+  type WokenLane,
 } from "./idempotency/store.js";
 
 // Processing after the answer.

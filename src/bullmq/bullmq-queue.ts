@@ -148,11 +148,12 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
 
   async function add(item: QueuedNotification): Promise<void> {
     await ready();
-    // A mailbox's notification is kept as the copy alone (the store keeps the same data for its runner):
-    // the copy is what a sweep finds a subscription by whose drain job the queue lost.
-    // Each waiter keeps its own copy, not only the one that woke its lane (`wake` writes that one beside
-    // its drain job): a failover that loses the waking copy must not leave the later ones unfound.
-    if (item.mailbox && item.carried !== undefined && item.inLane?.wake) return;
+    // Appended to its lane with its data (`inLane`), a mailbox's notification needs nothing here: the
+    // lane keeps it until it is done, and the sweep finds a lane whose drain job the queue lost from
+    // the store's side (`stalledLanes`; with a store that cannot, by the copy that `wake` keeps of the
+    // notification that woke the lane). Appended without its data, the copy is where its runner reads
+    // it from.
+    if (item.mailbox && item.carried !== undefined && item.inLane) return;
     if (item.mailbox) {
       const carried = item.carried ?? JSON.stringify(jobDataFor(item, key, ledger.partFor(item.id)));
       return ledger.keep(item.id, carried, partOf(carried));
@@ -215,7 +216,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
           const data = item.carried
             ? (JSON.parse(item.carried) as NotificationJobData)
             : jobDataFor(item, key, ledger.partFor(item.id));
-          await addJob(item, data, item.inLane !== undefined);
+          await addJob(item, data, item.inLane !== undefined && !item.inLane.found);
         })(),
         timeoutMs,
         () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`),

@@ -50,8 +50,11 @@ export function sweepEvery(everyMs: number, target: SweepTarget): () => Promise<
         store: target.store,
         olderThanMs: Math.min(everyMs, DEFAULT_SWEEP_MIN_AGE_MS),
       });
-      if (result.requeued > 0)
+      // Each only for a real loss: a copy whose job is gone, a lane with waiters and no job to run them.
+      if (result.requeued > (result.lanes ?? 0))
         target.logger.warn(result, "notifications whose job was lost were queued again from the ledger");
+      if (result.lanes)
+        target.logger.warn(result, "lanes whose job was lost were woken from the store, their notifications in order");
     } catch (err) {
       target.logger.warn({ err }, "sweep for lost jobs failed; trying again at the next one");
     }

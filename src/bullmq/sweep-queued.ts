@@ -1,5 +1,5 @@
 import type { Queue } from "bullmq";
-import type { IdempotencyRecord, IdempotencyStore } from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, type IdempotencyRecord, type IdempotencyStore } from "../idempotency/store.js";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor } from "./job-id.js";
@@ -13,6 +13,12 @@ export interface SweepResult {
   requeued: number;
   /** Copies dropped: their notification is done (or failed, in the failed set for `redrive`). */
   dropped: number;
+  /**
+   * Of `requeued`, the lanes woken from the store's side (`IdempotencyStore.stalledLanes`): notifications
+   * waited and neither the job that was to run the lane nor its head's own job was in the queue. Set
+   * when one was.
+   */
+  lanes?: number;
 }
 
 export interface SweepQueuedOptions {
@@ -27,10 +33,16 @@ export interface SweepQueuedOptions {
   olderThanMs?: number;
   /** How many copies are read at a time; a sweep pages through every part's copies. Default 1,000. */
   limit?: number;
+  /**
+   * Most lanes a sweep looks at from the store's side, those idle longest first; the rest at the next
+   * sweep (a lane looked at is not looked at again for `olderThanMs`). Default 500.
+   */
+  laneLimit?: number;
 }
 
 export const DEFAULT_SWEEP_MIN_AGE_MS = 10_000;
 const DEFAULT_SWEEP_PAGE = 1_000;
+const DEFAULT_LANE_LIMIT = 500;
 /** The longest one Redis call of a sweep may take: a sweep during a failover gives up and tries next time. */
 const SWEEP_CALL_TIMEOUT_MS = 5_000;
 
@@ -91,7 +103,57 @@ export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepRes
     await requeue(queue, entry);
     result.requeued++;
   }
+  const woken = await wakeStalledLanes(options, before);
+  if (woken > 0) {
+    result.requeued += woken;
+    result.lanes = woken;
+  }
   return result;
+}
+
+/** Job states in which a job will still run (or is running): the lane it drains is not lost. */
+const LIVE_JOB = new Set(["waiting", "active", "delayed", "prioritized", "waiting-children"]);
+
+/**
+ * The store's side of the sweep: lanes with notifications waiting that nothing runs (see
+ * `stalledLanes`), whose drain job (the job of the notification that woke the lane) and whose head's
+ * own job are both gone from the queue, get a drain job again, made from the head's data kept in the
+ * lane. The lane is found as long as the store keeps it, whatever the queue lost: a failover of the
+ * queue's master, a job removed by hand. Answers how many lanes were woken.
+ */
+async function wakeStalledLanes(options: SweepQueuedOptions, before: number): Promise<number> {
+  const { store } = options;
+  if (!store.stalledLanes || !store.wakeLane) return 0;
+  const { queue, ledger } = options.queue;
+  const stalled = await bounded(
+    Promise.resolve(store.stalledLanes({ before, limit: options.laneLimit ?? DEFAULT_LANE_LIMIT })),
+  );
+  let woken = 0;
+  for (const lane of stalled) {
+    const jobIds = [...new Set([lane.head, lane.drain ?? lane.head])].map(jobIdFor);
+    const states = await Promise.all(jobIds.map((jobId) => bounded(queue.getJobState(jobId))));
+    if (states.some((state) => LIVE_JOB.has(state))) continue;
+    const head = await bounded(Promise.resolve(store.wakeLane(lane, store.leaseMs ?? DEFAULT_LEASE_MS)));
+    if (!head) continue;
+    // Its data as the receiver kept it in the lane; appended without (a store that keeps none), the copy.
+    const data = head.carried !== undefined ? parsed(head.carried) : (await bounded(ledger.find(head.id)))?.data;
+    // Nothing to run it from: its runner mark lapses, and the next sweep looks again.
+    if (!data) continue;
+    const jobId = jobIdFor(head.id);
+    // A finished job under the head's id would make the add a no-op.
+    if (states[0] === "completed" || states[0] === "failed") await bounded(queue.remove(jobId));
+    await bounded(queue.add(data.event_type, data, { jobId }));
+    woken++;
+  }
+  return woken;
+}
+
+function parsed(text: string): NotificationJobData | undefined {
+  try {
+    return JSON.parse(text) as NotificationJobData;
+  } catch {
+    return undefined;
+  }
 }
 
 async function requeue(queue: Queue<NotificationJobData>, entry: LedgerEntry): Promise<void> {
@@ -111,6 +173,10 @@ async function verdictFor(
     Promise.resolve(store.get(order ? { id: entry.id, order: { key: order.key } } : entry.id)),
   );
   const jobId = jobIdFor(entry.id);
+  // With a store that finds its stalled lanes itself (`wakeStalledLanes`), a lane's copy only waits for
+  // its notification to be done; no drain job is queued from it. One whose record is gone is as below.
+  if (order && store.stalledLanes && record !== undefined && record.state !== "failed")
+    return record.state === "completed" ? "drop" : "keep";
   if (record?.state === "completed") {
     // The copy of the notification that woke its lane is the lane's (its waiters have none of their
     // own, their data is in the lane): it goes once the lane is empty. While notifications still wait

@@ -66,6 +66,12 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
   const holding = new Set<string>();
   /** Each key's waiting list: ids queued in order, sorted by position (none first), then id. */
   const waiting = new Map<string, Array<{ id: string; member: string }>>();
+  /**
+   * The lanes index, for the sweep (`stalledLanes`): each key that had a waiter since the sweep last
+   * found it empty, with when it was last appended to (or looked at), and the notification whose job
+   * was queued to run it last (its drain job).
+   */
+  const lanes = new Map<string, { seen: number; drain?: string }>();
 
   function live(key: string): OrderEntry | undefined {
     const entry = orders.get(key);
@@ -128,13 +134,19 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
      * For an append to the key's mailbox: whether the key has a runner (a live holder, or a runner
      * marked within its lease); without one, the caller becomes it until `until` (see `markWaiting`).
      */
-    wakeRunner(key: string, until: number, wokenBy: string): boolean {
+    wakeRunner(key: string, until: number, wokenBy: string, drain: string): boolean {
       const at = now();
       const entry = live(key);
       if (entry?.owner !== undefined && entry.leaseUntil! > at) return false;
       if ((runners.get(key)?.until ?? 0) > at) return false;
       runners.set(key, { until, wokenBy });
+      lanes.set(key, { seen: lanes.get(key)?.seen ?? at, drain });
       return true;
+    },
+
+    /** The lanes listed for the sweep, and what it needs of each (see `lanes`). */
+    lanes(): Map<string, { seen: number; drain?: string }> {
+      return lanes;
     },
 
     /** Whether the key has a runner: a live holder, or a runner marked within its lease. */
@@ -216,6 +228,9 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       while (at > 0 && list[at - 1]!.member > member) at--;
       list.splice(at, 0, { id, member });
       waiting.set(key, list);
+      const lane = lanes.get(key);
+      if (lane) lane.seen = now();
+      else lanes.set(key, { seen: now() });
     },
 
     /** Take `id` out of the key's waiting list. */

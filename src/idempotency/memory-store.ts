@@ -21,6 +21,7 @@ import {
   matchesListQuery,
   type OrderClaim,
   refOf,
+  type StalledLane,
   type StoredAnswer,
   StoreUnavailableError,
 } from "./store.js";
@@ -229,6 +230,18 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     return undefined;
   }
 
+  /**
+   * For the sweep: the head of a lane nothing runs (no live holder, no retry awaited, not held by a dead
+   * letter, its head not still being handed over), `running` when something does or will, undefined
+   * when nothing waits. A holder that died is put back in line first, as a worker's claim would.
+   */
+  function laneHead(key: string, at: number): string | "running" | undefined {
+    if (orders.beingRun(key)) return "running";
+    returnLapsedHolder(key, undefined, at);
+    const first = firstWaiter(key, undefined, at);
+    return typeof first === "object" || first === "busy" || first === "held" ? "running" : first;
+  }
+
   /** The dead letter holding the key's lane (see `failInLane`), if one does. */
   function heldBy(key: string): string | undefined {
     return orders.waiters(key).find((id) => {
@@ -422,7 +435,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       const handle: ClaimHandle = order ? { id, owner, order } : { id, owner };
       if (stale) return { status: "stale", ...handle, attempt: attempts, newestPosition: newestPosition! };
       if (carried !== undefined) {
-        const appended = { wake: orders.wakeRunner(order!.key, at + leaseMs, owner) };
+        const appended = { wake: orders.wakeRunner(order!.key, at + leaseMs, owner, id) };
         return newestPosition === undefined
           ? { status: "claimed", ...handle, attempt: attempts, appended }
           : { status: "claimed", ...handle, attempt: attempts, previousPosition: newestPosition, appended };
@@ -510,6 +523,37 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
 
     laneWaiting: (order) => orders.waiters(order.key).length > 0,
 
+    stalledLanes({ before, limit }) {
+      const at = now();
+      const stalled: StalledLane[] = [];
+      let looked = 0;
+      for (const [key, lane] of orders.lanes()) {
+        if (lane.seen >= before) continue;
+        if (looked++ >= limit) break;
+        const first = laneHead(key, at);
+        if (first === undefined) {
+          orders.lanes().delete(key);
+          continue;
+        }
+        lane.seen = at;
+        if (first !== "running") stalled.push({ key, head: first, ...(lane.drain ? { drain: lane.drain } : {}) });
+      }
+      return stalled;
+    },
+
+    wakeLane(stalled, leaseMs) {
+      const at = now();
+      const lane = orders.lanes().get(stalled.key);
+      if (!lane || lane.drain !== stalled.drain) return undefined;
+      const first = laneHead(stalled.key, at);
+      if (first === undefined || first === "running") return undefined;
+      orders.runner(stalled.key, at + leaseMs);
+      lane.drain = first;
+      lane.seen = at;
+      const carried = live(first)?.carried;
+      return carried === undefined ? { id: first } : { id: first, carried };
+    },
+
     retryInLane(claim, error, delayMs) {
       const key = claim.order?.key;
       if (key === undefined) return false;
@@ -542,7 +586,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
         entry.leaseUntil = undefined;
         letGoOfKey(entry, claim.id, true);
       });
-      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs, claim.owner) };
+      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs, claim.owner, claim.id) };
     },
 
     release({ id, owner }) {

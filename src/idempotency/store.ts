@@ -107,6 +107,26 @@ export interface HeldLanes {
   oldest?: { key: string; id: string; since: number };
 }
 
+/**
+ * A lane the store found stalled (`IdempotencyStore.stalledLanes`): notifications wait in it and no
+ * worker runs it. Whether a job that would run it is still in the queue is the queue's to say.
+ */
+export interface StalledLane {
+  /** The order key (a subscription, by default). */
+  key: string;
+  /** The notification first in line. */
+  head: string;
+  /** The notification whose job was queued to run the lane last (its drain job), when known. */
+  drain?: string;
+}
+
+/** A lane woken by the sweep (`IdempotencyStore.wakeLane`): its head, and the job data kept with it. */
+export interface WokenLane {
+  id: string;
+  /** The job data its receiver kept with it in the lane; absent when it was appended without. */
+  carried?: string;
+}
+
 /** Where a notification stands among the others of its ordering key (a subscription, by default). */
 export interface OrderClaim {
   key: string;
@@ -267,6 +287,22 @@ export interface IdempotencyStore {
   ): Awaitable<{ completed: boolean; next?: ClaimedOrStale | undefined }>;
   /** Whether the order key's waiting list holds any notification (the sweep drops a lane's copy once it is empty). */
   laneWaiting?(order: { key: string }): Awaitable<boolean>;
+  /**
+   * The lanes the queue's sweep looks at from the store's side, up to `limit`: lanes with notifications
+   * waiting (or a holder that died, put back in line) whose last append was before `before` (epoch
+   * ms) and that no worker holds under a live lease, no runner waits to retry, and no dead letter
+   * holds. The store keeps an index of lanes with waiters for it, written with each append; a lane
+   * found empty leaves it, and a lane looked at is not answered again until `before` passes its look,
+   * so successive calls page on.
+   */
+  stalledLanes?(query: { before: number; limit: number }): Awaitable<StalledLane[]>;
+  /**
+   * Wake a lane `stalledLanes` answered, whose drain job the queue no longer has: unless it was run or
+   * woken since (its drain is no longer `lane.drain`), its head becomes the notification whose job runs
+   * it, marked as the lane's runner for `leaseMs`. Answers the head and its job data for the sweep to
+   * queue that job with; undefined when there is nothing to wake.
+   */
+  wakeLane?(lane: StalledLane, leaseMs: number): Awaitable<WokenLane | undefined>;
   /**
    * The records, most recently changed first, for the console (`merchant-webhooks/console`): by state,
    * order key and time of last change, a page at a time. Optional: without it the console finds

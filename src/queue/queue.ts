@@ -38,10 +38,11 @@ export interface QueuedNotification {
   /**
    * With `mailbox` and `carried`: the store already keeps it in the mailbox with that data (the claim
    * appended it), which the lane keeps until it is done, so `enqueue` keeps nothing of its own; `wake`
-   * (its subscription had no runner) adds the drain job and keeps this notification's copy beside it,
-   * by which a sweep finds a lane whose drain job was lost.
+   * (its subscription had no runner) adds the drain job. `found`: the store finds a lane whose drain
+   * job was lost itself (`IdempotencyStore.stalledLanes`); without, `wake` keeps this notification's
+   * copy beside the drain job, by which the sweep finds the lane.
    */
-  inLane?: { wake: boolean };
+  inLane?: { wake: boolean; found?: true };
 }
 
 /** A queued run's request to be run again, no sooner than `runAgainInMs` from now. */

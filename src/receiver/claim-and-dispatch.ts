@@ -378,7 +378,8 @@ async function handToQueue(
         // Already in the mailbox, with its data, which the lane keeps until the notification is done:
         // the queue needs only the drain job, for a key without a runner, and keeps the copy of the
         // notification that woke the lane beside it (how a sweep finds a lane whose drain job was lost).
-        const inLane = { ...item, inLane: appended };
+        // A store that finds its stalled lanes itself needs no copy of the waking one beside the queue.
+        const inLane = { ...item, inLane: store.stalledLanes ? { ...appended, found: true as const } : appended };
         await observation.inSpan(() =>
           Promise.all([queue.enqueue(inLane), appended.wake ? queue.wake!(inLane) : undefined]),
         );

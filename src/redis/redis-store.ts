@@ -13,7 +13,9 @@ import type {
   MailboxAppend,
   RecordRef,
   RecordState,
+  StalledLane,
   StoredAnswer,
+  WokenLane,
 } from "../idempotency/store.js";
 import {
   DEFAULT_LEASE_MS,
@@ -28,6 +30,7 @@ import type { ConnectionOption } from "./connect.js";
 import { connectionEvents } from "./connection-events.js";
 import { DEFAULT_STORE_TIMEOUT_MS, failFastConnection, type RedisClient } from "./fail-fast-connection.js";
 import { keySlot } from "./key-slot.js";
+import { laneIndexKey, laneSweep } from "./lane-index.js";
 import { BIND_ORDER, bindingKey, claimUnderBoundKey } from "./order-binding.js";
 import { ORDERED_COMMANDS, type OrderedCommandName, orderedKeys } from "./ordered-scripts.js";
 import { type StoredScript, storedScript } from "./script-command.js";
@@ -101,6 +104,8 @@ export interface RedisStore extends IdempotencyStore {
     next: { owner: string; leaseMs: number },
   ): Promise<{ completed: boolean; next?: ClaimedOrStale | undefined }>;
   laneWaiting(order: { key: string }): Promise<boolean>;
+  stalledLanes(query: { before: number; limit: number }): Promise<StalledLane[]>;
+  wakeLane(lane: StalledLane, leaseMs: number): Promise<WokenLane | undefined>;
   /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -110,6 +115,8 @@ export const DEFAULT_REDIS_PREFIX = "mw:idem:";
 
 /** The ordered scripts that touch only an order key's hash and waiting list, no record's. */
 const ON_THE_KEY_ALONE = new Set(["mwIdemOrderedNext", "mwIdemOrderedAbandonNext"]);
+/** The ordered scripts that append to a lane, and list it in the lanes index (a fifth key). */
+const WITH_LANE_INDEX = new Set<string>(["mwIdemOrderedClaim", "mwIdemOrderedMarkWaiting"]);
 
 const REDIS_STORE_KEYS = {
   connection: true,
@@ -203,12 +210,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   ) => {
     if (orderKey === undefined) return send(WHAT[name], name, [...withIndex([key(id)]), ...args], afterFailure);
     const keys = orderedKeys(prefix, orderKey, id);
-    return send(
-      WHAT[name],
-      `mwIdemOrdered${name.slice("mwIdem".length)}` as OrderedCommandName,
-      [...withIndex([keys.record, keys.order, keys.waiting, keys.carried]), ...args],
-      afterFailure,
-    );
+    const ordered = `mwIdemOrdered${name.slice("mwIdem".length)}` as OrderedCommandName;
+    const laneKeys = [keys.record, keys.order, keys.waiting, keys.carried];
+    // An append lists its lane for the sweep (see `lane-index.ts`), in the same script.
+    if (WITH_LANE_INDEX.has(ordered)) laneKeys.push(laneIndexKey(prefix, keys.order, cluster));
+    return send(WHAT[name], ordered, [...withIndex(laneKeys), ...args], afterFailure);
   };
   const changed = async (name: CommandName, claim: ClaimHandle, args: Array<string | number>) =>
     (await script(name, claim.id, claim.order?.key, [claim.owner, ...args])) === 1;
@@ -329,7 +335,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async markWaiting(claim, lease = leaseMs) {
       const keys = orderedKeys(prefix, claim.order!.key, claim.id);
       const [marked, wake] = (await send("mark waiting", "mwIdemOrderedMarkWaiting", [
-        ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
+        ...withIndex([keys.record, keys.order, keys.waiting, keys.carried, laneIndexKey(prefix, keys.order, cluster)]),
         claim.owner,
         retentionMs,
         lease,
@@ -473,6 +479,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       };
     },
 
+    ...laneSweep(connection, prefix, retentionMs),
+
     async laneWaiting(order) {
       const keys = orderedKeys(prefix, order.key, "");
       return (await connection.run("lane waiting", (client) => client.zcard(keys.waiting))) > 0;
@@ -525,7 +533,11 @@ function defineScripts(client: RedisClient, indexed: boolean): Record<ScriptName
   // An id's binding to its subscription is no record of its own: no index.
   define("mwIdemBindOrder", BIND_ORDER, 1);
   for (const [name, lua] of Object.entries(ORDERED_COMMANDS))
-    defineRecordScript(name as OrderedCommandName, lua, ON_THE_KEY_ALONE.has(name) ? 3 : 4);
+    defineRecordScript(
+      name as OrderedCommandName,
+      lua,
+      ON_THE_KEY_ALONE.has(name) ? 3 : WITH_LANE_INDEX.has(name) ? 5 : 4,
+    );
   return scripts;
 }
 

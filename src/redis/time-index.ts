@@ -160,7 +160,12 @@ const SUFFIX = ":time-index";
 
 /** The index the record at `recordKey` is listed in. */
 export function timeIndexKey(prefix: string, recordKey: string, cluster: boolean): string {
-  return `${prefix}{${cluster ? slotTag(keySlot(recordKey)) : "all"}}${SUFFIX}`;
+  return slotIndexKey(prefix, recordKey, cluster, SUFFIX);
+}
+
+/** A per-slot set (see above) with this suffix, in the slot of `key`: `${prefix}{tag}${suffix}`. */
+export function slotIndexKey(prefix: string, key: string, cluster: boolean, suffix: string): string {
+  return `${prefix}{${cluster ? slotTag(keySlot(key)) : "all"}}${suffix}`;
 }
 
 /**
@@ -178,7 +183,7 @@ function filterSuffix(query: ListQuery): string {
  * Every set of the store with this suffix: one, or on a cluster one per slot (just one when the prefix
  * holds a hash tag).
  */
-function allIndexKeys(prefix: string, cluster: boolean, suffix = SUFFIX): string[] {
+export function allIndexKeys(prefix: string, cluster: boolean, suffix = SUFFIX): string[] {
   if (!cluster) return [`${prefix}{all}${suffix}`];
   const keys = new Set<string>();
   for (let slot = 0; slot < SLOTS; slot++) keys.add(`${prefix}{${slotTag(slot)}}${suffix}`);
@@ -343,7 +348,7 @@ const globEscape = (text: string) => text.replace(/[*?[\]\\]/g, (c) => `\\${c}`)
  * ZREVRANGEBYSCORE on every index: on one Redis, as separate calls; on a cluster, one pipeline per
  * master holding the indexes of its slots (16,384 ranges in three round trips, not 16,384).
  */
-async function rangeEach(
+export async function rangeEach(
   client: RedisClient,
   keys: string[],
   max: string,

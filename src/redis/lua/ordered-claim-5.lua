@@ -21,6 +21,7 @@ if ARGV[8] == 'queue' and ARGV[4] ~= '1' then
 end
 --@include claim-checks
 --@include waiting
+--@include lane-index
 
 local order_key, waiting, carried_key, position, id, mode, rec_prefix = KEYS[2], KEYS[3], KEYS[4], ARGV[6], ARGV[7], ARGV[8], ARGV[10]
 local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil', 'heldSince', 'lastHeldMs')
@@ -63,6 +64,7 @@ if mode == 'queue' then
   redis.call('HSET', key, 'position', position, 'waiting', member)
   redis.call('ZADD', waiting, 0, member)
   redis.call('PEXPIRE', waiting, int(math.max(retention, lease)))
+  list_lane(KEYS[5], order_key, now, retention)
   local carried = ARGV[12] or ''
   if carried == '' then return {'claimed', attempts, newest or ''} end
   -- Kept with its data: queued at once, and a runner woken when the key has none (ORDERED_MARK_WAITING).
@@ -73,7 +75,7 @@ if mode == 'queue' then
   if held or (tonumber(redis.call('HGET', order_key, 'runnerUntil')) or 0) > now then
     return {'waiting', attempts, newest or '', 0}
   end
-  redis.call('HSET', order_key, 'runnerUntil', int(now + lease), 'wokenBy', owner)
+  redis.call('HSET', order_key, 'runnerUntil', int(now + lease), 'wokenBy', owner, 'drain', key)
   if redis.call('PTTL', order_key) < lease then redis.call('PEXPIRE', order_key, int(math.max(retention, lease))) end
   return {'waiting', attempts, newest or '', 1}
 end
@@ -84,6 +86,7 @@ local function join_list()
     if old_member then redis.call('ZREM', waiting, old_member) end
     redis.call('ZADD', waiting, 0, member)
     redis.call('PEXPIRE', waiting, int(math.max(retention, lease)))
+    list_lane(KEYS[5], order_key, now, retention)
   end
 end
 if held then

@@ -1,0 +1,30 @@
+-- Whether an order key's lane is stalled, for the sweep: notifications wait in it (its head queued, or
+-- a holder that died put back in line), and no worker holds it under a live lease, nor waits for a
+-- retry, nor is it held by a dead letter. Whether its drain job is still in the queue is the sweep's
+-- to ask next (a stalled lane here may have one waiting behind a backlog).
+-- KEYS: the lanes index, the order hash, its waiting list. ARGV: the index member (the order hash key),
+-- the record key prefix.
+-- Returns {'gone'} (nothing waits: the lane leaves the index), {'running'}, {'held'}, {'busy'} (the
+-- head is still being handed over), or {'stalled', head id, the record key of the notification whose
+-- job was queued to run the lane last, or ''}. A lane that does not leave is scored now, so the next
+-- look at it comes an interval later.
+--@include prelude
+--@include before
+--@include waiting
+
+local now = now_ms()
+local order = redis.call('HMGET', KEYS[2], 'owner', 'leaseUntil', 'retryUntil', 'drain')
+if (order[1] and (tonumber(order[2]) or 0) > now) or (tonumber(order[3]) or 0) > now then
+  redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
+  return {'running'}
+end
+return_lapsed_holder(KEYS[2], KEYS[3], ARGV[2], now, nil)
+local first = first_waiter(KEYS[3], ARGV[2], now, nil)
+if not first then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  return {'gone'}
+end
+redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
+if first == 'later' then return {'running'} end
+if first == 'busy' or first == 'held' then return {first} end
+return {'stalled', first, order[4] or ''}
