@@ -54,7 +54,9 @@ const SWEEP_CALL_TIMEOUT_MS = 5_000;
  * - `queued`, or `processing` with a lapsed lease (its receiver or worker died), and no job in the
  *   queue: queued again. The store runs it exactly once whoever else queues it meanwhile. Of an
  *   ordered subscription's copies (its mailbox, which has no job per notification), one a sweep: its
- *   job runs the subscription's waiting list from the head.
+ *   job runs the subscription's waiting list from the head. With a store that finds its stalled
+ *   lanes itself (`stalledLanes`), a lane's copy is left until its notification is done instead, and
+ *   the lanes are woken from the store's side (`wakeStalledLanes`), after the copies.
  * - no record: the claim itself was lost (or its retention ran out); with no job, queued again too.
  * - `completed`: the copy is dropped.
  * - `failed`: dropped once the job is in the failed set (for `redrive`) or gone; kept while BullMQ

@@ -13,7 +13,9 @@ import { SCRIPTS } from "./lua/scripts.generated.js";
  * claim holding the key), lastHeldMs (how long the last hold took), runnerUntil (the key's mailbox has
  * a runner, a worker draining its waiting list or a drain job on its way, until then; see
  * ORDERED_MARK_WAITING), wokenBy (the receiver's claim whose append set runnerUntil for a drain job
- * it is about to queue; dropped once a worker takes the runner over). Record hash fields added:
+ * it is about to queue; dropped once a worker takes the runner over), drain (the record key of the
+ * notification whose job was queued to run the lane last, by a receiver's wake or the sweep's; see
+ * `lane-index.ts`). Record hash fields added:
  * position, holdsKey ('1' while this claim holds the key; a stale claim does not), waiting (its member
  * in the waiting list, while it is in it).
  */
@@ -119,7 +121,11 @@ export const ORDERED_MARK_WAITING = SCRIPTS.ORDERED_MARK_WAITING;
  */
 export const ORDERED_RELEASE = SCRIPTS.ORDERED_RELEASE;
 
-/** Registered with `defineCommand`: four keys each, three for those on the key alone (`orderedKeys`). */
+/**
+ * Registered with `defineCommand`: four keys each, three for those on the key alone (`orderedKeys`),
+ * five for the two that append to a lane (the claim and the mailbox append), whose fifth is the lanes
+ * index of the lane's slot (`lane-index.ts`).
+ */
 export const ORDERED_COMMANDS = {
   mwIdemOrderedClaim: ORDERED_CLAIM,
   mwIdemOrderedNext: ORDERED_NEXT,
