@@ -64,9 +64,27 @@ const SWEEP_CALL_TIMEOUT_MS = 5_000;
  * - anything else (a job still there, a live lease): left for the next sweep.
  */
 export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepResult> {
+  const before = Date.now() - (options.olderThanMs ?? DEFAULT_SWEEP_MIN_AGE_MS);
+  // The copies, then the lanes: the lanes are looked at even when the copies' pass failed.
+  let result: SweepResult | undefined;
+  let failure: unknown;
+  try {
+    result = await sweepCopies(options, before);
+  } catch (err) {
+    failure = err;
+  }
+  const woken = await wakeStalledLanes(options, before);
+  if (result === undefined) throw failure;
+  if (woken > 0) {
+    result.requeued += woken;
+    result.lanes = woken;
+  }
+  return result;
+}
+
+async function sweepCopies(options: SweepQueuedOptions, before: number): Promise<SweepResult> {
   const { ledger, queue } = options.queue;
   const result: SweepResult = { checked: 0, requeued: 0, dropped: 0 };
-  const before = Date.now() - (options.olderThanMs ?? DEFAULT_SWEEP_MIN_AGE_MS);
   const pageSize = options.limit ?? DEFAULT_SWEEP_PAGE;
   // A subscription's mailbox needs one job to run it from its head, not one per waiting copy, and
   // none while one of its copies still has its job (the mailbox's drain job): decided after the pass.
@@ -104,11 +122,6 @@ export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepRes
     if (lanesWithJob.has(key)) continue;
     await requeue(queue, entry);
     result.requeued++;
-  }
-  const woken = await wakeStalledLanes(options, before);
-  if (woken > 0) {
-    result.requeued += woken;
-    result.lanes = woken;
   }
   return result;
 }

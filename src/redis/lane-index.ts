@@ -43,10 +43,11 @@ export function laneSweep(connection: FailFastConnection, prefix: string, retent
     async stalledLanes({ before, limit }: { before: number; limit: number }): Promise<StalledLane[]> {
       indexes ??= allIndexKeys(prefix, cluster, SUFFIX);
       const keys = indexes;
-      // Every index's oldest few (on a cluster one pipeline per master), the due ones among them looked at.
-      const replies = await connection.run("stalled lanes", (client) =>
-        rangeEach(client, keys, String(before), "-inf", limit),
-      );
+      // Every index's due lanes (on a cluster one pipeline per master, 16,384 ranges): not under the
+      // store's call limit, kept short for the receive path, as `list` is not; each command is still
+      // bounded by the connection's own command timeout, and the sweep bounds the whole.
+      await connection.run("stalled lanes", async () => undefined);
+      const replies = await rangeEach(connection.client, keys, String(before), "-inf", limit);
       const due = replies
         .flatMap((reply) => reply.filter((_, i) => i % 2 === 0))
         .slice(0, limit)
@@ -54,15 +55,18 @@ export function laneSweep(connection: FailFastConnection, prefix: string, retent
           const lane = laneOf(prefix, member);
           return lane ? [{ member, lane }] : [];
         });
+      // A look that fails (its node failing over) leaves that lane to the next sweep, not the others.
       const looks = await Promise.all(
         due.map(({ member, lane }) =>
-          connection.runScript("stalled lanes", LOOK, [
-            laneIndexKey(prefix, member, cluster),
-            lane.order,
-            lane.waiting,
-            member,
-            lane.recordPrefix,
-          ]),
+          connection
+            .runScript("stalled lanes", LOOK, [
+              laneIndexKey(prefix, member, cluster),
+              lane.order,
+              lane.waiting,
+              member,
+              lane.recordPrefix,
+            ])
+            .catch(() => ["unanswered"]),
         ),
       );
       const stalled: StalledLane[] = [];

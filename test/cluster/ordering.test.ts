@@ -1,8 +1,14 @@
 import type { Cluster } from "ioredis";
+import { createReceiver } from "merchant-webhooks";
+import { bullmqQueue, createWorker, jobIdFor, sweepQueued } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { orderedKeys } from "../../src/redis/ordered-scripts.js";
 import { orderContract } from "../idempotency/order-contract.js";
+import { backlog, sendAll } from "../ordering/fixtures/mailbox.js";
+import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "../ordering/fixtures/recorded-calls.js";
+import { silentLogger } from "../support/capture-logger.js";
+import { eventually } from "../support/redis.js";
 import { clusterForFile } from "./fixtures/cluster-suite.js";
 
 const cluster = await clusterForFile("test/cluster/ordering.test.ts");
@@ -59,4 +65,58 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
     const perMaster = await Promise.all(client.nodes("master").map((node) => node.dbsize()));
     for (const count of perMaster) expect(count).toBeGreaterThan(100);
   });
+
+  it("finds lanes whose drain jobs were lost from the store's side, in every slot: one sweep, each notification once, in order", async () => {
+    const client: Cluster = await cluster!.client();
+    const storePrefix = "lane-lost:";
+    const queuePrefix = "{lane-lost}";
+    const effects = "lane-lost-effects:";
+    const store = redisStore({ connection: client, prefix: storePrefix });
+    const queue = bullmqQueue({ connection: client, name: "lanes", prefix: queuePrefix });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
+    // 30 subscriptions, so their lanes (and lanes indexes) sit in slots on every master; 3 each.
+    const lanes = Array.from({ length: 30 }, (_, i) => backlog(`lane-lost-${i}`, 3));
+    for (const lane of lanes) await sendAll(receiver, lane);
+    // The fault: every drain job gone, and no copy of a lane's notifications beside the queue.
+    for (const lane of lanes) expect(await queue.queue.remove(jobIdFor(lane[0]!.id))).toBe(1);
+    for (const lane of lanes) for (const n of lane) expect(await queue.ledger.find(n.id)).toBeUndefined();
+
+    const swept = await sweepQueued({ queue, store, olderThanMs: 0 });
+    expect(swept).toMatchObject({ requeued: lanes.length, lanes: lanes.length });
+    expect(await queue.queue.getJobCounts("waiting")).toEqual({ waiting: lanes.length });
+    const worker = createWorker({
+      connection: client,
+      name: "lanes",
+      prefix: queuePrefix,
+      idempotency: store,
+      logger: silentLogger(),
+      sweepQueuedEveryMs: 0,
+      ...recordingHandlers(client as never, effects),
+    });
+    try {
+      await eventually(
+        async () => {
+          const calls = await Promise.all(
+            lanes.map((lane) => readCalls(client as never, effects, lane[0]!.resource.id!)),
+          );
+          return calls.every((made) => made.length === 3);
+        },
+        30_000,
+        "every notification run",
+      );
+      for (const lane of lanes) {
+        const calls = await readCalls(client as never, effects, lane[0]!.resource.id!);
+        expect(calls.map((call) => call.id)).toEqual(lane.map((n) => n.id));
+      }
+      const { stale } = await expectEachSubscriptionInOrder(client as never, effects, lanes.flat());
+      expect(stale).toBe(0);
+      // Drained, every lane is found empty and leaves its index: nothing more to wake.
+      expect((await sweepQueued({ queue, store, olderThanMs: 0 })).requeued).toBe(0);
+    } finally {
+      await worker.close({ timeoutMs: 2_000 });
+      await receiver.close();
+      await queue.close();
+      await store.close();
+    }
+  }, 120_000);
 });
