@@ -132,6 +132,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   const ledger = queueLedger(handle.client, options.prefix, options.name);
+  const cluster = (handle.client as { isCluster?: boolean }).isCluster === true;
   /** The queue's failed and completed sets, where a job that will not run again sits. */
   const finishedSets = [queue.keys.failed!, queue.keys.completed!] as const;
   // Errors reach the receiver through rejected enqueues; without a listener they would crash the process.
@@ -148,12 +149,15 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
 
   async function add(item: QueuedNotification): Promise<void> {
     await ready();
-    // Appended to its lane with its data (`inLane`), a mailbox's notification needs nothing here: the
-    // lane keeps it until it is done, and the sweep finds a lane whose drain job the queue lost from
-    // the store's side (`stalledLanes`; with a store that cannot, by the copy that `wake` keeps of the
-    // notification that woke the lane). Appended without its data, the copy is where its runner reads
-    // it from.
-    if (item.mailbox && item.carried !== undefined && item.inLane) return;
+    // Appended to its lane with its data (`inLane`), a mailbox's notification needs nothing more on one
+    // Redis: the lane keeps it until it is done, and the sweep finds a lane whose drain job the queue
+    // lost from the store's side (`stalledLanes`; with a store that cannot, by the copy that `wake`
+    // keeps of the notification that woke the lane). A copy there would sit on the lane's own server
+    // and be lost with it. On a cluster each waiter keeps a copy on another master than the queue's:
+    // a kill of the queue's master can lose the last appends of the lanes it also serves (replication
+    // is asynchronous), and only a copy elsewhere brings those back (`test/cluster/ordered-failover`).
+    // Appended without its data, the copy is where its runner reads it from.
+    if (item.mailbox && item.carried !== undefined && item.inLane && (!cluster || item.inLane.wake)) return;
     if (item.mailbox) {
       const carried = item.carried ?? JSON.stringify(jobDataFor(item, key, ledger.partFor(item.id)));
       return ledger.keep(item.id, carried, partOf(carried));
@@ -216,7 +220,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
           const data = item.carried
             ? (JSON.parse(item.carried) as NotificationJobData)
             : jobDataFor(item, key, ledger.partFor(item.id));
-          await addJob(item, data, item.inLane !== undefined && !item.inLane.found);
+          await addJob(item, data, item.inLane !== undefined && (cluster || !item.inLane.found));
         })(),
         timeoutMs,
         () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`),

@@ -40,7 +40,8 @@ export interface QueuedNotification {
    * appended it), which the lane keeps until it is done, so `enqueue` keeps nothing of its own; `wake`
    * (its subscription had no runner) adds the drain job. `found`: the store finds a lane whose drain
    * job was lost itself (`IdempotencyStore.stalledLanes`); without, `wake` keeps this notification's
-   * copy beside the drain job, by which the sweep finds the lane.
+   * copy beside the drain job, by which the sweep finds the lane. (A queue on a Redis Cluster keeps
+   * each one's copy on another master all the same: see `bullmqQueue`.)
    */
   inLane?: { wake: boolean; found?: true };
 }
