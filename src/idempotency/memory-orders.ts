@@ -67,9 +67,9 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
   /** Each key's waiting list: ids queued in order, sorted by position (none first), then id. */
   const waiting = new Map<string, Array<{ id: string; member: string }>>();
   /**
-   * The lanes index, for the sweep (`stalledLanes`): each key that had a waiter since the sweep last
-   * found it empty, with when it was last appended to (or looked at), and the notification whose job
-   * was queued to run it last (its drain job).
+   * The lanes index, for the sweep (`stalledLanes`): each key with a waiter, with when it was last
+   * appended to (or looked at), and the notification whose job was queued to run it last (its drain
+   * job). A key leaves it with its last waiter.
    */
   const lanes = new Map<string, { seen: number; drain?: string }>();
 
@@ -239,7 +239,11 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       if (!list) return;
       const at = list.findIndex((waiter) => waiter.id === id);
       if (at >= 0) list.splice(at, 1);
-      if (list.length === 0) waiting.delete(key);
+      // Nothing left to find: in one process, a runner that died took the store's memory with it.
+      if (list.length === 0) {
+        waiting.delete(key);
+        lanes.delete(key);
+      }
     },
 
     /** The keys with a waiting list. */

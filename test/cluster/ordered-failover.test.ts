@@ -170,6 +170,7 @@ function failoverCase(label: string, subscriptionCount: number, ordering: boolea
           (c) => c.kind === "stale" && !sent.retried.has(c.id) && !newerRanBeforeAcceptance(c.id),
         ).length,
         requeued_by_sweep: Number((await rig!.journal.redis.get(`${rig!.journal.prefix}swept`)) ?? 0),
+        lanes_woken_by_sweep: Number((await rig!.journal.redis.get(`${rig!.journal.prefix}swept-lanes`)) ?? 0),
         replica_took_over_ms: Math.round(promotedAt - killAt),
         sender_done_after_promotion_ms: Math.round(senderDoneAt - promotedAt),
         drained_after_promotion_ms: Math.round(drainedAt - promotedAt),
