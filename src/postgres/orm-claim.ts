@@ -25,6 +25,7 @@ import { type Query, retryConflicts } from "./sessions.js";
 import {
   completedWrite,
   defersFirstWrite,
+  HANDLER_SAVEPOINT,
   type InboxStatements,
   recordFailedRun,
   serverBound,
@@ -319,6 +320,32 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
     }
   }
 
+  /**
+   * `failWithin`: the handler's writes rolled back to the savepoint, `settle` run, the record failed (its
+   * key let go of, a dead letter of a lane that holds kept at its head: see failInLane) and committed:
+   * true (the failure recorded after the ORM's rollback if that commit failed). False when the record
+   * could not be failed here: the caller rolls everything back and records it as any failure.
+   */
+  async function failedInTransaction(error: string, settle: (transaction: unknown) => Promise<void>): Promise<boolean> {
+    try {
+      // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+      if (error === "handler_timeout" && pid !== undefined) await canceller.cancel(pid);
+      await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+      await settle(transaction.handle);
+      const [marked] = await query<{ n: number }>(settles.failInLane, [claimed.id, claimed.owner, error]);
+      if (marked!.n !== 1) return false;
+    } catch {
+      return false;
+    }
+    try {
+      await end((q) => sealed(q, gate.committed, commitsItself, claimed.owner));
+    } catch {
+      // The ORM rolled back: nothing of it stands, and the failure is recorded as any other.
+      await recordFailedRun(inbox, claimed, own, error);
+    }
+    return true;
+  }
+
   return {
     result: claimed,
     transaction: transaction.handle,
@@ -359,6 +386,48 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
     async countAttempt(attempt) {
       await query(settles.setAttempt, [claimed.id, claimed.owner, attempt]);
       claimed.attempt = attempt;
+    },
+    async savepoint() {
+      await query(`SAVEPOINT ${HANDLER_SAVEPOINT}`);
+    },
+    // A lane's failed run back at its place in its key's waiting list, in this transaction, as the
+    // default store does (see transactional-claim.ts): the key stays held, nothing later of it runs first.
+    async requeueInLane(attempt, error, retry) {
+      if (!once()) return false;
+      let retryInMs: number | undefined;
+      try {
+        // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+        if (error === "handler_timeout" && pid !== undefined) await canceller.cancel(pid);
+        await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+        retryInMs = await retry(transaction.handle);
+        if (retryInMs !== undefined) {
+          const values = [claimed.id, claimed.owner, attempt, error, retryInMs];
+          const [kept] = await query<{ n: number }>(settles.requeueInLane, values);
+          if (kept!.n !== 1) retryInMs = undefined;
+        }
+      } catch {
+        retryInMs = undefined;
+      }
+      if (retryInMs !== undefined) {
+        try {
+          await end((q) => sealed(q, gate.committed, commitsItself, claimed.owner));
+          return true;
+        } catch {
+          // The ORM rolled back: nothing of it stands, and the failure is recorded as any other.
+          await recordFailedRun(inbox, claimed, own, error);
+          return false;
+        }
+      }
+      await rollBack(false);
+      await recordFailedRun(inbox, claimed, own, error);
+      return false;
+    },
+    async failWithin(error, settle) {
+      if (!once()) return false;
+      if (await failedInTransaction(error, settle)) return true;
+      await rollBack(false);
+      await recordFailedRun(inbox, claimed, own, error);
+      return false;
     },
     async rollback(error) {
       if (!once()) return;
