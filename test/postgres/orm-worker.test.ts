@@ -1,12 +1,13 @@
 // A BullMQ worker on postgresStore({ orm }): each job's claim, the handler's ORM writes and the
 // completion in one transaction the merchant's ORM opened, on real Redis and PostgreSQL.
 import { Redis } from "ioredis";
-import { createReceiver } from "merchant-webhooks";
+import { createReceiver, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { postgresStore } from "merchant-webhooks/postgres";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { laneOf } from "../pg-boss/fixtures/lane.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { deliverUntilAccepted, json, notification } from "../support/notifications.js";
 import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 import { knexUnderTest, type OrmUnderTest, typeormUnderTest } from "./fixtures/orm-adapters.js";
@@ -61,6 +62,34 @@ describe.each([
       () => receiver.close(),
       () => queue.close(),
     );
+    // A subscription's lane, across two workers: each fails its first run of a notification once.
+    const lane = bullmqQueue({
+      connection: REDIS_URL,
+      name: "orm-lane",
+      prefix,
+      jobOptions: { attempts: 3, backoff: { type: "fixed", delay: 50 } },
+    });
+    orderedReceiver = createReceiver({ logger: silentLogger(), idempotency: store, queue: lane, ordering: true });
+    const laneWorker = () =>
+      createWorker({
+        connection: REDIS_URL,
+        name: "orm-lane",
+        prefix,
+        idempotency: store,
+        logger: silentLogger(),
+        onRenew: async (n, ctx) => {
+          laneRuns.push({ id: n.id, attempt: ctx.attempt });
+          await orm.insertEffect(ctx, n.id);
+          if (laneRuns.filter((run) => run.id === n.id).length === 1) throw new Error("the bank is down for a moment");
+          laneDone.push(n.id);
+        },
+      });
+    const laneWorkers = [laneWorker(), laneWorker()];
+    closers.push(
+      ...laneWorkers.map((each) => () => each.close({ timeoutMs: 5_000 })),
+      () => orderedReceiver!.close(),
+      () => lane.close(),
+    );
   });
   afterAll(async () => {
     for (const close of closers) await close();
@@ -72,6 +101,9 @@ describe.each([
   });
 
   let deliver: (body: object) => Promise<number> = async () => 0;
+  let orderedReceiver: Receiver | undefined;
+  const laneRuns: Array<{ id: string; attempt: number }> = [];
+  const laneDone: string[] = [];
   let get: (id: string) => Promise<unknown> = async () => undefined;
   const rowsOf = async (id: string) =>
     Number(
@@ -113,5 +145,20 @@ describe.each([
     expect(code).toBe("MW_TRANSACTION_CLOSED");
     expect(await rowsOf(sent.id)).toBe(1);
     expect(await rowsOf(`${sent.id}-after`)).toBe(0);
+  });
+
+  it("keeps a subscription's order through failed runs: each put back in line in the ORM's transaction, one row each", {
+    timeout: 60_000,
+  }, async () => {
+    const sent = laneOf(`SUB-${process.pid}-${schema}`, 4, 6);
+    for (const body of sent) await deliverUntilAccepted(orderedReceiver!, body, 50);
+    const ids = sent.map((n) => n.id);
+    for (const id of ids) await completed(id);
+    // In position order, each after its one failed run (attempts 1 then 2), none run a third time.
+    expect(laneDone).toEqual(ids);
+    for (const id of ids) {
+      expect(laneRuns.filter((run) => run.id === id).map((run) => run.attempt)).toEqual([1, 2]);
+      expect(await rowsOf(id)).toBe(1);
+    }
   });
 });
