@@ -102,6 +102,13 @@ describe.each([
     // Degraded but running: health() says which lane waits for a person, and stays ok.
     const health = await receiver.health();
     expect(health).toMatchObject({ ok: true, heldLanes: 1, oldestHeldLane: { key: await key(), id: second } });
+    // The console's page of the subscription says it is held, and by which dead letter.
+    const ops = consoleHandler({ admin, authorize: () => true });
+    const subscriptionPath = `/subscriptions/${encodeURIComponent(await key())}`;
+    const heldPage = await consolePage(ops, subscriptionPath);
+    expect(heldPage).toContain(
+      `Held: dead letter <a href="/console/notifications/${encodeURIComponent(second)}">${second}</a> holds this subscription`,
+    );
 
     broken.value = false;
     runs.length = 0;
@@ -112,6 +119,7 @@ describe.each([
     expect(stale).toEqual([]);
     expect(await admin.heldBy(await key())).toBeUndefined();
     expect((await receiver.health()).heldLanes).toBe(0);
+    expect(await consolePage(ops, subscriptionPath)).not.toContain("Held:");
   }, 60_000);
 
   it('"hold": discarded by a person, the dead letter lets the rest run in order', async () => {
