@@ -2,11 +2,12 @@ import { Redis } from "ioredis";
 import type { IdempotencyStore, NotificationQueue } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { consoleHandler } from "merchant-webhooks/console";
-import { createPgBossWorker, pgBossQueue } from "merchant-webhooks/pg-boss";
+import { pgBossQueue } from "merchant-webhooks/pg-boss";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run-cli.js";
 import { pgBossBed } from "../pg-boss/fixtures/bed.js";
+import { bedWorker } from "../pg-boss/fixtures/lane.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { deliverUntilAccepted, notification } from "../support/notifications.js";
 import { DATABASE_URL } from "../support/postgres.js";
@@ -144,17 +145,7 @@ describe.each(["the console", "the CLI"] as const)(
           jobOptions: { retryLimit: 0 },
         });
         const lane = laneHandlers();
-        const worker = createPgBossWorker({
-          boss: bed.boss,
-          name,
-          schema: bed.bossSchema,
-          idempotency: bed.store,
-          logger: silentLogger(),
-          pollingIntervalMs: 100,
-          concurrency: 4,
-          onRenew: lane.handler,
-          onStale: lane.onStale,
-        });
+        const worker = bedWorker(bed, name, { concurrency: 4, onRenew: lane.handler, onStale: lane.onStale });
         stops.push(() => worker.close({ timeoutMs: 2_000 }));
         const cli = ["redrive", "--pg-boss", DATABASE_URL, "--schema", bed.bossSchema, "--queue", name];
         await redriveLane(bed.store, queue, lane, `pgboss-${name}`, by === "the CLI" ? cli : undefined);

@@ -1,23 +1,22 @@
 import { Redis } from "ioredis";
 import {
   createReceiver,
+  type Handler,
   type IdempotencyStore,
   memoryStore,
   type NotificationQueue,
-  type SubscriptionNotification,
 } from "merchant-webhooks";
-import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { pgBossQueue } from "merchant-webhooks/pg-boss";
 import { postgresStore } from "merchant-webhooks/postgres";
 import { afterAll, describe, expect, it } from "vitest";
 import { pgBossBed } from "../pg-boss/fixtures/bed.js";
-import { bedWorker, laneOf } from "../pg-boss/fixtures/lane.js";
+import { bedWorkerStarter, laneOf } from "../pg-boss/fixtures/lane.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { post, sendAll } from "./fixtures/mailbox.js";
+import { bullmqInProcess, post, sendAll } from "./fixtures/mailbox.js";
 
 type Run = { id: string; attempt: number };
-type StartWorker = (onRenew: (n: SubscriptionNotification, ctx: { attempt: number }) => Promise<void>) => void;
+type StartWorker = (onRenew: Handler) => void;
 
 /**
  * docs/queues.md: a later delivery of a notification still waiting in its subscription's lane is
@@ -69,19 +68,8 @@ describe("a second delivery of a notification waiting in its lane, on every othe
 
   /** A BullMQ queue on `store`, and a worker in this process once asked for. */
   const throughBullmq = (label: string, store: IdempotencyStore) => {
-    const queue = bullmqQueue({ connection: REDIS_URL, name: label, prefix });
-    cleanup.push(() => queue.close());
-    return twiceWhileWaiting(label, store, queue, (onRenew) => {
-      const worker = createWorker({
-        connection: REDIS_URL,
-        name: label,
-        prefix,
-        idempotency: store,
-        logger: silentLogger(),
-        onRenew,
-      });
-      cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
-    });
+    const { queue, startWorker } = bullmqInProcess(label, prefix, store, cleanup);
+    return twiceWhileWaiting(label, store, queue, startWorker);
   };
 
   it("memoryStore with BullMQ: answered already processed, one claim, the one run at attempt 1", async () => {
@@ -94,9 +82,6 @@ describe("a second delivery of a notification waiting in its lane, on every othe
 
   it("postgresStore with pg-boss: the same", async () => {
     const queue = pgBossQueue({ boss: bed.boss, name: "dup", schema: bed.bossSchema });
-    await twiceWhileWaiting("pgboss", bed.store, queue, (onRenew) => {
-      const worker = bedWorker(bed, "dup", { onRenew });
-      cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
-    });
+    await twiceWhileWaiting("pgboss", bed.store, queue, bedWorkerStarter(bed, "dup", cleanup));
   }, 60_000);
 });
