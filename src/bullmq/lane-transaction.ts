@@ -3,7 +3,8 @@ import type { TransactionalClaim } from "../idempotency/transaction.js";
 
 /**
  * How a failed run of an ordered lane, claimed in a transaction, is settled: in how many ms it is
- * retried in its place (attempts left), or undefined when it is not (its last run, or refused for good).
+ * retried in its place (attempts left, or its dead letter not written yet), or undefined when it is
+ * not (its last run, or refused for good: a dead letter).
  */
 export type LaneRetry = (err: unknown) => Promise<number | undefined>;
 
@@ -44,8 +45,16 @@ export async function requeueingInLane(
   }
   const wrapped: TransactionalClaim = Object.create(transaction) as TransactionalClaim;
   wrapped.rollback = async (error) => {
-    const inMs = thrown ? await retryInMs(thrown.err) : undefined;
-    if (thrown === undefined || inMs === undefined) return transaction.rollback(error);
+    if (thrown === undefined) return transaction.rollback(error);
+    const inMs = await retryInMs(thrown.err);
+    // Its last run: failed in this same transaction, as the record's claim was made. Rolled back first
+    // and failed after, the record would be back in line, unclaimed, in between: another runner of the
+    // lane (or the notification's own job) would take it and run it once more than its attempts.
+    if (inMs === undefined) {
+      if (!transaction.failWithin) return transaction.rollback(error);
+      await transaction.failWithin(error, async () => {});
+      return;
+    }
     const err = thrown.err;
     const kept = await transaction.requeueInLane!(attempt, error, async () => inMs);
     if (kept) retried(err, inMs);

@@ -356,7 +356,17 @@ function laneFailureRecorder(
   };
 }
 
-/** A waiter's last run failed: its dead letter, written to the failed set (it has no job of its own to fail). */
+/**
+ * How long a waiter's dead letter waits, all told, for its own job to leave the active list: that job's
+ * claim meets the notification held here and moves it to the delayed set, where the write finds it.
+ */
+const DEAD_LETTER_WAITS_MS = [25, 50, 100, 200, 400, 400, 400, 400] as const;
+
+/**
+ * A waiter's last run failed: its dead letter, written to the failed set (it has no job of its own to
+ * fail). A job of its own that is active elsewhere (its worker about to postpone it) is waited for,
+ * briefly; false when it stays active, or Redis does not answer.
+ */
 async function writeWaiterDeadLetter(
   lane: Lane,
   data: ReadJobData,
@@ -366,24 +376,35 @@ async function writeWaiterDeadLetter(
   err: unknown,
 ): Promise<boolean> {
   const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
-  return withTimeout(
-    writeDeadLetter(
-      runner.queueClient!,
-      lane.job,
-      { ...data.raw, lanePrior: attempt } as NotificationJobData,
-      runs,
-      reason,
-    ),
-    WORKER_CALL_TIMEOUT_MS,
-    () => new Error("dead letter write timed out"),
-  ).catch(() => false);
+  const write = () =>
+    withTimeout(
+      writeDeadLetter(
+        runner.queueClient!,
+        lane.job,
+        { ...data.raw, lanePrior: attempt } as NotificationJobData,
+        runs,
+        reason,
+      ),
+      WORKER_CALL_TIMEOUT_MS,
+      () => new Error("dead letter write timed out"),
+    );
+  try {
+    for (const waitMs of DEAD_LETTER_WAITS_MS) {
+      if (await write()) return true;
+      if (runner.shutdown.aborted) return false;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+    return await write();
+  } catch {
+    return false;
+  }
 }
 
 /**
  * For a lane's claim made in a transaction (see `requeueingInLane`): in how many ms a failed run is
  * retried in its place, counted as `laneFailureRecorder` counts; undefined after its last run. Its own
  * notification's last run fails its job for good (`LaneAttemptsSpent`); a waiter's is written to the
- * failed set, then failed with the rollback.
+ * failed set, then failed in the claim's transaction (not written, it is retried shortly instead).
  */
 function laneRetryInTransaction(lane: Lane, data: ReadJobData, runner: JobRunner, attempt: number): LaneRetry {
   return async (err) => {
@@ -392,11 +413,13 @@ function laneRetryInTransaction(lane: Lane, data: ReadJobData, runner: JobRunner
     const decision = retryDecision(err);
     if (decision.retry !== "never" && runs < (lane.job.opts.attempts ?? 1))
       return decision.retry === "after" ? decision.delayMs : await retryDelay(lane.job, runs, err);
-    if (lane.isOwn) lane.failed = { err, attempt, final: true };
-    // A waiter's dead letter goes to the failed set before the rollback fails its record, so every
-    // redrive finds it. Not written (its own job is running elsewhere), that job fails it there.
-    else await writeWaiterDeadLetter(lane, data, runner, attempt, runs, err);
-    return undefined;
+    lane.failed = { err, attempt, final: true };
+    // A waiter's dead letter goes to the failed set before its record is failed, so every redrive finds
+    // it. Not written (its own job stayed active elsewhere, or Redis did not answer), the record is not
+    // failed either: it goes back in line and is tried again shortly, as without a transaction.
+    if (lane.isOwn || (await writeWaiterDeadLetter(lane, data, runner, attempt, runs, err))) return undefined;
+    lane.failed.unwritten = true;
+    return STORE_RETRY_MS;
   };
 }
 
@@ -532,7 +555,7 @@ async function runOne(
         transaction,
         claim.attempt,
         laneRetryInTransaction(lane, data, runner, attempt),
-        (err, retryInMs) => (lane.failed = { err, attempt, retryInMs }),
+        (err, retryInMs) => (lane.failed = { ...lane.failed, err, attempt, retryInMs }),
         observeHandler,
       ));
     }
