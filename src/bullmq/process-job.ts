@@ -1,7 +1,7 @@
 import { Backoffs, DelayedError, Job, type MinimalQueue, UnrecoverableError } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
-import { retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
+import type { SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, ClaimHandle, ClaimResult, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
@@ -10,12 +10,14 @@ import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { carriedJobData } from "../worker/carried-job-data.js";
 import { claimJob, jobClaimRequest } from "../worker/claim-job.js";
+import { type FailedRunFate, type FailureWords, logFailedRun } from "../worker/failed-run.js";
 import {
   type NotificationJob,
   type NotificationJobData,
   readNotificationJob,
   UnreadableJobDataError,
 } from "../worker/job-data.js";
+import { type LaneRetryPolicy, laneVerdict } from "../worker/lane-retry.js";
 import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-delay.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { SealingKey } from "../worker/seal.js";
@@ -335,21 +337,13 @@ function laneFailureRecorder(
   attempt: number,
 ): (failed: SteeredFailure | "handler_timeout", err: unknown) => Promise<boolean> {
   return async (failed, err) => {
-    const prior = typeof data.raw?.lanePrior === "number" ? data.raw.lanePrior : 0;
-    const runs = Math.max(1, attempt - prior);
-    // A handler's NonRetriableError goes to the dead letters now; a RetryAfterError sets its own wait.
-    const decision = retryDecision(err);
-    if (decision.retry !== "never" && runs < (lane.job.opts.attempts ?? 1)) {
-      const retryInMs = decision.retry === "after" ? decision.delayMs : await retryDelay(lane.job, runs, err);
+    const { runs, retryInMs } = await laneVerdict(err, attempt, data.raw?.lanePrior, lanePolicy(lane.job));
+    if (retryInMs !== undefined) {
       lane.failed = { err, attempt, retryInMs };
       return Promise.resolve(runner.store.retryInLane!(claim, failed, retryInMs));
     }
-    lane.failed = { err, attempt, final: true };
     // Not written, the record is not failed either: it goes back in line and is tried again shortly.
-    if (!lane.isOwn && !(await writeWaiterDeadLetter(lane, data, runner, attempt, runs, err))) {
-      lane.failed.unwritten = true;
-      return false;
-    }
+    if (!(await deadLetterStands(lane, data, runner, attempt, runs, err))) return false;
     // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `failInLane`).
     const store = runner.store;
     return (await (store.failInLane ? store.failInLane(claim, failed) : store.fail(claim, failed))) !== false;
@@ -368,23 +362,15 @@ const DEAD_LETTER_WAITS_MS = [25, 50, 100, 200, 400, 400, 400, 400] as const;
  * briefly; false when it stays active, or Redis does not answer.
  */
 async function writeWaiterDeadLetter(
-  lane: Lane,
-  data: ReadJobData,
   runner: JobRunner,
-  attempt: number,
+  job: Job<NotificationJobData>,
+  data: NotificationJobData,
   runs: number,
-  err: unknown,
+  reason: string,
 ): Promise<boolean> {
-  const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
   const write = () =>
     withTimeout(
-      writeDeadLetter(
-        runner.queueClient!,
-        lane.job,
-        { ...data.raw, lanePrior: attempt } as NotificationJobData,
-        runs,
-        reason,
-      ),
+      writeDeadLetter(runner.queueClient!, job, data, runs, reason),
       WORKER_CALL_TIMEOUT_MS,
       () => new Error("dead letter write timed out"),
     );
@@ -408,27 +394,48 @@ async function writeWaiterDeadLetter(
  */
 function laneRetryInTransaction(lane: Lane, data: ReadJobData, runner: JobRunner, attempt: number): LaneRetry {
   return async (err) => {
-    const prior = typeof data.raw?.lanePrior === "number" ? data.raw.lanePrior : 0;
-    const runs = Math.max(1, attempt - prior);
-    const decision = retryDecision(err);
-    if (decision.retry !== "never" && runs < (lane.job.opts.attempts ?? 1))
-      return decision.retry === "after" ? decision.delayMs : await retryDelay(lane.job, runs, err);
-    lane.failed = { err, attempt, final: true };
-    // A waiter's dead letter goes to the failed set before its record is failed, so every redrive finds
-    // it. Not written (its own job stayed active elsewhere, or Redis did not answer), the record is not
-    // failed either: it goes back in line and is tried again shortly, as without a transaction.
-    if (lane.isOwn || (await writeWaiterDeadLetter(lane, data, runner, attempt, runs, err))) return undefined;
-    lane.failed.unwritten = true;
-    return STORE_RETRY_MS;
+    const { runs, retryInMs } = await laneVerdict(err, attempt, data.raw?.lanePrior, lanePolicy(lane.job));
+    if (retryInMs !== undefined) return retryInMs;
+    // Not written, the record is not failed either: it goes back in line and is tried again shortly,
+    // as without a transaction.
+    return (await deadLetterStands(lane, data, runner, attempt, runs, err)) ? undefined : STORE_RETRY_MS;
   };
 }
 
-/** The job's backoff before its retry after `runs` failed runs, as BullMQ would wait. */
-async function retryDelay(job: Job<NotificationJobData>, runs: number, err: unknown): Promise<number> {
-  const backoff = Backoffs.normalize(job.opts.backoff ?? 0);
-  if (!backoff) return 0;
-  const delay = await Backoffs.calculate(backoff, runs, err as Error, job);
-  return typeof delay === "number" && delay > 0 ? delay : 0;
+/**
+ * A lane's notification failed its last run: whether its dead letter stands. Its own notification's
+ * job goes to the failed set itself (`LaneAttemptsSpent`); a waiter's (it has no job of its own to fail)
+ * is written to the failed set before its record is failed, so every redrive finds it. Not written
+ * (its own job stayed active elsewhere, or Redis did not answer), false: the record must not fail.
+ */
+async function deadLetterStands(
+  lane: Lane,
+  data: ReadJobData,
+  runner: JobRunner,
+  attempt: number,
+  runs: number,
+  err: unknown,
+): Promise<boolean> {
+  lane.failed = { err, attempt, final: true };
+  if (lane.isOwn) return true;
+  const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
+  const deadLetter = { ...data.raw, lanePrior: attempt } as NotificationJobData;
+  if (await writeWaiterDeadLetter(runner, lane.job, deadLetter, runs, reason)) return true;
+  lane.failed.unwritten = true;
+  return false;
+}
+
+/** The lane's retry policy: the drain job's attempts, and its backoff as BullMQ would wait. */
+function lanePolicy(job: Job<NotificationJobData>): LaneRetryPolicy {
+  return {
+    attempts: job.opts.attempts ?? 1,
+    async backoffMs(runs, err) {
+      const backoff = Backoffs.normalize(job.opts.backoff ?? 0);
+      if (!backoff) return 0;
+      const delay = await Backoffs.calculate(backoff, runs, err as Error, job);
+      return typeof delay === "number" && delay > 0 ? delay : 0;
+    },
+  };
 }
 
 /** One line per failed run of a lane that is not thrown to BullMQ (an own last one is, and logged there). */
@@ -452,10 +459,20 @@ function logLaneFailure(
     ...(failed.retryInMs !== undefined ? { retry_in_ms: Math.round(failed.retryInMs) } : {}),
     err,
   };
-  if (failed.unwritten) logger.warn(fields, "notification failed; its dead letter could not be written yet, retrying");
-  else if (failed.final) logger.error(fields, "notification failed; left in the failed set");
-  else logger.error(fields, "notification failed; will retry in its lane");
+  const fate: FailedRunFate = failed.unwritten
+    ? { fate: "unwritten" }
+    : { fate: "failed", final: failed.final === true };
+  logFailedRun(logger, fields, fate, LANE_FAILURE_WORDS);
 }
+
+/** Where a BullMQ job's failed run goes: its failed set is the dead letters. */
+export const BULLMQ_FAILURE_WORDS: FailureWords = {
+  deadLettered: "left in the failed set",
+  retries: "will retry",
+};
+
+/** A lane's failed run is retried in its place, by the runner of the lane, not by BullMQ. */
+const LANE_FAILURE_WORDS: FailureWords = { ...BULLMQ_FAILURE_WORDS, retries: "will retry in its lane" };
 
 const readJobId = (job: Job<NotificationJobData>): string | undefined => job.data?.id ?? job.data?.notification?.id;
 
