@@ -22,7 +22,7 @@ import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-
 import type { RunSettings } from "../worker/run-settings.js";
 import type { SealingKey } from "../worker/seal.js";
 import { type Taken, takeNext } from "../worker/take-next.js";
-import { writeDeadLetter } from "./dead-letter.js";
+import { writeDeadLetterSoon } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import { type LaneRetry, requeueingInLane, requeuesInLane } from "./lane-transaction.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
@@ -351,42 +351,6 @@ function laneFailureRecorder(
 }
 
 /**
- * How long a waiter's dead letter waits, all told, for its own job to leave the active list: that job's
- * claim meets the notification held here and moves it to the delayed set, where the write finds it.
- */
-const DEAD_LETTER_WAITS_MS = [25, 50, 100, 200, 400, 400, 400, 400] as const;
-
-/**
- * A waiter's last run failed: its dead letter, written to the failed set (it has no job of its own to
- * fail). A job of its own that is active elsewhere (its worker about to postpone it) is waited for,
- * briefly; false when it stays active, or Redis does not answer.
- */
-async function writeWaiterDeadLetter(
-  runner: JobRunner,
-  job: Job<NotificationJobData>,
-  data: NotificationJobData,
-  runs: number,
-  reason: string,
-): Promise<boolean> {
-  const write = () =>
-    withTimeout(
-      writeDeadLetter(runner.queueClient!, job, data, runs, reason),
-      WORKER_CALL_TIMEOUT_MS,
-      () => new Error("dead letter write timed out"),
-    );
-  try {
-    for (const waitMs of DEAD_LETTER_WAITS_MS) {
-      if (await write()) return true;
-      if (runner.shutdown.aborted) return false;
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
-    }
-    return await write();
-  } catch {
-    return false;
-  }
-}
-
-/**
  * For a lane's claim made in a transaction (see `requeueingInLane`): in how many ms a failed run is
  * retried in its place, counted as `laneFailureRecorder` counts; undefined after its last run. Its own
  * notification's last run fails its job for good (`LaneAttemptsSpent`); a waiter's is written to the
@@ -420,7 +384,7 @@ async function deadLetterStands(
   if (lane.isOwn) return true;
   const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
   const deadLetter = { ...data.raw, lanePrior: attempt } as NotificationJobData;
-  if (await writeWaiterDeadLetter(runner, lane.job, deadLetter, runs, reason)) return true;
+  if (await writeDeadLetterSoon(runner.queueClient!, lane.job, deadLetter, runs, reason, runner.shutdown)) return true;
   lane.failed.unwritten = true;
   return false;
 }
