@@ -45,16 +45,14 @@ export async function requeueingInLane(
   }
   const wrapped: TransactionalClaim = Object.create(transaction) as TransactionalClaim;
   wrapped.rollback = async (error) => {
+    const inMs = thrown ? await retryInMs(thrown.err) : undefined;
     if (thrown === undefined) return transaction.rollback(error);
-    const inMs = await retryInMs(thrown.err);
-    // Its last run: failed in this same transaction, as the record's claim was made. Rolled back first
-    // and failed after, the record would be back in line, unclaimed, in between: another runner of the
-    // lane (or the notification's own job) would take it and run it once more than its attempts.
-    if (inMs === undefined) {
-      if (!transaction.failWithin) return transaction.rollback(error);
-      await transaction.failWithin(error, async () => {});
-      return;
-    }
+    // Its last run (or refused for good): failed in the same transaction, so the record is never back
+    // in line with its subscription free in between, for another worker to run it again.
+    if (inMs === undefined)
+      return void (await (transaction.failWithin
+        ? transaction.failWithin(error, async () => {})
+        : transaction.rollback(error)));
     const err = thrown.err;
     const kept = await transaction.requeueInLane!(attempt, error, async () => inMs);
     if (kept) retried(err, inMs);
