@@ -45,7 +45,13 @@ export async function requeueingInLane(
   const wrapped: TransactionalClaim = Object.create(transaction) as TransactionalClaim;
   wrapped.rollback = async (error) => {
     const inMs = thrown ? await retryInMs(thrown.err) : undefined;
-    if (thrown === undefined || inMs === undefined) return transaction.rollback(error);
+    if (thrown === undefined) return transaction.rollback(error);
+    // Its last run (or refused for good): failed in the same transaction, so the record is never back
+    // in line with its subscription free in between, for another worker to run it again.
+    if (inMs === undefined)
+      return void (await (transaction.failWithin
+        ? transaction.failWithin(error, async () => {})
+        : transaction.rollback(error)));
     const err = thrown.err;
     const kept = await transaction.requeueInLane!(attempt, error, async () => inMs);
     if (kept) retried(err, inMs);

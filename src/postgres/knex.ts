@@ -17,7 +17,8 @@ interface TransactionClient {
  * The store's own statements go to the transaction's pg connection as they are (`$1` parameters, no
  * `?` rewriting); every statement `trx` sends passes the gate first, so once the run has settled
  * `trx` refuses with `MW_TRANSACTION_CLOSED`, and `trx.commit()` in a handler with
- * `MW_TRANSACTION_CONTROL`.
+ * `MW_TRANSACTION_CONTROL`. The store commits with its completion, in one message, and Knex's own
+ * `COMMIT` after it is answered without being sent (`answersEnd`).
  */
 export function knexTransactions(knex: Knex): OrmTransactions<Knex.Transaction> {
   return ormTransactions((gate, work) =>
@@ -27,14 +28,21 @@ export function knexTransactions(knex: Knex): OrmTransactions<Knex.Transaction> 
       const connection = await client.acquireConnection();
       const send = client.query;
       client.query = (conn, statement) => {
+        const text = typeof statement === "string" ? statement : statement?.sql;
+        // Knex's own COMMIT after the store's: the transaction is over already, nothing to send.
+        if (gate.answered(text)) return Promise.resolve({ response: { rows: [] } });
         try {
-          gate.check(typeof statement === "string" ? statement : statement?.sql);
+          gate.check(text);
         } catch (refusal) {
           return Promise.reject(refusal);
         }
         return send.call(client, conn, statement);
       };
-      return work({ executor: { query: (text, values) => connection.query(text, values) }, handle: trx });
+      return work({
+        executor: { query: (text, values) => connection.query(text, values) },
+        handle: trx,
+        answersEnd: true,
+      });
     }),
   );
 }

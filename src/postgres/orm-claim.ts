@@ -12,9 +12,10 @@ import {
   takeNextIn,
   type WrittenRow,
 } from "./claim-sql.js";
-import { fenceCall, SEAL_SETTING } from "./fence-sql.js";
+import { fenceCall, SEAL_SETTING, sealedCommit } from "./fence-sql.js";
 import { TransactionClosedError } from "./guarded-transaction.js";
 import {
+  type GateSwitch,
   type OrmTransaction,
   type OrmTransactions,
   statementGate,
@@ -24,6 +25,7 @@ import { type Query, retryConflicts } from "./sessions.js";
 import {
   completedWrite,
   defersFirstWrite,
+  HANDLER_SAVEPOINT,
   type InboxStatements,
   recordFailedRun,
   serverBound,
@@ -145,6 +147,9 @@ interface Opened {
     written: WrittenRow;
     /** Let the ORM's callback go on to its end; settles as the ORM's transaction does. */
     end(ending: Ending): Promise<void>;
+    /** Whether the store's last statement carries the `COMMIT` (the adapter answers the ORM's own: `answersEnd`). */
+    commitsItself: boolean;
+    gate: GateSwitch;
   };
 }
 
@@ -213,8 +218,8 @@ function openOnce(
       if (givenUp) throw ROLL_BACK;
       if (!runs(result)) {
         // Not run here: whatever the claim wrote commits, past the fence it may have put up, and
-        // the answer is given once the ORM has committed it.
-        await query("SELECT set_config($1, $2, true)", [SEAL_SETTING, token]);
+        // the answer is given once the ORM has committed it (or the store, in the same message).
+        await sealed(query, gate.committed, transaction.answersEnd === true, token);
         return { result };
       }
       // The handler's own statements wait for locks as the merchant's database is set to.
@@ -224,7 +229,8 @@ function openOnce(
         finish(ending);
         return done.then(() => undefined);
       };
-      opened({ result, open: { transaction, query, pid, written, end } });
+      const commitsItself = transaction.answersEnd === true;
+      opened({ result, open: { transaction, query, pid, written, end, commitsItself, gate } });
       const ending = await decided;
       if (ending === "rollback") throw ROLL_BACK;
       await ending(query);
@@ -257,6 +263,17 @@ function openOnce(
 }
 
 /**
+ * The library's own end of a claim's transaction: sealed with `token` (see fence-sql.ts), then
+ * committed by the ORM, or here in the same message when the adapter answers the ORM's `COMMIT`
+ * itself (`answersEnd`), one round trip fewer.
+ */
+async function sealed(query: Query, committed: () => void, commitsItself: boolean, token: string): Promise<void> {
+  if (!commitsItself) return void (await query("SELECT set_config($1, $2, true)", [SEAL_SETTING, token]));
+  await query(sealedCommit(token));
+  committed();
+}
+
+/**
  * The executor's statements as the claim code sends them, each within the store's time limit, and
  * refused once the ORM's transaction is over (its connection may be another transaction's by then).
  */
@@ -275,7 +292,7 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
   if (!opened.open)
     return { result: opened.result!, transaction: undefined, commit: over, rollback: over, detach: over };
   const claimed = opened.result as ClaimedOrStale;
-  const { transaction, query, pid, written, end } = opened.open;
+  const { transaction, query, pid, written, end, commitsItself, gate } = opened.open;
   const { db, settles, claims, canceller } = inbox;
   let ended = false;
   const once = () => {
@@ -303,6 +320,32 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
     }
   }
 
+  /**
+   * `failWithin`: the handler's writes rolled back to the savepoint, `settle` run, the record failed (its
+   * key let go of, a dead letter of a lane that holds kept at its head: see failInLane) and committed:
+   * true (the failure recorded after the ORM's rollback if that commit failed). False when the record
+   * could not be failed here: the caller rolls everything back and records it as any failure.
+   */
+  async function failedInTransaction(error: string, settle: (transaction: unknown) => Promise<void>): Promise<boolean> {
+    try {
+      // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+      if (error === "handler_timeout" && pid !== undefined) await canceller.cancel(pid);
+      await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+      await settle(transaction.handle);
+      const [marked] = await query<{ n: number }>(settles.failInLane, [claimed.id, claimed.owner, error]);
+      if (marked!.n !== 1) return false;
+    } catch {
+      return false;
+    }
+    try {
+      await end((q) => sealed(q, gate.committed, commitsItself, claimed.owner));
+    } catch {
+      // The ORM rolled back: nothing of it stands, and the failure is recorded as any other.
+      await recordFailedRun(inbox, claimed, own, error);
+    }
+    return true;
+  }
+
   return {
     result: claimed,
     transaction: transaction.handle,
@@ -312,7 +355,11 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
       try {
         // The completion seals the transaction (see fence-sql.ts): the ORM's COMMIT then passes the fence.
         await end(async (q) => {
-          await q(settles.completeCall(claimed.id, claimed.owner, JSON.stringify(answer), write));
+          const completion = [claimed.id, claimed.owner, JSON.stringify(answer), write] as const;
+          if (!commitsItself) return void (await q(settles.completeCall(...completion)));
+          // The completion and the COMMIT, one message, as the default store sends them.
+          await q(settles.completeAndCommit(...completion));
+          gate.committed();
         });
       } catch (err) {
         // The ORM rolled back (a statement the handler broke, a lost connection): nothing committed.
@@ -326,7 +373,7 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
         // Handed to a queue, the claim commits as processing, under its lease.
         await end(async (q) => {
           await writeFirstRecord(q, claims, written.unwritten, own);
-          await q("SELECT set_config($1, $2, true)", [SEAL_SETTING, claimed.owner]);
+          await sealed(q, gate.committed, commitsItself, claimed.owner);
         });
       } catch (err) {
         throw db.unavailable(err);
@@ -339,6 +386,48 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
     async countAttempt(attempt) {
       await query(settles.setAttempt, [claimed.id, claimed.owner, attempt]);
       claimed.attempt = attempt;
+    },
+    async savepoint() {
+      await query(`SAVEPOINT ${HANDLER_SAVEPOINT}`);
+    },
+    // A lane's failed run back at its place in its key's waiting list, in this transaction, as the
+    // default store does (see transactional-claim.ts): the key stays held, nothing later of it runs first.
+    async requeueInLane(attempt, error, retry) {
+      if (!once()) return false;
+      let retryInMs: number | undefined;
+      try {
+        // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+        if (error === "handler_timeout" && pid !== undefined) await canceller.cancel(pid);
+        await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+        retryInMs = await retry(transaction.handle);
+        if (retryInMs !== undefined) {
+          const values = [claimed.id, claimed.owner, attempt, error, retryInMs];
+          const [kept] = await query<{ n: number }>(settles.requeueInLane, values);
+          if (kept!.n !== 1) retryInMs = undefined;
+        }
+      } catch {
+        retryInMs = undefined;
+      }
+      if (retryInMs !== undefined) {
+        try {
+          await end((q) => sealed(q, gate.committed, commitsItself, claimed.owner));
+          return true;
+        } catch {
+          // The ORM rolled back: nothing of it stands, and the failure is recorded as any other.
+          await recordFailedRun(inbox, claimed, own, error);
+          return false;
+        }
+      }
+      await rollBack(false);
+      await recordFailedRun(inbox, claimed, own, error);
+      return false;
+    },
+    async failWithin(error, settle) {
+      if (!once()) return false;
+      if (await failedInTransaction(error, settle)) return true;
+      await rollBack(false);
+      await recordFailedRun(inbox, claimed, own, error);
+      return false;
     },
     async rollback(error) {
       if (!once()) return;

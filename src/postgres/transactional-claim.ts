@@ -25,7 +25,7 @@ import type { CompletedWrite, SettleStatements } from "./settle-sql.js";
 const over = async () => {};
 
 /** Where an ordered claim's failed attempt rolls its handler's writes back to (`requeueInLane`). */
-const HANDLER_SAVEPOINT = "merchant_webhooks_handler";
+export const HANDLER_SAVEPOINT = "merchant_webhooks_handler";
 
 /** SQLSTATE of a statement sent in a transaction a failed statement aborted. */
 const IN_FAILED_TRANSACTION = "25P02";

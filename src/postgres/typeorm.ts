@@ -10,7 +10,8 @@ import { type OrmTransactions, ormTransactions } from "./orm-transaction.js";
  *
  * Every statement of the transaction's query runner passes the gate first, so once the run has
  * settled the manager refuses with `MW_TRANSACTION_CLOSED`; the store's own statements go through
- * the runner as it was.
+ * the runner as it was. The store commits with its completion, in one message, and TypeORM's own
+ * `COMMIT` after it is answered without being sent (`answersEnd`).
  */
 export function typeormTransactions(dataSource: DataSource): OrmTransactions<EntityManager> {
   return ormTransactions((gate, work) =>
@@ -19,6 +20,8 @@ export function typeormTransactions(dataSource: DataSource): OrmTransactions<Ent
       const send = runner.query as (text: string, parameters?: unknown[], structured?: boolean) => Promise<unknown>;
       // The runner is this transaction's alone, dropped once it is released: the gate goes with it.
       runner.query = (async (text: string, parameters?: unknown[], structured?: boolean) => {
+        // TypeORM's own COMMIT after the store's: the transaction is over already, nothing to send.
+        if (gate.answered(text)) return structured ? { records: [] } : [];
         gate.check(text);
         return send.call(runner, text, parameters, structured);
       }) as QueryRunner["query"];
@@ -33,6 +36,7 @@ export function typeormTransactions(dataSource: DataSource): OrmTransactions<Ent
       return work({
         executor: { query: async (text, values) => ({ rows: (await structured(text, values)).records ?? [] }) },
         handle: manager,
+        answersEnd: true,
       });
     }),
   );

@@ -4,11 +4,13 @@
 // points are used, so the contract keeps holding whatever the workers are made of inside.
 import { fileURLToPath } from "node:url";
 import { Redis } from "ioredis";
+import knexFactory from "knex";
 import { type Closable, createReceiver, type IdempotencyStore, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, type CreateWorkerOptions, createWorker, redrive } from "merchant-webhooks/bullmq";
 import { type Admin, createAdmin } from "merchant-webhooks/console";
 import { createPgBossWorker, pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
 import { postgresStore } from "merchant-webhooks/postgres";
+import { knexTransactions } from "merchant-webhooks/postgres/knex";
 import { redisStore } from "merchant-webhooks/redis";
 import type PgBoss from "pg-boss";
 import { afterAll, beforeAll } from "vitest";
@@ -21,7 +23,7 @@ import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const workerScript = fileURLToPath(new URL("./worker-process.ts", import.meta.url));
 
-export type TransportKind = "bullmq-redis" | "pgboss-postgres" | "bullmq-postgres";
+export type TransportKind = "bullmq-redis" | "pgboss-postgres" | "bullmq-postgres" | "bullmq-postgres-knex";
 
 /** A transport of the contract: its queue, and the store its receivers and workers claim in. */
 export interface Transport {
@@ -34,6 +36,8 @@ export const TRANSPORTS: readonly Transport[] = [
   { kind: "bullmq-redis", name: "BullMQ on redisStore" },
   { kind: "pgboss-postgres", name: "pg-boss on postgresStore" },
   { kind: "bullmq-postgres", name: "BullMQ on postgresStore" },
+  // The handler's transaction opened by the merchant's ORM (postgresStore({ orm })), for receivers and workers alike.
+  { kind: "bullmq-postgres-knex", name: "BullMQ on postgresStore through Knex" },
 ];
 
 /** The worker options the contract sets, the same keys on `createWorker` and `createPgBossWorker`. */
@@ -96,8 +100,12 @@ export function transportBed(transport: Transport, label: string): Bed {
   const closers: Array<() => Promise<unknown>> = [];
   const children: WorkerProcess[] = [];
   const onPostgres = transport.kind !== "bullmq-redis";
+  const knex =
+    transport.kind === "bullmq-postgres-knex"
+      ? knexFactory({ client: "pg", connection: DATABASE_URL, pool: { min: 0, max: 10 } })
+      : undefined;
   const store: IdempotencyStore = onPostgres
-    ? postgresStore({ connection: pool, schema })
+    ? postgresStore({ connection: pool, schema, ...(knex ? { orm: knexTransactions(knex) } : {}) })
     : redisStore({ connection: REDIS_URL, prefix: `${prefix}store:` });
   let boss: PgBoss | undefined;
 
@@ -122,6 +130,7 @@ export function transportBed(transport: Transport, label: string): Bed {
     await Promise.all(children.map((child) => child.exited));
     for (const close of closers.reverse()) await close();
     if (!onPostgres) await store.close?.();
+    await knex?.destroy();
     await boss?.stop({ graceful: false });
     await removeKeys(redis, prefix);
     redis.disconnect();

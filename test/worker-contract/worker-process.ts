@@ -1,5 +1,6 @@
 // A worker of the contract's transports in a child process, for tests that kill or freeze it.
-// Configured by environment: TRANSPORT (bullmq-redis, pgboss-postgres or bullmq-postgres), QUEUE,
+// Configured by environment: TRANSPORT (bullmq-redis, pgboss-postgres, bullmq-postgres or
+// bullmq-postgres-knex, whose store opens each handler's transaction through Knex), QUEUE,
 // REDIS_URL, PREFIX (BullMQ's), STORE_PREFIX (redisStore's), DATABASE_URL, SCHEMA (the store's with
 // postgresStore, and the tables `started`, `effects` and `aborted` on every transport), BOSS_SCHEMA,
 // STALLED_INTERVAL_MS, LEASE_MS, HANDLER_TIMEOUT_MS, HANDLER_MS (time each handler takes; it stops
@@ -7,11 +8,14 @@
 // log lines, as JSON). Each handler notes its start at once, outside any transaction; its effect is
 // written through ctx.transaction where the store has one, as a merchant's handler would.
 // Prints "ready" once it takes jobs.
+
+import knexFactory from "knex";
 import type { HandlerContext, SubscriptionNotification } from "merchant-webhooks";
 import { closeOnSignals } from "merchant-webhooks";
 import { createWorker } from "merchant-webhooks/bullmq";
 import { createPgBossWorker } from "merchant-webhooks/pg-boss";
 import { postgresStore } from "merchant-webhooks/postgres";
+import { knexTransactions } from "merchant-webhooks/postgres/knex";
 import { redisStore } from "merchant-webhooks/redis";
 import pg from "pg";
 import { pino } from "pino";
@@ -30,10 +34,23 @@ pool.on("error", () => {});
 const note = (table: string, id: string, db: { query: pg.Pool["query"] } = pool) =>
   db.query(`INSERT INTO "${schema}".${table} (notification_id, pid) VALUES ($1, $2)`, [id, process.pid]);
 
+const knex =
+  transport === "bullmq-postgres-knex"
+    ? knexFactory({ client: "pg", connection: env("DATABASE_URL"), pool: { min: 0, max: 10 } })
+    : undefined;
+const orm = knex && knexTransactions(knex);
 const store =
   transport === "bullmq-redis"
     ? redisStore({ connection: env("REDIS_URL"), prefix: env("STORE_PREFIX") })
-    : postgresStore({ connection: pool, schema });
+    : postgresStore({ connection: pool, schema, ...(orm ? { orm } : {}) });
+/** The handler's effect: through its transaction (Knex's own `trx` with the ORM), or the pool without one. */
+const noteEffect = async (id: string, ctx: HandlerContext) => {
+  if (orm)
+    await orm
+      .transactionOf(ctx)
+      .raw(`INSERT INTO "${schema}".effects (notification_id, pid) VALUES (?, ?)`, [id, process.pid]);
+  else await note("effects", id, transport === "bullmq-redis" ? pool : ctx.transaction);
+};
 
 async function onRenew(notification: SubscriptionNotification, ctx: HandlerContext) {
   await note("started", notification.id);
@@ -42,7 +59,7 @@ async function onRenew(notification: SubscriptionNotification, ctx: HandlerConte
     await note("aborted", notification.id);
     return;
   }
-  await note("effects", notification.id, transport === "bullmq-redis" ? pool : ctx.transaction);
+  await noteEffect(notification.id, ctx);
 }
 
 const options = {
@@ -66,7 +83,12 @@ const worker = boss
       ...options,
     });
 closeOnSignals(
-  [worker, { close: async () => void (await boss?.stop({ graceful: false })) }, { close: () => pool.end() }],
+  [
+    worker,
+    { close: async () => void (await boss?.stop({ graceful: false })) },
+    { close: async () => void (await knex?.destroy()) },
+    { close: () => pool.end() },
+  ],
   {
     timeoutMs: 5_000,
   },
