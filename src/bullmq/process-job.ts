@@ -239,7 +239,7 @@ export async function processJob(
         // Run from the data kept in the mailbox, unlooked-up: a run after the first (its runner died, or
         // its own job was stuck) may leave that job behind, active under a dead lock until the stalled
         // check. Only then is it looked for, and removed.
-        else if (current.attempt > 2) tidying.push(removeJobOf(job, current.id));
+        else if (current.attempt > 1) tidying.push(removeJobOf(job, current.id));
         if (!sweptWithLane(runner, current.order)) done.add(current.id, data.ledger);
       }
     } else if (inTransaction) {
@@ -270,7 +270,7 @@ export async function processJob(
     await handLaneOn(job, retry.data, retry.inMs);
   }
   if (ownFailure !== undefined) {
-    if (ownFailure instanceof LaneAttemptsSpent) await keepLanePrior(job, ownFailure.attempt);
+    if (ownFailure instanceof LaneAttemptsSpent) await keepLanePrior(job, ownFailure.attempt, runner.queueClient);
     throw ownFailure;
   }
   // Its notification still waits its turn in the list: the job stays as the safety net for it.
@@ -459,10 +459,19 @@ async function handLaneOn(job: Job<NotificationJobData>, data: ReadJobData, inMs
   ).catch(() => {});
 }
 
-/** A dead-lettered notification of a lane keeps its runs so far: redriven, its attempts count afresh. */
-async function keepLanePrior(job: Job<NotificationJobData>, attempt: number): Promise<void> {
+/**
+ * A dead-lettered notification of a lane keeps its runs so far: redriven, its attempts count afresh.
+ * Its job counts the runs since its last redrive, as a waiter's dead letter does (BullMQ adds the last).
+ */
+async function keepLanePrior(job: Job<NotificationJobData>, attempt: number, client?: Redis | Cluster): Promise<void> {
+  const prior = typeof job.data?.lanePrior === "number" ? job.data.lanePrior : 0;
+  job.attemptsMade = Math.max(0, attempt - prior - 1);
+  const queue = (job as unknown as { queue: MinimalQueue }).queue;
   await withTimeout(
-    job.updateData({ ...job.data, lanePrior: attempt }),
+    Promise.all([
+      job.updateData({ ...job.data, lanePrior: attempt }),
+      client?.hset(queue.toKey(String(job.id)), "atm", job.attemptsMade),
+    ]),
     WORKER_CALL_TIMEOUT_MS,
     () => new Error("job update timed out"),
   ).catch(() => {});
@@ -525,9 +534,8 @@ async function runOne(
   /** The store to complete in, when not the runner's own (see `completingWithNext`). */
   completing?: IdempotencyStore,
 ): Promise<RunResult> {
-  // Unordered, the claim kept the queue's count. In a lane, the receiver's claim that handed the
-  // notification to the queue counted as one, and its runs are the rest.
-  const attempt = claim.order ? Math.max(1, claim.attempt - 1) : claim.attempt;
+  // Unordered, the claim kept the queue's count; in a lane, each take counts one (an append none).
+  const attempt = claim.attempt;
   const recordFailure = lane && laneFailureRecorder(lane, claim, data, runner, attempt);
   try {
     if (lane && transaction) {
