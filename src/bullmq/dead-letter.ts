@@ -1,5 +1,6 @@
 import type { Job, MinimalQueue } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
+import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor } from "./job-id.js";
 import { SCRIPTS } from "./lua/scripts.generated.js";
@@ -56,4 +57,44 @@ export async function writeDeadLetter(
     Date.now(),
   );
   return written === 1;
+}
+
+/**
+ * How long a waiter's dead letter waits, all told, for its own job to leave the active list: that job's
+ * claim meets the notification held by the writer and moves it to the delayed set, where the write finds it.
+ */
+const DEAD_LETTER_WAITS_MS = [25, 50, 100, 200, 400, 400, 400, 400] as const;
+
+/** The longest one write may take: Redis away, the writer gives up rather than hold its claim. */
+const WRITE_TIMEOUT_MS = 5_000;
+
+/**
+ * `writeDeadLetter` for a waiter of a lane whose last run failed (it has no job of its own to fail). A
+ * job of its own that is active elsewhere (its worker about to postpone it) is waited for, briefly;
+ * false when it stays active, the worker stops (`stop`), or Redis does not answer.
+ */
+export async function writeDeadLetterSoon(
+  client: Redis | Cluster,
+  job: Job<NotificationJobData>,
+  data: NotificationJobData,
+  attemptsMade: number,
+  reason: string,
+  stop: AbortSignal,
+): Promise<boolean> {
+  const write = () =>
+    withTimeout(
+      writeDeadLetter(client, job, data, attemptsMade, reason),
+      WRITE_TIMEOUT_MS,
+      () => new Error("dead letter write timed out"),
+    );
+  try {
+    for (const waitMs of DEAD_LETTER_WAITS_MS) {
+      if (await write()) return true;
+      if (stop.aborted) return false;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+    return await write();
+  } catch {
+    return false;
+  }
 }

@@ -1,17 +1,26 @@
 import { DelayedError, type Job, UnrecoverableError } from "bullmq";
 import type { Logger } from "pino";
-import { failureOutcome, type RetryDecision, retryDecision } from "../dispatch/retry-decision.js";
-import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
+import { type RetryDecision, retryDecision } from "../dispatch/retry-decision.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { otelApiLoading } from "../telemetry/load-api.js";
 import { observeJob } from "../telemetry/observe-job.js";
+import { type FailedRunFate, failedRunOutcome, logFailedRun } from "../worker/failed-run.js";
 import { type NotificationJobData, notificationIn } from "../worker/job-data.js";
-import { InvalidJobDataError, type JobOutcome, type JobRunner, processJob, WaitingForRetry } from "./process-job.js";
+import {
+  BULLMQ_FAILURE_WORDS,
+  InvalidJobDataError,
+  type JobOutcome,
+  type JobRunner,
+  processJob,
+  WaitingForRetry,
+} from "./process-job.js";
 
 /** The longest putting a job back on close may take. */
 const REQUEUE_TIMEOUT_MS = 5_000;
+
+const isInvalid = (err: unknown): boolean => err instanceof InvalidJobDataError;
 
 /** Stands for "the worker stopped waiting" in the race between a job and the shutdown signal. */
 const STOPPED = Symbol("stopped");
@@ -74,22 +83,14 @@ export function jobProcessor(
       const decision = retryDecision(err);
       const steered = steerRetry(job, err, decision);
       const final = steered instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      const failed =
-        err instanceof InvalidJobDataError
-          ? "invalid"
-          : err instanceof HandlerTimeoutError
-            ? "handler_timeout"
-            : failureOutcome(err);
-      const fields = { ...line(failed), err, final };
-      if (failed === "handler_refused")
-        logger.error(fields, "notification refused by its handler (non-retriable); left in the failed set");
-      else if (failed === "handler_retry_later" && !final)
-        logger.warn(
-          { ...fields, retry_in_ms: decision.retry === "after" ? decision.delayMs : undefined },
-          "notification failed; its handler asked to be retried later, and is",
-        );
-      else
-        logger.error(fields, final ? "notification failed; left in the failed set" : "notification failed; will retry");
+      const failed = failedRunOutcome(err, isInvalid);
+      const fate: FailedRunFate =
+        failed === "handler_refused"
+          ? { fate: "refused" }
+          : failed === "handler_retry_later" && !final
+            ? { fate: "retry_later", retryInMs: decision.retry === "after" ? decision.delayMs : undefined }
+            : { fate: "failed", final };
+      logFailedRun(logger, { ...line(failed), err, final }, fate, BULLMQ_FAILURE_WORDS);
       throw steered;
     }
     if (outcome === STOPPED) {

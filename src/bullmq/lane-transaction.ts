@@ -3,7 +3,8 @@ import type { TransactionalClaim } from "../idempotency/transaction.js";
 
 /**
  * How a failed run of an ordered lane, claimed in a transaction, is settled: in how many ms it is
- * retried in its place (attempts left), or undefined when it is not (its last run, or refused for good).
+ * retried in its place (attempts left, or its dead letter not written yet), or undefined when it is
+ * not (its last run, or refused for good: a dead letter).
  */
 export type LaneRetry = (err: unknown) => Promise<number | undefined>;
 

@@ -1,7 +1,7 @@
 import { Backoffs, DelayedError, Job, type MinimalQueue, UnrecoverableError } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
-import { retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
+import type { SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, ClaimHandle, ClaimResult, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
@@ -10,17 +10,19 @@ import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { carriedJobData } from "../worker/carried-job-data.js";
 import { claimJob, jobClaimRequest } from "../worker/claim-job.js";
+import { type FailedRunFate, type FailureWords, logFailedRun } from "../worker/failed-run.js";
 import {
   type NotificationJob,
   type NotificationJobData,
   readNotificationJob,
   UnreadableJobDataError,
 } from "../worker/job-data.js";
+import { type LaneRetryPolicy, laneVerdict } from "../worker/lane-retry.js";
 import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-delay.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { SealingKey } from "../worker/seal.js";
 import { type Taken, takeNext } from "../worker/take-next.js";
-import { writeDeadLetter } from "./dead-letter.js";
+import { writeDeadLetterSoon } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import { type LaneRetry, requeueingInLane, requeuesInLane } from "./lane-transaction.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
@@ -237,7 +239,7 @@ export async function processJob(
         // Run from the data kept in the mailbox, unlooked-up: a run after the first (its runner died, or
         // its own job was stuck) may leave that job behind, active under a dead lock until the stalled
         // check. Only then is it looked for, and removed.
-        else if (current.attempt > 2) tidying.push(removeJobOf(job, current.id));
+        else if (current.attempt > 1) tidying.push(removeJobOf(job, current.id));
         if (!sweptWithLane(runner, current.order)) done.add(current.id, data.ledger);
       }
     } else if (inTransaction) {
@@ -268,7 +270,7 @@ export async function processJob(
     await handLaneOn(job, retry.data, retry.inMs);
   }
   if (ownFailure !== undefined) {
-    if (ownFailure instanceof LaneAttemptsSpent) await keepLanePrior(job, ownFailure.attempt);
+    if (ownFailure instanceof LaneAttemptsSpent) await keepLanePrior(job, ownFailure.attempt, runner.queueClient);
     throw ownFailure;
   }
   // Its notification still waits its turn in the list: the job stays as the safety net for it.
@@ -335,29 +337,42 @@ function laneFailureRecorder(
   attempt: number,
 ): (failed: SteeredFailure | "handler_timeout", err: unknown) => Promise<boolean> {
   return async (failed, err) => {
-    const prior = typeof data.raw?.lanePrior === "number" ? data.raw.lanePrior : 0;
-    const runs = Math.max(1, attempt - prior);
-    // A handler's NonRetriableError goes to the dead letters now; a RetryAfterError sets its own wait.
-    const decision = retryDecision(err);
-    if (decision.retry !== "never" && runs < (lane.job.opts.attempts ?? 1)) {
-      const retryInMs = decision.retry === "after" ? decision.delayMs : await retryDelay(lane.job, runs, err);
+    const { runs, retryInMs } = await laneVerdict(err, attempt, data.raw?.lanePrior, lanePolicy(lane.job));
+    if (retryInMs !== undefined) {
       lane.failed = { err, attempt, retryInMs };
       return Promise.resolve(runner.store.retryInLane!(claim, failed, retryInMs));
     }
-    lane.failed = { err, attempt, final: true };
     // Not written, the record is not failed either: it goes back in line and is tried again shortly.
-    if (!lane.isOwn && !(await writeWaiterDeadLetter(lane, data, runner, attempt, runs, err))) {
-      lane.failed.unwritten = true;
-      return false;
-    }
+    if (!(await deadLetterStands(lane, data, runner, attempt, runs, err))) return false;
     // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `failInLane`).
     const store = runner.store;
     return (await (store.failInLane ? store.failInLane(claim, failed) : store.fail(claim, failed))) !== false;
   };
 }
 
-/** A waiter's last run failed: its dead letter, written to the failed set (it has no job of its own to fail). */
-async function writeWaiterDeadLetter(
+/**
+ * For a lane's claim made in a transaction (see `requeueingInLane`): in how many ms a failed run is
+ * retried in its place, counted as `laneFailureRecorder` counts; undefined after its last run. Its own
+ * notification's last run fails its job for good (`LaneAttemptsSpent`); a waiter's is written to the
+ * failed set, then failed in the claim's transaction (not written, it is retried shortly instead).
+ */
+function laneRetryInTransaction(lane: Lane, data: ReadJobData, runner: JobRunner, attempt: number): LaneRetry {
+  return async (err) => {
+    const { runs, retryInMs } = await laneVerdict(err, attempt, data.raw?.lanePrior, lanePolicy(lane.job));
+    if (retryInMs !== undefined) return retryInMs;
+    // Not written, the record is not failed either: it goes back in line and is tried again shortly,
+    // as without a transaction.
+    return (await deadLetterStands(lane, data, runner, attempt, runs, err)) ? undefined : STORE_RETRY_MS;
+  };
+}
+
+/**
+ * A lane's notification failed its last run: whether its dead letter stands. Its own notification's
+ * job goes to the failed set itself (`LaneAttemptsSpent`); a waiter's (it has no job of its own to fail)
+ * is written to the failed set before its record is failed, so every redrive finds it. Not written
+ * (its own job stayed active elsewhere, or Redis did not answer), false: the record must not fail.
+ */
+async function deadLetterStands(
   lane: Lane,
   data: ReadJobData,
   runner: JobRunner,
@@ -365,47 +380,26 @@ async function writeWaiterDeadLetter(
   runs: number,
   err: unknown,
 ): Promise<boolean> {
+  lane.failed = { err, attempt, final: true };
+  if (lane.isOwn) return true;
   const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
-  return withTimeout(
-    writeDeadLetter(
-      runner.queueClient!,
-      lane.job,
-      { ...data.raw, lanePrior: attempt } as NotificationJobData,
-      runs,
-      reason,
-    ),
-    WORKER_CALL_TIMEOUT_MS,
-    () => new Error("dead letter write timed out"),
-  ).catch(() => false);
+  const deadLetter = { ...data.raw, lanePrior: attempt } as NotificationJobData;
+  if (await writeDeadLetterSoon(runner.queueClient!, lane.job, deadLetter, runs, reason, runner.shutdown)) return true;
+  lane.failed.unwritten = true;
+  return false;
 }
 
-/**
- * For a lane's claim made in a transaction (see `requeueingInLane`): in how many ms a failed run is
- * retried in its place, counted as `laneFailureRecorder` counts; undefined after its last run. Its own
- * notification's last run fails its job for good (`LaneAttemptsSpent`); a waiter's is written to the
- * failed set, then failed with the rollback.
- */
-function laneRetryInTransaction(lane: Lane, data: ReadJobData, runner: JobRunner, attempt: number): LaneRetry {
-  return async (err) => {
-    const prior = typeof data.raw?.lanePrior === "number" ? data.raw.lanePrior : 0;
-    const runs = Math.max(1, attempt - prior);
-    const decision = retryDecision(err);
-    if (decision.retry !== "never" && runs < (lane.job.opts.attempts ?? 1))
-      return decision.retry === "after" ? decision.delayMs : await retryDelay(lane.job, runs, err);
-    if (lane.isOwn) lane.failed = { err, attempt, final: true };
-    // A waiter's dead letter goes to the failed set before the rollback fails its record, so every
-    // redrive finds it. Not written (its own job is running elsewhere), that job fails it there.
-    else await writeWaiterDeadLetter(lane, data, runner, attempt, runs, err);
-    return undefined;
+/** The lane's retry policy: the drain job's attempts, and its backoff as BullMQ would wait. */
+function lanePolicy(job: Job<NotificationJobData>): LaneRetryPolicy {
+  return {
+    attempts: job.opts.attempts ?? 1,
+    async backoffMs(runs, err) {
+      const backoff = Backoffs.normalize(job.opts.backoff ?? 0);
+      if (!backoff) return 0;
+      const delay = await Backoffs.calculate(backoff, runs, err as Error, job);
+      return typeof delay === "number" && delay > 0 ? delay : 0;
+    },
   };
-}
-
-/** The job's backoff before its retry after `runs` failed runs, as BullMQ would wait. */
-async function retryDelay(job: Job<NotificationJobData>, runs: number, err: unknown): Promise<number> {
-  const backoff = Backoffs.normalize(job.opts.backoff ?? 0);
-  if (!backoff) return 0;
-  const delay = await Backoffs.calculate(backoff, runs, err as Error, job);
-  return typeof delay === "number" && delay > 0 ? delay : 0;
 }
 
 /** One line per failed run of a lane that is not thrown to BullMQ (an own last one is, and logged there). */
@@ -429,10 +423,20 @@ function logLaneFailure(
     ...(failed.retryInMs !== undefined ? { retry_in_ms: Math.round(failed.retryInMs) } : {}),
     err,
   };
-  if (failed.unwritten) logger.warn(fields, "notification failed; its dead letter could not be written yet, retrying");
-  else if (failed.final) logger.error(fields, "notification failed; left in the failed set");
-  else logger.error(fields, "notification failed; will retry in its lane");
+  const fate: FailedRunFate = failed.unwritten
+    ? { fate: "unwritten" }
+    : { fate: "failed", final: failed.final === true };
+  logFailedRun(logger, fields, fate, LANE_FAILURE_WORDS);
 }
+
+/** Where a BullMQ job's failed run goes: its failed set is the dead letters. */
+export const BULLMQ_FAILURE_WORDS: FailureWords = {
+  deadLettered: "left in the failed set",
+  retries: "will retry",
+};
+
+/** A lane's failed run is retried in its place, by the runner of the lane, not by BullMQ. */
+const LANE_FAILURE_WORDS: FailureWords = { ...BULLMQ_FAILURE_WORDS, retries: "will retry in its lane" };
 
 const readJobId = (job: Job<NotificationJobData>): string | undefined => job.data?.id ?? job.data?.notification?.id;
 
@@ -455,10 +459,19 @@ async function handLaneOn(job: Job<NotificationJobData>, data: ReadJobData, inMs
   ).catch(() => {});
 }
 
-/** A dead-lettered notification of a lane keeps its runs so far: redriven, its attempts count afresh. */
-async function keepLanePrior(job: Job<NotificationJobData>, attempt: number): Promise<void> {
+/**
+ * A dead-lettered notification of a lane keeps its runs so far: redriven, its attempts count afresh.
+ * Its job counts the runs since its last redrive, as a waiter's dead letter does (BullMQ adds the last).
+ */
+async function keepLanePrior(job: Job<NotificationJobData>, attempt: number, client?: Redis | Cluster): Promise<void> {
+  const prior = typeof job.data?.lanePrior === "number" ? job.data.lanePrior : 0;
+  job.attemptsMade = Math.max(0, attempt - prior - 1);
+  const queue = (job as unknown as { queue: MinimalQueue }).queue;
   await withTimeout(
-    job.updateData({ ...job.data, lanePrior: attempt }),
+    Promise.all([
+      job.updateData({ ...job.data, lanePrior: attempt }),
+      client?.hset(queue.toKey(String(job.id)), "atm", job.attemptsMade),
+    ]),
     WORKER_CALL_TIMEOUT_MS,
     () => new Error("job update timed out"),
   ).catch(() => {});
@@ -521,9 +534,8 @@ async function runOne(
   /** The store to complete in, when not the runner's own (see `completingWithNext`). */
   completing?: IdempotencyStore,
 ): Promise<RunResult> {
-  // Unordered, the claim kept the queue's count. In a lane, the receiver's claim that handed the
-  // notification to the queue counted as one, and its runs are the rest.
-  const attempt = claim.order ? Math.max(1, claim.attempt - 1) : claim.attempt;
+  // Unordered, the claim kept the queue's count; in a lane, each take counts one (an append none).
+  const attempt = claim.attempt;
   const recordFailure = lane && laneFailureRecorder(lane, claim, data, runner, attempt);
   try {
     if (lane && transaction) {
@@ -532,7 +544,7 @@ async function runOne(
         transaction,
         claim.attempt,
         laneRetryInTransaction(lane, data, runner, attempt),
-        (err, retryInMs) => (lane.failed = { err, attempt, retryInMs }),
+        (err, retryInMs) => (lane.failed = { ...lane.failed, err, attempt, retryInMs }),
         observeHandler,
       ));
     }

@@ -88,14 +88,15 @@ const ENTRY_OVERHEAD_BYTES = 200;
  * The run a claim starts: one more than the record counted, or, for an unordered claim with a
  * worker's queue count (`ClaimRequest.attempt`), that count, never counting back. A queued record (or
  * the receiver's claim a worker was handed) counts the run it waits for already. In order, the lane
- * keeps its own count.
+ * keeps its own count; a receiver's append to its lane (`appends`) starts no run and counts none.
  */
 function countedAttempts(
   request: ClaimRequest,
   entry: { state: string; attempts: number } | undefined,
   handedOver: boolean | undefined,
+  appends: boolean,
 ): number {
-  const attempts = (entry?.attempts ?? 0) + 1;
+  const attempts = (entry?.attempts ?? 0) + (appends ? 0 : 1);
   if (request.attempt === undefined || request.order) return attempts;
   const counted = entry?.state === "queued" || handedOver ? attempts - 1 : attempts;
   return Math.max(request.attempt, counted);
@@ -390,7 +391,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       if (order && entry?.waiting && !forQueue) orders.leave(order.key, id);
       if (order && forQueue && !stale && !entry?.waiting && orders.waiters(order.key).length >= mailboxMaxLength)
         return { status: "processing", retryAfterMs: leaseMs, key: true, full: true };
-      const attempts = countedAttempts(request, entry, handedOver);
+      const attempts = countedAttempts(request, entry, handedOver, !!order && !!forQueue && !stale);
       const claimed: Entry = {
         state: "processing",
         fingerprint,

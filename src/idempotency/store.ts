@@ -46,6 +46,8 @@ export interface ClaimRequest {
    * A receiver's claim made to hand the notification to a durable queue. With `order`, the record
    * joins its key's waiting list in position order instead of holding the key: it never waits for
    * another notification of its key (only staleness is checked), and workers run the list in order.
+   * Joining the list is no run: the record's `attempts` stay as they were, and each worker's take of
+   * it counts one, so the record, the job and `ctx.attempt` say the same.
    */
   forQueue?: boolean;
   /**

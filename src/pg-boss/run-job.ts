@@ -9,6 +9,7 @@ import { guardTransaction } from "../postgres/guarded-transaction.js";
 import { coded } from "../shared/errors.js";
 import { observeJob } from "../telemetry/observe-job.js";
 import { jobClaimRequest } from "../worker/claim-job.js";
+import { type FailedRunFate, type FailureWords, logFailedRun } from "../worker/failed-run.js";
 import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../worker/job-data.js";
 import { STORE_RETRY_MS } from "../worker/recheck-delay.js";
 import type { RunSettings } from "../worker/run-settings.js";
@@ -48,6 +49,12 @@ type RunOutcome =
   | "invalid"
   | "job_missing"
   | "store_unavailable";
+
+/** Where a pg-boss job's failed run goes: pg-boss's own retries, then its dead-letter queue. */
+const PG_BOSS_FAILURE_WORDS: FailureWords = {
+  deadLettered: "dead-lettered",
+  retries: "pg-boss retries it, then dead-letters it",
+};
 
 /** A redriven job of a subscription behind an older redriven one: looked at again after this long. */
 const REDRIVEN_WAIT_MS = 100;
@@ -294,14 +301,13 @@ async function runInTransaction(
       runner.shutdown.aborted || failed.settled
         ? failed.retryInMs
         : await failJob(runner, jobId, err, result.outcome, decision.retry === "never", decision);
-    if (decision.retry === "never")
-      runner.logger.error({ ...line, err }, "notification refused by its handler (non-retriable); dead-lettered");
-    else if (retryInMs !== undefined)
-      runner.logger.warn(
-        { ...line, err, retry_in_ms: retryInMs },
-        "notification failed; its handler asked to be retried later, and is",
-      );
-    else runner.logger.error({ ...line, err }, "notification failed; pg-boss retries it, then dead-letters it");
+    const fate: FailedRunFate =
+      decision.retry === "never"
+        ? { fate: "refused" }
+        : retryInMs !== undefined
+          ? { fate: "retry_later", retryInMs }
+          : { fate: "failed", final: false };
+    logFailedRun(runner.logger, { ...line, err }, fate, PG_BOSS_FAILURE_WORDS);
   } else runner.logger.info(line, "notification processed by worker");
   return result.outcome;
 }

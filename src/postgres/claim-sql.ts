@@ -324,8 +324,10 @@ export async function claimIn(
   // A queue's count of the run is kept, except that it never counts back: a job made afresh (a redrive)
   // counts on from the record's failed runs. A queued record's count is the run it waits for; so is
   // one handed over by a receiver whose mark as queued has not landed yet (its job ran first).
+  // Appended to its lane (`waiting`), it has not run: the worker that takes it counts the run.
   const counted = (row?.attempts ?? 0) + (row?.state === "queued" || handedOver ? 0 : 1);
-  const attempt = request.attempt === undefined ? (row?.attempts ?? 0) + 1 : Math.max(request.attempt, counted);
+  const runs = (row?.attempts ?? 0) + (waiting ? 0 : 1);
+  const attempt = request.attempt === undefined ? runs : Math.max(request.attempt, counted);
   await query(sql.upsert, [
     id,
     order?.key ?? null,

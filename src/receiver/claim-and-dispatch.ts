@@ -208,10 +208,10 @@ async function claim(resolved: ResolvedOptions, request: ClaimRequest, fields: L
   let claim: ClaimResult;
   let transaction: TransactionalClaim | undefined;
   let claimSent: number | undefined;
-  try {
+  const claimOnce = async (asked: ClaimRequest) => {
     // With a store that claims in a transaction, the handler run here writes into that transaction.
     if (claimsInTransaction(store)) {
-      transaction = await store.claimInTransaction(request);
+      transaction = await store.claimInTransaction(asked);
       claim = transaction.result;
       // Handed to a queue, it runs later under its lease: the claim commits now, unless the queue
       // adds its job in this transaction (then all commit together). A stale one is settled here
@@ -222,12 +222,18 @@ async function claim(resolved: ResolvedOptions, request: ClaimRequest, fields: L
       }
     } else {
       claimSent = performance.now();
-      claim = await store.claim(request);
+      claim = await store.claim(asked);
     }
+    return claim;
+  };
+  try {
+    claim = await claimOnce(request);
     // "Already queued" must never hide a job that no longer exists (lost in a failover, removed by
-    // hand): the record is taken over and the notification queued again.
+    // hand): the record is taken over and the notification queued again. Taken over as the first
+    // claim was made (in a transaction, for a store that claims in one), so a refused re-enqueue
+    // releases it and a stale one is settled: the first claim's transaction has ended already.
     if (claim.status === "queued" && !claim.inLane && (await jobMissing(options.queue, request.id)))
-      claim = await store.claim({ ...request, takeQueued: true });
+      claim = await claimOnce({ ...request, takeQueued: true });
   } catch (err) {
     const reason = "idempotency store unavailable";
     return verdict(

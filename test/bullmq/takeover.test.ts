@@ -1,23 +1,51 @@
 import { Redis } from "ioredis";
-import { createReceiver } from "merchant-webhooks";
+import { createReceiver, type IdempotencyStore } from "merchant-webhooks";
 import { bullmqQueue, jobIdFor, QueueUnavailableError } from "merchant-webhooks/bullmq";
+import { postgresStore } from "merchant-webhooks/postgres";
 import { redisStore } from "merchant-webhooks/redis";
 import { buildNotification } from "merchant-webhooks/testing";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { post } from "../ordering/fixtures/mailbox.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+
+/** The stores a take-over is tried on, each made under `prefix` (its own schema for PostgreSQL). */
+const STORES: Array<[string, (prefix: string) => { store: IdempotencyStore; close: () => Promise<unknown> }]> = [
+  [
+    "redisStore",
+    (prefix) => {
+      const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}store:`, timeoutMs: 5_000 });
+      return { store, close: () => store.close() };
+    },
+  ],
+  [
+    "postgresStore",
+    () => {
+      const pool = testPool();
+      const schema = uniqueSchema("takeover");
+      beforeAll(() => freshSchema(pool, schema));
+      return {
+        store: postgresStore({ connection: pool, schema }),
+        close: async () => {
+          await dropSchema(pool, schema);
+          await pool.end();
+        },
+      };
+    },
+  ],
+];
 
 /**
  * A redelivery that finds its record queued with no job takes the record over and queues it again. If
  * that re-enqueue fails, the sender is answered 503 and retries: the take-over must leave nothing
  * behind, so the retry is accepted at once instead of meeting 409 for a whole lease.
  */
-describe("a take-over of a queued record whose re-enqueue fails", () => {
+describe.each(STORES)("a take-over of a queued record whose re-enqueue fails, on %s", (_, makeStore) => {
   const prefix = uniquePrefix("takeover");
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}store:`, timeoutMs: 5_000 });
+  const { store, close } = makeStore(prefix);
   const queue = bullmqQueue({ connection: REDIS_URL, name: "takeover", prefix });
   // The same queue, whose adds are refused (a Redis failing over): the take-over's re-enqueue fails.
   const refusing: typeof queue = Object.assign(Object.create(queue), {
@@ -33,7 +61,7 @@ describe("a take-over of a queued record whose re-enqueue fails", () => {
     await receiver.close();
     await refused.close();
     await queue.close();
-    await store.close();
+    await close();
     await removeKeys(redis, prefix);
     redis.disconnect();
   });
@@ -43,7 +71,8 @@ describe("a take-over of a queued record whose re-enqueue fails", () => {
     expect((await receiver.handle(post(body))).status).toBe(200);
     // The job is lost; once the first receiver's hand-off lease lapses, a redelivery takes the record over.
     await queue.queue.remove(jobIdFor(body.id));
-    await eventually(async () => ((await store.get(body.id))?.leaseUntil ?? 0) < Date.now(), 10_000, "the lease");
+    await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 100));
+    expect((await store.list!({ id: body.id })).items[0]?.state).toBe("queued");
     const failed = await refused.handle(post(body));
     expect(failed.status).toBe(503);
     const retry = await receiver.handle(post(body));
@@ -53,10 +82,10 @@ describe("a take-over of a queued record whose re-enqueue fails", () => {
   });
 });
 
-describe("a take-over of a queued ordered record whose drain job was lost", () => {
+describe.each(STORES)("a take-over of a queued ordered record whose drain job was lost, on %s", (_, makeStore) => {
   const prefix = uniquePrefix("takeover-ordered");
   const redis = new Redis(REDIS_URL);
-  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}store:`, timeoutMs: 5_000 });
+  const { store, close } = makeStore(prefix);
   const queue = bullmqQueue({ connection: REDIS_URL, name: "takeover", prefix });
   const refusing: typeof queue = Object.assign(Object.create(queue), {
     enqueue: async () => {
@@ -72,7 +101,7 @@ describe("a take-over of a queued ordered record whose drain job was lost", () =
   afterAll(async () => {
     for (const r of [receiver, refused, direct]) await r.close();
     await queue.close();
-    await store.close();
+    await close();
     await removeKeys(redis, prefix);
     redis.disconnect();
   });

@@ -99,6 +99,16 @@ describe("merchant-webhooks inspect and redrive load only the peer they need", (
     });
   }, 60_000);
 
+  it("redrives (dry run) a pg-boss queue on PostgreSQL without ioredis or bullmq", async () => {
+    const run = await runCliProcess(
+      ["redrive", "--pg-boss", DATABASE_URL, "--schema", bed.bossSchema, "--queue", "inspected", "--dry-run"],
+      without("ioredis", "bullmq"),
+    );
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`would redrive: ${sent.id}\n1 would be redriven from pg-boss queue inspected\n`);
+  }, 60_000);
+
   it("names the package a Redis store needs when it is missing", async () => {
     const run = await runCliProcess(["inspect", sent.id], without("ioredis"));
     expect(run.code).toBe(1);

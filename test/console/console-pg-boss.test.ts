@@ -122,6 +122,11 @@ describe("the console on PostgreSQL with pg-boss", () => {
       ["id", body.id],
     ]);
     expect(readable(again.text)).toContain("redriven 0 of 1; 1 skipped: each one's page says why");
+    // The admin API gives the reason itself, per id.
+    expect(await admin.redrive({ ids: [body.id] })).toMatchObject({
+      redriven: 0,
+      skipped: [{ id: body.id, reason: expect.stringMatching(/^already completed: /) }],
+    });
     expect(runs.get(body.id)).toBe(2);
   }, 60_000);
 

@@ -314,7 +314,8 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
         id: "n-1",
         owner: "w1",
         order: { key: "sub-1", position: T1_HALF },
-        attempt: 2,
+        // Its first run: joining the list (the receiver's claim) counted none.
+        attempt: 1,
         previousPosition: T1_HALF,
       });
       expect(await store.get({ id: "n-3", order: { key: "sub-1" } })).toMatchObject({ state: "queued" });

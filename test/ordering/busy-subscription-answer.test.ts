@@ -6,16 +6,16 @@ import {
   type NotificationQueue,
   type SubscriptionNotification,
 } from "merchant-webhooks";
-import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { pgBossQueue } from "merchant-webhooks/pg-boss";
 import { postgresStore } from "merchant-webhooks/postgres";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { pgBossBed } from "../pg-boss/fixtures/bed.js";
-import { bedWorker, laneOf } from "../pg-boss/fixtures/lane.js";
+import { bedWorkerStarter, laneOf } from "../pg-boss/fixtures/lane.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { json } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { bullmqInProcess } from "./fixtures/mailbox.js";
 
 /**
  * docs/ordering.md: through a durable queue, the receiver never answers 409 because the subscription
@@ -81,28 +81,13 @@ describe("a new notification of a subscription whose handler is running, through
 
   it("postgresStore with pg-boss: accepted (200), run after the busy one, in order", async () => {
     const queue = pgBossQueue({ boss: bed.boss, name: "busy", schema: bed.bossSchema });
-    const lane = await busyLane("pgboss", bed.store, queue, (onRenew) => {
-      const worker = bedWorker(bed, "busy", { onRenew });
-      cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
-    });
-    expectAccepted(lane);
+    expectAccepted(await busyLane("pgboss", bed.store, queue, bedWorkerStarter(bed, "busy", cleanup)));
   }, 60_000);
 
   /** A BullMQ queue and a worker in this process on `store`. */
   const bullmqLane = (label: string, store: IdempotencyStore) => {
-    const queue = bullmqQueue({ connection: REDIS_URL, name: label, prefix });
-    cleanup.push(() => queue.close());
-    return busyLane(label, store, queue, (onRenew) => {
-      const worker = createWorker({
-        connection: REDIS_URL,
-        name: label,
-        prefix,
-        idempotency: store,
-        logger: silentLogger(),
-        onRenew,
-      });
-      cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
-    });
+    const { queue, startWorker } = bullmqInProcess(label, prefix, store, cleanup);
+    return busyLane(label, store, queue, startWorker);
   };
 
   it("postgresStore with BullMQ: accepted (200), run after the busy one, in order", async () => {

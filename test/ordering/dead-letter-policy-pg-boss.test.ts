@@ -1,5 +1,5 @@
 import { fileURLToPath } from "node:url";
-import { createReceiver, type OrderingOptions, type SubscriptionNotification } from "merchant-webhooks";
+import { createReceiver, type OrderingOptions } from "merchant-webhooks";
 import { createAdmin } from "merchant-webhooks/console";
 import { pgBossQueue } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
@@ -10,6 +10,15 @@ import { bedWorker, laneOf } from "../pg-boss/fixtures/lane.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { DATABASE_URL } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
+import {
+  expectDiscardDrains,
+  expectHeld,
+  expectRedriveDrains,
+  expectRedriveStale,
+  laneHandlers,
+  type PolicyLane,
+  sendUntilDeadLettered,
+} from "./fixtures/dead-letter-lane.js";
 import { sendAll } from "./fixtures/mailbox.js";
 
 const script = fileURLToPath(new URL("../pg-boss/fixtures/worker-process.ts", import.meta.url));
@@ -54,20 +63,9 @@ describe("ordering.onDeadLetter through pg-boss on postgresStore", () => {
     const notifications = laneOf(`SUB-${process.pid}-${name}`, 4, 9);
     const ids = notifications.map((n) => n.id);
     const second = ids[1]!;
-    const broken = { value: true };
-    const runs: string[] = [];
-    const stale: string[] = [];
+    const handlers = laneHandlers(second);
     const startWorker = () => {
-      const worker = bedWorker(bed, name, {
-        leaseMs: 2_000,
-        onRenew: async (n: SubscriptionNotification) => {
-          runs.push(n.id);
-          if (n.id === second && broken.value) throw new Error("downstream down");
-        },
-        onStale: async (n: SubscriptionNotification) => {
-          stale.push(n.id);
-        },
-      });
+      const worker = bedWorker(bed, name, { leaseMs: 2_000, onRenew: handlers.onRenew, onStale: handlers.onStale });
       cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
       return worker;
     };
@@ -83,60 +81,33 @@ describe("ordering.onDeadLetter through pg-boss on postgresStore", () => {
         30_000,
         "the second notification in the dead letters",
       );
-    return {
-      queue,
+    const policyLane: PolicyLane = {
       receiver,
       admin,
       notifications,
       ids,
       second,
-      broken,
-      runs,
-      stale,
+      ...handlers,
       state,
       key,
       deadLettered,
-      workers: workerList,
-      startWorker,
     };
+    return { ...policyLane, workers: workerList, startWorker };
   }
 
   it('"hold": the rest wait, neither run nor stale, shown in health(); redriven, the dead letter runs first, then the rest in order, once each', async () => {
-    const { receiver, admin, notifications, ids, second, broken, runs, stale, state, key, deadLettered, workers } =
-      lane("hold_redrive", "hold");
-    await sendAll(receiver, notifications);
-    await deadLettered();
+    const held = lane("hold_redrive", "hold");
     // A while for the workers to look at the waiting jobs again: they still wait.
-    await pause(1_500);
-    expect(runs).toEqual([ids[0], second, second, second]);
-    expect(await state(ids[2]!)).toBe("queued");
-    expect(await state(ids[3]!)).toBe("queued");
-    expect(await admin.heldBy(await key())).toBe(second);
-    expect((await admin.getNotification(ids[2]!))?.ordering).toMatchObject({ heldBy: second });
-    const health = await receiver.health();
-    expect(health.ok).toBe(true);
-    expect(health.heldLanes).toBe(1);
-    expect(health.oldestHeldLane).toMatchObject({ key: await key(), id: second });
-    expect((await workers[0]!.health()).heldLanes).toBe(1);
-
-    broken.value = false;
-    runs.length = 0;
-    expect(await admin.redrive({ ids: [second] })).toMatchObject({ redriven: 1, skipped: [] });
-    await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the lane to drain");
-    await pause(500);
-    expect(runs).toEqual([second, ids[2], ids[3]]);
-    expect(stale).toEqual([]);
-    expect(await admin.heldBy(await key())).toBeUndefined();
-    expect((await receiver.health()).heldLanes).toBe(0);
+    await sendUntilDeadLettered(held, () => pause(1_500));
+    await expectHeld(held);
+    expect((await held.workers[0]!.health()).heldLanes).toBe(1);
+    await expectRedriveDrains(held, () => pause(500));
   }, 60_000);
 
   it('"hold": discarded by a person, the dead letter lets the rest run in order', async () => {
-    const { receiver, admin, notifications, ids, second, runs, stale, state, key, deadLettered } = lane(
-      "hold_discard",
-      "hold",
-    );
-    await sendAll(receiver, notifications);
-    await deadLettered();
+    const held = lane("hold_discard", "hold");
+    const { admin, ids, second, state, key } = held;
+    await sendUntilDeadLettered(held);
     expect(await admin.heldBy(await key())).toBe(second);
     // A late look at the dead letter's job (a worker that listed it ready before another dead-lettered
     // it): its claim finds the job gone and rolls back, as a worker's does. The lane stays held, the
@@ -157,34 +128,13 @@ describe("ordering.onDeadLetter through pg-boss on postgresStore", () => {
     expect(await admin.heldBy(await key())).toBe(second);
     expect(await bed.store.get(second)).toMatchObject({ state: "failed", attempts: 3, error: before!.error });
     expect(await state(ids[2]!)).toBe("queued");
-    runs.length = 0;
-    expect(await admin.discard(second, { reason: "refunded by hand" })).toMatchObject({ discarded: true });
-    await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the lane to drain");
-    await pause(500);
-    expect(runs).toEqual([ids[2], ids[3]]);
-    expect(stale).toEqual([]);
-    expect(await state(second)).toBe("completed");
-    expect(await admin.heldBy(await key())).toBeUndefined();
+    await expectDiscardDrains(held, () => pause(500));
   }, 60_000);
 
   it('"hold": the sweep of archived jobs leaves a held lane alone', async () => {
-    const {
-      admin,
-      receiver,
-      notifications,
-      ids,
-      second,
-      broken,
-      runs,
-      stale,
-      state,
-      key,
-      deadLettered,
-      workers,
-      startWorker,
-    } = lane("hold_sweep", "hold", 1);
-    await sendAll(receiver, notifications);
-    await deadLettered();
+    const held = lane("hold_sweep", "hold", 1);
+    const { admin, ids, second, broken, runs, stale, state, key, workers, startWorker } = held;
+    await sendUntilDeadLettered(held);
     // pg-boss's retention passes over the held lane's jobs (the waiters' and the dead letter), still waiting.
     await bed.pool.query(
       `UPDATE "${bed.bossSchema}".job SET keep_until = now() - interval '1 second' WHERE name IN ($1, $2) AND state < 'active'`,
@@ -286,20 +236,12 @@ describe("ordering.onDeadLetter through pg-boss on postgresStore", () => {
   }, 90_000);
 
   it('"skip": the rest run; redriven after, the dead letter is stale, as the console said', async () => {
-    const { receiver, admin, notifications, ids, second, broken, runs, stale, state, deadLettered } = lane(
-      "skip",
-      "skip",
-    );
-    await sendAll(receiver, notifications);
-    await deadLettered();
+    const skipped = lane("skip", "skip");
+    const { receiver, admin, ids, second, state } = skipped;
+    await sendUntilDeadLettered(skipped);
     await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the rest to run");
     expect((await admin.getNotification(second))?.ordering?.staleIfRedriven).toBeDefined();
     expect((await receiver.health()).heldLanes).toBe(0);
-    broken.value = false;
-    runs.length = 0;
-    await admin.redrive({ ids: [second] });
-    await eventually(async () => (await state(second)) === "completed", 30_000, "the redriven one to settle");
-    expect(stale).toEqual([second]);
-    expect(runs).toEqual([]);
+    await expectRedriveStale(skipped);
   }, 60_000);
 });

@@ -1,18 +1,21 @@
 import { Redis } from "ioredis";
-import {
-  createReceiver,
-  type IdempotencyStore,
-  memoryStore,
-  type OrderingOptions,
-  type SubscriptionNotification,
-} from "merchant-webhooks";
+import { createReceiver, type IdempotencyStore, memoryStore, type OrderingOptions } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { type ConsoleHandler, consoleHandler, createAdmin } from "merchant-webhooks/console";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { backlog, sendAll } from "./fixtures/mailbox.js";
+import {
+  expectDiscardDrains,
+  expectHeld,
+  expectRedriveDrains,
+  expectRedriveStale,
+  laneHandlers,
+  type PolicyLane,
+  sendUntilDeadLettered,
+} from "./fixtures/dead-letter-lane.js";
+import { backlog } from "./fixtures/mailbox.js";
 
 /**
  * `ordering.onDeadLetter`: what a notification that lands in the dead letters does to the rest of its
@@ -52,9 +55,7 @@ describe.each([
     cleanup.push(() => receiver.close());
     const notifications = backlog(`${prefix}${name}`, 4);
     const second = notifications[1]!.id;
-    const broken = { value: true };
-    const runs: string[] = [];
-    const stale: string[] = [];
+    const handlers = laneHandlers(second);
     // Two workers, as two processes would run: the lane's order holds across them.
     for (let i = 0; i < 2; i++) {
       const worker = createWorker({
@@ -63,13 +64,8 @@ describe.each([
         prefix,
         idempotency: store,
         logger: silentLogger(),
-        onRenew: async (n: SubscriptionNotification) => {
-          runs.push(n.id);
-          if (n.id === second && broken.value) throw new Error("downstream down");
-        },
-        onStale: async (n: SubscriptionNotification) => {
-          stale.push(n.id);
-        },
+        onRenew: handlers.onRenew,
+        onStale: handlers.onStale,
       });
       cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
     }
@@ -83,61 +79,39 @@ describe.each([
         30_000,
         "the second notification in the dead letters",
       );
-    return { store, queue, receiver, admin, notifications, ids, second, broken, runs, stale, key, state, deadLettered };
+    const lane: PolicyLane = { receiver, admin, notifications, ids, second, ...handlers, key, state, deadLettered };
+    return lane;
   }
 
   it('"hold": the rest wait, neither run nor stale; redriven, the dead letter runs first, then the rest in order', async () => {
-    const { receiver, admin, notifications, ids, second, broken, runs, stale, key, state, deadLettered } = lane(
-      "hold-redrive",
-      "hold",
+    const held = lane("hold-redrive", "hold");
+    await sendUntilDeadLettered(held);
+    await expectHeld(held);
+    expect((await held.admin.getNotification(held.ids[2]!))?.ordering).toMatchObject({
+      waiting: [held.ids[2], held.ids[3]],
+    });
+    // The console's page of the subscription says it is held, and by which dead letter.
+    const ops = consoleHandler({ admin: held.admin, authorize: () => true });
+    const subscriptionPath = `/subscriptions/${encodeURIComponent(await held.key())}`;
+    expect(await consolePage(ops, subscriptionPath)).toContain(
+      `Held: dead letter <a href="/console/notifications/${encodeURIComponent(held.second)}">${held.second}</a> holds this subscription`,
     );
-    await sendAll(receiver, notifications);
-    await deadLettered();
-    expect(runs).toEqual([ids[0], second, second, second]);
-    expect(await state(ids[2]!)).toBe("queued");
-    expect(await state(ids[3]!)).toBe("queued");
-    expect(await admin.heldBy(await key())).toBe(second);
-    const detail = await admin.getNotification(ids[2]!);
-    expect(detail?.ordering).toMatchObject({ heldBy: second, waiting: [ids[2], ids[3]] });
-    // Degraded but running: health() says which lane waits for a person, and stays ok.
-    const health = await receiver.health();
-    expect(health).toMatchObject({ ok: true, heldLanes: 1, oldestHeldLane: { key: await key(), id: second } });
 
-    broken.value = false;
-    runs.length = 0;
-    const result = await admin.redrive({ ids: [second] });
-    expect(result).toMatchObject({ redriven: 1, skipped: [] });
-    await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the lane to drain");
-    expect(runs).toEqual([second, ids[2], ids[3]]);
-    expect(stale).toEqual([]);
-    expect(await admin.heldBy(await key())).toBeUndefined();
-    expect((await receiver.health()).heldLanes).toBe(0);
+    await expectRedriveDrains(held);
+    expect(await consolePage(ops, subscriptionPath)).not.toContain("Held:");
   }, 60_000);
 
   it('"hold": discarded by a person, the dead letter lets the rest run in order', async () => {
-    const { receiver, admin, notifications, ids, second, runs, stale, key, state, deadLettered } = lane(
-      "hold-discard",
-      "hold",
-    );
-    await sendAll(receiver, notifications);
-    await deadLettered();
-    expect(await admin.heldBy(await key())).toBe(second);
-    runs.length = 0;
-    expect(await admin.discard(second, { reason: "refunded by hand" })).toMatchObject({ discarded: true });
-    await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the lane to drain");
-    expect(runs).toEqual([ids[2], ids[3]]);
-    expect(stale).toEqual([]);
-    expect(await state(second)).toBe("completed");
-    expect(await admin.heldBy(await key())).toBeUndefined();
+    const held = lane("hold-discard", "hold");
+    await sendUntilDeadLettered(held);
+    expect(await held.admin.heldBy(await held.key())).toBe(held.second);
+    await expectDiscardDrains(held);
   }, 60_000);
 
   it('"skip": the rest run; the console says the dead letter is stale before its redrive, which is stale', async () => {
-    const { receiver, admin, notifications, ids, second, broken, runs, stale, state, deadLettered } = lane(
-      "skip",
-      "skip",
-    );
-    await sendAll(receiver, notifications);
-    await deadLettered();
+    const skipped = lane("skip", "skip");
+    const { admin, ids, second, runs, state } = skipped;
+    await sendUntilDeadLettered(skipped);
     await eventually(async () => (await state(ids[3]!)) === "completed", 30_000, "the rest to run");
     expect(runs).toEqual([ids[0], second, second, second, ids[2], ids[3]]);
 
@@ -149,12 +123,7 @@ describe.each([
     const dryRun = await admin.redrive({ filter: { state: "failed" }, dryRun: true });
     expect(dryRun.staleIfRedriven).toEqual([second]);
 
-    broken.value = false;
-    runs.length = 0;
-    await admin.redrive({ ids: [second] });
-    await eventually(async () => (await state(second)) === "completed", 30_000, "the redriven one to settle");
-    expect(stale).toEqual([second]);
-    expect(runs).toEqual([]);
+    await expectRedriveStale(skipped);
   }, 60_000);
 });
 

@@ -10,7 +10,7 @@ import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { messagesDuring } from "../support/pg-messages.js";
 import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
-import { ORMS, type OrmUnderTest } from "./fixtures/orm-adapters.js";
+import { ALL_ORMS, ORMS, type OrmUnderTest } from "./fixtures/orm-adapters.js";
 import { receiverTablesSql } from "./fixtures/receiver-tables.js";
 
 const post = (body: Uint8Array) => ({ method: "POST", headers: { "content-type": "application/json" }, rawBody: body });
@@ -24,7 +24,9 @@ const codeOf = (work: Promise<unknown>) =>
     (err: { code?: unknown }) => err.code,
   );
 
-describe.each(Object.entries(ORMS))("postgresStore({ orm }) through %s", (_, makeOrm) => {
+describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (ormName, makeOrm) => {
+  // Drizzle's handle has no hook per statement for the library's gate: the database fences it alone.
+  const gated = ormName in ORMS;
   const schema = uniqueSchema("orm");
   const pool = testPool();
   let orm: OrmUnderTest;
@@ -53,19 +55,20 @@ describe.each(Object.entries(ORMS))("postgresStore({ orm }) through %s", (_, mak
   };
   storeContract("postgresStore({ orm })", freshStore);
   orderContract("postgresStore({ orm })", freshStore);
-  transactionFencingContract("postgresStore({ orm })", freshStore, {
-    statement: "SELECT 1",
-    control: ["COMMIT", "rollback", "/* first */ END", "-- first\nBEGIN", "ABORT", "START TRANSACTION"],
-    handle: (transaction) => ({
-      query: (text) => orm.query({ transaction }, text),
-      release: () => {},
-    }),
-  });
+  if (gated)
+    transactionFencingContract("postgresStore({ orm })", freshStore, {
+      statement: "SELECT 1",
+      control: ["COMMIT", "rollback", "/* first */ END", "-- first\nBEGIN", "ABORT", "START TRANSACTION"],
+      handle: (transaction) => ({
+        query: (text) => orm.query({ transaction }, text),
+        release: () => {},
+      }),
+    });
 
   const store = () => postgresStore({ connection: pool, schema, orm: orm.orm });
-  // Knex's and TypeORM's adapters answer the ORM's COMMIT themselves (answersEnd); Kysely's, as
-  // docs/postgres.md writes it, sends it.
-  const answersOwnEnd = () => orm.name !== "Kysely";
+  // Knex's and TypeORM's adapters answer the ORM's COMMIT themselves (answersEnd); Kysely's and
+  // Drizzle's, as docs/postgres.md writes them, send it.
+  const answersOwnEnd = () => orm.name !== "Kysely" && orm.name !== "Drizzle";
   const receiverWith = (handlers: Partial<ReceiverOptions>) =>
     createReceiver({ idempotency: store(), logger: silentLogger(), ...handlers });
   const rowsOf = async (id: string) =>
@@ -169,26 +172,28 @@ describe.each(Object.entries(ORMS))("postgresStore({ orm }) through %s", (_, mak
     expect(await rowsOf(sent.id)).toBe(1);
   });
 
-  it("refuses a statement through the handler's ORM transaction once the run has settled (MW_TRANSACTION_CLOSED)", async () => {
-    let late: Promise<unknown> | undefined;
-    let settle: () => void = () => {};
-    const settled = new Promise<void>((resolve) => {
-      settle = resolve;
+  // Drizzle: not refused by the library (docs/postgres.md says so), so not asserted of it.
+  if (gated)
+    it("refuses a statement through the handler's ORM transaction once the run has settled (MW_TRANSACTION_CLOSED)", async () => {
+      let late: Promise<unknown> | undefined;
+      let settle: () => void = () => {};
+      const settled = new Promise<void>((resolve) => {
+        settle = resolve;
+      });
+      const receiver = receiverWith({
+        onRenew: async (n, ctx) => {
+          await orm.insertEffect(ctx, n.id);
+          // Not awaited: the write runs after the handler returned, its run settled.
+          late = settled.then(() => orm.insertEffect(ctx, `${n.id}-late`));
+        },
+      });
+      const sent = notification();
+      expect(answerOf(await receiver.handle(post(json(sent))))).toMatchObject({ status: 200, processed: true });
+      settle();
+      expect(await codeOf(late!)).toBe("MW_TRANSACTION_CLOSED");
+      expect(await rowsOf(sent.id)).toBe(1);
+      expect(await rowsOf(`${sent.id}-late`)).toBe(0);
     });
-    const receiver = receiverWith({
-      onRenew: async (n, ctx) => {
-        await orm.insertEffect(ctx, n.id);
-        // Not awaited: the write runs after the handler returned, its run settled.
-        late = settled.then(() => orm.insertEffect(ctx, `${n.id}-late`));
-      },
-    });
-    const sent = notification();
-    expect(answerOf(await receiver.handle(post(json(sent))))).toMatchObject({ status: 200, processed: true });
-    settle();
-    expect(await codeOf(late!)).toBe("MW_TRANSACTION_CLOSED");
-    expect(await rowsOf(sent.id)).toBe(1);
-    expect(await rowsOf(`${sent.id}-late`)).toBe(0);
-  });
 
   it("rolls back a handler past its time limit, its statement cancelled; the retry runs once", async () => {
     const receiver = receiverWith({

@@ -21,7 +21,7 @@ import { eventually, type OwnRedisServer, ownRedisServer } from "../support/redi
  * backlog builds up.
  */
 const COUNTED = 100;
-const workerScript = fileURLToPath(new URL("./fixtures/counted-worker.ts", import.meta.url));
+const workerScript = fileURLToPath(new URL("../bullmq/fixtures/worker-process.ts", import.meta.url));
 const encoder = new TextEncoder();
 const base = buildNotification("SUBSCRIPTION_RENEW");
 
@@ -69,6 +69,9 @@ describe("Redis commands per queued notification (MONITOR, 1 receiver, 2 worker 
       PREFIX: prefix,
       STORE_PREFIX: storePrefix,
       EFFECTS: effects,
+      EFFECTS_LIST: "1",
+      PAUSED: "1",
+      CONCURRENCY: "20",
     };
     const workers = await Promise.all([startWorker(env), startWorker(env)]);
     // Connected before counting starts, as a receiver that has been up a while is.
@@ -163,7 +166,7 @@ function keyShape(args: string[], run: string): string {
   return key.replaceAll(`{${run}}`, "").replace(/[0-9]+/g, "#");
 }
 
-/** A worker process (`fixtures/counted-worker.ts`), connected and paused until it is sent "go". */
+/** A worker process (`../bullmq/fixtures/worker-process.ts`, PAUSED), connected and paused until it is sent "go". */
 function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   const child = fork(workerScript, [], {
     execArgv: ["--import", "tsx"],

@@ -20,12 +20,9 @@ import { redisStore } from "merchant-webhooks/redis";
 import pg from "pg";
 import { pino } from "pino";
 import { startBoss } from "../pg-boss/fixtures/boss.js";
+import { pause, requiredEnv } from "../support/child-process-env.js";
 
-const env = (name: string) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
+const env = requiredEnv;
 const transport = env("TRANSPORT");
 const schema = env("SCHEMA");
 const handlerMs = Number(process.env.HANDLER_MS ?? 0);
@@ -95,14 +92,3 @@ closeOnSignals(
 );
 await worker.waitUntilReady();
 process.stdout.write("ready\n");
-
-/** Wait `ms`, or until `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}

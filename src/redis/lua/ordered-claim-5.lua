@@ -61,7 +61,9 @@ if mode == 'queue' then
   end
   --@include take-record
 
-  redis.call('HSET', key, 'position', position, 'waiting', member)
+  -- Appended to its lane it has not run: the worker that takes it counts the run.
+  attempts = attempts - 1
+  redis.call('HSET', key, 'position', position, 'waiting', member, 'attempts', attempts)
   redis.call('ZADD', waiting, 0, member)
   redis.call('PEXPIRE', waiting, int(math.max(retention, lease)))
   list_lane(KEYS[5], order_key, now, retention)
