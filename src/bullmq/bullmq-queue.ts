@@ -8,7 +8,7 @@ import { withTimeout } from "../shared/time-limit.js";
 import { jobDataFor, type NotificationJobData } from "../worker/job-data.js";
 import { type EncryptionKey, sealingKey } from "../worker/seal.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { jobIdFor } from "./job-id.js";
+import { jobIdFor, queueIdentity } from "./job-id.js";
 import { bullmqJobs } from "./queue-jobs.js";
 import { jobFinished, LEDGER_PARTS, type QueueLedger, queueLedger } from "./queue-ledger.js";
 
@@ -132,6 +132,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
   });
   const ledger = queueLedger(handle.client, options.prefix, options.name);
+  const laneQueue = queueIdentity(queue);
   const cluster = (handle.client as { isCluster?: boolean }).isCluster === true;
   /** The queue's failed and completed sets, where a job that will not run again sits. */
   const finishedSets = [queue.keys.failed!, queue.keys.completed!] as const;
@@ -225,7 +226,9 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
         timeoutMs,
         () => new QueueUnavailableError(`enqueue did not finish within ${timeoutMs} ms`),
       ),
-    carry: (item) => JSON.stringify(jobDataFor(item, key, ledger.partFor(item.id))),
+    // Named with its queue: a store serving several queues keeps their lanes side by side, and the
+    // sweep wakes a stalled lane only in the queue it was appended for (see `sweepQueued`).
+    carry: (item) => JSON.stringify({ ...jobDataFor(item, key, ledger.partFor(item.id)), queue: laneQueue }),
     async has(id) {
       const state = await withTimeout(
         queue.getJobState(jobIdFor(id)),

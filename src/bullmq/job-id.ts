@@ -13,3 +13,7 @@ export function jobIdFor(notificationId: string): string {
   if (READABLE.test(notificationId)) return `id-${notificationId}`;
   return `h-${createHash("sha256").update(notificationId).digest("hex")}`;
 }
+
+/** A BullMQ queue as its keys name it, `prefix:name`: what a lane's data says it was appended for. */
+export const queueIdentity = (queue: { name: string; opts: { prefix?: string | undefined } }): string =>
+  `${queue.opts.prefix ?? "bull"}:${queue.name}`;

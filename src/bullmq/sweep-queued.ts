@@ -1,8 +1,9 @@
 import type { Queue } from "bullmq";
+import { appendedFor } from "../idempotency/lane-queue.js";
 import { DEFAULT_LEASE_MS, type IdempotencyRecord, type IdempotencyStore } from "../idempotency/store.js";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
-import { jobIdFor } from "./job-id.js";
+import { jobIdFor, queueIdentity } from "./job-id.js";
 import { LEDGER_PARTS, type LedgerEntry, type QueueLedger } from "./queue-ledger.js";
 
 /** What one sweep did. */
@@ -140,8 +141,11 @@ async function wakeStalledLanes(options: SweepQueuedOptions, before: number): Pr
   const { store } = options;
   if (!store.stalledLanes || !store.wakeLane) return 0;
   const { queue, ledger } = options.queue;
+  // A store may serve several queues, its lanes side by side: a lane is woken only in the queue it was
+  // appended for (named in the data it keeps); another queue's is left to that one's sweep.
+  const ours = queueIdentity(queue);
   const stalled = await bounded(
-    Promise.resolve(store.stalledLanes({ before, limit: options.laneLimit ?? DEFAULT_LANE_LIMIT })),
+    Promise.resolve(store.stalledLanes({ before, limit: options.laneLimit ?? DEFAULT_LANE_LIMIT, queue: ours })),
   );
   let woken = 0;
   for (const lane of stalled) {
@@ -152,8 +156,9 @@ async function wakeStalledLanes(options: SweepQueuedOptions, before: number): Pr
     if (!head) continue;
     // Its data as the receiver kept it in the lane; appended without (a store that keeps none), the copy.
     const data = head.carried !== undefined ? parsed(head.carried) : (await bounded(ledger.find(head.id)))?.data;
-    // Nothing to run it from: its runner mark lapses, and the next sweep looks again.
-    if (!data) continue;
+    // Nothing to run it from (or its head changed since the look, to another queue's): its runner mark
+    // lapses, and the next sweep looks again.
+    if (!data || !appendedFor(head.carried, ours)) continue;
     const jobId = jobIdFor(head.id);
     // A finished job under the head's id would make the add a no-op.
     if (states[0] === "completed" || states[0] === "failed") await bounded(queue.remove(jobId));

@@ -1,4 +1,5 @@
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
+import { appendedFor } from "./lane-queue.js";
 import { listedAsOf } from "./listed-as.js";
 import { memoryOrders } from "./memory-orders.js";
 import { isBefore } from "./position.js";
@@ -524,7 +525,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
 
     laneWaiting: (order) => orders.waiters(order.key).length > 0,
 
-    stalledLanes({ before, limit }) {
+    stalledLanes({ before, limit, queue }) {
       const at = now();
       const stalled: StalledLane[] = [];
       let looked = 0;
@@ -536,8 +537,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
           orders.lanes().delete(key);
           continue;
         }
+        const carried = first === "running" ? undefined : live(first)?.carried;
+        if (!appendedFor(carried, queue)) continue;
         lane.seen = at;
-        if (first !== "running") stalled.push({ key, head: first, ...(lane.drain ? { drain: lane.drain } : {}) });
+        if (first === "running") continue;
+        stalled.push({ key, head: first, ...(lane.drain ? { drain: lane.drain } : {}) });
       }
       return stalled;
     },

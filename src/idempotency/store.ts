@@ -122,6 +122,18 @@ export interface StalledLane {
   drain?: string;
 }
 
+/** What the queue's sweep asks `IdempotencyStore.stalledLanes` for. */
+export interface StalledLanesQuery {
+  /** Lanes last appended to (or looked at) before this, epoch ms. */
+  before: number;
+  limit: number;
+  /**
+   * The sweeping queue (`prefix:name`): another queue's lanes (see `appendedFor`) are neither answered
+   * nor marked looked at, so their own queue's sweep finds them.
+   */
+  queue?: string;
+}
+
 /** A lane woken by the sweep (`IdempotencyStore.wakeLane`): its head, and the job data kept with it. */
 export interface WokenLane {
   id: string;
@@ -297,7 +309,7 @@ export interface IdempotencyStore {
    * found empty leaves it, and a lane looked at is not answered again until `before` passes its look,
    * so successive calls page on.
    */
-  stalledLanes?(query: { before: number; limit: number }): Awaitable<StalledLane[]>;
+  stalledLanes?(query: StalledLanesQuery): Awaitable<StalledLane[]>;
   /**
    * Wake a lane `stalledLanes` answered, whose drain job the queue no longer has: unless it was run or
    * woken since (its drain is no longer `lane.drain`), its head becomes the notification whose job runs

@@ -1,4 +1,5 @@
-import type { StalledLane, WokenLane } from "../idempotency/store.js";
+import { laneQueueEnding } from "../idempotency/lane-queue.js";
+import type { StalledLane, StalledLanesQuery, WokenLane } from "../idempotency/store.js";
 import type { FailFastConnection } from "./fail-fast-connection.js";
 import { SCRIPTS } from "./lua/scripts.generated.js";
 import { orderedKeys } from "./ordered-scripts.js";
@@ -19,7 +20,7 @@ const SUFFIX = ":lanes";
 export const laneIndexKey = (prefix: string, orderHashKey: string, cluster: boolean): string =>
   slotIndexKey(prefix, orderHashKey, cluster, SUFFIX);
 
-const LOOK = storedScript("mwIdemLaneLook", SCRIPTS.LANE_LOOK, 3);
+const LOOK = storedScript("mwIdemLaneLook", SCRIPTS.LANE_LOOK, 4);
 const WAKE = storedScript("mwIdemLaneWake", SCRIPTS.LANE_WAKE, 4);
 
 /** The order key and keys of the lane whose order hash is `orderHash` (see `orderedKeys`). */
@@ -40,7 +41,7 @@ export function laneSweep(connection: FailFastConnection, prefix: string, retent
     recordKey.startsWith(recordPrefix) ? recordKey.slice(recordPrefix.length) : undefined;
 
   return {
-    async stalledLanes({ before, limit }: { before: number; limit: number }): Promise<StalledLane[]> {
+    async stalledLanes({ before, limit, queue }: StalledLanesQuery): Promise<StalledLane[]> {
       indexes ??= allIndexKeys(prefix, cluster, SUFFIX);
       const keys = indexes;
       // Every index's due lanes (on a cluster one pipeline per master, 16,384 ranges): not under the
@@ -63,8 +64,10 @@ export function laneSweep(connection: FailFastConnection, prefix: string, retent
               laneIndexKey(prefix, member, cluster),
               lane.order,
               lane.waiting,
+              lane.carried,
               member,
               lane.recordPrefix,
+              queue === undefined ? "" : laneQueueEnding(queue),
             ])
             .catch(() => ["unanswered"]),
         ),

@@ -56,6 +56,11 @@ export interface NotificationJobData {
    * one. Its worker waits until that one is back in the lane, so the two run in position order.
    */
   redriveAfter?: string | undefined;
+  /**
+   * With `order`, in the data a lane keeps (`ClaimRequest.carried`): the queue it was appended for, as
+   * `prefix:name`. A store may serve several queues; the sweep wakes a lane only in its own.
+   */
+  queue?: string;
 }
 
 /** Card verification data is never written, sealed or not (PCI DSS forbids keeping it after authorization). */

@@ -46,6 +46,32 @@ describe.each(mailboxStores(uniquePrefix("lane-lost")))(
       redis.disconnect();
     });
 
+    // First, before any worker of this file runs: nothing here drains the lanes of these two queues.
+    it("is woken only by its own queue's sweep when the store serves another queue too", async () => {
+      const own = bullmqQueue({ connection: REDIS_URL, name: "own-lanes", prefix });
+      const other = bullmqQueue({ connection: REDIS_URL, name: "other-lanes", prefix });
+      const sender = createReceiver({ logger: silentLogger(), idempotency: store, queue: own, ordering: true });
+      closers.push(
+        () => sender.close(),
+        () => own.close(),
+        () => other.close(),
+      );
+      const lane = backlog(`${prefix}-shared`, 3);
+      await sendAll(sender, lane);
+      const ids = lane.map((n) => n.id);
+      expect(await own.queue.remove(jobIdFor(ids[0]!))).toBe(1);
+      for (const id of ids) await own.ledger.forget(id);
+
+      // The other queue's sweep leaves the lane alone, however often it looks: nothing lands in it,
+      // and the lane is not marked as looked at, so its own queue's sweep still finds it at once.
+      for (let look = 0; look < 3; look++)
+        expect((await sweepQueued({ queue: other, store, olderThanMs: 0 })).requeued).toBe(0);
+      const counts = ["waiting", "delayed", "active", "completed", "failed"] as const;
+      expect(Object.values(await other.queue.getJobCounts(...counts))).toEqual([0, 0, 0, 0, 0]);
+      expect(await sweepQueued({ queue: own, store, olderThanMs: 0 })).toMatchObject({ requeued: 1, lanes: 1 });
+      expect(await own.queue.getJobState(jobIdFor(ids[0]!))).toBe("waiting");
+    });
+
     it("is woken by one sweep from the lane's own data: its head and the 4 accepted after it each run once, in order", async () => {
       const lane = backlog(`${prefix}-lost`, 5);
       await sendAll(receiver, lane);

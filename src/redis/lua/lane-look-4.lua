@@ -2,9 +2,10 @@
 -- a holder that died put back in line), and no worker holds it under a live lease, nor waits for a
 -- retry, nor is it held by a dead letter. Whether its drain job is still in the queue is the sweep's
 -- to ask next (a stalled lane here may have one waiting behind a backlog).
--- KEYS: the lanes index, the order hash, its waiting list. ARGV: the index member (the order hash key),
--- the record key prefix.
--- Returns {'gone'} (nothing waits: the lane leaves the index), {'running'}, {'held'}, {'busy'} (the
+-- KEYS: the lanes index, the order hash, its waiting list, its carried data. ARGV: the index member
+-- (the order hash key), the record key prefix, how the data kept by the sweeping queue's lanes ends
+-- ('' for any queue; see `lane-queue.ts`).
+-- Returns {'other'} (another queue's lane: left as it was, for that queue's sweep), {'gone'} (nothing waits: the lane leaves the index), {'running'}, {'held'}, {'busy'} (the
 -- head is still being handed over), or {'stalled', head id, the record key of the notification whose
 -- job was queued to run the lane last, or ''}. A lane that does not leave is scored now, so the next
 -- look at it comes an interval later.
@@ -24,7 +25,12 @@ if not first then
   redis.call('ZREM', KEYS[1], ARGV[1])
   return {'gone'}
 end
+if first == 'later' or first == 'busy' or first == 'held' then
+  redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
+  return {first == 'later' and 'running' or first}
+end
+local carried = redis.call('HGET', KEYS[4], ARGV[2] .. first) or ''
+local named = string.match(carried, ',"queue":"[^"\\]*"}$')
+if ARGV[3] ~= '' and named and named ~= ARGV[3] then return {'other'} end
 redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
-if first == 'later' then return {'running'} end
-if first == 'busy' or first == 'held' then return {first} end
 return {'stalled', first, order[4] or ''}
