@@ -104,6 +104,7 @@ export {
   type OrderClaim,
   type RecordState,
   type StalledLane,
+  type StalledLanesQuery,
   StoreUnavailableError,
   type WokenLane,
 } from "./idempotency/store.js";
