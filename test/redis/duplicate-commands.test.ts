@@ -25,7 +25,7 @@ describe("Redis commands for a waiting notification delivered again (MONITOR)", 
     await server?.stop();
   });
 
-  it("a second delivery costs fewer commands than the first, and queues nothing", async () => {
+  it("a second delivery costs no more commands than the first, and queues nothing", async () => {
     const store = redisStore({ connection: server.url, prefix: "{dup}idem:" });
     const queue = bullmqQueue({ connection: server.url, name: "dup", prefix: "{dup}" });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
@@ -34,7 +34,7 @@ describe("Redis commands for a waiting notification delivered again (MONITOR)", 
     await sendAll(receiver, lane.slice(0, 2));
     const waiters = lane.slice(2);
     const own = /addr=(\S+)/.exec(String(await redis.client("INFO")))![1]!;
-    const counts = { first: 0, again: 0 };
+    const counts = { first: 0, again: 0, closing: 0 };
     let phase: keyof typeof counts = "first";
     const monitor = await redis.monitor();
     monitor.on("monitor", (_time: string, _args: string[], source: string) => {
@@ -50,6 +50,8 @@ describe("Redis commands for a waiting notification delivered again (MONITOR)", 
         expect(response.answer).toEqual({ processed: true, message: "already processed" });
       }
       await redis.echo("sync");
+      // The close's own commands (its QUIT) are not a delivery's.
+      phase = "closing";
       expect(await queue.queue.getJobCounts("waiting")).toEqual(jobs);
     } finally {
       monitor.disconnect();
@@ -59,7 +61,10 @@ describe("Redis commands for a waiting notification delivered again (MONITOR)", 
     }
     const per = { first: counts.first / waiters.length, again: counts.again / waiters.length };
     console.info(`receiver commands per waiting notification: ${JSON.stringify(per)}`);
-    // Claimed again, it cost what a first delivery does (and its worker's runs more).
-    expect(per.again, JSON.stringify(per)).toBeLessThan(per.first);
+    // Answered from its record, a duplicate costs the order binding and one claim script, as a first
+    // delivery into a lane now does on one Redis (its data in the lane, no copy beside the queue): no
+    // more than the first, but for one command in the batch that is no delivery's (seen in some runs).
+    // Claimed again, as issue 41 found, it re-appended and a worker ran it once more (12.1 against 5.2).
+    expect(per.again, JSON.stringify(per)).toBeLessThanOrEqual(per.first + 1 / waiters.length);
   }, 60_000);
 });
