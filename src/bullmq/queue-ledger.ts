@@ -82,6 +82,16 @@ function ledgerCommands(client: Client): LedgerCommands {
   return commands;
 }
 
+/** Job data as a copy (or a lane) keeps it; undefined when absent or not readable. */
+export function parseJobData(text: string | null): NotificationJobData | undefined {
+  if (text === null) return undefined;
+  try {
+    return JSON.parse(text) as NotificationJobData;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Whether the job `jobId` sits in one of `finished` (the queue's failed and completed sets): one
  * script, where BullMQ's job-state read scans the waiting list.
@@ -109,15 +119,6 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
 
   const masterOf = (slot: number): string | undefined =>
     isCluster(client) ? (client.slots[slot]?.[0] as string | undefined) : undefined;
-
-  const parse = (text: string | null): NotificationJobData | undefined => {
-    if (text === null) return undefined;
-    try {
-      return JSON.parse(text) as NotificationJobData;
-    } catch {
-      return undefined;
-    }
-  };
 
   return {
     partFor(id) {
@@ -181,7 +182,7 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
         const part = (first + step) % LEDGER_PARTS;
         const keys = parts[part]!;
         const [text, since] = await Promise.all([client.hget(keys.jobs, id), client.zscore(keys.since, id)]);
-        if (text !== null) return { id, part, since: Number(since ?? 0), data: parse(text) };
+        if (text !== null) return { id, part, since: Number(since ?? 0), data: parseJobData(text) };
       }
       return undefined;
     },
@@ -197,7 +198,7 @@ export function queueLedger(client: Client, prefix: string | undefined, name: st
       const ids = flat.filter((_, i) => i % 2 === 0);
       if (ids.length === 0) return [];
       const texts = await client.hmget(keys.jobs, ...ids);
-      return ids.map((id, i) => ({ id, part, since: Number(flat[i * 2 + 1]), data: parse(texts[i] ?? null) }));
+      return ids.map((id, i) => ({ id, part, since: Number(flat[i * 2 + 1]), data: parseJobData(texts[i] ?? null) }));
     },
   };
 }

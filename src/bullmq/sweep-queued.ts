@@ -4,7 +4,7 @@ import { DEFAULT_LEASE_MS, type IdempotencyRecord, type IdempotencyStore } from 
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor, queueIdentity } from "./job-id.js";
-import { LEDGER_PARTS, type LedgerEntry, type QueueLedger } from "./queue-ledger.js";
+import { LEDGER_PARTS, type LedgerEntry, parseJobData, type QueueLedger } from "./queue-ledger.js";
 
 /** What one sweep did. */
 export interface SweepResult {
@@ -155,7 +155,7 @@ async function wakeStalledLanes(options: SweepQueuedOptions, before: number): Pr
     const head = await bounded(Promise.resolve(store.wakeLane(lane, store.leaseMs ?? DEFAULT_LEASE_MS)));
     if (!head) continue;
     // Its data as the receiver kept it in the lane; appended without (a store that keeps none), the copy.
-    const data = head.carried !== undefined ? parsed(head.carried) : (await bounded(ledger.find(head.id)))?.data;
+    const data = head.carried !== undefined ? parseJobData(head.carried) : (await bounded(ledger.find(head.id)))?.data;
     // Nothing to run it from (or its head changed since the look, to another queue's): its runner mark
     // lapses, and the next sweep looks again.
     if (!data || !appendedFor(head.carried, ours)) continue;
@@ -166,14 +166,6 @@ async function wakeStalledLanes(options: SweepQueuedOptions, before: number): Pr
     woken++;
   }
   return woken;
-}
-
-function parsed(text: string): NotificationJobData | undefined {
-  try {
-    return JSON.parse(text) as NotificationJobData;
-  } catch {
-    return undefined;
-  }
 }
 
 async function requeue(queue: Queue<NotificationJobData>, entry: LedgerEntry): Promise<void> {
