@@ -49,6 +49,8 @@ export function sweepEvery(everyMs: number, target: SweepTarget): () => Promise<
         queue: { queue, ledger: target.ledger },
         store: target.store,
         olderThanMs: Math.min(everyMs, DEFAULT_SWEEP_MIN_AGE_MS),
+        // However often it sweeps, a lane a receiver just woke waits out that receiver's add of its job.
+        wokenGraceMs: DEFAULT_SWEEP_MIN_AGE_MS,
       });
       // Each only for a real loss: a copy whose job is gone, a lane with waiters and no job to run them.
       if (result.requeued > (result.lanes ?? 0))

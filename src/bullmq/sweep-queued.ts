@@ -39,6 +39,12 @@ export interface SweepQueuedOptions {
    * sweep (a lane looked at is not looked at again for `olderThanMs`). Default 500.
    */
   laneLimit?: number;
+  /**
+   * A lane a receiver woke less than this ago is left alone: the add of its drain job may still be on
+   * its way (the receiver's enqueue gives up after the queue's `timeoutMs`, 5 s by default). Default
+   * `olderThanMs`.
+   */
+  wokenGraceMs?: number;
 }
 
 export const DEFAULT_SWEEP_MIN_AGE_MS = 10_000;
@@ -74,7 +80,8 @@ export async function sweepQueued(options: SweepQueuedOptions): Promise<SweepRes
   } catch (err) {
     failure = err;
   }
-  const woken = await wakeStalledLanes(options, before);
+  const wokenBefore = Date.now() - (options.wokenGraceMs ?? options.olderThanMs ?? DEFAULT_SWEEP_MIN_AGE_MS);
+  const woken = await wakeStalledLanes(options, before, wokenBefore);
   if (result === undefined) throw failure;
   if (woken > 0) {
     result.requeued += woken;
@@ -137,7 +144,7 @@ const LIVE_JOB = new Set(["waiting", "active", "delayed", "prioritized", "waitin
  * lane. The lane is found as long as the store keeps it, whatever the queue lost: a failover of the
  * queue's master, a job removed by hand. Answers how many lanes were woken.
  */
-async function wakeStalledLanes(options: SweepQueuedOptions, before: number): Promise<number> {
+async function wakeStalledLanes(options: SweepQueuedOptions, before: number, wokenBefore: number): Promise<number> {
   const { store } = options;
   if (!store.stalledLanes || !store.wakeLane) return 0;
   const { queue, ledger } = options.queue;
@@ -145,7 +152,9 @@ async function wakeStalledLanes(options: SweepQueuedOptions, before: number): Pr
   // appended for (named in the data it keeps); another queue's is left to that one's sweep.
   const ours = queueIdentity(queue);
   const stalled = await bounded(
-    Promise.resolve(store.stalledLanes({ before, limit: options.laneLimit ?? DEFAULT_LANE_LIMIT, queue: ours })),
+    Promise.resolve(
+      store.stalledLanes({ before, wokenBefore, limit: options.laneLimit ?? DEFAULT_LANE_LIMIT, queue: ours }),
+    ),
   );
   let woken = 0;
   for (const lane of stalled) {

@@ -59,7 +59,7 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
    * until a worker takes the runner over); kept apart from the entries, and dropped when the runner
    * stops or its time is up.
    */
-  const runners = new Map<string, { until: number; wokenBy?: string }>();
+  const runners = new Map<string, { until: number; wokenBy?: string; wokenAt?: number }>();
   /** Keys whose runner waits for a failed notification's retry, until when (see `retryInLane`). */
   const retries = new Map<string, number>();
   /** Keys whose lane holds at a dead letter (`onDeadLetter: "hold"`, as the receivers' claims give it). */
@@ -139,7 +139,7 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       const entry = live(key);
       if (entry?.owner !== undefined && entry.leaseUntil! > at) return false;
       if ((runners.get(key)?.until ?? 0) > at) return false;
-      runners.set(key, { until, wokenBy });
+      runners.set(key, { until, wokenBy, wokenAt: at });
       lanes.set(key, { seen: lanes.get(key)?.seen ?? at, drain });
       return true;
     },
@@ -167,6 +167,11 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
     /** A runner put a failed notification of the key back for its retry, and comes back by `until`. */
     retryUntil(key: string, until: number): void {
       retries.set(key, until);
+    },
+
+    /** When a receiver's append woke the key's runner, while no worker has taken the lane over since. */
+    wokenAt(key: string): number | undefined {
+      return runners.get(key)?.wokenAt;
     },
 
     /** The drain job `wokenBy`'s append woke was never queued: the key has no runner after all. */

@@ -525,12 +525,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
 
     laneWaiting: (order) => orders.waiters(order.key).length > 0,
 
-    stalledLanes({ before, limit, queue }) {
+    stalledLanes({ before, limit, queue, wokenBefore = before }) {
       const at = now();
       const stalled: StalledLane[] = [];
       let looked = 0;
       for (const [key, lane] of orders.lanes()) {
-        if (lane.seen >= before) continue;
+        // Woken by a receiver whose add of the drain job may still be on its way: not stalled yet.
+        if (lane.seen >= before || (orders.wokenAt(key) ?? -Infinity) >= wokenBefore) continue;
         if (looked++ >= limit) break;
         const first = laneHead(key, at);
         if (first === undefined) {

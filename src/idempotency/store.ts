@@ -132,6 +132,11 @@ export interface StalledLanesQuery {
    * nor marked looked at, so their own queue's sweep finds them.
    */
   queue?: string;
+  /**
+   * A lane a receiver woke at or after this (epoch ms) is not answered: the add of its drain job may
+   * still be on its way. Default `before`.
+   */
+  wokenBefore?: number;
 }
 
 /** A lane woken by the sweep (`IdempotencyStore.wakeLane`): its head, and the job data kept with it. */

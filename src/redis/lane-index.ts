@@ -41,7 +41,7 @@ export function laneSweep(connection: FailFastConnection, prefix: string, retent
     recordKey.startsWith(recordPrefix) ? recordKey.slice(recordPrefix.length) : undefined;
 
   return {
-    async stalledLanes({ before, limit, queue }: StalledLanesQuery): Promise<StalledLane[]> {
+    async stalledLanes({ before, limit, queue, wokenBefore }: StalledLanesQuery): Promise<StalledLane[]> {
       indexes ??= allIndexKeys(prefix, cluster, SUFFIX);
       const keys = indexes;
       // Every index's due lanes (on a cluster one pipeline per master, 16,384 ranges): not under the
@@ -68,6 +68,7 @@ export function laneSweep(connection: FailFastConnection, prefix: string, retent
               member,
               lane.recordPrefix,
               queue === undefined ? "" : laneQueueEnding(queue),
+              wokenBefore ?? before,
             ])
             .catch(() => ["unanswered"]),
         ),

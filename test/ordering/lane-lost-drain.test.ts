@@ -89,6 +89,9 @@ describe.each(mailboxStores(uniquePrefix("lane-lost")))(
         active: 0,
       });
 
+      // Just woken by its receiver, the lane may still be waiting for that receiver's add of its job:
+      // a sweep that grants the add its time leaves it alone, however old the sweep takes its lanes to be.
+      expect(await sweepQueued({ queue, store, olderThanMs: 0, wokenGraceMs: 60_000 })).toMatchObject({ requeued: 0 });
       const swept = await sweepQueued({ queue, store, olderThanMs: 0 });
       expect(swept).toMatchObject({ requeued: 1, lanes: 1 });
       // One job wakes the lane, from its head; a second sweep finds it running (or waiting) and adds none.

@@ -4,7 +4,8 @@
 -- to ask next (a stalled lane here may have one waiting behind a backlog).
 -- KEYS: the lanes index, the order hash, its waiting list, its carried data. ARGV: the index member
 -- (the order hash key), the record key prefix, how the data kept by the sweeping queue's lanes ends
--- ('' for any queue; see `lane-queue.ts`).
+-- ('' for any queue; see `lane-queue.ts`), and the epoch ms from which a receiver's wake still counts as
+-- on its way (its drain job's add not answered yet: the lane is not stalled).
 -- Returns {'other'} (another queue's lane: left as it was, for that queue's sweep), {'gone'} (nothing waits: the lane leaves the index), {'running'}, {'held'}, {'busy'} (the
 -- head is still being handed over), or {'stalled', head id, the record key of the notification whose
 -- job was queued to run the lane last, or ''}. A lane that does not leave is scored now, so the next
@@ -14,8 +15,9 @@
 --@include waiting
 
 local now = now_ms()
-local order = redis.call('HMGET', KEYS[2], 'owner', 'leaseUntil', 'retryUntil', 'drain')
-if (order[1] and (tonumber(order[2]) or 0) > now) or (tonumber(order[3]) or 0) > now then
+local order = redis.call('HMGET', KEYS[2], 'owner', 'leaseUntil', 'retryUntil', 'drain', 'wokenBy', 'wokenAt')
+local waking = order[5] and (tonumber(order[6]) or 0) >= tonumber(ARGV[4])
+if waking or (order[1] and (tonumber(order[2]) or 0) > now) or (tonumber(order[3]) or 0) > now then
   redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
   return {'running'}
 end

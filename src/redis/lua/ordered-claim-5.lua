@@ -77,7 +77,7 @@ if mode == 'queue' then
   if held or (tonumber(redis.call('HGET', order_key, 'runnerUntil')) or 0) > now then
     return {'waiting', attempts, newest or '', 0}
   end
-  redis.call('HSET', order_key, 'runnerUntil', int(now + lease), 'wokenBy', owner, 'drain', key)
+  redis.call('HSET', order_key, 'runnerUntil', int(now + lease), 'wokenBy', owner, 'wokenAt', int(now), 'drain', key)
   if redis.call('PTTL', order_key) < lease then redis.call('PEXPIRE', order_key, int(math.max(retention, lease))) end
   return {'waiting', attempts, newest or '', 1}
 end
