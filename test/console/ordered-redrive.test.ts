@@ -24,6 +24,8 @@ function laneHandlers() {
   const broken = { value: true };
   const handler = async (n: { id: string }) => {
     if (broken.value) throw new Error("ledger refused");
+    // A run that takes a while: the newer ones' jobs come while the subscription is held by it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     runs.push(n.id);
   };
   const onStale = async (n: { id: string }) => {

@@ -74,6 +74,7 @@ describe.each([
     const second = notifications[1]!.id;
     const handlers = laneHandlers(second);
     // Two workers, as two processes would run: the lane's order holds across them.
+    const workers: Array<ReturnType<typeof createWorker>> = [];
     for (let i = 0; i < 2; i++) {
       const worker = createWorker({
         connection: REDIS_URL,
@@ -86,6 +87,7 @@ describe.each([
         leaseMs: LEASE_MS,
       });
       cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
+      workers.push(worker);
     }
     const admin = createAdmin({ idempotency: store, queue });
     const ids = notifications.map((n) => n.id);
@@ -98,7 +100,7 @@ describe.each([
         "the second notification in the dead letters",
       );
     const lane: PolicyLane = { receiver, admin, notifications, ids, second, ...handlers, key, state, deadLettered };
-    return lane;
+    return { ...lane, workers };
   }
 
   it('"hold": the rest wait, neither run nor stale; redriven, the dead letter runs first, then the rest in order', async () => {
@@ -106,6 +108,8 @@ describe.each([
     // Past a lease, time for a worker to look at the held lane again: the rest still wait.
     await sendUntilDeadLettered(held, () => sleep(LEASE_MS * 2 + 500));
     await expectHeld(held);
+    // The workers' health() says so too.
+    expect((await held.workers[0]!.health()).heldLanes).toBe(1);
     expect((await held.admin.getNotification(held.ids[2]!))?.ordering).toMatchObject({
       waiting: [held.ids[2], held.ids[3]],
     });
