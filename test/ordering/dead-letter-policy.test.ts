@@ -13,6 +13,7 @@ import {
   expectHeld,
   expectRedriveDrains,
   expectRedriveStale,
+  expectSentWhileHeldRunsLast,
   laneHandlers,
   type PolicyLane,
   sendUntilDeadLettered,
@@ -122,6 +123,13 @@ describe.each([
 
     await expectRedriveDrains(held, () => sleep(500));
     expect(await consolePage(ops, subscriptionPath)).not.toContain("Held:");
+  }, 60_000);
+
+  it('"hold": one sent while the lane is held waits too, then runs last, after the redriven dead letter', async () => {
+    const held = lane("hold-later", "hold");
+    await sendUntilDeadLettered(held, () => sleep(LEASE_MS * 2 + 500));
+    const later = backlog(`${prefix}hold-later`, 5)[4]!;
+    await expectSentWhileHeldRunsLast(held, later, () => sleep(LEASE_MS * 2 + 500));
   }, 60_000);
 
   it('"hold": discarded by a person, the dead letter lets the rest run in order', async () => {
