@@ -60,6 +60,8 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
   const laneRunning = store.laneRunning?.bind(store);
   const failInLane = store.failInLane?.bind(store);
   const heldBy = store.heldBy?.bind(store);
+  // The lanes a dead letter holds, for the worker's `health()` as for a receiver's.
+  const heldLanes = store.heldLanes?.bind(store);
   const completeAndTakeNext = store.completeAndTakeNext?.bind(store);
   const laneWaiting = store.laneWaiting?.bind(store);
   return {
@@ -76,6 +78,7 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
     ...(laneRunning ? { laneRunning: bounded("laneRunning", laneRunning) } : {}),
     ...(failInLane ? { failInLane: bounded("failInLane", failInLane) } : {}),
     ...(heldBy ? { heldBy: bounded("heldBy", heldBy) } : {}),
+    ...(heldLanes ? { heldLanes: bounded("heldLanes", heldLanes) } : {}),
     ...(completeAndTakeNext ? { completeAndTakeNext: bounded("completeAndTakeNext", completeAndTakeNext) } : {}),
     ...(laneWaiting ? { laneWaiting: bounded("laneWaiting", laneWaiting) } : {}),
     ...(store.ping ? { ping: bounded("ping", () => store.ping!()) } : {}),

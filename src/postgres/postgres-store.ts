@@ -25,7 +25,15 @@ import { qualifiedNames, type TableNames } from "./names.js";
 import { ormClaims } from "./orm-claim.js";
 import type { OrmTransactions } from "./orm-transaction.js";
 import { SchemaTooNewError, versionChecked } from "./schema-version.js";
-import { ISOLATION_LEVELS, type IsolationLevel, MissingTableError, retryConflicts, sessions } from "./sessions.js";
+import {
+  ISOLATION_LEVELS,
+  type IsolationLevel,
+  LOCK_NOT_AVAILABLE,
+  MissingTableError,
+  retryConflicts,
+  sessions,
+  sqlState,
+} from "./sessions.js";
 import { settleStatements } from "./settle-sql.js";
 import { transactionalClaim, transactionalTakeNext } from "./transactional-claim.js";
 
@@ -134,7 +142,23 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     extend: (claim, ms = leaseMs) => settle(settles.extend, claim, [ms]),
     complete: (claim, answer) => settle(settles.complete, claim, [JSON.stringify(answer)]),
     fail: (claim, error) => settle(settles.fail, claim, [error]),
-    markQueued: (claim) => settle(settles.markQueued, claim),
+    async markQueued(claim) {
+      if (await settle(settles.markQueued, claim)) return true;
+      // Skipped, the row may be locked by a worker's claim that only looked at it (its job came before
+      // this mark, and its lane was held or busy) and lets go at once: unmarked, the record would stay
+      // processing under a lapsed lease, and its lane would drop it. The mark waits a moment for such a
+      // look; a worker that took the claim over holds the row for its run, and the wait gives up.
+      return retryConflicts(() =>
+        db.inTransaction(KEY_LOCK_WAIT_MS, async (query) => {
+          try {
+            return (await query<{ n: number }>(settles.markQueuedLocked, [claim.id, claim.owner]))[0]!.n > 0;
+          } catch (err) {
+            if (sqlState(err) === LOCK_NOT_AVAILABLE) return false;
+            throw err;
+          }
+        }),
+      );
+    },
     release: (claim) => settle(settles.release, claim),
     takeNext: (order, owner, ms) =>
       db.inTransaction(KEY_LOCK_WAIT_MS, (query) => takeNextIn(query, claims, order.key, owner, ms)),

@@ -58,6 +58,8 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
     ),
     // A record queued in order stays in its key's waiting list.
     markQueued: settle("queued", "error = NULL", handedOver),
+    /** `markQueued` waiting for the row's lock (bounded by the transaction's lock wait): see the store's `markQueued`. */
+    markQueuedLocked: settle("queued", "error = NULL"),
     release: `WITH ${handedOver("'processing', 'queued'")},
       gone AS (DELETE FROM ${records} r USING owned WHERE r.id = owned.id RETURNING owned.order_key),
       ${letGo("gone")}

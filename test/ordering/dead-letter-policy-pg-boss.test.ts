@@ -15,6 +15,7 @@ import {
   expectHeld,
   expectRedriveDrains,
   expectRedriveStale,
+  expectSentWhileHeldRunsLast,
   laneHandlers,
   type PolicyLane,
   sendUntilDeadLettered,
@@ -102,6 +103,14 @@ describe("ordering.onDeadLetter through pg-boss on postgresStore", () => {
     await expectHeld(held);
     expect((await held.workers[0]!.health()).heldLanes).toBe(1);
     await expectRedriveDrains(held, () => pause(500));
+  }, 60_000);
+
+  it('"hold": one sent while the lane is held waits too, then runs last, after the redriven dead letter', async () => {
+    const held = lane("hold_later", "hold");
+    await sendUntilDeadLettered(held, () => pause(1_500));
+    const later = laneOf(`SUB-${process.pid}-hold_later`, 5, 9)[4]!;
+    // Past the workers' lease (2 s): the held lane stays held.
+    await expectSentWhileHeldRunsLast(held, later, () => pause(2_500));
   }, 60_000);
 
   it('"hold": discarded by a person, the dead letter lets the rest run in order', async () => {

@@ -2,20 +2,26 @@ import { Redis } from "ioredis";
 import { createReceiver, type IdempotencyStore, memoryStore, type OrderingOptions } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { type ConsoleHandler, consoleHandler, createAdmin } from "merchant-webhooks/console";
+import { postgresStore } from "merchant-webhooks/postgres";
 import { redisStore } from "merchant-webhooks/redis";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
 import {
   expectDiscardDrains,
   expectHeld,
   expectRedriveDrains,
   expectRedriveStale,
+  expectSentWhileHeldRunsLast,
   laneHandlers,
   type PolicyLane,
   sendUntilDeadLettered,
 } from "./fixtures/dead-letter-lane.js";
 import { backlog } from "./fixtures/mailbox.js";
+
+/** The stores' lease, short: a held lane stays held past it. */
+const LEASE_MS = 1_000;
 
 /**
  * `ordering.onDeadLetter`: what a notification that lands in the dead letters does to the rest of its
@@ -25,19 +31,31 @@ import { backlog } from "./fixtures/mailbox.js";
 describe.each([
   ["redisStore", "redis"],
   ["memoryStore", "memory"],
+  ["postgresStore", "postgres"],
 ] as const)("ordering.onDeadLetter through BullMQ on %s", (_, kind) => {
   const prefix = uniquePrefix(`lanes-policy-${kind}`);
   const redis = new Redis(REDIS_URL);
+  const schema = uniqueSchema("lanes_policy_bullmq");
+  const pool = testPool(10);
   const cleanup: Array<() => Promise<unknown>> = [];
+  beforeAll(async () => {
+    if (kind === "postgres") await freshSchema(pool, schema);
+  });
   afterAll(async () => {
     for (const step of cleanup.reverse()) await step();
     await removeKeys(redis, prefix);
     redis.disconnect();
+    await dropSchema(pool, schema);
+    await pool.end();
   });
 
   function lane(name: string, onDeadLetter: OrderingOptions["onDeadLetter"]) {
     const store: IdempotencyStore =
-      kind === "redis" ? redisStore({ connection: REDIS_URL, prefix: `${prefix}${name}-store:` }) : memoryStore();
+      kind === "redis"
+        ? redisStore({ connection: REDIS_URL, prefix: `${prefix}${name}-store:`, leaseMs: LEASE_MS })
+        : kind === "postgres"
+          ? postgresStore({ connection: pool, schema, leaseMs: LEASE_MS })
+          : memoryStore();
     if (store.close) cleanup.push(async () => store.close!());
     const queue = bullmqQueue({
       connection: REDIS_URL,
@@ -57,6 +75,7 @@ describe.each([
     const second = notifications[1]!.id;
     const handlers = laneHandlers(second);
     // Two workers, as two processes would run: the lane's order holds across them.
+    const workers: Array<ReturnType<typeof createWorker>> = [];
     for (let i = 0; i < 2; i++) {
       const worker = createWorker({
         connection: REDIS_URL,
@@ -66,8 +85,10 @@ describe.each([
         logger: silentLogger(),
         onRenew: handlers.onRenew,
         onStale: handlers.onStale,
+        leaseMs: LEASE_MS,
       });
       cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
+      workers.push(worker);
     }
     const admin = createAdmin({ idempotency: store, queue });
     const ids = notifications.map((n) => n.id);
@@ -80,13 +101,16 @@ describe.each([
         "the second notification in the dead letters",
       );
     const lane: PolicyLane = { receiver, admin, notifications, ids, second, ...handlers, key, state, deadLettered };
-    return lane;
+    return { ...lane, workers };
   }
 
   it('"hold": the rest wait, neither run nor stale; redriven, the dead letter runs first, then the rest in order', async () => {
     const held = lane("hold-redrive", "hold");
-    await sendUntilDeadLettered(held);
+    // Past a lease, time for a worker to look at the held lane again: the rest still wait.
+    await sendUntilDeadLettered(held, () => sleep(LEASE_MS * 2 + 500));
     await expectHeld(held);
+    // The workers' health() says so too.
+    expect((await held.workers[0]!.health()).heldLanes).toBe(1);
     expect((await held.admin.getNotification(held.ids[2]!))?.ordering).toMatchObject({
       waiting: [held.ids[2], held.ids[3]],
     });
@@ -97,15 +121,22 @@ describe.each([
       `Held: dead letter <a href="/console/notifications/${encodeURIComponent(held.second)}">${held.second}</a> holds this subscription`,
     );
 
-    await expectRedriveDrains(held);
+    await expectRedriveDrains(held, () => sleep(500));
     expect(await consolePage(ops, subscriptionPath)).not.toContain("Held:");
+  }, 60_000);
+
+  it('"hold": one sent while the lane is held waits too, then runs last, after the redriven dead letter', async () => {
+    const held = lane("hold-later", "hold");
+    await sendUntilDeadLettered(held, () => sleep(LEASE_MS * 2 + 500));
+    const later = backlog(`${prefix}hold-later`, 5)[4]!;
+    await expectSentWhileHeldRunsLast(held, later, () => sleep(LEASE_MS * 2 + 500));
   }, 60_000);
 
   it('"hold": discarded by a person, the dead letter lets the rest run in order', async () => {
     const held = lane("hold-discard", "hold");
-    await sendUntilDeadLettered(held);
+    await sendUntilDeadLettered(held, () => sleep(LEASE_MS * 2 + 500));
     expect(await held.admin.heldBy(await held.key())).toBe(held.second);
-    await expectDiscardDrains(held);
+    await expectDiscardDrains(held, () => sleep(500));
   }, 60_000);
 
   it('"skip": the rest run; the console says the dead letter is stale before its redrive, which is stale', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { Redis } from "ioredis";
 import { createReceiver, REDACTED, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
+import { createAdmin } from "merchant-webhooks/console";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
@@ -132,5 +133,30 @@ describe("an ordered notification's data kept in the mailbox", () => {
     // record failed where the console lists it, not run and not dropped.
     expect(seen).toEqual([bodies[0]!.id, bodies[2]!.id]);
     expect(await redis.hget(second, "state")).toBe("failed");
+
+    // Accepted, it is kept where a person finds it: listed with the dead letters, and a redrive says
+    // why it cannot run it (no copy of its own data is left to run from) rather than dropping it.
+    const storePrefix = `${prefix}moved:store:`;
+    const store = redisStore({ connection: REDIS_URL, prefix: storePrefix });
+    const queue = bullmqQueue({ connection: REDIS_URL, name: "moved", prefix });
+    const admin = createAdmin({ idempotency: store, queue });
+    try {
+      const failed = (await admin.listNotifications({ state: "failed" })).items.map((item) => item.id);
+      expect(failed).toContain(bodies[1]!.id);
+      const redriven = await admin.redrive({ ids: [bodies[1]!.id] });
+      expect(redriven).toMatchObject({ redriven: 0, skipped: [{ id: bodies[1]!.id }] });
+      expect(redriven.skipped[0]!.reason).toMatch(/no dead letter of it .* and no recorder to replay it from/);
+      expect(seen).not.toContain(bodies[1]!.id);
+      // A person settles it: discarded, it leaves the dead letters.
+      expect(await admin.discard(bodies[1]!.id, { reason: "data overwritten in Redis" })).toMatchObject({
+        discarded: true,
+      });
+      expect((await admin.listNotifications({ state: "failed" })).items.map((item) => item.id)).not.toContain(
+        bodies[1]!.id,
+      );
+    } finally {
+      await queue.close();
+      await store.close();
+    }
   });
 });
