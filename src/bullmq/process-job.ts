@@ -3,7 +3,7 @@ import type { Cluster, Redis } from "ioredis";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import type { SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
+import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, ClaimHandle, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
@@ -18,7 +18,7 @@ import {
 } from "../worker/job-data.js";
 import { type LaneRetryPolicy, laneVerdict } from "../worker/lane-retry.js";
 import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-delay.js";
-import { runQueuedJob } from "../worker/run-job.js";
+import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { SealingKey } from "../worker/seal.js";
 import { type Taken, takeNext } from "../worker/take-next.js";
@@ -555,27 +555,10 @@ async function runOne(
         observeHandler,
       ));
     }
-    const { outcome } = await runClaimed(
+    const { outcome } = await runClaim(
+      runner,
+      { claim, data, attempt, transaction, leaseFrom, store: completing },
       {
-        // Named one by one, not spread from the runner: a spread of that many fields makes a
-        // dictionary-mode object per run, most of a job's own allocation.
-        store: completing ?? runner.store,
-        handlers: runner.handlers,
-        timeoutMs: runner.timeoutMs,
-        leaseMs: runner.leaseMs,
-        ctxLogger: runner.ctxLogger,
-        platform: runner.platform,
-        notification: data.notification,
-        claim,
-        attempt,
-        headers: data.headers,
-        receivedAt: data.receivedAt,
-        order: claimedOrder(claim.order, claim, runner.onStale),
-        transaction,
-        leaseFrom,
-      },
-      {
-        stop: runner.shutdown,
         leaseLost: leaseLostHere,
         failed: rethrow,
         // The handler's effect happened, so the job must not fail now: a retry would run the handler

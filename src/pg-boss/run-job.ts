@@ -1,16 +1,16 @@
 import type { PoolClient } from "pg";
 import type PgBoss from "pg-boss";
 import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
-import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
+import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { guardTransaction } from "../postgres/guarded-transaction.js";
 import { coded } from "../shared/errors.js";
 import { observeJob } from "../telemetry/observe-job.js";
-import { type FailedRunFate, type FailureWords, logFailedRun } from "../worker/failed-run.js";
+import { type FailureWords, failedRunFate, logFailedRun } from "../worker/failed-run.js";
 import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../worker/job-data.js";
-import { runQueuedJob } from "../worker/run-job.js";
+import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { Claimed, JobTransport, RunStep } from "../worker/transport.js";
 import { executorOn, type JobTable, type Queryable } from "./job-table.js";
@@ -266,24 +266,10 @@ async function runInTransaction(
     queueLagMs,
     firstStart: attempt === 1,
   });
-  const result = await runClaimed(
+  const result = await runClaim(
+    runner,
+    { claim, data, attempt, transaction: completingJob(transaction, client, runner, jobId, failed) },
     {
-      store: runner.store,
-      handlers: runner.handlers,
-      notification: data.notification,
-      claim,
-      attempt,
-      headers: data.headers,
-      receivedAt: data.receivedAt,
-      timeoutMs: runner.timeoutMs,
-      leaseMs: runner.leaseMs,
-      ctxLogger: runner.ctxLogger,
-      platform: runner.platform,
-      order: claimedOrder(claim.order, claim, runner.onStale),
-      transaction: completingJob(transaction, client, runner, jobId, failed),
-    },
-    {
-      stop: runner.shutdown,
       // A transaction's completion is its commit: nothing is written after it to retry.
       retryCompletion: () => {},
       observeHandler: (info, run) =>
@@ -322,13 +308,7 @@ async function runInTransaction(
       runner.shutdown.aborted || failed.settled
         ? failed.retryInMs
         : await failJob(runner, jobId, err, result.outcome, decision.retry === "never", decision);
-    const fate: FailedRunFate =
-      decision.retry === "never"
-        ? { fate: "refused" }
-        : retryInMs !== undefined
-          ? { fate: "retry_later", retryInMs }
-          : { fate: "failed", final: false };
-    logFailedRun(runner.logger, { ...line, err }, fate, PG_BOSS_FAILURE_WORDS);
+    logFailedRun(runner.logger, { ...line, err }, failedRunFate(decision, retryInMs, false), PG_BOSS_FAILURE_WORDS);
   } else runner.logger.info(line, "notification processed by worker");
   return result.outcome;
 }

@@ -1,4 +1,8 @@
+import { type ClaimedHooks, type ClaimedOutcome, claimedOrder, runClaimed } from "../dispatch/run-claimed.js";
+import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
+import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { claimJob, type JobClaim, jobClaimRequest } from "./claim-job.js";
+import type { NotificationJob } from "./job-data.js";
 import { STORE_RETRY_MS } from "./recheck-delay.js";
 import type { RunSettings } from "./run-settings.js";
 import { takeNext } from "./take-next.js";
@@ -81,4 +85,54 @@ async function nextInLane<End>(
   return taken?.current
     ? { claim: taken.current, transaction: taken.currentTransaction, leaseFrom: taken.sentAt }
     : undefined;
+}
+
+/** One claimed notification's run, beside the worker's settings. */
+export interface ClaimRun {
+  claim: ClaimedOrStale;
+  /** The notification, its headers and when it was received, as its job data says. */
+  data: NotificationJob;
+  /** `ctx.attempt`: the run this is, as the record or the queue counts it. */
+  attempt: number;
+  /** The claim's transaction (the handler writes in it; the outcome is its commit or rollback), if any. */
+  transaction?: TransactionalClaim | undefined;
+  /** See `ClaimedRun.leaseFrom`. */
+  leaseFrom?: number | undefined;
+  /** The store to complete in, when not the settings' own (a completion that takes the lane's next too). */
+  store?: IdempotencyStore | undefined;
+}
+
+/**
+ * Run a claimed notification's handler under the worker's time limit and lease, its `ctx.signal`
+ * aborted too when the worker gives up waiting on close, and record its outcome under the claim's
+ * owner. The queue's own part goes in `hooks`: what a lost claim, a failed run and a completion the
+ * store did not take mean for its job.
+ */
+export function runClaim(
+  settings: RunSettings,
+  run: ClaimRun,
+  hooks: Omit<ClaimedHooks, "stop">,
+): Promise<ClaimedOutcome> {
+  const { claim, data } = run;
+  return runClaimed(
+    {
+      // Named one by one, not spread from the settings: a spread of that many fields makes a
+      // dictionary-mode object per run, most of a job's own allocation.
+      store: run.store ?? settings.store,
+      handlers: settings.handlers,
+      timeoutMs: settings.timeoutMs,
+      leaseMs: settings.leaseMs,
+      ctxLogger: settings.ctxLogger,
+      platform: settings.platform,
+      notification: data.notification,
+      claim,
+      attempt: run.attempt,
+      headers: data.headers,
+      receivedAt: data.receivedAt,
+      order: claimedOrder(claim.order, claim, settings.onStale),
+      transaction: run.transaction,
+      leaseFrom: run.leaseFrom,
+    },
+    { ...hooks, stop: settings.shutdown },
+  );
 }
