@@ -6,7 +6,7 @@ import { redactErrorInPlace } from "../logging/redact-error.js";
 import { settlesWithin } from "../shared/time-limit.js";
 import { otelApiLoading } from "../telemetry/load-api.js";
 import { observeJob } from "../telemetry/observe-job.js";
-import { type FailedRunFate, failedRunOutcome, logFailedRun } from "../worker/failed-run.js";
+import { failedRunFate, failedRunOutcome, logFailedRun } from "../worker/failed-run.js";
 import { type NotificationJobData, notificationIn } from "../worker/job-data.js";
 import {
   BULLMQ_FAILURE_WORDS,
@@ -84,12 +84,9 @@ export function jobProcessor(
       const steered = steerRetry(job, err, decision);
       const final = steered instanceof UnrecoverableError || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
       const failed = failedRunOutcome(err, isInvalid);
-      const fate: FailedRunFate =
-        failed === "handler_refused"
-          ? { fate: "refused" }
-          : failed === "handler_retry_later" && !final
-            ? { fate: "retry_later", retryInMs: decision.retry === "after" ? decision.delayMs : undefined }
-            : { fate: "failed", final };
+      // BullMQ honours a handler's `RetryAfterError` as the failure's back-off (see `steerRetry`).
+      const retryInMs = decision.retry === "after" && !final ? decision.delayMs : undefined;
+      const fate = failedRunFate(decision, retryInMs, final);
       logFailedRun(logger, { ...line(failed), err, final }, fate, BULLMQ_FAILURE_WORDS);
       throw steered;
     }

@@ -3,13 +3,12 @@ import type { Cluster, Redis } from "ioredis";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import type { SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
-import type { ClaimedOrStale, ClaimHandle, ClaimResult, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
+import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
+import type { ClaimedOrStale, ClaimHandle, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { carriedJobData } from "../worker/carried-job-data.js";
-import { claimJob, jobClaimRequest } from "../worker/claim-job.js";
 import { type FailedRunFate, type FailureWords, logFailedRun } from "../worker/failed-run.js";
 import {
   type NotificationJob,
@@ -19,9 +18,11 @@ import {
 } from "../worker/job-data.js";
 import { type LaneRetryPolicy, laneVerdict } from "../worker/lane-retry.js";
 import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-delay.js";
+import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { SealingKey } from "../worker/seal.js";
 import { type Taken, takeNext } from "../worker/take-next.js";
+import type { Claimed, HeldClaim, JobTransport, RunStep } from "../worker/transport.js";
 import { writeDeadLetterSoon } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import { type LaneRetry, requeueingInLane, requeuesInLane } from "./lane-transaction.js";
@@ -73,12 +74,11 @@ export class WaitingForRetry extends Postponed {}
 const WORKER_CALL_TIMEOUT_MS = 5_000;
 
 /**
- * Run one notification job: validate its data, claim the record with the worker's own token, run the
- * handler, and complete or fail the record. A handler error fails the record and is rethrown, so
- * BullMQ's attempts and backoff apply. Waiting for someone else (a crashed worker's lease running out,
- * another notification of the subscription running) and an unreachable store postpone the job without
- * using an attempt: they say nothing about the handler. A receiver's claim still being marked queued
- * is taken over at once (the job names it), so a fast worker never waits for that second step.
+ * Run one notification job (`runQueuedJob`): validate its data, claim the record with the worker's own
+ * token, run the handler, and complete or fail the record. A handler error fails the record and is
+ * rethrown, so BullMQ's attempts and backoff apply. Waiting for someone else and an unreachable store
+ * postpone the job (`moveToDelayed`) without using an attempt. A receiver's claim still being marked
+ * queued is taken over at once (the job names it), so a fast worker never waits for that second step.
  *
  * In order, the claim may hand the worker an older notification of the subscription than its own
  * job's (the first in the subscription's waiting list); the worker runs it from that notification's
@@ -92,123 +92,119 @@ export async function processJob(
   runner: JobRunner,
   observeHandler?: HandlerObserver,
 ): Promise<JobOutcome> {
-  const own = readJobData(job, runner.keys);
-  const { id, order } = own;
-  const owner = runner.nextOwner(String(job.id));
-  // Redriven after an older dead letter of its lane: that one goes back into the lane first.
-  const after = own.raw?.redriveAfter;
-  if (order && typeof after === "string" && (await stillOnItsWayBack(job, after, order.key, runner.store)))
-    return postpone(job, token, recheckDelayOf(job));
+  return runQueuedJob(new BullmqJob(job, readJobData(job, runner.keys), token, runner, observeHandler), runner);
+}
 
-  let claim: ClaimResult;
-  let transaction: TransactionalClaim | undefined;
-  // The claim's lease counts from when it was asked for: the handler starts only with enough of it left.
-  const claimSent = performance.now();
-  try {
-    // In order, the claim checks the position again: something newer may have completed since the receiver's check.
+/** A BullMQ job as the worker core runs it: the drain job of its lane too, in order. */
+class BullmqJob implements JobTransport<JobOutcome> {
+  readonly jobId: string;
+  readonly attempt: number | undefined;
+  /** Set when the job's own notification was settled before: the job's outcome, whatever it drains. */
+  private settledAs: JobOutcome | undefined;
+  private outcome: JobOutcome | undefined;
+  private ownFailure: unknown;
+  /** A run of the lane failed with attempts left and went back in line: the job comes back for it then. */
+  private retry: { inMs: number; data: ReadJobData } | undefined;
+  /** A waiter's data could not be read: the subscription's mailbox is left to run later, by this job. */
+  private unreachable = false;
+  /** The lane's next notification, asked for as soon as the current one's completion was sent. */
+  private early: Promise<Taken | undefined> | undefined;
+  /**
+   * Tidying after a waiter (its job removed, its ledger copy dropped) overlaps the next waiter's run:
+   * both are safe to lose (a leftover job finds its record completed, a leftover copy is swept), and
+   * waiting for them would put two more round trips between each notification of a hot subscription.
+   * Copies are dropped a batch at a time: one transaction per ledger part for up to `DROP_BATCH`.
+   */
+  private readonly tidying: Promise<void>[] = [];
+  private readonly done: ReturnType<typeof copiesDone>;
+
+  constructor(
+    private readonly job: Job<NotificationJobData>,
+    readonly own: ReadJobData,
+    private readonly token: string | undefined,
+    private readonly runner: JobRunner,
+    private readonly observeHandler: HandlerObserver | undefined,
+  ) {
+    this.jobId = String(job.id);
     // Unordered, the record keeps BullMQ's count of the run (the runs it made, plus this one): the
     // record, the job and ctx.attempt say the same. A lane counts its runs itself.
-    const request = jobClaimRequest(own, runner, owner, order ? undefined : job.attemptsMade + 1);
-    ({ claim, transaction } = await claimJob(runner.store, request));
-  } catch {
-    return postpone(job, token, STORE_RETRY_MS);
-  }
-  let current: ClaimedOrStale | undefined;
-  let leaseFrom = claimSent;
-  // Set when the job's own notification was settled before: the job's outcome, whatever it drains.
-  let settled: JobOutcome | undefined;
-  switch (claim.status) {
-    case "completed":
-    case "conflict": {
-      if (!sweptWithLane(runner, order)) await forgetCopy(runner, id, own.ledger);
-      settled = claim.status === "completed" ? "duplicate" : "conflict";
-      if (!order || runner.shutdown.aborted) return settled;
-      // An ordered job is also its subscription's drain job (the mailbox's notifications have none of
-      // their own): the runner that held it may have died after its own notification, so the job runs
-      // what still waits, from the head, before it ends.
-      const taken = await takeNext(
-        runner.store,
-        order.key,
-        runner.nextOwner(String(job.id)),
-        runner.leaseMs,
-        runner.timeoutMs,
-      );
-      ({ current, currentTransaction: transaction } = taken ?? {});
-      if (taken?.sentAt !== undefined) leaseFrom = taken.sentAt;
-      break;
-    }
-    case "processing":
-      // Another worker runs this id, or holds the subscription: that one runs this notification in
-      // its turn, so come back only when its lease would have run out (it died), or soon when the
-      // subscription's first notification is still being queued.
-      return postpone(
-        job,
-        token,
-        claim.key && claim.retryAfterMs > RECHECK_MIN_MS ? claim.retryAfterMs + RECHECK_MIN_MS : recheckDelayOf(job),
-      );
-    case "queued":
-      // Only a store that ignores `takeQueued` answers this; look again rather than drop the job.
-      return postpone(job, token, recheckDelayOf(job));
-    default:
-      current = claim;
+    this.attempt = own.order ? undefined : job.attemptsMade + 1;
+    this.done = copiesDone(runner, this.tidying);
   }
 
-  let outcome: JobOutcome | undefined = settled;
-  let ownFailure: unknown;
-  // A run of the lane failed with attempts left and went back in line: the job comes back for it then.
-  let retry: { inMs: number; data: ReadJobData } | undefined;
-  // A waiter's data could not be read: the subscription's mailbox is left to run later, by this job.
-  let unreachable = false;
-  // The transaction the current claim was made in, with a store that claims in one.
-  let currentTransaction = transaction;
-  // Tidying after a waiter (its job removed, its ledger copy dropped) overlaps the next waiter's run:
-  // both are safe to lose (a leftover job finds its record completed, a leftover copy is swept), and
-  // waiting for them would put two more round trips between each notification of a hot subscription.
-  // Copies are dropped a batch at a time: one transaction per ledger part for up to `DROP_BATCH`.
-  const tidying: Promise<void>[] = [];
-  const done = copiesDone(runner, tidying);
-  while (current) {
-    const isOwn = current.id === id;
-    const data = isOwn ? own : await waiterJobData(job, current, runner);
+  async redrivenAhead(): Promise<number | undefined> {
+    const after = this.own.raw?.redriveAfter;
+    if (typeof after !== "string") return undefined;
+    return (await stillOnItsWayBack(this.job, after, this.own.order!.key, this.runner.store))
+      ? recheckDelayOf(this.job)
+      : undefined;
+  }
+
+  /**
+   * Come back only when the holder's lease would have run out (it died), or soon when the
+   * subscription's first notification is still being queued.
+   */
+  recheckMs(held?: HeldClaim): number {
+    return held?.status === "processing" && held.key && held.retryAfterMs > RECHECK_MIN_MS
+      ? held.retryAfterMs + RECHECK_MIN_MS
+      : recheckDelayOf(this.job);
+  }
+
+  postpone(inMs: number | undefined): Promise<never> {
+    return postpone(this.job, this.token, inMs ?? recheckDelayOf(this.job));
+  }
+
+  async settled(status: "completed" | "conflict"): Promise<JobOutcome | undefined> {
+    const { runner, own } = this;
+    if (!sweptWithLane(runner, own.order)) await forgetCopy(runner, own.id, own.ledger);
+    this.settledAs = this.outcome = status === "completed" ? "duplicate" : "conflict";
+    // An ordered job is also its subscription's drain job (the mailbox's notifications have none of
+    // their own): it runs what still waits before it ends.
+    return !own.order || runner.shutdown.aborted ? this.settledAs : undefined;
+  }
+
+  async run({ claim: current, transaction, leaseFrom }: Claimed): Promise<RunStep<JobOutcome>> {
+    const { job, runner } = this;
+    this.early = undefined;
+    const isOwn = current.id === this.own.id;
+    const data = isOwn ? this.own : await waiterJobData(job, current, runner);
     if (data === UNREACHABLE) {
       // Redis did not answer where the job is: the notification is not gone, and failing its record
       // would send an accepted, in-order notification to onStale. Let the claim go at once, so it
       // goes back in line at its position (see `return_lapsed_holder`), and stop taking this key's
       // waiters for now: this job comes back for them (in a mailbox they have no job of their own).
       // (A claim made in a transaction is rolled back instead.)
-      if (currentTransaction?.result === current) await currentTransaction.rollback("job_unreachable");
+      if (transaction) await transaction.rollback("job_unreachable");
       else await Promise.resolve(runner.store.extend(current, 0)).catch(() => {});
-      unreachable = true;
-      break;
+      this.unreachable = true;
+      return "stop";
     }
-    const inTransaction = currentTransaction?.result === current ? currentTransaction : undefined;
     const key: string | undefined = current.order?.key;
     // The next waiter is asked for as soon as this one's completion is sent (see `completionSent`).
     // Not with a store that claims in a transaction: its take-next runs on another connection, which
     // would meet the subscription still held until the commit lands.
-    let early: Promise<Taken | undefined> | undefined;
     const takeEarly =
       key === undefined || claimsInTransaction(runner.store)
         ? undefined
         : () =>
-            (early ??= runner.shutdown.aborted
+            (this.early ??= runner.shutdown.aborted
               ? undefined
-              : takeNext(runner.store, key, runner.nextOwner(String(job.id)), runner.leaseMs, runner.timeoutMs));
+              : takeNext(runner.store, key, runner.nextOwner(this.jobId), runner.leaseMs, runner.timeoutMs));
     if (data) {
-      const lane = laneOf(job, current, data, isOwn, runner, inTransaction);
+      const lane = laneOf(job, current, data, isOwn, runner, transaction);
       // With a store that can, the next waiter comes back with the completion: one round trip, not two.
       const completing =
         takeEarly && runner.store.completeAndTakeNext
           ? completingWithNext(runner, job, (taken) => {
-              early = taken;
+              this.early = taken;
             })
           : undefined;
       const result = await runOne(
         current,
         data,
         runner,
-        isOwn ? observeHandler : undefined,
-        inTransaction,
+        isOwn ? this.observeHandler : undefined,
+        transaction,
         takeEarly,
         leaseFrom,
         lane,
@@ -217,67 +213,78 @@ export async function processJob(
       if (lane?.failed) {
         logLaneFailure(runner, job, current, data, lane.failed);
         if (lane.failed.retryInMs !== undefined) {
-          retry = { inMs: lane.failed.retryInMs, data };
-          break;
+          this.retry = { inMs: lane.failed.retryInMs, data };
+          return "stop";
         }
         if (lane.failed.unwritten) {
-          unreachable = true;
-          break;
+          this.unreachable = true;
+          return "stop";
         }
       }
       if (isOwn) {
         if ("failure" in result)
-          ownFailure = lane?.failed ? new LaneAttemptsSpent(result.failure, lane.failed.attempt) : result.failure;
+          this.ownFailure = lane?.failed ? new LaneAttemptsSpent(result.failure, lane.failed.attempt) : result.failure;
         else if (result.outcome === "lease_lost") {
           // A completion refused after the next waiter was already asked for: that one is let go too.
+          const early = this.takenEarly();
           const taken = early ? (await early)?.current : undefined;
           if (taken) await Promise.resolve(runner.store.extend(taken, 0)).catch(() => {});
-          return postpone(job, token, recheckDelayOf(job));
-        } else outcome = result.outcome;
+          return { end: await this.postpone(undefined) };
+        } else this.outcome = result.outcome;
       } else if (!("failure" in result) && result.outcome !== "lease_lost") {
-        if (data.job) tidying.push(removeDone(data.job));
+        if (data.job) this.tidying.push(removeDone(data.job));
         // Run from the data kept in the mailbox, unlooked-up: a run after the first (its runner died, or
         // its own job was stuck) may leave that job behind, active under a dead lock until the stalled
         // check. Only then is it looked for, and removed.
-        else if (current.attempt > 1) tidying.push(removeJobOf(job, current.id));
-        if (!sweptWithLane(runner, current.order)) done.add(current.id, data.ledger);
+        else if (current.attempt > 1) this.tidying.push(removeJobOf(job, current.id));
+        if (!sweptWithLane(runner, current.order)) this.done.add(current.id, data.ledger);
       }
-    } else if (inTransaction) {
+    } else if (transaction) {
       // As below, the failure recorded once the transaction that claimed it is rolled back.
-      await inTransaction.rollback("job_missing");
+      await transaction.rollback("job_missing");
     } else {
       // Its job is gone (or unreadable): nothing to run it from. Failed, it no longer holds up the
       // subscription, and a redelivery by the sender runs it afresh.
       await Promise.resolve(runner.store.fail(current, "job_missing")).catch(() => {});
     }
-    current = undefined;
-    if (key !== undefined && !runner.shutdown.aborted) {
-      // Taken early, a failed take (the completion's connection broke) is asked again now. One taken
-      // early by a worker shutting down is left: its lease lapses and it goes back in line.
-      let taken: Taken | undefined = early ? await early : undefined;
-      taken ??= await takeNext(runner.store, key, runner.nextOwner(String(job.id)), runner.leaseMs, runner.timeoutMs);
-      ({ current, currentTransaction } = taken ?? {});
-      if (taken?.sentAt !== undefined) leaseFrom = taken.sentAt;
+    return "next";
+  }
+
+  drainsOn(): boolean {
+    // One taken early by a worker shutting down is left: its lease lapses and it goes back in line.
+    return !this.runner.shutdown.aborted;
+  }
+
+  takenEarly(): Promise<Taken | undefined> | undefined {
+    return this.early;
+  }
+
+  async finish(): Promise<JobOutcome> {
+    const { job, token, runner, own, ownFailure, outcome, retry } = this;
+    if (
+      ownFailure === undefined &&
+      outcome !== undefined &&
+      this.settledAs === undefined &&
+      !sweptWithLane(runner, own.order)
+    )
+      this.done.add(own.id, own.ledger);
+    this.done.flush();
+    await Promise.all(this.tidying);
+    if (retry) {
+      if (ownFailure === undefined) return postpone(job, token, retry.inMs, WaitingForRetry);
+      // This job goes to the failed set for its own notification: a job of the one retried carries the lane on.
+      await handLaneOn(job, retry.data, retry.inMs);
     }
+    if (ownFailure !== undefined) {
+      if (ownFailure instanceof LaneAttemptsSpent) await keepLanePrior(job, ownFailure.attempt, runner.queueClient);
+      throw ownFailure;
+    }
+    // Its notification still waits its turn in the list: the job stays as the safety net for it.
+    if (outcome === undefined) return postpone(job, token, runner.leaseMs);
+    // Back soon: its own notification is settled by then, and the job runs the mailbox on from its head.
+    if (this.unreachable) return postpone(job, token, STORE_RETRY_MS);
+    return outcome;
   }
-  if (ownFailure === undefined && outcome !== undefined && settled === undefined && !sweptWithLane(runner, order))
-    done.add(id, own.ledger);
-  done.flush();
-  await Promise.all(tidying);
-  if (retry) {
-    if (ownFailure === undefined) return postpone(job, token, retry.inMs, WaitingForRetry);
-    // This job goes to the failed set for its own notification: a job of the one retried carries the lane on.
-    await handLaneOn(job, retry.data, retry.inMs);
-  }
-  if (ownFailure !== undefined) {
-    if (ownFailure instanceof LaneAttemptsSpent) await keepLanePrior(job, ownFailure.attempt, runner.queueClient);
-    throw ownFailure;
-  }
-  // Its notification still waits its turn in the list: the job stays as the safety net for it.
-  if (outcome === undefined) return postpone(job, token, runner.leaseMs);
-  // Back soon: its own notification is settled by then, and the job runs the mailbox on from its head.
-  if (unreachable) return postpone(job, token, STORE_RETRY_MS);
-  return outcome;
 }
 
 /**
@@ -548,27 +555,10 @@ async function runOne(
         observeHandler,
       ));
     }
-    const { outcome } = await runClaimed(
+    const { outcome } = await runClaim(
+      runner,
+      { claim, data, attempt, transaction, leaseFrom, store: completing },
       {
-        // Named one by one, not spread from the runner: a spread of that many fields makes a
-        // dictionary-mode object per run, most of a job's own allocation.
-        store: completing ?? runner.store,
-        handlers: runner.handlers,
-        timeoutMs: runner.timeoutMs,
-        leaseMs: runner.leaseMs,
-        ctxLogger: runner.ctxLogger,
-        platform: runner.platform,
-        notification: data.notification,
-        claim,
-        attempt,
-        headers: data.headers,
-        receivedAt: data.receivedAt,
-        order: claimedOrder(claim.order, claim, runner.onStale),
-        transaction,
-        leaseFrom,
-      },
-      {
-        stop: runner.shutdown,
         leaseLost: leaseLostHere,
         failed: rethrow,
         // The handler's effect happened, so the job must not fail now: a retry would run the handler

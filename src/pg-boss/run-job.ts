@@ -1,19 +1,18 @@
 import type { PoolClient } from "pg";
 import type PgBoss from "pg-boss";
 import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
-import { claimedOrder, HandlerTimeoutError, runClaimed } from "../dispatch/run-claimed.js";
+import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { guardTransaction } from "../postgres/guarded-transaction.js";
 import { coded } from "../shared/errors.js";
 import { observeJob } from "../telemetry/observe-job.js";
-import { jobClaimRequest } from "../worker/claim-job.js";
-import { type FailedRunFate, type FailureWords, logFailedRun } from "../worker/failed-run.js";
+import { type FailureWords, failedRunFate, logFailedRun } from "../worker/failed-run.js";
 import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../worker/job-data.js";
-import { STORE_RETRY_MS } from "../worker/recheck-delay.js";
+import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
-import { takeNext } from "../worker/take-next.js";
+import type { Claimed, JobTransport, RunStep } from "../worker/transport.js";
 import { executorOn, type JobTable, type Queryable } from "./job-table.js";
 
 /** A job found ready in the queue (`JobTable.ready`). */
@@ -83,11 +82,11 @@ async function olderRedrivenWaits(runner: PgBossRunner, job: ReadyJob, own: Noti
 }
 
 /**
- * Look at one ready job: claim its notification in a transaction (taking over the receiver's queued
- * record), take the job in that same transaction, run the handler with it as `ctx.transaction`,
- * and commit the record's completion with the job's. Nothing of a run is committed until the end:
- * a worker killed mid-handler leaves the record queued and the job ready, and the next look at it
- * runs it again, at once.
+ * Look at one ready job (`runQueuedJob`): claim its notification in a transaction (taking over the
+ * receiver's queued record), take the job in that same transaction, run the handler with it as
+ * `ctx.transaction`, and commit the record's completion with the job's. Nothing of a run is committed
+ * until the end: a worker killed mid-handler leaves the record queued and the job ready, and the next
+ * look at it runs it again, at once.
  *
  * In order, the claim may hand over an older notification of the subscription (the first of its
  * waiting list); it runs from its own job, taken in its transaction, and so on down the list while
@@ -104,61 +103,83 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
     runner.logger.error({ job_id: job.id, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
     return { done: true };
   }
-  const id = own.id;
-  if (own.order && (await olderRedrivenWaits(runner, job, own))) return { done: false, retryInMs: REDRIVEN_WAIT_MS };
-  const request = jobClaimRequest(own, runner, runner.nextOwner(job.id), job.attempt);
-  let transaction: TransactionalClaim;
-  try {
-    transaction = await runner.store.claimInTransaction(request);
-  } catch {
-    return { done: false, retryInMs: STORE_RETRY_MS };
-  }
-  const claim = transaction.result;
-  switch (claim.status) {
-    case "completed":
-    case "conflict":
-      // Done before (or the id is another payload's): the job has nothing left to run. Often another
-      // worker ran it between this worker's look and its claim, and completed the job already.
-      await runner.boss
-        .getDb()
-        .executeSql(runner.table.settle, [runner.name, job.id])
-        .catch(() => {});
-      runner.logger.info(
-        { notification_id: id, job_id: job.id, outcome: claim.status === "completed" ? "duplicate" : "conflict" },
-        "queued notification already settled; job completed",
-      );
-      return { done: true };
-    case "processing":
-      // Another worker has it, or holds its subscription and runs it in its turn.
-      return { done: false };
-    case "queued":
-      return { done: false };
+  return runQueuedJob(new PgBossJob(job, own, runner), runner);
+}
+
+/** A pg-boss job as the worker core runs it: each notification run in its claim's transaction, its job taken in it. */
+class PgBossJob implements JobTransport<JobVisit> {
+  readonly jobId: string;
+  readonly attempt: number;
+  /** Whether the job's own notification ran (or never will): the job is done. */
+  private ranOwn = false;
+  /** Only the first claim, asked for with this job's count, carries it (see `runInTransaction`). */
+  private first = true;
+
+  constructor(
+    private readonly job: ReadyJob,
+    readonly own: NotificationJob,
+    private readonly runner: PgBossRunner,
+  ) {
+    this.jobId = job.id;
+    this.attempt = job.attempt;
   }
 
-  let ranOwn = false;
-  let current: { claim: ClaimedOrStale; transaction: TransactionalClaim } | undefined = { claim, transaction };
-  // Only the claim asked for with this job's count carries it; a claim handed over from the waiting
-  // list (this job's own notification among them, once an older one ran first) was counted by the list.
-  let askedWithCount = claim.id === id;
-  while (current) {
+  async redrivenAhead(): Promise<number | undefined> {
+    return (await olderRedrivenWaits(this.runner, this.job, this.own)) ? REDRIVEN_WAIT_MS : undefined;
+  }
+
+  /** Another worker has it, or holds its subscription and runs it in its turn: the poll's own back-off. */
+  recheckMs(): undefined {
+    return undefined;
+  }
+
+  async postpone(inMs: number | undefined): Promise<JobVisit> {
+    return inMs === undefined ? { done: false } : { done: false, retryInMs: inMs };
+  }
+
+  async settled(status: "completed" | "conflict"): Promise<JobVisit> {
+    const { runner, job } = this;
+    // Done before (or the id is another payload's): the job has nothing left to run. Often another
+    // worker ran it between this worker's look and its claim, and completed the job already.
+    await runner.boss
+      .getDb()
+      .executeSql(runner.table.settle, [runner.name, job.id])
+      .catch(() => {});
+    runner.logger.info(
+      { notification_id: this.own.id, job_id: job.id, outcome: status === "completed" ? "duplicate" : "conflict" },
+      "queued notification already settled; job completed",
+    );
+    return { done: true };
+  }
+
+  async run({ claim, transaction }: Claimed): Promise<RunStep<JobVisit>> {
+    const isOwn = claim.id === this.own.id;
+    // A claim handed over from the waiting list (this job's own notification among them, once an older
+    // one ran first) was counted by the list.
+    const askedWithCount = this.first && isOwn;
+    this.first = false;
     const outcome = await runInTransaction(
-      current.claim,
-      current.transaction,
-      runner,
-      current.claim.id === id ? own : undefined,
+      claim,
+      transaction!,
+      this.runner,
+      isOwn ? this.own : undefined,
       askedWithCount,
     );
-    askedWithCount = false;
-    if (current.claim.id === id && outcome !== "job_missing" && outcome !== "store_unavailable") ranOwn = true;
-    const key = current.claim.order?.key;
-    current = undefined;
-    if (key === undefined || runner.stopping() || !runner.store.takeNextInTransaction) break;
-    // Undefined when the store is out of reach: the waiters' jobs are still ready, and another look runs them.
-    const taken = await takeNext(runner.store, key, runner.nextOwner(job.id), runner.leaseMs, runner.timeoutMs);
-    if (taken?.current && taken.currentTransaction)
-      current = { claim: taken.current, transaction: taken.currentTransaction };
+    if (isOwn && outcome !== "job_missing" && outcome !== "store_unavailable") this.ranOwn = true;
+    return "next";
   }
-  return ranOwn ? { done: true } : { done: false };
+
+  drainsOn(): boolean {
+    return !this.runner.stopping() && this.runner.store.takeNextInTransaction !== undefined;
+  }
+
+  takenEarly(): undefined {
+    return undefined;
+  }
+
+  async finish(): Promise<JobVisit> {
+    return this.ranOwn ? { done: true } : { done: false };
+  }
 }
 
 /**
@@ -245,24 +266,10 @@ async function runInTransaction(
     queueLagMs,
     firstStart: attempt === 1,
   });
-  const result = await runClaimed(
+  const result = await runClaim(
+    runner,
+    { claim, data, attempt, transaction: completingJob(transaction, client, runner, jobId, failed) },
     {
-      store: runner.store,
-      handlers: runner.handlers,
-      notification: data.notification,
-      claim,
-      attempt,
-      headers: data.headers,
-      receivedAt: data.receivedAt,
-      timeoutMs: runner.timeoutMs,
-      leaseMs: runner.leaseMs,
-      ctxLogger: runner.ctxLogger,
-      platform: runner.platform,
-      order: claimedOrder(claim.order, claim, runner.onStale),
-      transaction: completingJob(transaction, client, runner, jobId, failed),
-    },
-    {
-      stop: runner.shutdown,
       // A transaction's completion is its commit: nothing is written after it to retry.
       retryCompletion: () => {},
       observeHandler: (info, run) =>
@@ -301,13 +308,7 @@ async function runInTransaction(
       runner.shutdown.aborted || failed.settled
         ? failed.retryInMs
         : await failJob(runner, jobId, err, result.outcome, decision.retry === "never", decision);
-    const fate: FailedRunFate =
-      decision.retry === "never"
-        ? { fate: "refused" }
-        : retryInMs !== undefined
-          ? { fate: "retry_later", retryInMs }
-          : { fate: "failed", final: false };
-    logFailedRun(runner.logger, { ...line, err }, fate, PG_BOSS_FAILURE_WORDS);
+    logFailedRun(runner.logger, { ...line, err }, failedRunFate(decision, retryInMs, false), PG_BOSS_FAILURE_WORDS);
   } else runner.logger.info(line, "notification processed by worker");
   return result.outcome;
 }

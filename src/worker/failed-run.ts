@@ -2,7 +2,7 @@
 // outcome and message for BullMQ, pg-boss and an ordered lane's runs, each transport naming only where
 // its dead letters go and how it retries.
 import type { Logger } from "pino";
-import { failureOutcome } from "../dispatch/retry-decision.js";
+import { failureOutcome, type RetryDecision } from "../dispatch/retry-decision.js";
 import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
 
 /** What became of a failed run: refused for good, retried when its handler asked, or failed. */
@@ -32,6 +32,17 @@ export function failedRunOutcome(err: unknown, invalid?: (err: unknown) => boole
   if (invalid?.(err)) return "invalid";
   if (err instanceof HandlerTimeoutError) return "handler_timeout";
   return failureOutcome(err);
+}
+
+/**
+ * What became of a failed run, as its handler steered it (see `retryDecision`): refused for good, its
+ * retry due in `retryInMs` when the queue honoured a `RetryAfterError` with one, else failed as any run
+ * (`final`: a dead letter now).
+ */
+export function failedRunFate(decision: RetryDecision, retryInMs: number | undefined, final: boolean): FailedRunFate {
+  if (decision.retry === "never") return { fate: "refused" };
+  if (retryInMs !== undefined) return { fate: "retry_later", retryInMs };
+  return { fate: "failed", final };
 }
 
 /**
