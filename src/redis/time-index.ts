@@ -43,14 +43,23 @@ interface Touch {
   waiterPrefixArg?: number;
   /** A claim: its last two ARGV are the event type and subscription it tells ('' for none), the index's own. */
   listed?: true;
+  /**
+   * The state KEYS[1] was listed under before a change the reply reports: 'before' for the state read
+   * before the script ran, or the one state the script changes a record from. Only for a record that
+   * no script changes unlisted (a record of its own, not a lane's, whose waiters other scripts move):
+   * it then sits in that state's set alone, and leaving that one set is enough. Without it (and for a
+   * record absent before: it may have expired listed elsewhere), the record leaves every other state's set.
+   */
+  listedBefore?: "before" | "processing";
 }
 
 /** The scripts that change a record (extends do not: a lease pushed forward is not news to the console). */
 const TOUCHES: Record<string, Touch> = {
-  mwIdemClaim: { record: "own", retentionArg: 5, listed: true },
-  mwIdemComplete: { record: "own", retentionArg: 3 },
-  mwIdemFail: { record: "own", retentionArg: 3 },
-  mwIdemMarkQueued: { record: "own", retentionArg: 2 },
+  mwIdemClaim: { record: "own", retentionArg: 5, listed: true, listedBefore: "before" },
+  // Each changes only a processing record of its owner (see `owned-processing.lua`).
+  mwIdemComplete: { record: "own", retentionArg: 3, listedBefore: "processing" },
+  mwIdemFail: { record: "own", retentionArg: 3, listedBefore: "processing" },
+  mwIdemMarkQueued: { record: "own", retentionArg: 2, listedBefore: "processing" },
   mwIdemRelease: { record: "release" },
   mwIdemOrderedClaim: { record: "own", retentionArg: 5, waiterPrefixArg: 10, listed: true },
   mwIdemOrderedNext: { record: "next", retentionArg: 3, waiterPrefixArg: 4 },
@@ -83,9 +92,11 @@ export function withTimeIndex(name: string, lua: string): string {
   const retention = touch.retentionArg === undefined ? "nil" : `tonumber(ARGV[${touch.retentionArg}])`;
   // Read before the script: a claim may rewrite the hash whole, a release deletes it.
   const before =
-    touch.listed || touch.record === "release"
+    touch.listed || touch.record === "release" || touch.listedBefore === "before"
       ? "local mw_was = redis.call('HMGET', KEYS[1], 'state', 'eventType', 'subscriptionId')"
       : "local mw_was = {}";
+  const listedBefore =
+    touch.listedBefore === "before" ? "mw_was[1]" : touch.listedBefore ? `'${touch.listedBefore}'` : "nil";
   const told = touch.listed
     ? "local mw_sub = table.remove(ARGV)\nlocal mw_type = table.remove(ARGV)"
     : "local mw_sub, mw_type = '', ''";
@@ -99,7 +110,7 @@ export function withTimeIndex(name: string, lua: string): string {
   if mw_was[3] then redis.call('ZREM', mw_base .. ':sub:' .. mw_was[3], KEYS[1]) end
 end`
       : touch.record === "own"
-        ? `if (type(mw_reply) == 'number' and mw_reply >= 1) or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'queued_at_claim' or mw_reply[1] == 'stale' or mw_reply[1] == 'waiting' or mw_reply[1] == 1)) then mw_touch(KEYS[1], mw_type, mw_sub) end`
+        ? `if (type(mw_reply) == 'number' and mw_reply >= 1) or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'queued_at_claim' or mw_reply[1] == 'stale' or mw_reply[1] == 'waiting' or mw_reply[1] == 1)) then mw_touch(KEYS[1], mw_type, mw_sub, ${listedBefore}) end`
         : "";
   const waiter =
     touch.waiterPrefixArg === undefined
@@ -126,7 +137,8 @@ local function mw_add(set, now, record)
 end
 -- The record listed at its change: in the index, its state's set (and no other state's), and the sets
 -- of the event type and subscription it keeps (those it had, else those its claim told: see listedAsOf).
-local function mw_touch(record, event_type, subscription)
+-- Listed before under \`was\` alone (see \`Touch.listedBefore\`), it leaves that state's set; else every other.
+local function mw_touch(record, event_type, subscription, was)
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local r = redis.call('HMGET', record, 'state', 'eventType', 'subscriptionId')
@@ -138,7 +150,7 @@ local function mw_touch(record, event_type, subscription)
   mw_add(mw_index, now, record)
   for _, state in ipairs({'${RECORD_STATES.join("', '")}'}) do
     if state == r[1] then mw_add(mw_base .. ':state:' .. state, now, record)
-    else redis.call('ZREM', mw_base .. ':state:' .. state, record) end
+    elseif not was or was == state then redis.call('ZREM', mw_base .. ':state:' .. state, record) end
   end
   if et then mw_add(mw_base .. ':type:' .. et, now, record) end
   if sub then mw_add(mw_base .. ':sub:' .. sub, now, record) end

@@ -25,8 +25,6 @@ const codeOf = (work: Promise<unknown>) =>
   );
 
 describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (ormName, makeOrm) => {
-  // Drizzle's handle has no hook per statement for the library's gate: the database fences it alone.
-  const gated = ormName in ORMS;
   const schema = uniqueSchema("orm");
   const pool = testPool();
   let orm: OrmUnderTest;
@@ -55,20 +53,19 @@ describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (or
   };
   storeContract("postgresStore({ orm })", freshStore);
   orderContract("postgresStore({ orm })", freshStore);
-  if (gated)
-    transactionFencingContract("postgresStore({ orm })", freshStore, {
-      statement: "SELECT 1",
-      control: ["COMMIT", "rollback", "/* first */ END", "-- first\nBEGIN", "ABORT", "START TRANSACTION"],
-      handle: (transaction) => ({
-        query: (text) => orm.query({ transaction }, text),
-        release: () => {},
-      }),
-    });
+  transactionFencingContract("postgresStore({ orm })", freshStore, {
+    statement: "SELECT 1",
+    control: ["COMMIT", "rollback", "/* first */ END", "-- first\nBEGIN", "ABORT", "START TRANSACTION"],
+    handle: (transaction) => ({
+      query: (text) => orm.query({ transaction }, text),
+      release: () => {},
+    }),
+  });
 
   const store = () => postgresStore({ connection: pool, schema, orm: orm.orm });
-  // Knex's and TypeORM's adapters answer the ORM's COMMIT themselves (answersEnd); Kysely's and
-  // Drizzle's, as docs/postgres.md writes them, send it.
-  const answersOwnEnd = () => orm.name !== "Kysely" && orm.name !== "Drizzle";
+  // Every adapter answers the ORM's COMMIT itself (answersEnd) but Kysely's over its own
+  // db.transaction(), which sends it.
+  const answersOwnEnd = () => ormName in ORMS;
   const receiverWith = (handlers: Partial<ReceiverOptions>) =>
     createReceiver({ idempotency: store(), logger: silentLogger(), ...handlers });
   const rowsOf = async (id: string) =>
@@ -172,28 +169,26 @@ describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (or
     expect(await rowsOf(sent.id)).toBe(1);
   });
 
-  // Drizzle: not refused by the library (docs/postgres.md says so), so not asserted of it.
-  if (gated)
-    it("refuses a statement through the handler's ORM transaction once the run has settled (MW_TRANSACTION_CLOSED)", async () => {
-      let late: Promise<unknown> | undefined;
-      let settle: () => void = () => {};
-      const settled = new Promise<void>((resolve) => {
-        settle = resolve;
-      });
-      const receiver = receiverWith({
-        onRenew: async (n, ctx) => {
-          await orm.insertEffect(ctx, n.id);
-          // Not awaited: the write runs after the handler returned, its run settled.
-          late = settled.then(() => orm.insertEffect(ctx, `${n.id}-late`));
-        },
-      });
-      const sent = notification();
-      expect(answerOf(await receiver.handle(post(json(sent))))).toMatchObject({ status: 200, processed: true });
-      settle();
-      expect(await codeOf(late!)).toBe("MW_TRANSACTION_CLOSED");
-      expect(await rowsOf(sent.id)).toBe(1);
-      expect(await rowsOf(`${sent.id}-late`)).toBe(0);
+  it("refuses a statement through the handler's ORM transaction once the run has settled (MW_TRANSACTION_CLOSED)", async () => {
+    let late: Promise<unknown> | undefined;
+    let settle: () => void = () => {};
+    const settled = new Promise<void>((resolve) => {
+      settle = resolve;
     });
+    const receiver = receiverWith({
+      onRenew: async (n, ctx) => {
+        await orm.insertEffect(ctx, n.id);
+        // Not awaited: the write runs after the handler returned, its run settled.
+        late = settled.then(() => orm.insertEffect(ctx, `${n.id}-late`));
+      },
+    });
+    const sent = notification();
+    expect(answerOf(await receiver.handle(post(json(sent))))).toMatchObject({ status: 200, processed: true });
+    settle();
+    expect(await codeOf(late!)).toBe("MW_TRANSACTION_CLOSED");
+    expect(await rowsOf(sent.id)).toBe(1);
+    expect(await rowsOf(`${sent.id}-late`)).toBe(0);
+  });
 
   it("rolls back a handler past its time limit, its statement cancelled; the retry runs once", async () => {
     const receiver = receiverWith({

@@ -43,6 +43,35 @@ describe("redisStore's time index", () => {
     expect((await store.list!({ id: "ix-2" })).items).toEqual([]);
   });
 
+  it("keeps a record in its own state's set alone through every change, a lapsed claim and a lost record too", async () => {
+    const record = `${prefix}ix-4`;
+    const listedIn = async () => {
+      const states = ["processing", "queued", "completed", "failed"];
+      const scores = await Promise.all(states.map((state) => redis.zscore(`${prefix}{all}:state:${state}`, record)));
+      return states.filter((_, i) => scores[i] !== null);
+    };
+    const queued = { id: "ix-4", fingerprint: "f", owner: "r", leaseMs: 30_000, forQueue: true, queueAtClaim: true };
+    expect(await store.claim(queued)).toMatchObject({ status: "claimed", queued: true });
+    expect(await listedIn()).toEqual(["queued"]);
+    const taken = { id: "ix-4", fingerprint: "f", owner: "w1", leaseMs: 30_000, takeQueued: true, attempt: 1 };
+    expect(await store.claim(taken)).toMatchObject({ status: "claimed" });
+    expect(await listedIn()).toEqual(["processing"]);
+    expect(await store.fail({ id: "ix-4", owner: "w1" }, "handler_failed")).toBe(true);
+    expect(await listedIn()).toEqual(["failed"]);
+    expect(await store.claim({ ...taken, owner: "w2", attempt: 2 })).toMatchObject({ status: "claimed" });
+    expect(await listedIn()).toEqual(["processing"]);
+    // A lapsed claim taken over stays processing, listed once.
+    expect(await store.extend({ id: "ix-4", owner: "w2" }, 0)).toBe(true);
+    expect(await store.claim({ ...taken, owner: "w3", attempt: 3 })).toMatchObject({ status: "claimed" });
+    expect(await listedIn()).toEqual(["processing"]);
+    expect(await store.complete({ id: "ix-4", owner: "w3" }, { processed: true, message: "ok" })).toBe(true);
+    expect(await listedIn()).toEqual(["completed"]);
+    // Gone from under its sets (expired, deleted by hand): claimed afresh, it leaves whatever it was listed in.
+    await redis.del(record);
+    expect(await store.claim({ ...taken, owner: "w4", attempt: 1 })).toMatchObject({ status: "claimed" });
+    expect(await listedIn()).toEqual(["processing"]);
+  });
+
   it("is not written, and the store has no list, with timeIndex: false", async () => {
     const plain = redisStore({ connection: REDIS_URL, prefix: `${prefix}plain:`, timeIndex: false });
     expect(plain.list).toBeUndefined();
