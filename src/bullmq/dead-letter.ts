@@ -3,6 +3,7 @@ import type { Cluster, Redis } from "ioredis";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor } from "./job-id.js";
+import { onceLeftActive } from "./left-active.js";
 import { SCRIPTS } from "./lua/scripts.generated.js";
 
 /**
@@ -59,12 +60,6 @@ export async function writeDeadLetter(
   return written === 1;
 }
 
-/**
- * How long a waiter's dead letter waits, all told, for its own job to leave the active list: that job's
- * claim meets the notification held by the writer and moves it to the delayed set, where the write finds it.
- */
-const DEAD_LETTER_WAITS_MS = [25, 50, 100, 200, 400, 400, 400, 400] as const;
-
 /** The longest one write may take: Redis away, the writer gives up rather than hold its claim. */
 const WRITE_TIMEOUT_MS = 5_000;
 
@@ -87,13 +82,9 @@ export async function writeDeadLetterSoon(
       WRITE_TIMEOUT_MS,
       () => new Error("dead letter write timed out"),
     );
+  // That job's claim meets the notification held by the writer and moves it to the delayed set, where the write finds it.
   try {
-    for (const waitMs of DEAD_LETTER_WAITS_MS) {
-      if (await write()) return true;
-      if (stop.aborted) return false;
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
-    }
-    return await write();
+    return await onceLeftActive(write, stop);
   } catch {
     return false;
   }

@@ -26,6 +26,7 @@ import type { Claimed, HeldClaim, JobTransport, RunStep } from "../worker/transp
 import { writeDeadLetterSoon } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import { type LaneRetry, requeueingInLane, requeuesInLane } from "./lane-transaction.js";
+import { onceLeftActive } from "./left-active.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
@@ -232,11 +233,11 @@ class BullmqJob implements JobTransport<JobOutcome> {
           return { end: await this.postpone(undefined) };
         } else this.outcome = result.outcome;
       } else if (!("failure" in result) && result.outcome !== "lease_lost") {
-        if (data.job) this.tidying.push(removeDone(data.job));
+        if (data.job) this.tidying.push(removeDone(data.job, runner.shutdown));
         // Run from the data kept in the mailbox, unlooked-up: a run after the first (its runner died, or
         // its own job was stuck) may leave that job behind, active under a dead lock until the stalled
         // check. Only then is it looked for, and removed.
-        else if (current.attempt > 1) this.tidying.push(removeJobOf(job, current.id));
+        else if (current.attempt > 1) this.tidying.push(removeJobOf(job, current.id, runner.shutdown));
         if (!sweptWithLane(runner, current.order)) this.done.add(current.id, data.ledger);
       }
     } else if (transaction) {
@@ -273,7 +274,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
     if (retry) {
       if (ownFailure === undefined) return postpone(job, token, retry.inMs, WaitingForRetry);
       // This job goes to the failed set for its own notification: a job of the one retried carries the lane on.
-      await handLaneOn(job, retry.data, retry.inMs);
+      await handLaneOn(job, retry.data, retry.inMs, runner.shutdown);
     }
     if (ownFailure !== undefined) {
       if (ownFailure instanceof LaneAttemptsSpent) await keepLanePrior(job, ownFailure.attempt, runner.queueClient);
@@ -451,19 +452,35 @@ const readJobId = (job: Job<NotificationJobData>): string | undefined => job.dat
  * The drain job ends in the failed set (its own notification failed its last attempt) while a waiter
  * it ran waits for its retry: a job of that waiter's carries the lane on, due when the retry is.
  */
-async function handLaneOn(job: Job<NotificationJobData>, data: ReadJobData, inMs: number): Promise<void> {
+async function handLaneOn(
+  job: Job<NotificationJobData>,
+  data: ReadJobData,
+  inMs: number,
+  stop: AbortSignal,
+): Promise<void> {
   if (!data.raw) return;
   const queue = (job as unknown as { queue: MinimalQueue }).queue;
   const { jobId: _own, delay: _delay, ...opts } = job.opts;
-  await withTimeout(
+  const dueInMs = Math.max(1, inMs);
+  const call = <T>(step: Promise<T>) =>
+    withTimeout(step, WORKER_CALL_TIMEOUT_MS, () => new Error("job hand-on timed out"));
+  const handed = await call(
     Job.create(queue, data.notification.event_type, data.raw as NotificationJobData, {
       ...opts,
       jobId: jobIdFor(data.id),
-      delay: Math.max(1, inMs),
+      delay: dueInMs,
     }),
-    WORKER_CALL_TIMEOUT_MS,
-    () => new Error("job add timed out"),
-  ).catch(() => {});
+  ).catch(() => undefined);
+  if (!handed) return;
+  // BullMQ adds nothing under an id it holds: the waiter's own job, put off for a whole lease as the
+  // lane's safety net (its notification waited behind this one), would carry the lane on only then.
+  // It is brought forward to the retry instead, once its worker has moved it to the delayed set.
+  const dueThen = () =>
+    call(handed.changeDelay(dueInMs)).then(
+      () => true,
+      async () => (await call(handed.getState())) !== "active",
+    );
+  await onceLeftActive(dueThen, stop).catch(() => {});
 }
 
 /**
@@ -690,8 +707,8 @@ async function forgetCopy(runner: JobRunner, id: string, part: number | undefine
 }
 
 /** The job of the notification `id`, if it has one, ran here: it is removed (see `removeDone`). */
-async function removeJobOf(job: Job<NotificationJobData>, id: string): Promise<void> {
-  await removeDone(await lookUpJob(job, id).catch(() => undefined));
+async function removeJobOf(job: Job<NotificationJobData>, id: string, stop: AbortSignal): Promise<void> {
+  await removeDone(await lookUpJob(job, id).catch(() => undefined), stop);
 }
 
 /** The job of the notification `id`, through the job's own queue handle (protected in BullMQ's types). */
@@ -703,10 +720,24 @@ function lookUpJob(job: Job<NotificationJobData>, id: string): Promise<Job<Notif
   );
 }
 
-/** A job whose notification ran here has nothing left to do: remove it unless its own worker has it. */
-async function removeDone(job: Job | undefined): Promise<void> {
+/**
+ * A job whose notification ran here has nothing left to do: it is removed. BullMQ refuses while the
+ * job's own worker holds it: that worker met the lane held and is about to put the job off for a whole
+ * lease as the lane's safety net, so it is removed once it has left the active list. Still held then
+ * (or Redis away), the job ends by itself when it comes back and finds its record completed.
+ */
+async function removeDone(job: Job | undefined, stop: AbortSignal): Promise<void> {
   if (!job) return;
-  await withTimeout(job.remove(), WORKER_CALL_TIMEOUT_MS, () => new Error("job removal timed out")).catch(() => {});
+  const removed = () =>
+    withTimeout(
+      job.remove().then(
+        () => true,
+        () => false,
+      ),
+      WORKER_CALL_TIMEOUT_MS,
+      () => new Error("job removal timed out"),
+    );
+  await onceLeftActive(removed, stop).catch(() => {});
 }
 
 function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
