@@ -64,6 +64,10 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
   const heldLanes = store.heldLanes?.bind(store);
   const completeAndTakeNext = store.completeAndTakeNext?.bind(store);
   const laneWaiting = store.laneWaiting?.bind(store);
+  // The sweep's way to a lane whose drain job the queue lost: without them, a store whose receivers keep
+  // no copy of a lane's notifications (they count on these) would leave such a lane unfound.
+  const stalledLanes = store.stalledLanes?.bind(store);
+  const wakeLane = store.wakeLane?.bind(store);
   return {
     ...(store.leaseMs !== undefined ? { leaseMs: store.leaseMs } : {}),
     claim: bounded("claim", (request) => store.claim(request)),
@@ -81,6 +85,8 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
     ...(heldLanes ? { heldLanes: bounded("heldLanes", heldLanes) } : {}),
     ...(completeAndTakeNext ? { completeAndTakeNext: bounded("completeAndTakeNext", completeAndTakeNext) } : {}),
     ...(laneWaiting ? { laneWaiting: bounded("laneWaiting", laneWaiting) } : {}),
+    ...(stalledLanes ? { stalledLanes: bounded("stalledLanes", stalledLanes) } : {}),
+    ...(wakeLane ? { wakeLane: bounded("wakeLane", wakeLane) } : {}),
     ...(store.ping ? { ping: bounded("ping", () => store.ping!()) } : {}),
     ...(store.close ? { close: () => store.close!() } : {}),
     ...(store.connection ? { connection: store.connection } : {}),

@@ -116,6 +116,38 @@ describe.each(mailboxStores(uniquePrefix("lane-lost")))(
       expect((await sweepQueued({ queue, store, olderThanMs: 0 })).requeued).toBe(0);
     });
 
+    it("is found by a worker's own sweep, once its receiver's add has had its time, and run in order", async () => {
+      const own = bullmqQueue({ connection: REDIS_URL, name: "own-sweep", prefix });
+      const sender = createReceiver({ logger: silentLogger(), idempotency: store, queue: own, ordering: true });
+      closers.push(
+        () => sender.close(),
+        () => own.close(),
+      );
+      const lane = backlog(`${prefix}-own-sweep`, 3);
+      await sendAll(sender, lane);
+      const ids = lane.map((n) => n.id);
+      expect(await own.queue.remove(jobIdFor(ids[0]!))).toBe(1);
+      for (const id of ids) await own.ledger.forget(id);
+      const captured = captureLogger();
+      const worker = createWorker({
+        connection: REDIS_URL,
+        name: "own-sweep",
+        prefix,
+        idempotency: store,
+        logger: captured.logger,
+        sweepQueuedEveryMs: 200,
+        ...handlers,
+      });
+      closers.push(() => worker.close({ timeoutMs: 2_000 }));
+      await eventually(
+        async () => (await readCalls(redis, effects, lane[0]!.resource.id!)).length === lane.length,
+        30_000,
+        "every notification of the lane run by the worker's own sweep",
+      );
+      expect((await readCalls(redis, effects, lane[0]!.resource.id!)).map((call) => call.id)).toEqual(ids);
+      expect(captured.lines().filter((line) => /lanes whose job was lost/.test(String(line.msg)))).toHaveLength(1);
+    }, 40_000);
+
     it("with no fault, a worker sweeping every 100 ms warns nothing while lanes fill and drain", async () => {
       const captured = captureLogger();
       startWorker(captured.logger, 100);
