@@ -94,12 +94,17 @@ export async function writeDeadLetterSoon(
 export const UNRUNNABLE_REASON =
   "its data could not be read (moved from another notification, no key opens it, or gone): nothing to run it from";
 
+/** A dead letter `keepUnrunnable` wrote without a notification: `lost` says why. */
+interface LostLetter extends NotificationJobData {
+  lost: string;
+}
+
 /**
- * Whether a dead letter carries a notification to run (in clear or sealed): one `keepUnrunnable` wrote
- * without one is not redriven, only listed (replay it from a recording, or discard it).
+ * Whether a dead letter is one `keepUnrunnable` wrote without a notification (its data was lost before
+ * it ran): it is not redriven, only listed (replay it from a recording, or discard it).
  */
-export const carriesNotification = (data: Partial<NotificationJobData> | undefined): boolean =>
-  data?.notification !== undefined || data?.sealed !== undefined;
+export const isLostLetter = (data: Partial<LostLetter> | undefined): boolean =>
+  typeof data?.lost === "string" && data.notification === undefined && data.sealed === undefined;
 
 /**
  * A notification handed to a worker (a lane's waiter) whose data cannot be read, from the lane or from
@@ -128,7 +133,7 @@ export async function keepUnrunnable(
   try {
     carried = claim.carried === undefined ? undefined : JSON.parse(claim.carried);
   } catch {}
-  const data: NotificationJobData = names(carried)
+  const data: NotificationJobData | LostLetter = names(carried)
     ? carried
     : names(own?.data)
       ? own.data
@@ -139,6 +144,7 @@ export async function keepUnrunnable(
           receivedAt: own?.timestamp ?? Date.now(),
           fingerprint: "",
           ...(claim.order ? { order: claim.order } : {}),
+          lost: UNRUNNABLE_REASON,
         };
   return writeDeadLetterSoon(client, job, data, claim.attempt, UNRUNNABLE_REASON, stop);
 }

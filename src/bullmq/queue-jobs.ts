@@ -10,7 +10,7 @@ import {
   type QueueJobs,
 } from "../queue/queue-jobs.js";
 import type { NotificationJobData } from "../worker/job-data.js";
-import { carriesNotification } from "./dead-letter.js";
+import { isLostLetter } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 
 /** Most redrive notes kept per notification. */
@@ -69,7 +69,7 @@ export function bullmqJobs(queue: Queue<NotificationJobData>, client: Redis | Cl
     async retryFailed(id, note?: JobFailure) {
       const job = await failedJob(id);
       // A dead letter whose data was lost (`keepUnrunnable`) has nothing to run: a recording may.
-      if (!job || !carriesNotification(job.data)) return false;
+      if (!job || isLostLetter(job.data)) return false;
       // Kept before `retry` resets the job's attempts for a full policy again.
       if (note)
         await client

@@ -6,7 +6,7 @@ import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { carriesNotification, UNRUNNABLE_REASON } from "./dead-letter.js";
+import { isLostLetter, UNRUNNABLE_REASON } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 
 export interface RedriveOptions {
@@ -77,9 +77,10 @@ export interface RedriveResult {
   notFailed: string[];
   /**
    * Dead letters left where they are: their data was lost before they could run (see
-   * `keepUnrunnable`), with why. Replay one from a recording (the console), or discard it.
+   * `keepUnrunnable`), with why. Replay one from a recording (the console), or discard it. Absent
+   * when there are none.
    */
-  unrunnable: Array<{ id: string; reason: string }>;
+  unrunnable?: Array<{ id: string; reason: string }>;
 }
 
 const PAGE = 500;
@@ -139,7 +140,7 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
     skipMetasUpdate: true,
   });
   queue.on("error", () => {});
-  const result: RedriveResult = { redriven: [], notFailed: [], unrunnable: [] };
+  const result: RedriveResult = { redriven: [], notFailed: [] };
   try {
     const connectMs = options.connectTimeoutMs ?? 5_000;
     await withTimeout(queue.waitUntilReady(), connectMs, () =>
@@ -171,8 +172,11 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
       }
     }
     for (const { job, after } of inLaneOrder(failed)) {
-      if (!carriesNotification(job.data)) {
-        result.unrunnable.push({ id: job.data?.id ?? String(job.id), reason: job.failedReason || UNRUNNABLE_REASON });
+      if (isLostLetter(job.data)) {
+        (result.unrunnable ??= []).push({
+          id: job.data?.id ?? String(job.id),
+          reason: job.failedReason || UNRUNNABLE_REASON,
+        });
         continue;
       }
       if (!options.dryRun) {

@@ -129,12 +129,13 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
     });
     for (const id of result.redriven) io.out(`${dryRun ? "would redrive" : "redriven"}: ${printable(id)}\n`);
     for (const id of result.notFailed) io.err(`not in the failed set: ${printable(id)}\n`);
-    for (const { id, reason } of result.unrunnable)
+    const unrunnable = result.unrunnable ?? [];
+    for (const { id, reason } of unrunnable)
       io.err(
         `cannot redrive ${printable(id)}: ${printable(reason)}; replay it from a recording in the console, or discard it\n`,
       );
     io.out(`${result.redriven.length} ${dryRun ? "would be redriven" : "redriven"} from queue ${queue}\n`);
-    return result.notFailed.length + result.unrunnable.length > 0 ? EXIT_NOT_PROCESSED : EXIT_OK;
+    return result.notFailed.length + unrunnable.length > 0 ? EXIT_NOT_PROCESSED : EXIT_OK;
   } catch (err) {
     if (err instanceof QueueNotFoundError) io.err(notFoundText(err, describeTarget(target)));
     else io.err(`redrive failed on ${describeTarget(target)}: ${printable((err as Error).message)}\n`);
