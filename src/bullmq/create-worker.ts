@@ -1,24 +1,25 @@
 import { type Job, Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "pino";
-import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
-import { ALL_HANDLER_KEYS } from "../dispatch/handlers.js";
 import type { PlatformOption } from "../dispatch/platform-handle.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
-import { defaultLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
 import type { HealthOptions } from "../receiver/health.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
 import { closeIfOwned, type RedisConnection, workerConnection } from "../redis/connect.js";
-import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
+import type { CloseOptions } from "../shared/close-options.js";
 import { optionError } from "../shared/errors.js";
-import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
-import { loadOtelApi } from "../telemetry/load-api.js";
-import { closeWorker, DEFAULT_CLOSE_TIMEOUT_MS } from "../worker/close-worker.js";
+import type { KnownKeys } from "../shared/option-keys.js";
 import type { NotificationJobData } from "../worker/job-data.js";
-import { RUN_OPTION_KEYS, runSettings } from "../worker/run-settings.js";
+import { RUN_OPTION_KEYS } from "../worker/run-settings.js";
 import type { EncryptionKey } from "../worker/seal.js";
-import { type WorkerHealth, workerHealth } from "../worker/worker-health.js";
+import {
+  prepareRuns,
+  rejectUnknownWorkerKeys,
+  type WorkerHealth,
+  workerControls,
+  workerLogger,
+} from "../worker/worker-lifecycle.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
 import { gaugeFailedSet } from "./failed-set-gauge.js";
 import { jobProcessor } from "./job-processor.js";
@@ -115,7 +116,7 @@ const WORKER_KEYS = {
  * handler completing once however many workers, receivers and redeliveries there are.
  */
 export function createWorker(options: CreateWorkerOptions): NotificationWorker {
-  rejectUnknownKeys("createWorker", options, [...Object.keys(WORKER_KEYS), ...ALL_HANDLER_KEYS]);
+  rejectUnknownWorkerKeys("createWorker", options, WORKER_KEYS);
   checkRedisConnection(options?.connection, { what: "createWorker", options: true });
   if (typeof options.name !== "string" || options.name === "")
     throw optionError(
@@ -126,7 +127,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
       "name",
     );
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
-  const logger = libraryLogger(options.logger ?? defaultLogger(), options.redact ?? {});
+  const logger = workerLogger(options);
   const { store, closeStore } = workerStore(options);
   // Every store of this package can hand a subscription on; a wrapper that drops `takeNext` quietly
   // turns an ordered backlog's drain into one notification per lease (docs/ordering.md).
@@ -139,13 +140,7 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     logger.warn(
       "createWorker: the idempotency store has takeNext but no retryInLane: with ordering, a failed notification of a subscription's mailbox is then not retried in its turn; a store wrapper must pass retryInLane through",
     );
-  const { settings, shutdown } = runSettings(options, store, logger);
-  try {
-    checkHandlingOptions(options, store, settings.leaseMs);
-  } catch (err) {
-    void closeStore(); // a store made here must not keep the process alive after the refusal
-    throw err;
-  }
+  const { settings, shutdown } = prepareRuns(options, store, logger, closeStore);
   const handle = workerConnection(options.connection);
   const ledger = queueLedger(handle.client, options.prefix, options.name);
   const runner: JobRunner = {
@@ -155,7 +150,6 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
     queueClient: handle.client,
   };
 
-  loadOtelApi();
   const stopSweeping = sweepEvery(options.sweepQueuedEveryMs ?? DEFAULT_SWEEP_EVERY_MS, {
     connection: handle.client,
     name: options.name,
@@ -198,41 +192,27 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   });
   const stopFailedSetGauge = gaugeFailedSet(options.name, options.prefix, handle.client);
 
-  let closing: Promise<boolean> | undefined;
   return {
     worker,
     waitUntilReady: async () => {
       await worker.waitUntilReady();
     },
-    health: (healthOptions) =>
-      workerHealth(
-        {
-          store,
-          // The queue's Redis, on the connection the worker's ledger and sweep use.
-          queue: { ping: async () => void (await handle.client.ping()) },
-          concurrency,
-          running: () => running,
-          taking: () => worker.isRunning(),
-          closed: () => closing !== undefined,
-        },
-        healthOptions,
-      ),
-    close(limit) {
-      const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
-      return (closing ??= closeWorker(
-        {
-          stop: () => worker.close(),
-          shutdown,
-          release: async () => {
-            await runner.drops!.flush();
-            await stopSweeping();
-            await stopFailedSetGauge();
-            await closeStore();
-            await closeIfOwned(handle);
-          },
-        },
-        timeoutMs,
-      ));
-    },
+    ...workerControls({
+      store,
+      // The queue's Redis, on the connection the worker's ledger and sweep use.
+      queue: { ping: async () => void (await handle.client.ping()) },
+      concurrency,
+      running: () => running,
+      taking: () => worker.isRunning(),
+      stop: () => worker.close(),
+      shutdown,
+      release: async () => {
+        await runner.drops!.flush();
+        await stopSweeping();
+        await stopFailedSetGauge();
+        await closeStore();
+        await closeIfOwned(handle);
+      },
+    }),
   };
 }

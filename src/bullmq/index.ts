@@ -4,7 +4,7 @@ export type { CloseOptions } from "../shared/close-options.js";
 export type { NotificationJobData } from "../worker/job-data.js";
 export { DEFAULT_WORKER_HANDLER_TIMEOUT_MS } from "../worker/run-settings.js";
 export type { EncryptionKey, SealedPayload } from "../worker/seal.js";
-export type { WorkerHealth } from "../worker/worker-health.js";
+export type { WorkerHealth } from "../worker/worker-lifecycle.js";
 export {
   type BullmqNotificationQueue,
   type BullmqQueueOptions,

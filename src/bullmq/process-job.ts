@@ -1,22 +1,16 @@
 import { Backoffs, DelayedError, Job, type MinimalQueue, UnrecoverableError } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
-import type { SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale, ClaimHandle, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
-import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { carriedJobData } from "../worker/carried-job-data.js";
-import { type FailedRunFate, type FailureWords, logFailedRun } from "../worker/failed-run.js";
-import {
-  type NotificationJob,
-  type NotificationJobData,
-  readNotificationJob,
-  UnreadableJobDataError,
-} from "../worker/job-data.js";
-import { type LaneRetryPolicy, laneVerdict } from "../worker/lane-retry.js";
+import type { FailureWords } from "../worker/failed-run.js";
+import { type NotificationJob, type NotificationJobData, readQueuedJob } from "../worker/job-data.js";
+import { type LaneQueue, type LaneRun, laneRunOf, logLaneFailure } from "../worker/lane-failure.js";
+import type { LaneRetryPolicy } from "../worker/lane-retry.js";
+import { settlingInTransaction } from "../worker/lane-transaction.js";
 import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-delay.js";
 import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
@@ -25,7 +19,6 @@ import { type Taken, takeNext } from "../worker/take-next.js";
 import type { Claimed, HeldClaim, JobTransport, RunStep } from "../worker/transport.js";
 import { keepUnrunnable, writeDeadLetterSoon } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
-import { type LaneRetry, requeueingInLane, requeuesInLane } from "./lane-transaction.js";
 import { onceLeftActive } from "./left-active.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
 
@@ -118,6 +111,8 @@ class BullmqJob implements JobTransport<JobOutcome> {
    */
   private readonly tidying: Promise<void>[] = [];
   private readonly done: ReturnType<typeof copiesDone>;
+  /** The queue's part of the job's lane failure policy: the job's retry policy and the failed set. */
+  private readonly lane: LaneQueue | undefined;
 
   constructor(
     private readonly job: Job<NotificationJobData>,
@@ -131,6 +126,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
     // record, the job and ctx.attempt say the same. A lane counts its runs itself.
     this.attempt = own.order ? undefined : job.attemptsMade + 1;
     this.done = copiesDone(runner, this.tidying);
+    this.lane = own.order ? bullmqLane(job, runner) : undefined;
   }
 
   async redrivenAhead(): Promise<number | undefined> {
@@ -192,7 +188,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
               ? undefined
               : takeNext(runner.store, key, runner.nextOwner(this.jobId), runner.leaseMs, runner.timeoutMs));
     if (data) {
-      const lane = laneOf(job, current, data, isOwn, runner, transaction);
+      const lane = laneRunOf(this.lane, current, data, isOwn, runner, transaction);
       // With a store that can, the next waiter comes back with the completion: one round trip, not two.
       const completing =
         takeEarly && runner.store.completeAndTakeNext
@@ -212,7 +208,13 @@ class BullmqJob implements JobTransport<JobOutcome> {
         completing,
       );
       if (lane?.failed) {
-        logLaneFailure(runner, job, current, data, lane.failed);
+        logLaneFailure(
+          runner.logger,
+          runner,
+          { jobId: this.jobId, claim: current, data, ownJobFails: current.id === readJobId(job) },
+          lane.failed,
+          LANE_FAILURE_WORDS,
+        );
         if (lane.failed.retryInMs !== undefined) {
           this.retry = { inMs: lane.failed.retryInMs, data };
           return "stop";
@@ -315,92 +317,20 @@ async function stillOnItsWayBack(
   }
 }
 
-/** A notification run in an ordered lane by a store that can put a failed run back in line (`retryInLane`). */
-interface Lane {
-  /** The drain job: its options are the lane's retry policy (attempts, backoff). */
-  job: Job<NotificationJobData>;
-  isOwn: boolean;
-  /** Set once a run failed: back in line for a retry, or a dead letter (or not yet written). */
-  failed?: { err: unknown; attempt: number; retryInMs?: number; final?: true; unwritten?: true };
-}
-
-function laneOf(
-  job: Job<NotificationJobData>,
-  claim: ClaimedOrStale,
-  data: ReadJobData,
-  isOwn: boolean,
-  runner: JobRunner,
-  transaction: TransactionalClaim | undefined,
-): Lane | undefined {
-  const requeues = transaction ? requeuesInLane(transaction) : runner.store.retryInLane !== undefined;
-  if (claim.order?.key === undefined || !requeues || !runner.queueClient || (!isOwn && !data.raw)) return undefined;
-  return { job, isOwn };
-}
-
 /**
- * Records a failed run of the lane (see `ClaimedHooks.recordFailure`): with attempts left, back in
- * line at its position for its retry after the job's backoff (the lane waits for it); after its last,
- * failed, and (a waiter, which has no job of its own) written to the failed set first, so every redrive
- * finds it. Attempts count from its last redrive (`lanePrior`), as a redriven job's do.
+ * The queue's part of its lanes' failure policy (see `LaneRun`): the drain job's retry policy, and a
+ * waiter's dead letter (it has no job of its own to fail) written into the failed set under its own
+ * job id, so every redrive finds it.
  */
-function laneFailureRecorder(
-  lane: Lane,
-  claim: ClaimedOrStale,
-  data: ReadJobData,
-  runner: JobRunner,
-  attempt: number,
-): (failed: SteeredFailure | "handler_timeout", err: unknown) => Promise<boolean> {
-  return async (failed, err) => {
-    const { runs, retryInMs } = await laneVerdict(err, attempt, data.raw?.lanePrior, lanePolicy(lane.job));
-    if (retryInMs !== undefined) {
-      lane.failed = { err, attempt, retryInMs };
-      return Promise.resolve(runner.store.retryInLane!(claim, failed, retryInMs));
-    }
-    // Not written, the record is not failed either: it goes back in line and is tried again shortly.
-    if (!(await deadLetterStands(lane, data, runner, attempt, runs, err))) return false;
-    // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `failInLane`).
-    const store = runner.store;
-    return (await (store.failInLane ? store.failInLane(claim, failed) : store.fail(claim, failed))) !== false;
+function bullmqLane(job: Job<NotificationJobData>, runner: JobRunner): LaneQueue | undefined {
+  const client = runner.queueClient;
+  if (!client) return undefined;
+  return {
+    policy: lanePolicy(job),
+    words: LANE_FAILURE_WORDS,
+    writeDeadLetter: (data, _attempt, runs, reason) =>
+      writeDeadLetterSoon(client, job, data as NotificationJobData, runs, reason, runner.shutdown),
   };
-}
-
-/**
- * For a lane's claim made in a transaction (see `requeueingInLane`): in how many ms a failed run is
- * retried in its place, counted as `laneFailureRecorder` counts; undefined after its last run. Its own
- * notification's last run fails its job for good (`LaneAttemptsSpent`); a waiter's is written to the
- * failed set, then failed in the claim's transaction (not written, it is retried shortly instead).
- */
-function laneRetryInTransaction(lane: Lane, data: ReadJobData, runner: JobRunner, attempt: number): LaneRetry {
-  return async (err) => {
-    const { runs, retryInMs } = await laneVerdict(err, attempt, data.raw?.lanePrior, lanePolicy(lane.job));
-    if (retryInMs !== undefined) return retryInMs;
-    // Not written, the record is not failed either: it goes back in line and is tried again shortly,
-    // as without a transaction.
-    return (await deadLetterStands(lane, data, runner, attempt, runs, err)) ? undefined : STORE_RETRY_MS;
-  };
-}
-
-/**
- * A lane's notification failed its last run: whether its dead letter stands. Its own notification's
- * job goes to the failed set itself (`LaneAttemptsSpent`); a waiter's (it has no job of its own to fail)
- * is written to the failed set before its record is failed, so every redrive finds it. Not written
- * (its own job stayed active elsewhere, or Redis did not answer), false: the record must not fail.
- */
-async function deadLetterStands(
-  lane: Lane,
-  data: ReadJobData,
-  runner: JobRunner,
-  attempt: number,
-  runs: number,
-  err: unknown,
-): Promise<boolean> {
-  lane.failed = { err, attempt, final: true };
-  if (lane.isOwn) return true;
-  const reason = redactErrorInPlace(err, runner.redact ?? {}, data.notification).message;
-  const deadLetter = { ...data.raw, lanePrior: attempt } as NotificationJobData;
-  if (await writeDeadLetterSoon(runner.queueClient!, lane.job, deadLetter, runs, reason, runner.shutdown)) return true;
-  lane.failed.unwritten = true;
-  return false;
 }
 
 /** The lane's retry policy: the drain job's attempts, and its backoff as BullMQ would wait. */
@@ -414,33 +344,6 @@ function lanePolicy(job: Job<NotificationJobData>): LaneRetryPolicy {
       return typeof delay === "number" && delay > 0 ? delay : 0;
     },
   };
-}
-
-/** One line per failed run of a lane that is not thrown to BullMQ (an own last one is, and logged there). */
-function logLaneFailure(
-  runner: JobRunner,
-  job: Job<NotificationJobData>,
-  claim: ClaimedOrStale,
-  data: ReadJobData,
-  failed: NonNullable<Lane["failed"]>,
-): void {
-  const logger = runner.logger;
-  if (!logger || (failed.final && claim.id === readJobId(job) && !failed.unwritten)) return;
-  const err = redactErrorInPlace(failed.err, runner.redact ?? {}, data.notification);
-  const fields = {
-    notification_id: claim.id,
-    event_type: data.notification.event_type,
-    job_id: job.id,
-    attempt: failed.attempt,
-    outcome: err instanceof HandlerTimeoutError ? "handler_timeout" : "handler_failed",
-    final: failed.final === true,
-    ...(failed.retryInMs !== undefined ? { retry_in_ms: Math.round(failed.retryInMs) } : {}),
-    err,
-  };
-  const fate: FailedRunFate = failed.unwritten
-    ? { fate: "unwritten" }
-    : { fate: "failed", final: failed.final === true };
-  logFailedRun(logger, fields, fate, LANE_FAILURE_WORDS);
 }
 
 /** Where a BullMQ job's failed run goes: its failed set is the dead letters. */
@@ -560,21 +463,18 @@ async function runOne(
   transaction: TransactionalClaim | undefined,
   completionSent: (() => void) | undefined,
   leaseFrom: number,
-  lane?: Lane,
+  lane?: LaneRun,
   /** The store to complete in, when not the runner's own (see `completingWithNext`). */
   completing?: IdempotencyStore,
 ): Promise<RunResult> {
   // Unordered, the claim kept the queue's count; in a lane, each take counts one (an append none).
   const attempt = claim.attempt;
-  const recordFailure = lane && laneFailureRecorder(lane, claim, data, runner, attempt);
   try {
     if (lane && transaction) {
       // Put back in line in the claim's own transaction (postgresStore), the record keeping its count.
-      ({ transaction, observe: observeHandler } = await requeueingInLane(
+      ({ transaction, observe: observeHandler } = await settlingInTransaction(
         transaction,
-        claim.attempt,
-        laneRetryInTransaction(lane, data, runner, attempt),
-        (err, retryInMs) => (lane.failed = { ...lane.failed, err, attempt, retryInMs }),
+        lane.inTransaction(),
         observeHandler,
       ));
     }
@@ -589,7 +489,7 @@ async function runOne(
         retryCompletion: retryInBackground,
         ...(observeHandler ? { observeHandler } : {}),
         ...(completionSent ? { completionSent } : {}),
-        ...(recordFailure ? { recordFailure } : {}),
+        ...(lane ? { recordFailure: lane.recordFailure } : {}),
       },
     );
     return { outcome: outcome as "processed" | "unhandled" | "stale" };
@@ -746,14 +646,11 @@ async function removeDone(job: Job | undefined, stop: AbortSignal): Promise<void
   await onceLeftActive(removed, stop).catch(() => {});
 }
 
+/** The job's data, read (see `QueuedJobRead`); unreadable, the job goes straight to the failed set, with the reason. */
 function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
-  try {
-    return { ...readNotificationJob(job.data, keys, job.timestamp), raw: job.data };
-  } catch (err) {
-    // Bad data stays bad however often it is retried: straight to the failed set, with the reason.
-    if (err instanceof UnreadableJobDataError) throw new InvalidJobDataError(err.message);
-    throw err;
-  }
+  const read = readQueuedJob(job.data, keys, job.timestamp);
+  if ("unreadable" in read) throw new InvalidJobDataError(read.unreadable.message);
+  return read.job;
 }
 
 /** 50 ms, then doubling with each start of this job that used no attempt, up to 5 s. */

@@ -1,22 +1,24 @@
 import type PgBoss from "pg-boss";
 import type { Logger } from "pino";
-import { checkHandlingOptions } from "../dispatch/check-handling-options.js";
-import { ALL_HANDLER_KEYS, type Handler, type HandlerHooks, type SubscriptionHandlers } from "../dispatch/handlers.js";
+import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { PlatformOption } from "../dispatch/platform-handle.js";
 import type { IdempotencyStore } from "../idempotency/store.js";
 import { claimsInTransaction } from "../idempotency/transaction.js";
-import { defaultLogger, libraryLogger } from "../logging/logger.js";
 import type { RedactOptions } from "../logging/redact.js";
 import type { HealthOptions } from "../receiver/health.js";
-import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
+import type { CloseOptions } from "../shared/close-options.js";
 import { optionError } from "../shared/errors.js";
-import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
-import { loadOtelApi } from "../telemetry/load-api.js";
-import { closeWorker, DEFAULT_CLOSE_TIMEOUT_MS } from "../worker/close-worker.js";
+import type { KnownKeys } from "../shared/option-keys.js";
 import { recheckDelay } from "../worker/recheck-delay.js";
-import { RUN_OPTION_KEYS, runSettings } from "../worker/run-settings.js";
+import { RUN_OPTION_KEYS } from "../worker/run-settings.js";
 import type { EncryptionKey } from "../worker/seal.js";
-import { type WorkerHealth, workerHealth } from "../worker/worker-health.js";
+import {
+  prepareRuns,
+  rejectUnknownWorkerKeys,
+  type WorkerHealth,
+  workerControls,
+  workerLogger,
+} from "../worker/worker-lifecycle.js";
 import { checkBoss, checkStarted, pgBossQueue, queueName } from "./pg-boss-queue.js";
 import { restoringEvery } from "./restore-archived.js";
 import { type PgBossRunner, type ReadyJob, runJob } from "./run-job.js";
@@ -84,7 +86,7 @@ const WORKER_KEYS = {
  * completion and its job's completion, so they commit together or not at all.
  */
 export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNotificationWorker {
-  rejectUnknownKeys("createPgBossWorker", options, [...Object.keys(WORKER_KEYS), ...ALL_HANDLER_KEYS]);
+  rejectUnknownWorkerKeys("createPgBossWorker", options, WORKER_KEYS);
   const boss = checkBoss("createPgBossWorker", options?.boss);
   const name = queueName("createPgBossWorker", options.name);
   const store = options.idempotency;
@@ -118,10 +120,8 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
       "MW_INVALID_TIMEOUT",
       "pollingIntervalMs",
     );
-  const redact = options.redact ?? {};
-  const logger = libraryLogger(options.logger ?? defaultLogger(), redact);
-  const { settings, shutdown } = runSettings(options, store, logger);
-  checkHandlingOptions(options, store, settings.leaseMs);
+  const logger = workerLogger(options);
+  const { settings, shutdown } = prepareRuns(options, store, logger);
   const queue = pgBossQueue({ boss, name, ...(options.schema ? { schema: options.schema } : {}) });
   let stopping = false;
 
@@ -137,7 +137,6 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
   // pg-boss re-emits its pool's errors (a dropped connection) on the boss: unheard, they would crash the process.
   const onBossError = (err: unknown) => logger.warn({ err }, "pg-boss reported an error");
   boss.on("error", onBossError);
-  loadOtelApi();
 
   /** Jobs running here, and jobs held elsewhere that are not looked at again before their time. */
   const inHand = new Map<string, Promise<void>>();
@@ -217,36 +216,22 @@ export function createPgBossWorker(options: CreatePgBossWorkerOptions): PgBossNo
   }
   const polling = poll();
 
-  let closing: Promise<boolean> | undefined;
   return {
     waitUntilReady: setUp,
-    health: (healthOptions) =>
-      workerHealth(
-        {
-          store,
-          queue,
-          concurrency,
-          running: () => inHand.size,
-          // The poll loop runs until the worker closes: it logs and retries what fails.
-          taking: () => !stopping,
-          closed: () => closing !== undefined,
-        },
-        healthOptions,
-      ),
-    close(limit) {
-      const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
-      return (closing ??= closeWorker(
-        {
-          stop: () => {
-            stopping = true;
-            wake();
-            return polling.then(() => Promise.all(inHand.values()));
-          },
-          shutdown,
-          release: async () => void boss.off("error", onBossError),
-        },
-        timeoutMs,
-      ));
-    },
+    ...workerControls({
+      store,
+      queue,
+      concurrency,
+      running: () => inHand.size,
+      // The poll loop runs until the worker closes: it logs and retries what fails.
+      taking: () => !stopping,
+      stop: () => {
+        stopping = true;
+        wake();
+        return polling.then(() => Promise.all(inHand.values()));
+      },
+      shutdown,
+      release: async () => void boss.off("error", onBossError),
+    }),
   };
 }

@@ -1,5 +1,6 @@
 import type { PoolClient } from "pg";
 import type PgBoss from "pg-boss";
+import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
 import type { ClaimedOrStale } from "../idempotency/store.js";
@@ -9,7 +10,13 @@ import { guardTransaction } from "../postgres/guarded-transaction.js";
 import { coded } from "../shared/errors.js";
 import { observeJob } from "../telemetry/observe-job.js";
 import { type FailureWords, failedRunFate, logFailedRun } from "../worker/failed-run.js";
-import { type NotificationJob, readNotificationJob, UnreadableJobDataError } from "../worker/job-data.js";
+import { type NotificationJob, readQueuedJob } from "../worker/job-data.js";
+import {
+  failsWithin,
+  requeuesInLane,
+  settlingInTransaction,
+  type TransactionFailurePolicy,
+} from "../worker/lane-transaction.js";
 import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { Claimed, JobTransport, RunStep } from "../worker/transport.js";
@@ -93,17 +100,25 @@ async function olderRedrivenWaits(runner: PgBossRunner, job: ReadyJob, own: Noti
  * the subscription stays here. A job whose notification was left waiting is looked at again later.
  */
 export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVisit> {
-  let own: NotificationJob;
-  try {
-    own = readNotificationJob(job.data as never, runner.keys, job.created_ms);
-  } catch (err) {
-    if (!(err instanceof UnreadableJobDataError)) throw err;
-    // Bad data stays bad however often it is retried: to the dead-letter queue at once, with the reason.
-    await failJob(runner, job.id, err, "invalid", true);
-    runner.logger.error({ job_id: job.id, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
+  const read = readQueuedJob(job.data, runner.keys, job.created_ms);
+  if ("unreadable" in read) {
+    await deadLetterUnreadable(runner, { job_id: job.id }, read.unreadable);
     return { done: true };
   }
-  return runQueuedJob(new PgBossJob(job, own, runner), runner);
+  return runQueuedJob(new PgBossJob(job, read.job, runner), runner);
+}
+
+/**
+ * Job data that is not a notification (see `QueuedJobRead`): to the dead-letter queue at once, with
+ * the reason, since no retry will read it. Logged at error level, outcome `invalid`.
+ */
+async function deadLetterUnreadable(
+  runner: PgBossRunner,
+  fields: Record<string, unknown>,
+  err: unknown,
+): Promise<void> {
+  await failJob(runner, String(fields.job_id), err, "invalid", true);
+  runner.logger.error({ ...fields, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
 }
 
 /** A pg-boss job as the worker core runs it: each notification run in its claim's transaction, its job taken in it. */
@@ -216,15 +231,13 @@ async function runInTransaction(
     runner.logger.warn({ ...fields, outcome: "job_missing" }, "queued notification has no job to run from");
     return "job_missing";
   }
-  let data: NotificationJob;
-  try {
-    data = known ?? readNotificationJob(taken.data as never, runner.keys, taken.created_ms);
-  } catch (err) {
+  const read = known ? { job: known } : readQueuedJob(taken.data, runner.keys, taken.created_ms);
+  if ("unreadable" in read) {
     await transaction.rollback("invalid");
-    await failJob(runner, jobId, err, "invalid", true);
-    runner.logger.error({ ...fields, outcome: "invalid", err }, "job data is not a notification; dead-lettered");
+    await deadLetterUnreadable(runner, fields, read.unreadable);
     return "invalid";
   }
+  const data = read.job;
   // One count: the worker's own claim was made with pg-boss's (counting on after a redrive); a claim
   // made from the subscription's waiting list counted one more run over the receiver's queued mark,
   // and is set to its job's. The worker's own notification can come that way too: when an older one of
@@ -244,21 +257,10 @@ async function runInTransaction(
     claim.status === "claimed" &&
     claim.order !== undefined &&
     taken.retry_count < taken.retry_limit &&
-    transaction.savepoint !== undefined &&
-    transaction.requeueInLane !== undefined;
+    requeuesInLane(transaction);
   // Any other failed run is failed with its job in its transaction too: rolled back and then failed,
   // the job would be free in between, and another worker would run it again with the same count.
-  const failsWithin = !lane && transaction.savepoint !== undefined && transaction.failWithin !== undefined;
-  if (lane || failsWithin) {
-    try {
-      await transaction.savepoint!();
-    } catch {
-      await transaction.rollback("store_unavailable");
-      return "store_unavailable";
-    }
-  }
-  // What the handler threw, seen as it ran: an ordered run's rollback asks it how to be retried.
-  const failed: FailedRun = { settled: false, lane, within: failsWithin, notification: data.notification };
+  const failed: FailedRun = { settled: false };
   const queueLagMs = Date.now() - data.receivedAt;
   const observation = observeJob({
     carrier: (taken.data as { trace?: unknown } | null)?.trace,
@@ -266,18 +268,24 @@ async function runInTransaction(
     queueLagMs,
     firstStart: attempt === 1,
   });
+  let observeHandler: HandlerObserver = observation.handler;
+  let settling = transaction;
+  if (lane || failsWithin(transaction)) {
+    try {
+      ({ transaction: settling, observe: observeHandler } = await settlingInTransaction(
+        transaction,
+        jobFailurePolicy(runner, jobId, lane, data.notification, failed),
+        observeHandler,
+      ));
+    } catch {
+      return "store_unavailable";
+    }
+  }
   const result = await runClaim(
     runner,
-    { claim, data, attempt, transaction: completingJob(transaction, client, runner, jobId, failed) },
-    {
-      // A transaction's completion is its commit: nothing is written after it to retry.
-      retryCompletion: () => {},
-      observeHandler: (info, run) =>
-        observation.handler(info, run).catch((err: unknown) => {
-          failed.err = err;
-          throw err;
-        }),
-    },
+    { claim, data, attempt, transaction: completingJob(settling, client, runner, jobId) },
+    // A transaction's completion is its commit: nothing is written after it to retry.
+    { retryCompletion: () => {}, observeHandler },
   );
   const line = {
     ...fields,
@@ -313,17 +321,63 @@ async function runInTransaction(
   return result.outcome;
 }
 
-/** What the handler threw, seen as it ran, and how its failure was settled in the run's transaction. */
+/** How a run's failure was settled in its transaction with its job, for its log line. */
 interface FailedRun {
   /** True once the failure was settled in the transaction with its job (back in line, or failed). */
   settled: boolean;
-  /** An ordered run that goes back in line at its place when attempts remain. */
-  lane: boolean;
-  /** A run failed with its job in its transaction (`failWithin`). */
-  within: boolean;
-  notification: NotificationJob["notification"];
-  err?: unknown;
+  /** When its retry starts, when its handler's `RetryAfterError` set it. */
   retryInMs?: number;
+}
+
+/**
+ * pg-boss's part of a failed run settled in its transaction (see `settlingInTransaction`): the job,
+ * taken in it, is failed in it too, with pg-boss's own `fail` (retried after its back-off, or out of
+ * attempts a dead letter). An ordered run with attempts left (`lane`) goes back in line, due when the
+ * job's retry is; one its handler refused for good (NonRetriableError) is a dead letter now. A run cut
+ * off by the worker's close counts no attempt: the job is left to run again at once.
+ */
+function jobFailurePolicy(
+  runner: PgBossRunner,
+  jobId: string,
+  lane: boolean,
+  notification: NotificationJob["notification"],
+  failed: FailedRun,
+): TransactionFailurePolicy {
+  return {
+    counts: () => !runner.shutdown.aborted,
+    async requeue(err, outcome) {
+      const decision = retryDecision(err);
+      if (!lane || decision.retry === "never") return undefined;
+      return async (handle) => {
+        const db = handle as Queryable;
+        await runner.boss.fail(runner.name, jobId, { outcome }, { db: executorOn(db) });
+        // A RetryAfterError's delay in place of pg-boss's back-off, as for any job.
+        if (decision.retry === "after") await db.query(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
+        const [job] = (await db.query(runner.table.due, [runner.name, jobId])).rows;
+        return job?.state === "retry" ? Math.ceil(job.due_in_ms) : undefined;
+      };
+    },
+    failWith(err, outcome) {
+      const decision = retryDecision(err);
+      // pg-boss keeps the message.
+      const { message } = redactErrorInPlace(err, runner.redact, notification);
+      return async (handle) => {
+        const db = handle as Queryable;
+        if (decision.retry === "never") await db.query(runner.table.lastRun, [runner.name, jobId]);
+        await runner.boss.fail(runner.name, jobId, { outcome, message }, { db: executorOn(db) });
+        // pg-boss's `fail` has no delay of its own to take: its retry's start is moved to the handler's.
+        if (decision.retry === "after") {
+          const { rows } = await db.query(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
+          if (rows.length > 0) failed.retryInMs = decision.delayMs;
+        }
+      };
+    },
+    settled(err, requeuedInMs) {
+      failed.settled = true;
+      const decision = retryDecision(err);
+      if (requeuedInMs !== undefined && decision.retry === "after") failed.retryInMs = decision.delayMs;
+    },
+  };
 }
 
 /** The claim's transaction, whose commit also completes the job: the record and the job commit together. */
@@ -332,7 +386,6 @@ function completingJob(
   client: Queryable,
   runner: PgBossRunner,
   jobId: string,
-  failed: FailedRun,
 ): TransactionalClaim {
   // The handler's own guard, closed the moment its run settles: the job's completion below goes
   // through the store's handle, and nothing the handler sends late can land beside it.
@@ -341,40 +394,9 @@ function completingJob(
     result: transaction.result,
     transaction: handlers.handle,
     watchLoss: transaction.watchLoss?.bind(transaction),
-    async rollback(error) {
+    rollback(error) {
       handlers.close();
-      // A run cut off by the worker's close counts no attempt: the job is left to run again at once.
-      if (runner.shutdown.aborted || failed.err === undefined) return transaction.rollback(error);
-      // One its handler refused for good (NonRetriableError) is a dead letter now: the rest go ahead.
-      const decision = retryDecision(failed.err);
-      if (failed.lane && decision.retry !== "never") {
-        // The job failed in the same transaction as the record goes back in line: both or neither.
-        failed.settled = await transaction.requeueInLane!(claimAttempt(transaction), error, async (handle) => {
-          const db = handle as Queryable;
-          await runner.boss.fail(runner.name, jobId, { outcome: error }, { db: executorOn(db) });
-          // A RetryAfterError's delay in place of pg-boss's back-off, as for any job.
-          if (decision.retry === "after") await db.query(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
-          const [job] = (await db.query(runner.table.due, [runner.name, jobId])).rows;
-          return job?.state === "retry" ? Math.ceil(job.due_in_ms) : undefined;
-        });
-        if (failed.settled && decision.retry === "after") failed.retryInMs = decision.delayMs;
-        return;
-      }
-      // A lane's run refused for good (attempts left) is failed with its job here too, as a last one is.
-      if (!(failed.within || failed.lane) || !transaction.failWithin) return transaction.rollback(error);
-      // The job, taken in this transaction, is failed in it (retried, or out of attempts a dead letter)
-      // with the record: it is never free to another worker in between. pg-boss keeps the message.
-      const { message } = redactErrorInPlace(failed.err, runner.redact, failed.notification);
-      failed.settled = await transaction.failWithin!(error, async (handle) => {
-        const db = handle as Queryable;
-        if (decision.retry === "never") await db.query(runner.table.lastRun, [runner.name, jobId]);
-        await runner.boss.fail(runner.name, jobId, { outcome: error, message }, { db: executorOn(db) });
-        // pg-boss's `fail` has no delay of its own to take: its retry's start is moved to the handler's.
-        if (decision.retry === "after") {
-          const { rows } = await db.query(runner.table.retryIn, [runner.name, jobId, decision.delayMs]);
-          if (rows.length > 0) failed.retryInMs = decision.delayMs;
-        }
-      });
+      return transaction.rollback(error);
     },
     detach: () => {
       handlers.close();
@@ -407,9 +429,6 @@ async function completedElsewhere(runner: PgBossRunner, jobId: string): Promise<
     return false;
   }
 }
-
-/** The store's attempt count of a claimed or stale claim. */
-const claimAttempt = (transaction: TransactionalClaim) => (transaction.result as ClaimedOrStale).attempt;
 
 /**
  * Count a failed attempt on the job and hand it to pg-boss's `fail`: retried after its back-off while

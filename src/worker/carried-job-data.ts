@@ -1,11 +1,6 @@
 import type { ClaimedOrStale } from "../idempotency/store.js";
-import { type NotificationJob, type NotificationJobData, readNotificationJob } from "./job-data.js";
+import { type NotificationJobData, type QueuedJob, readQueuedJob } from "./job-data.js";
 import type { SealingKey } from "./seal.js";
-
-/** A lane notification's data as its receiver kept it with it, opened, and as kept (`raw`). */
-export interface CarriedJob extends NotificationJob {
-  raw: Partial<NotificationJobData>;
-}
 
 /**
  * The job data a lane notification's receiver kept with it in the lane, opened and validated as a
@@ -13,7 +8,7 @@ export interface CarriedJob extends NotificationJob {
  * record (by whoever can write to the store) is not run; a sealed one is bound to both by its seal as
  * well. Undefined when it does not, or no key opens it, or no schema accepts it.
  */
-export function carriedJobData(claim: ClaimedOrStale, keys: readonly SealingKey[]): CarriedJob | undefined {
+export function carriedJobData(claim: ClaimedOrStale, keys: readonly SealingKey[]): QueuedJob | undefined {
   if (claim.carried === undefined) return undefined;
   let data: Partial<NotificationJobData>;
   try {
@@ -23,9 +18,6 @@ export function carriedJobData(claim: ClaimedOrStale, keys: readonly SealingKey[
   }
   if (data?.id !== claim.id || data.order?.key !== claim.order?.key) return undefined;
   const receivedAt = typeof data.receivedAt === "number" ? data.receivedAt : Date.now();
-  try {
-    return { ...readNotificationJob(data, keys, receivedAt), raw: data };
-  } catch {
-    return undefined;
-  }
+  const read = readQueuedJob(data, keys, receivedAt);
+  return "job" in read ? read.job : undefined;
 }

@@ -215,6 +215,31 @@ export function readNotificationJob(
   };
 }
 
+/** A queued job's data once read, with the data as the queue keeps it (sealed, or card numbers masked). */
+export interface QueuedJob extends NotificationJob {
+  raw: Partial<NotificationJobData>;
+}
+
+/**
+ * What reading a queued job's data came to, on every queue alike: the notification to run, or why
+ * none can be (`unreadable`: no key opens it, or no schema accepts it). Unreadable data stays
+ * unreadable however often it is retried: each queue sends the job to its dead letters at once, with
+ * the reason and the outcome `invalid` (BullMQ's failed set, pg-boss's dead-letter queue), never
+ * running a handler and never dropping it.
+ */
+export type QueuedJobRead = { job: QueuedJob } | { unreadable: UnreadableJobDataError };
+
+/** Read a queued job's data with the worker's keys (see `readNotificationJob`, `QueuedJobRead`). */
+export function readQueuedJob(data: unknown, keys: readonly SealingKey[], enqueuedAt: number): QueuedJobRead {
+  const raw = data as Partial<NotificationJobData>;
+  try {
+    return { job: { ...readNotificationJob(raw, keys, enqueuedAt), raw } };
+  } catch (err) {
+    if (err instanceof UnreadableJobDataError) return { unreadable: err };
+    throw err;
+  }
+}
+
 /**
  * The notification a job carries, validated as a receiver validates a body: the compiled check
  * accepts most at a third of zod's cost (and only ever accepts), whatever it does not accept goes to
