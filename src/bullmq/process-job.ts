@@ -4,7 +4,13 @@ import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import type { SteeredFailure } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
-import type { ClaimedOrStale, ClaimHandle, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
+import {
+  type ClaimedOrStale,
+  type ClaimHandle,
+  drainedLanes,
+  type IdempotencyStore,
+  type StoredAnswer,
+} from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { withTimeout } from "../shared/time-limit.js";
@@ -195,7 +201,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
       const lane = laneOf(job, current, data, isOwn, runner, transaction);
       // With a store that can, the next waiter comes back with the completion: one round trip, not two.
       const completing =
-        takeEarly && runner.store.completeAndTakeNext
+        takeEarly && drainedLanes(runner.store)
           ? completingWithNext(runner, job, (taken) => {
               this.early = taken;
             })
@@ -326,7 +332,7 @@ function laneOf(
   runner: JobRunner,
   transaction: TransactionalClaim | undefined,
 ): Lane | undefined {
-  const requeues = transaction ? requeuesInLane(transaction) : runner.store.retryInLane !== undefined;
+  const requeues = transaction ? requeuesInLane(transaction) : drainedLanes(runner.store) !== undefined;
   if (claim.order?.key === undefined || !requeues || !runner.queueClient || (!isOwn && !data.raw)) return undefined;
   return { job, isOwn };
 }
@@ -348,13 +354,13 @@ function laneFailureRecorder(
     const { runs, retryInMs } = await laneVerdict(err, attempt, data.raw?.lanePrior, lanePolicy(lane.job));
     if (retryInMs !== undefined) {
       lane.failed = { err, attempt, retryInMs };
-      return Promise.resolve(runner.store.retryInLane!(claim, failed, retryInMs));
+      return Promise.resolve(drainedLanes(runner.store)!.retry(claim, failed, retryInMs));
     }
     // Not written, the record is not failed either: it goes back in line and is tried again shortly.
     if (!(await deadLetterStands(lane, data, runner, attempt, runs, err))) return false;
-    // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `failInLane`).
-    const store = runner.store;
-    return (await (store.failInLane ? store.failInLane(claim, failed) : store.fail(claim, failed))) !== false;
+    // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `lanes.fail`).
+    const lanes = drainedLanes(runner.store);
+    return (await (lanes ? lanes.fail(claim, failed) : runner.store.fail(claim, failed))) !== false;
   };
 }
 
@@ -519,7 +525,7 @@ function completingWithNext(
     sent = true;
     const sentAt = performance.now();
     const next = { owner: runner.nextOwner(String(job.id)), leaseMs: runner.leaseMs };
-    const both = Promise.resolve(store.completeAndTakeNext!(claim, answer, next));
+    const both = Promise.resolve(drainedLanes(store)!.completeAndTakeNext(claim, answer, next));
     handOver(
       both.then(
         ({ completed, next: taken }) => (completed ? { ...(taken ? { current: taken } : {}), sentAt } : undefined),
@@ -652,7 +658,7 @@ function readableOrUndefined(read: () => ReadJobData): ReadJobData | undefined {
  * lane, the lane's own safety net, which the sweep drops once the lane is empty.
  */
 const sweptWithLane = (runner: JobRunner, order: unknown): boolean =>
-  order !== undefined && runner.store.laneWaiting !== undefined;
+  order !== undefined && drainedLanes(runner.store) !== undefined;
 
 /** How many done notifications' ledger copies a drain drops in one go. */
 const DROP_BATCH = 64;

@@ -1,6 +1,6 @@
 import type { Queue } from "bullmq";
 import { appendedFor } from "../idempotency/lane-queue.js";
-import { DEFAULT_LEASE_MS, type IdempotencyRecord, type IdempotencyStore } from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, drainedLanes, type IdempotencyRecord, type IdempotencyStore } from "../idempotency/store.js";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor, queueIdentity } from "./job-id.js";
@@ -15,7 +15,7 @@ export interface SweepResult {
   /** Copies dropped: their notification is done (or failed, in the failed set for `redrive`). */
   dropped: number;
   /**
-   * Of `requeued`, the lanes woken from the store's side (`IdempotencyStore.stalledLanes`): notifications
+   * Of `requeued`, the lanes woken from the store's side (`DrainedLaneStore.stalled`): notifications
    * waited and neither the job that was to run the lane nor its head's own job was in the queue. Set
    * when one was.
    */
@@ -139,21 +139,22 @@ const LIVE_JOB = new Set(["waiting", "active", "delayed", "prioritized", "waitin
 
 /**
  * The store's side of the sweep: lanes with notifications waiting that nothing runs (see
- * `stalledLanes`), whose drain job (the job of the notification that woke the lane) and whose head's
+ * `lanes.stalled`), whose drain job (the job of the notification that woke the lane) and whose head's
  * own job are both gone from the queue, get a drain job again, made from the head's data kept in the
  * lane. The lane is found as long as the store keeps it, whatever the queue lost: a failover of the
  * queue's master, a job removed by hand. Answers how many lanes were woken.
  */
 async function wakeStalledLanes(options: SweepQueuedOptions, before: number, wokenBefore: number): Promise<number> {
   const { store } = options;
-  if (!store.stalledLanes || !store.wakeLane) return 0;
+  const lanes = drainedLanes(store);
+  if (!lanes) return 0;
   const { queue, ledger } = options.queue;
   // A store may serve several queues, its lanes side by side: a lane is woken only in the queue it was
   // appended for (named in the data it keeps); another queue's is left to that one's sweep.
   const ours = queueIdentity(queue);
   const stalled = await bounded(
     Promise.resolve(
-      store.stalledLanes({ before, wokenBefore, limit: options.laneLimit ?? DEFAULT_LANE_LIMIT, queue: ours }),
+      lanes.stalled({ before, wokenBefore, limit: options.laneLimit ?? DEFAULT_LANE_LIMIT, queue: ours }),
     ),
   );
   let woken = 0;
@@ -161,7 +162,7 @@ async function wakeStalledLanes(options: SweepQueuedOptions, before: number, wok
     const jobIds = [...new Set([lane.head, lane.drain ?? lane.head])].map(jobIdFor);
     const states = await Promise.all(jobIds.map((jobId) => bounded(queue.getJobState(jobId))));
     if (states.some((state) => LIVE_JOB.has(state))) continue;
-    const head = await bounded(Promise.resolve(store.wakeLane(lane, store.leaseMs ?? DEFAULT_LEASE_MS)));
+    const head = await bounded(Promise.resolve(lanes.wake(lane, store.leaseMs ?? DEFAULT_LEASE_MS)));
     if (!head) continue;
     // Its data as the receiver kept it in the lane; appended without (a store that keeps none), the copy.
     const data = head.carried !== undefined ? parseJobData(head.carried) : (await bounded(ledger.find(head.id)))?.data;
@@ -196,15 +197,16 @@ async function verdictFor(
   const jobId = jobIdFor(entry.id);
   // With a store that finds its stalled lanes itself (`wakeStalledLanes`), a lane's copy only waits for
   // its notification to be done; no drain job is queued from it. One whose record is gone is as below.
-  if (order && store.stalledLanes && record !== undefined && record.state !== "failed")
+  const lanes = drainedLanes(store);
+  if (order && lanes && record !== undefined && record.state !== "failed")
     return record.state === "completed" ? "drop" : "keep";
   if (record?.state === "completed") {
     // The copy of the notification that woke its lane is the lane's (its waiters have none of their
     // own, their data is in the lane): it goes once the lane is empty. While notifications still wait
     // and nothing runs the lane, its drain job was lost: one is queued again from this copy (it finds
     // its own notification done and runs the lane from its head).
-    if (!order || !store.laneWaiting) return "drop";
-    if (!(await bounded(Promise.resolve(store.laneWaiting({ key: order.key }))))) return "drop";
+    if (!order || !lanes) return "drop";
+    if (!(await bounded(Promise.resolve(lanes.waiting({ key: order.key }))))) return "drop";
     if (await laneRunning(order.key, store, running)) return "keep";
     return jobVerdict(queue, jobId);
   }
@@ -221,12 +223,13 @@ async function verdictFor(
   return jobVerdict(queue, jobId);
 }
 
-/** Whether the lane of `key` is being run (`laneRunning`), asked once a sweep. */
+/** Whether the lane of `key` is being run (`lanes.running`), asked once a sweep. */
 function laneRunning(key: string, store: IdempotencyStore, running: Map<string, Promise<boolean>>): Promise<boolean> {
-  if (!store.laneRunning) return Promise.resolve(false);
+  const lanes = drainedLanes(store);
+  if (!lanes) return Promise.resolve(false);
   let asked = running.get(key);
   if (!asked) {
-    asked = bounded(Promise.resolve(store.laneRunning({ key }))).catch(() => false);
+    asked = bounded(Promise.resolve(lanes.running({ key }))).catch(() => false);
     running.set(key, asked);
   }
   return asked;

@@ -425,7 +425,7 @@ export function createAdmin(options: AdminOptions): Admin {
   }
 
   async function heldBy(orderKey: string): Promise<string | undefined> {
-    return Promise.resolve(store.heldBy?.({ key: orderKey })).catch(() => undefined);
+    return Promise.resolve(store.lanes?.heldBy({ key: orderKey })).catch(() => undefined);
   }
 
   /** Of these dead letters, those a redrive would find stale (see `OrderingState.staleIfRedriven`). */
@@ -640,7 +640,7 @@ export function createAdmin(options: AdminOptions): Admin {
       const order = found.order ? { key: found.order.key } : undefined;
       // A dead letter holding its lane (`onDeadLetter: "hold"`): discarded, the rest of the lane goes on.
       const heldItsLane =
-        order !== undefined && (await Promise.resolve(store.heldBy?.(order)).catch(() => undefined)) === id;
+        order !== undefined && (await Promise.resolve(store.lanes?.heldBy(order)).catch(() => undefined)) === id;
       const claim = await store.claim({
         id,
         fingerprint: found.record.fingerprint,

@@ -8,9 +8,10 @@ import {
   type ClaimHandle,
   type ClaimRequest,
   type ClaimResult,
+  DEFAULT_LANE_MAX_LENGTH,
   DEFAULT_LEASE_MS,
-  DEFAULT_MAILBOX_MAX_LENGTH,
   DEFAULT_RETENTION_SECONDS,
+  type DrainedLaneStore,
   type HeldLanes,
   type IdempotencyRecord,
   type IdempotencyStore,
@@ -80,6 +81,15 @@ interface Entry extends IdempotencyRecord, Written {
   bytes: number;
 }
 
+/** The memory store: the store's interface, its lanes kept whole, and its sizes. */
+export type MemoryStore = IdempotencyStore & {
+  readonly lanes: DrainedLaneStore;
+  readonly size: number;
+  readonly bytes: number;
+  readonly orderKeys: number;
+  readonly orderBytes: number;
+};
+
 export const DEFAULT_MAX_ENTRIES = 100_000;
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
 /** What a record costs beyond its strings: the Map slot, the entry object and its fields. */
@@ -113,17 +123,12 @@ function countedAttempts(
  * redelivery run the handler a second time. It goes back to the tail instead; when nothing but live
  * claims is left to drop, the new claim is refused as unavailable (503: the sender keeps it).
  */
-export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & {
-  readonly size: number;
-  readonly bytes: number;
-  readonly orderKeys: number;
-  readonly orderBytes: number;
-} {
+export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   rejectUnknownKeys("memoryStore", options, Object.keys(MEMORY_STORE_KEYS));
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const mailboxMaxLength = options.mailboxMaxLength ?? DEFAULT_MAILBOX_MAX_LENGTH;
+  const mailboxMaxLength = options.mailboxMaxLength ?? DEFAULT_LANE_MAX_LENGTH;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
   const writeOrder = new WriteOrder<Entry>();
@@ -306,7 +311,132 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     orders.wait(key, lapsed.id, entry.order.position);
   }
 
-  return {
+  // The lanes, kept whole here: one drain job runs each (see lane-store.ts).
+  const lanes: DrainedLaneStore = {
+    fail(claim, error) {
+      const key = claim.order?.key;
+      let held = false;
+      const failed = ownedUpdate(claim, ["processing"], (entry) => {
+        entry.state = "failed";
+        entry.error = error;
+        entry.leaseUntil = undefined;
+        entry.carried = undefined;
+        letGoOfKey(entry, claim.id);
+        // Back at its place at the head of its lane, which waits for it (see `firstWaiter`).
+        if (key !== undefined && orders.holds(key)) {
+          entry.waiting = true;
+          orders.wait(key, claim.id, entry.order?.position);
+          held = true;
+        }
+      });
+      return failed && held ? "held" : failed;
+    },
+
+    heldBy: (order) => heldBy(order.key),
+
+    heldLanes() {
+      const held: HeldLanes = { count: 0 };
+      for (const key of orders.waitingKeys()) {
+        const id = heldBy(key);
+        if (id === undefined) continue;
+        held.count++;
+        // Its last change is its failure: held since then.
+        const since = live(id)!.expiresAt - retentionMs;
+        if (held.oldest === undefined || since < held.oldest.since) held.oldest = { key, id, since };
+      }
+      return held;
+    },
+
+    // Held by a dead letter, the lane waits for a person: nothing to queue for it meanwhile.
+    running: (order) => orders.beingRun(order.key) || heldBy(order.key) !== undefined,
+
+    waiting: (order) => orders.waiters(order.key).length > 0,
+
+    stalled({ before, limit, queue, wokenBefore = before }) {
+      const at = now();
+      const stalled: StalledLane[] = [];
+      let looked = 0;
+      for (const [key, lane] of orders.lanes()) {
+        // Woken by a receiver whose add of the drain job may still be on its way: not stalled yet.
+        if (lane.seen >= before || (orders.wokenAt(key) ?? -Infinity) >= wokenBefore) continue;
+        if (looked++ >= limit) break;
+        const first = laneHead(key, at);
+        if (first === undefined) {
+          orders.lanes().delete(key);
+          continue;
+        }
+        const carried = first === "running" ? undefined : live(first)?.carried;
+        if (!appendedFor(carried, queue)) continue;
+        lane.seen = at;
+        if (first === "running") continue;
+        stalled.push({ key, head: first, ...(lane.drain ? { drain: lane.drain } : {}) });
+      }
+      return stalled;
+    },
+
+    wake(stalled, leaseMs) {
+      const at = now();
+      const lane = orders.lanes().get(stalled.key);
+      if (!lane || lane.drain !== stalled.drain) return undefined;
+      const first = laneHead(stalled.key, at);
+      if (first === undefined || first === "running") return undefined;
+      orders.runner(stalled.key, at + leaseMs);
+      lane.drain = first;
+      lane.seen = at;
+      const carried = live(first)?.carried;
+      return carried === undefined ? { id: first } : { id: first, carried };
+    },
+
+    retry(claim, error, delayMs) {
+      const key = claim.order?.key;
+      if (key === undefined) return false;
+      const at = now();
+      return ownedUpdate(claim, ["processing"], (entry) => {
+        letGoOfKey(entry, claim.id);
+        entry.state = "queued";
+        entry.error = error;
+        entry.leaseUntil = undefined;
+        entry.retryAt = at + delayMs;
+        entry.waiting = true;
+        orders.wait(key, claim.id, entry.order?.position);
+        // The key keeps its runner past the retry: appends meanwhile wake none (see ORDERED_RETRY).
+        orders.runner(key, at + delayMs + DEFAULT_LEASE_MS);
+        orders.retryUntil(key, at + delayMs + DEFAULT_LEASE_MS);
+      });
+    },
+
+    append(claim, leaseMs) {
+      const queued = ownedUpdate(claim, ["processing"], (entry) => {
+        entry.state = "queued";
+        entry.leaseUntil = undefined;
+        letGoOfKey(entry, claim.id, true);
+      });
+      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs, claim.owner, claim.id) };
+    },
+
+    takeNext(order, owner, leaseMs) {
+      const at = now();
+      if (orders.heldFor(order.key, owner) !== undefined) return undefined;
+      returnLapsedHolder(order.key, undefined, at);
+      const first = firstWaiter(order.key, undefined, at);
+      // The head waits for its retry: the runner that put it back comes again then (see `retryInLane`).
+      if (typeof first === "object") return undefined;
+      if (first !== undefined && first !== "busy" && first !== "held")
+        return runWaiter(first, order.key, owner, leaseMs, at);
+      // The runner stops here, in the step that found the list empty: an append from now on wakes another.
+      orders.runner(order.key, undefined);
+      return undefined;
+    },
+
+    // In this process's memory both steps are one: nothing runs between them.
+    completeAndTakeNext(claim, answer, next) {
+      const completed = store.complete(claim, answer) as boolean;
+      if (!completed || claim.order === undefined) return { completed };
+      return { completed, next: lanes.takeNext(claim.order, next.owner, next.leaseMs) as ClaimedOrStale | undefined };
+    },
+  };
+
+  const store: MemoryStore = {
     get size() {
       return records.size;
     },
@@ -486,113 +616,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       });
     },
 
-    failInLane(claim, error) {
-      const key = claim.order?.key;
-      let held = false;
-      const failed = ownedUpdate(claim, ["processing"], (entry) => {
-        entry.state = "failed";
-        entry.error = error;
-        entry.leaseUntil = undefined;
-        entry.carried = undefined;
-        letGoOfKey(entry, claim.id);
-        // Back at its place at the head of its lane, which waits for it (see `firstWaiter`).
-        if (key !== undefined && orders.holds(key)) {
-          entry.waiting = true;
-          orders.wait(key, claim.id, entry.order?.position);
-          held = true;
-        }
-      });
-      return failed && held ? "held" : failed;
-    },
-
-    heldBy: (order) => heldBy(order.key),
-
-    heldLanes() {
-      const lanes: HeldLanes = { count: 0 };
-      for (const key of orders.waitingKeys()) {
-        const id = heldBy(key);
-        if (id === undefined) continue;
-        lanes.count++;
-        // Its last change is its failure: held since then.
-        const since = live(id)!.expiresAt - retentionMs;
-        if (lanes.oldest === undefined || since < lanes.oldest.since) lanes.oldest = { key, id, since };
-      }
-      return lanes;
-    },
-
-    // Held by a dead letter, the lane waits for a person: nothing to queue for it meanwhile.
-    laneRunning: (order) => orders.beingRun(order.key) || heldBy(order.key) !== undefined,
-
-    laneWaiting: (order) => orders.waiters(order.key).length > 0,
-
-    stalledLanes({ before, limit, queue, wokenBefore = before }) {
-      const at = now();
-      const stalled: StalledLane[] = [];
-      let looked = 0;
-      for (const [key, lane] of orders.lanes()) {
-        // Woken by a receiver whose add of the drain job may still be on its way: not stalled yet.
-        if (lane.seen >= before || (orders.wokenAt(key) ?? -Infinity) >= wokenBefore) continue;
-        if (looked++ >= limit) break;
-        const first = laneHead(key, at);
-        if (first === undefined) {
-          orders.lanes().delete(key);
-          continue;
-        }
-        const carried = first === "running" ? undefined : live(first)?.carried;
-        if (!appendedFor(carried, queue)) continue;
-        lane.seen = at;
-        if (first === "running") continue;
-        stalled.push({ key, head: first, ...(lane.drain ? { drain: lane.drain } : {}) });
-      }
-      return stalled;
-    },
-
-    wakeLane(stalled, leaseMs) {
-      const at = now();
-      const lane = orders.lanes().get(stalled.key);
-      if (!lane || lane.drain !== stalled.drain) return undefined;
-      const first = laneHead(stalled.key, at);
-      if (first === undefined || first === "running") return undefined;
-      orders.runner(stalled.key, at + leaseMs);
-      lane.drain = first;
-      lane.seen = at;
-      const carried = live(first)?.carried;
-      return carried === undefined ? { id: first } : { id: first, carried };
-    },
-
-    retryInLane(claim, error, delayMs) {
-      const key = claim.order?.key;
-      if (key === undefined) return false;
-      const at = now();
-      return ownedUpdate(claim, ["processing"], (entry) => {
-        letGoOfKey(entry, claim.id);
-        entry.state = "queued";
-        entry.error = error;
-        entry.leaseUntil = undefined;
-        entry.retryAt = at + delayMs;
-        entry.waiting = true;
-        orders.wait(key, claim.id, entry.order?.position);
-        // The key keeps its runner past the retry: appends meanwhile wake none (see ORDERED_RETRY).
-        orders.runner(key, at + delayMs + DEFAULT_LEASE_MS);
-        orders.retryUntil(key, at + delayMs + DEFAULT_LEASE_MS);
-      });
-    },
-
     markQueued(claim) {
       return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "queued";
         entry.leaseUntil = undefined;
         letGoOfKey(entry, claim.id, true);
       });
-    },
-
-    markWaiting(claim, leaseMs) {
-      const queued = ownedUpdate(claim, ["processing"], (entry) => {
-        entry.state = "queued";
-        entry.leaseUntil = undefined;
-        letGoOfKey(entry, claim.id, true);
-      });
-      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs, claim.owner, claim.id) };
     },
 
     release({ id, owner }) {
@@ -605,20 +634,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       return true;
     },
 
-    takeNext(order, owner, leaseMs) {
-      const at = now();
-      if (orders.heldFor(order.key, owner) !== undefined) return undefined;
-      returnLapsedHolder(order.key, undefined, at);
-      const first = firstWaiter(order.key, undefined, at);
-      // The head waits for its retry: the runner that put it back comes again then (see `retryInLane`).
-      if (typeof first === "object") return undefined;
-      if (first !== undefined && first !== "busy" && first !== "held")
-        return runWaiter(first, order.key, owner, leaseMs, at);
-      // The runner stops here, in the step that found the list empty: an append from now on wakes another.
-      orders.runner(order.key, undefined);
-      return undefined;
-    },
-
     get(ref) {
       const entry = live(refOf(ref).id);
       return entry && recordOf(entry);
@@ -628,7 +643,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
 
     // In this process's memory: reachable whenever the process can answer at all.
     ping() {},
+    lanes,
   };
+  return store;
 }
 
 /**

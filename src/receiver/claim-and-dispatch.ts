@@ -12,7 +12,13 @@ import {
   SUBSCRIPTION_BUSY,
 } from "../dispatch/run-claimed.js";
 import { listedAs } from "../idempotency/listed-as.js";
-import type { ClaimedOrStale, ClaimRequest, ClaimResult, OrderClaim } from "../idempotency/store.js";
+import {
+  type ClaimedOrStale,
+  type ClaimRequest,
+  type ClaimResult,
+  drainedLanes,
+  type OrderClaim,
+} from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
@@ -349,7 +355,8 @@ async function handToQueue(
     );
   // An ordered notification joins its subscription's mailbox: kept by the queue without a job, and
   // one drain job queued only when the store says the subscription has no runner.
-  const mailbox = queue.durable && queue.wake && store.markWaiting && claim.order ? { mailbox: true as const } : {};
+  const lanes = drainedLanes(store);
+  const mailbox = queue.durable && queue.wake && lanes && claim.order ? { mailbox: true as const } : {};
   const item: QueuedNotification = {
     id: job.id,
     fingerprint: job.fingerprint,
@@ -385,7 +392,7 @@ async function handToQueue(
         // the queue needs only the drain job, for a key without a runner, and keeps the copy of the
         // notification that woke the lane beside it (how a sweep finds a lane whose drain job was lost).
         // A store that finds its stalled lanes itself needs no copy of the waking one beside the queue.
-        const inLane = { ...item, inLane: store.stalledLanes ? { ...appended, found: true as const } : appended };
+        const inLane = { ...item, inLane: lanes ? { ...appended, found: true as const } : appended };
         await observation.inSpan(() =>
           Promise.all([queue.enqueue(inLane), appended.wake ? queue.wake!(inLane) : undefined]),
         );
@@ -393,7 +400,7 @@ async function handToQueue(
       }
       await observation.inSpan(() => queue.enqueue(item));
       if (mailbox.mailbox) {
-        const { wake } = await store.markWaiting!(claim, leaseMs);
+        const { wake } = await lanes!.append(claim, leaseMs);
         if (wake) await observation.inSpan(() => queue.wake!(item));
       } else if (queue.durable && !job.queuedAtClaim) await store.markQueued(claim);
     }
@@ -484,7 +491,7 @@ function carriedFor(
   observation: ReceiveObservation,
 ): string | undefined {
   const queue = resolved.options.queue;
-  if (!item.order || !queue?.durable || !queue.carry || !queue.wake || !resolved.store.markWaiting) return undefined;
+  if (!item.order || !queue?.durable || !queue.carry || !queue.wake || !drainedLanes(resolved.store)) return undefined;
   if (claimsInTransaction(resolved.store)) return undefined;
   return queue.carry({ ...item, notification, headers, trace: observation.carrier() });
 }
