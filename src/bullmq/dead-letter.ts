@@ -64,7 +64,7 @@ export async function writeDeadLetter(
 const WRITE_TIMEOUT_MS = 5_000;
 
 /**
- * `writeDeadLetter` for a waiter of a lane whose last run failed (it has no job of its own to fail). A
+ * `writeDeadLetter` for a waiting notification of a lane whose last run failed (it has no job of its own to fail). A
  * job of its own that is active elsewhere (its worker about to postpone it) is waited for, briefly;
  * false when it stays active, the worker stops (`stop`), or Redis does not answer.
  */

@@ -14,8 +14,8 @@ export const requeuesInLane = (transaction: TransactionalClaim | undefined): boo
 
 /**
  * A lane's claim made in a transaction (postgresStore), whose failed run with attempts left goes back
- * at its place in the subscription's waiting list in that same transaction (`requeueInLane`), the
- * subscription held until the retry, as `retryInLane` does for a store that claims outside one. Rolled
+ * at its place in the subscription's lane in that same transaction (`requeueInLane`), the
+ * subscription held until the retry, as `lanes.retry` does for a store that claims outside one. Rolled
  * back and failed instead, the record would let the lane go on: newer notifications would complete
  * first and the retry would find its own notification stale. `retried` hears of a run put back in line.
  * The handler's error is seen through the returned observer, as the rollback is told only its outcome.

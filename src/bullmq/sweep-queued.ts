@@ -60,9 +60,9 @@ const SWEEP_CALL_TIMEOUT_MS = 5_000;
  *
  * - `queued`, or `processing` with a lapsed lease (its receiver or worker died), and no job in the
  *   queue: queued again. The store runs it exactly once whoever else queues it meanwhile. Of an
- *   ordered subscription's copies (its mailbox, which has no job per notification), one a sweep: its
- *   job runs the subscription's waiting list from the head. With a store that finds its stalled
- *   lanes itself (`stalledLanes`), a lane's copy is left until its notification is done instead, and
+ *   ordered subscription's copies (its lane, which has no job per notification), one a sweep: its
+ *   job runs the subscription's lane from the head. With a store that finds its stalled
+ *   lanes itself (`lanes.stalled`), a lane's copy is left until its notification is done instead, and
  *   the lanes are woken from the store's side (`wakeStalledLanes`), after the copies.
  * - no record: the claim itself was lost (or its retention ran out); with no job, queued again too.
  * - `completed`: the copy is dropped.
@@ -94,11 +94,11 @@ async function sweepCopies(options: SweepQueuedOptions, before: number): Promise
   const { ledger, queue } = options.queue;
   const result: SweepResult = { checked: 0, requeued: 0, dropped: 0 };
   const pageSize = options.limit ?? DEFAULT_SWEEP_PAGE;
-  // A subscription's mailbox needs one job to run it from its head, not one per waiting copy, and
-  // none while one of its copies still has its job (the mailbox's drain job): decided after the pass.
+  // A subscription's lane needs one job to run it from its head, not one per waiting copy, and
+  // none while one of its copies still has its job (the lane's drain job): decided after the pass.
   const lanesToWake = new Map<string, LedgerEntry>();
   const lanesWithJob = new Set<string>();
-  // Whether a subscription's mailbox has a runner, asked once a sweep (see `verdictFor`).
+  // Whether a subscription's lane has a runner, asked once a sweep (see `verdictFor`).
   const running = new Map<string, Promise<boolean>>();
   for (let part = 0; part < LEDGER_PARTS; part++) {
     // Pages by offset: a dropped copy leaves the part, so the next page starts that much earlier.
@@ -201,7 +201,7 @@ async function verdictFor(
   if (order && lanes && record !== undefined && record.state !== "failed")
     return record.state === "completed" ? "drop" : "keep";
   if (record?.state === "completed") {
-    // The copy of the notification that woke its lane is the lane's (its waiters have none of their
+    // The copy of the notification that woke its lane is the lane's (its waiting notifications have none of their
     // own, their data is in the lane): it goes once the lane is empty. While notifications still wait
     // and nothing runs the lane, its drain job was lost: one is queued again from this copy (it finds
     // its own notification done and runs the lane from its head).
@@ -218,7 +218,7 @@ async function verdictFor(
   }
   const waiting = record === undefined || record.state === "queued" || (record.leaseUntil ?? 0) < Date.now();
   if (!waiting) return "keep";
-  // Waiting in its subscription's mailbox, which a runner drains: it never had a job of its own to lose.
+  // Waiting in its subscription's lane, which a runner drains: it never had a job of its own to lose.
   if (order && record?.state === "queued" && (await laneRunning(order.key, store, running))) return "keep";
   return jobVerdict(queue, jobId);
 }
@@ -245,7 +245,7 @@ async function jobVerdict(queue: Queue<NotificationJobData>, jobId: string): Pro
     await bounded(queue.remove(jobId));
     return "requeue";
   }
-  // Waiting, delayed or active: the job is there (for a mailbox, its drain job).
+  // Waiting, delayed or active: the job is there (for a lane, its drain job).
   return "job_there";
 }
 

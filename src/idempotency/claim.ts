@@ -24,7 +24,7 @@ export interface ClaimRequest {
   handoffFrom?: string;
   /**
    * A receiver's claim made to hand the notification to a durable queue. With `order`, the record
-   * joins its key's waiting list in position order instead of holding the key: it never waits for
+   * joins its key's lane in position order instead of holding the key: it never waits for
    * another notification of its key (only staleness is checked), and workers run the list in order.
    * Joining the list is no run: the record's `attempts` stay as they were, and each worker's take of
    * it counts one, so the record, the job and `ctx.attempt` say the same.
@@ -39,10 +39,10 @@ export interface ClaimRequest {
    */
   queueAtClaim?: boolean;
   /**
-   * With `forQueue` and `order`, for a store with `markWaiting`: the notification's job data as the
+   * With `forQueue` and `order`, for a store whose lanes are kept whole: the notification's job data as the
    * queue keeps it (sealed, or card numbers masked; never card verification data). The store keeps it
-   * beside the record until the record is settled, hands the record over to its key's mailbox in the
-   * claim itself (as `markWaiting` would, with `leaseMs` as the runner's lease), answering `appended`,
+   * beside the record until the record is settled, hands the record over to its key's lane in the
+   * claim itself (as `lanes.append` would, with `leaseMs` as the runner's lease), answering `appended`,
    * and gives the data back as `carried` to the worker it hands the record to, so neither needs a
    * round trip of its own for it.
    */
@@ -86,7 +86,7 @@ export interface OrderClaim {
   /**
    * The lane's policy for a dead letter (`ordering.onDeadLetter`), given by a receiver's claim for a
    * queue and kept with the key: `hold` keeps a dead letter at its place in the lane, holding the rest
-   * (see `IdempotencyStore.failInLane`). Absent: `skip`, the lane goes on without it.
+   * (see `lanes.fail`). Absent: `skip`, the lane goes on without it.
    */
   onDeadLetter?: "hold";
 }
@@ -117,9 +117,9 @@ export type ClaimResult =
       status: "claimed";
       attempt: number;
       previousPosition?: string;
-      /** Asked with `carried`: the record is in its key's mailbox already, queued; `wake` as `markWaiting`'s. */
+      /** Asked with `carried`: the record is in its key's lane already, queued; `wake` as `lanes.append`'s. */
       appended?: { wake: boolean };
-      /** A waiter handed over by `takeNext` or a worker's claim: the job data its receiver kept with it. */
+      /** A waiting notification handed over by `takeNext` or a worker's claim: the job data its receiver kept with it. */
       carried?: string;
       /** Asked with `queueAtClaim`: the record is queued already, under the claim's hand-off lease. */
       queued?: true;
@@ -133,12 +133,12 @@ export type ClaimResult =
   /**
    * Another owner holds a live lease: on this id, or (`key: true`) on another notification of its key
    * (or, for a worker, an older notification of the key is still being handed to the queue). With
-   * `full: true`, a claim `forQueue` met its key's waiting list at its maximum length: not accepted.
+   * `full: true`, a claim `forQueue` met its key's lane at its maximum length: not accepted.
    */
   | { status: "processing"; retryAfterMs: number; key?: true; full?: true }
   /**
    * Accepted into a durable queue earlier; a worker will run it. `inLane`: it waits in its key's
-   * mailbox, which has a runner now; it has no job of its own to look for, and nothing is queued again.
+   * lane, which has a runner now; it has no job of its own to look for, and nothing is queued again.
    */
   | { status: "queued"; inLane?: true }
   /** Done before; `answer` is what was answered then. */

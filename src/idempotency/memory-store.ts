@@ -52,8 +52,8 @@ export interface MemoryStoreOptions {
    */
   maxBytes?: number;
   /**
-   * With `ordering` through a durable queue: the most notifications a subscription's waiting list (its
-   * mailbox) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
+   * With `ordering` through a durable queue: the most notifications a subscription's lane (its
+   * lane) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
    */
   mailboxMaxLength?: number;
   /** Clock in epoch ms; tests move it to expire leases. */
@@ -68,13 +68,13 @@ export interface MemoryStoreOptions {
 interface Entry extends IdempotencyRecord, Written {
   /** Claimed in order: its key and position, and whether this claim holds the key (a stale one does not). */
   order?: OrderClaim & { holdsKey: boolean };
-  /** In its key's waiting list (handed to a queue in order, not yet run). */
+  /** In its key's lane (handed to a queue in order, not yet run). */
   waiting?: boolean;
-  /** The job data its receiver kept with it in the mailbox (`ClaimRequest.carried`), until it is settled. */
+  /** The job data its receiver kept with it in the lane (`ClaimRequest.carried`), until it is settled. */
   carried?: string;
   /** What its first claim that told it said of the notification, for `list`'s filters. */
   listedAs?: ListedAs;
-  /** Put back in line after a failed run (`retryInLane`): not handed out before this epoch ms. */
+  /** Put back in line after a failed run (`lanes.retry`): not handed out before this epoch ms. */
   retryAt?: number | undefined;
   expiresAt: number;
   /** Estimated bytes this record holds, counted in the store's total. */
@@ -214,11 +214,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   }
 
   /**
-   * The first of the key's waiting list that can run now (`ownId`, the caller's own, counts as ready),
+   * The first of the key's lane that can run now (`ownId`, the caller's own, counts as ready),
    * dropping ids that no longer wait; "busy" when the first is a receiver's claim still being handed
-   * to the queue; "held" when it is a dead letter holding its lane (see `failInLane`).
+   * to the queue; "held" when it is a dead letter holding its lane (see `lanes.fail`).
    */
-  function firstWaiter(
+  function firstInLane(
     key: string,
     ownId: string | undefined,
     at: number,
@@ -245,11 +245,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   function laneHead(key: string, at: number): string | "running" | undefined {
     if (orders.beingRun(key)) return "running";
     returnLapsedHolder(key, undefined, at);
-    const first = firstWaiter(key, undefined, at);
+    const first = firstInLane(key, undefined, at);
     return typeof first === "object" || first === "busy" || first === "held" ? "running" : first;
   }
 
-  /** The dead letter holding the key's lane (see `failInLane`), if one does. */
+  /** The dead letter holding the key's lane (see `lanes.fail`), if one does. */
   function heldBy(key: string): string | undefined {
     return orders.waiters(key).find((id) => {
       const entry = live(id);
@@ -257,8 +257,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
     });
   }
 
-  /** Claim the waiter `id` of `key` for `owner`, holding the key unless it turned stale. */
-  function runWaiter(id: string, key: string, owner: string, leaseMs: number, at: number): ClaimedOrStale {
+  /** Claim the waiting notification `id` of `key` for `owner`, holding the key unless it turned stale. */
+  function runFromLane(id: string, key: string, owner: string, leaseMs: number, at: number): ClaimedOrStale {
     const entry = live(id)!;
     orders.leave(key, id);
     orders.runner(key, at + leaseMs);
@@ -288,7 +288,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
 
   /**
    * A worker that held the key and died (or lost its lease) left its notification run halfway: it goes
-   * back into the key's waiting list at its position, so it runs before any newer one, not after as stale.
+   * back into the key's lane at its position, so it runs before any newer one, not after as stale.
    */
   function returnLapsedHolder(key: string, ownId: string | undefined, at: number): void {
     const lapsed = orders.lapsedHolder(key);
@@ -322,7 +322,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         entry.leaseUntil = undefined;
         entry.carried = undefined;
         letGoOfKey(entry, claim.id);
-        // Back at its place at the head of its lane, which waits for it (see `firstWaiter`).
+        // Back at its place at the head of its lane, which waits for it (see `firstInLane`).
         if (key !== undefined && orders.holds(key)) {
           entry.waiting = true;
           orders.wait(key, claim.id, entry.order?.position);
@@ -418,11 +418,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const at = now();
       if (orders.heldFor(order.key, owner) !== undefined) return undefined;
       returnLapsedHolder(order.key, undefined, at);
-      const first = firstWaiter(order.key, undefined, at);
-      // The head waits for its retry: the runner that put it back comes again then (see `retryInLane`).
+      const first = firstInLane(order.key, undefined, at);
+      // The head waits for its retry: the runner that put it back comes again then (see `lanes.retry`).
       if (typeof first === "object") return undefined;
       if (first !== undefined && first !== "busy" && first !== "held")
-        return runWaiter(first, order.key, owner, leaseMs, at);
+        return runFromLane(first, order.key, owner, leaseMs, at);
       // The runner stops here, in the step that found the list empty: an append from now on wakes another.
       orders.runner(order.key, undefined);
       return undefined;
@@ -470,7 +470,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       if (entry?.state === "queued" && !takeQueued) {
         // Another payload under a queued id waits for the queued one's outcome instead of being acknowledged.
         if (entry.fingerprint !== fingerprint) return { status: "processing", retryAfterMs: leaseMs };
-        // Waiting in its mailbox, which has a runner: a duplicate, no new claim (see ORDERED_CLAIM).
+        // Waiting in its lane, which has a runner: a duplicate, no new claim (see ORDERED_CLAIM).
         if (entry.waiting && entry.order && orders.hasRunner(entry.order.key))
           return { status: "queued", inLane: true };
         return { status: "queued" };
@@ -485,7 +485,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       const newestPosition = order && orders.position(order.key);
       const stale =
         order?.position !== undefined && newestPosition !== undefined && isBefore(order.position, newestPosition);
-      // Handed to a queue, it never waits for the key: it joins the key's waiting list instead.
+      // Handed to a queue, it never waits for the key: it joins the key's lane instead.
       if (order && !stale && !forQueue) {
         const heldFor = orders.heldFor(order.key, owner);
         if (heldFor !== undefined)
@@ -496,10 +496,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
           };
       }
       if (order && takeQueued && !stale && !forQueue) {
-        // A worker: its own record waits in the key's list, and the list's first waiter runs.
+        // A worker: its own record waits in the key's list, and the list's first waiting notification runs.
         returnLapsedHolder(order.key, id, at);
         orders.wait(order.key, id, order.position);
-        const first = firstWaiter(order.key, id, at);
+        const first = firstInLane(order.key, id, at);
         if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
         // Held by a dead letter: its redrive or discard lets the lane on; this job looks again a lease later.
         if (first === "held") return { status: "processing", retryAfterMs: leaseMs, key: true };
@@ -516,7 +516,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
             bytes: 0,
             written: 0,
           });
-          return runWaiter(first, order.key, owner, leaseMs, at);
+          return runFromLane(first, order.key, owner, leaseMs, at);
         }
       }
       if (order && entry?.waiting && !forQueue) orders.leave(order.key, id);
@@ -543,7 +543,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       // Kept from the first claim that told it (see listedAsOf).
       const listed = entry?.listedAs ?? listedAsOf(request);
       if (listed) claimed.listedAs = listed;
-      // Kept with its data, it is handed over at once, as `markWaiting` would (see `ClaimRequest.carried`).
+      // Kept with its data, it is handed over at once, as `lanes.append` would (see `ClaimRequest.carried`).
       const carried = order && forQueue && !stale ? request.carried : undefined;
       if (order && forQueue) orders.policy(order.key, order.onDeadLetter === "hold");
       if (order && forQueue && !stale) {
@@ -574,7 +574,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       }
       if (toQueue) return { status: "claimed", ...handle, attempt: attempts, queued: true };
       if (order && !forQueue) orders.hold(order.key, owner, at + leaseMs, takeQueued ? id : undefined);
-      // A worker holding the key runs its mailbox from here.
+      // A worker holding the key runs its lane from here.
       if (order && takeQueued && !forQueue) orders.runner(order.key, at + leaseMs);
       return newestPosition === undefined
         ? { status: "claimed", ...handle, attempt: attempts }

@@ -89,8 +89,9 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   // works and stays in order, at the older, slower drain (docs/ordering.md).
   if (resolved.ordering && options.queue?.durable && !(options.queue.wake && drainedLanes(resolved.store)))
     logger.info(
+      // The field keeps its first name: alerts and log queries may look for it.
       { mailbox: false },
-      "ordering: each ordered notification runs as its own queued job with this store and queue (no per-subscription mailbox; see docs/ordering.md)",
+      "ordering: each ordered notification runs as its own queued job with this store and queue (no per-subscription lane kept whole; see docs/ordering.md)",
     );
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {

@@ -54,8 +54,8 @@ export interface RedisStoreSettings {
   /** The longest any store call may take before it fails with `StoreUnavailableError`. Default 500 ms. */
   timeoutMs?: number;
   /**
-   * With `ordering` through a durable queue: the most notifications a subscription's waiting list (its
-   * mailbox) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
+   * With `ordering` through a durable queue: the most notifications a subscription's lane (its
+   * lane) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
    */
   mailboxMaxLength?: number;
   /**
@@ -98,7 +98,7 @@ export interface RedisStore extends IdempotencyStore {
 
 export const DEFAULT_REDIS_PREFIX = "mw:idem:";
 
-/** The ordered scripts that touch only an order key's hash and waiting list, no record's. */
+/** The ordered scripts that touch only an order key's hash and lane, no record's. */
 const ON_THE_KEY_ALONE = new Set(["mwIdemOrderedNext", "mwIdemOrderedAbandonNext"]);
 /** The ordered scripts that append to a lane, and list it in the lanes index (a fifth key). */
 const WITH_LANE_INDEX = new Set<string>(["mwIdemOrderedClaim", "mwIdemOrderedMarkWaiting"]);
@@ -118,7 +118,7 @@ type ScriptReply = [string, (string | number)?, string?, (string | number)?, str
 
 /**
  * A claimed or stale reply as a handle: on the record asked for, or (when the reply names one) on the
- * first waiter of the key's list that the script claimed instead.
+ * first waiting notification of the key's list that the script claimed instead.
  */
 function claimedOf(reply: ScriptReply, asked: ClaimHandle): ClaimedOrStale {
   const [status, attempt, position, otherId, otherPosition, data] = reply;
@@ -130,7 +130,7 @@ function claimedOf(reply: ScriptReply, asked: ClaimHandle): ClaimedOrStale {
           owner: asked.owner,
           order: { key: asked.order!.key, ...(otherPosition ? { position: otherPosition } : {}) },
         };
-  // A waiter handed over comes with the job data its receiver kept with it (see ORDERED_CLAIM).
+  // A waiting notification handed over comes with the job data its receiver kept with it (see ORDERED_CLAIM).
   const carried = data ? { carried: data } : {};
   if (status === "stale")
     return { status, ...handle, attempt: Number(attempt), newestPosition: String(position), ...carried };
@@ -183,7 +183,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       : connection.runScript(what, scripts[name], keysAndArgs, afterFailure);
 
   const key = (id: string) => prefix + id;
-  /** The order keys whose lane a dead letter held, by when (see `failInLane` and `heldLanes`). */
+  /** The order keys whose lane a dead letter held, by when (see `lanes.fail` and `heldLanes`). */
   const heldLanesKey = `${prefix}held-lanes`;
   /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
   const script = (
@@ -278,7 +278,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       case "bind":
         return claimRecord(request, true);
       case "waiting":
-        // Kept with its data and handed over in the claim: no `markWaiting` follows.
+        // Kept with its data and handed over in the claim: no `lanes.append` follows.
         return {
           ...claimedOf(["claimed", value, position], { id, owner, order: order! }),
           appended: { wake: Number(wake) === 1 },
