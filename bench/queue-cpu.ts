@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { Queue, Worker } from "bullmq";
 import { Redis } from "ioredis";
 import type * as root from "merchant-webhooks";
@@ -6,6 +5,7 @@ import type * as bullmq from "merchant-webhooks/bullmq";
 import type * as redisParts from "merchant-webhooks/redis";
 import { pino } from "pino";
 import { ownRedisServer, removeKeys } from "../test/support/redis.js";
+import { renewalBodies, redisCpuUs as serverCpuUs } from "./queue-bench-parts.js";
 
 /**
  * CPU per notification on the queue path, split between this Node process and the Redis server: the
@@ -43,17 +43,7 @@ if (process.env.BENCH_BASELINE) libraries.baseline = await built(process.env.BEN
 
 const redis = new Redis(url);
 const prefix = `bench-queue-cpu-${Date.now().toString(36)}`;
-const template = JSON.stringify(
-  JSON.parse(readFileSync(new URL("../test/fixtures/renewal.json", import.meta.url), "utf8")),
-);
-const encoder = new TextEncoder();
-let batch = 0;
-const bodies = (n: number) => {
-  batch++;
-  return Array.from({ length: n }, (_, i) =>
-    encoder.encode(template.replace(/"id":\s*"[^"]*"/, `"id":"${prefix}-${batch}-${i}"`)),
-  );
-};
+const bodies = renewalBodies(prefix);
 
 /** One way to acknowledge a body and one to drain what was acknowledged, with their CPU per job. */
 interface Way {
@@ -113,11 +103,7 @@ function plainWay(): Way {
   };
 }
 
-async function redisCpuUs(): Promise<number> {
-  const info = await redis.info("cpu");
-  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
-  return (field("used_cpu_user") + field("used_cpu_sys")) * 1e6;
-}
+const redisCpuUs = () => serverCpuUs(redis);
 
 /** Run `task` over `n` jobs, adding its Node and Redis CPU per job to `into`. */
 async function measured(task: () => Promise<void>, into: { node: number[]; redis: number[] }, n = count) {

@@ -1,4 +1,4 @@
-import type { Job, MinimalQueue } from "bullmq";
+import { Job, type MinimalQueue } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
@@ -88,4 +88,63 @@ export async function writeDeadLetterSoon(
   } catch {
     return false;
   }
+}
+
+/** Why a dead letter written by `keepUnrunnable` cannot be run as it is: said by every redrive path. */
+export const UNRUNNABLE_REASON =
+  "its data could not be read (moved from another notification, no key opens it, or gone): nothing to run it from";
+
+/** A dead letter `keepUnrunnable` wrote without a notification: `lost` says why. */
+interface LostLetter extends NotificationJobData {
+  lost: string;
+}
+
+/**
+ * Whether a dead letter is one `keepUnrunnable` wrote without a notification (its data was lost before
+ * it ran): it is not redriven, only listed (replay it from a recording, or discard it).
+ */
+export const isLostLetter = (data: Partial<LostLetter> | undefined): boolean =>
+  typeof data?.lost === "string" && data.notification === undefined && data.sealed === undefined;
+
+/**
+ * A notification handed to a worker (a lane's waiting notification) whose data cannot be read, from the lane or from
+ * a job: accepted, it is a dead letter, written to the failed set before its record is failed, so the
+ * CLI's `redrive` and the console find it as they find any. Its data is kept as it was when it names
+ * this notification (sealed under a key that a fixed worker holds again, it runs once redriven);
+ * otherwise (another notification's data put in its place, or none) the letter holds its id, order and
+ * why, and no notification. Resolves false when it could not be written (the claim is then let go,
+ * and the notification tried again later), true when written or when there is no queue client to write with.
+ */
+export async function keepUnrunnable(
+  client: Redis | Cluster | undefined,
+  job: Job<NotificationJobData>,
+  claim: { id: string; order?: { key: string; position?: string }; attempt: number; carried?: string },
+  stop: AbortSignal,
+): Promise<boolean> {
+  if (!client) return true;
+  const names = (data: Partial<NotificationJobData> | undefined): data is NotificationJobData =>
+    data?.id === claim.id && data.order?.key === claim.order?.key && typeof data.event_type === "string";
+  const queue = (job as unknown as { queue: MinimalQueue }).queue;
+  const own = await withTimeout(Job.fromId<NotificationJobData>(queue, jobIdFor(claim.id)), WRITE_TIMEOUT_MS, () =>
+    Error("job lookup timed out"),
+  ).catch(() => null);
+  if (own === null) return false;
+  let carried: Partial<NotificationJobData> | undefined;
+  try {
+    carried = claim.carried === undefined ? undefined : JSON.parse(claim.carried);
+  } catch {}
+  const data: NotificationJobData | LostLetter = names(carried)
+    ? carried
+    : names(own?.data)
+      ? own.data
+      : {
+          id: claim.id,
+          event_type: "(unknown)",
+          headers: {},
+          receivedAt: own?.timestamp ?? Date.now(),
+          fingerprint: "",
+          ...(claim.order ? { order: claim.order } : {}),
+          lost: UNRUNNABLE_REASON,
+        };
+  return writeDeadLetterSoon(client, job, data, claim.attempt, UNRUNNABLE_REASON, stop);
 }

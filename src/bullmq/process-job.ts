@@ -29,7 +29,7 @@ import type { RunSettings } from "../worker/run-settings.js";
 import type { SealingKey } from "../worker/seal.js";
 import { type Taken, takeNext } from "../worker/take-next.js";
 import type { Claimed, HeldClaim, JobTransport, RunStep } from "../worker/transport.js";
-import { writeDeadLetterSoon } from "./dead-letter.js";
+import { keepUnrunnable, writeDeadLetterSoon } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import { type LaneRetry, requeueingInLane, requeuesInLane } from "./lane-transaction.js";
 import { onceLeftActive } from "./left-active.js";
@@ -246,12 +246,18 @@ class BullmqJob implements JobTransport<JobOutcome> {
         else if (current.attempt > 1) this.tidying.push(removeJobOf(job, current.id, runner.shutdown));
         if (!sweptWithLane(runner, current.order)) this.done.add(current.id, data.ledger);
       }
+    } else if (!(await keepUnrunnable(runner.queueClient, job, current, runner.shutdown))) {
+      // Its dead letter not written, it must not fail: let go, it comes back to this job (as above).
+      if (transaction) await transaction.rollback("job_unreachable");
+      else await Promise.resolve(runner.store.extend(current, 0)).catch(() => {});
+      this.unreachable = true;
+      return "stop";
     } else if (transaction) {
       // As below, the failure recorded once the transaction that claimed it is rolled back.
       await transaction.rollback("job_missing");
     } else {
-      // Its job is gone (or unreadable): nothing to run it from. Failed, it no longer holds up the
-      // subscription, and a redelivery by the sender runs it afresh.
+      // Its data is gone (or unreadable): nothing to run it from. A dead letter now (`keepUnrunnable`),
+      // failed, it no longer holds up the subscription, and a redelivery by the sender runs it afresh.
       await Promise.resolve(runner.store.fail(current, "job_missing")).catch(() => {});
     }
     return "next";

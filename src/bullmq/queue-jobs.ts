@@ -10,6 +10,7 @@ import {
   type QueueJobs,
 } from "../queue/queue-jobs.js";
 import type { NotificationJobData } from "../worker/job-data.js";
+import { isLostLetter } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 
 /** Most redrive notes kept per notification. */
@@ -67,7 +68,8 @@ export function bullmqJobs(queue: Queue<NotificationJobData>, client: Redis | Cl
     },
     async retryFailed(id, note?: JobFailure) {
       const job = await failedJob(id);
-      if (!job) return false;
+      // A dead letter whose data was lost (`keepUnrunnable`) has nothing to run: a recording may.
+      if (!job || isLostLetter(job.data)) return false;
       // Kept before `retry` resets the job's attempts for a full policy again.
       if (note)
         await client

@@ -6,6 +6,7 @@ import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
+import { isLostLetter, UNRUNNABLE_REASON } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 
 export interface RedriveOptions {
@@ -74,6 +75,12 @@ export interface RedriveResult {
   redriven: string[];
   /** Requested ids with no job in the failed set (never failed, already redriven, or removed). */
   notFailed: string[];
+  /**
+   * Dead letters left where they are: their data was lost before they could run (see
+   * `keepUnrunnable`), with why. Replay one from a recording (the console), or discard it. Absent
+   * when there are none.
+   */
+  unrunnable?: Array<{ id: string; reason: string }>;
 }
 
 const PAGE = 500;
@@ -165,6 +172,13 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
       }
     }
     for (const { job, after } of inLaneOrder(failed)) {
+      if (isLostLetter(job.data)) {
+        (result.unrunnable ??= []).push({
+          id: job.data?.id ?? String(job.id),
+          reason: job.failedReason || UNRUNNABLE_REASON,
+        });
+        continue;
+      }
       if (!options.dryRun) {
         // Run after the dead letter before it in its lane has gone back into the lane (see `processJob`).
         if (after !== undefined || job.data?.redriveAfter !== undefined)

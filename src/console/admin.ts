@@ -491,6 +491,8 @@ export function createAdmin(options: AdminOptions): Admin {
         return { status: "busy", message: "being processed now; try again later" };
     }
     try {
+      // A dead letter holding no notification (see `lostDeadLetter`) makes way: its id is the job's.
+      if (await lostDeadLetter(id)) await jobs?.removeFailed(id);
       await target.enqueue({
         id,
         fingerprint,
@@ -511,13 +513,27 @@ export function createAdmin(options: AdminOptions): Admin {
 
   type Found = NonNullable<Awaited<ReturnType<typeof findRecord>>>;
 
+  /**
+   * Whether the dead letter of `id` holds no notification, neither in clear nor sealed: a worker wrote
+   * it for a notification whose data was lost before it ran, so every redrive lists it. Only a
+   * recording (`replay`) can run it again.
+   */
+  async function lostDeadLetter(id: string): Promise<boolean> {
+    const view = await jobs?.view(id).catch(() => undefined);
+    return view?.state === "failed" && !view.sealed && view.notification === undefined;
+  }
+
   /** Redrive one dead letter: undefined when it went back to work, else why not. */
   async function redriveOne(id: string, found: Found | undefined): Promise<string | undefined> {
     const state = found?.record.state;
     if (state === "completed") return `already completed: ${found!.record.answer?.message ?? ""}`;
     if (state === "processing") return "being processed now";
     if (await jobs?.retryFailed(id, failureOf(found))) return undefined;
-    const noJob = jobs ? `no dead letter of it in the ${jobs.kind} queue` : "the queue keeps no jobs to redrive";
+    const noJob = !jobs
+      ? "the queue keeps no jobs to redrive"
+      : (await lostDeadLetter(id))
+        ? `its dead letter in the ${jobs.kind} queue holds no notification to run (its data was lost before it ran)`
+        : `no dead letter of it in the ${jobs.kind} queue`;
     if (!recorder) return `${noJob}, and no recorder to replay it from`;
     try {
       const result = await replay(id);

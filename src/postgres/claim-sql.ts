@@ -15,12 +15,20 @@ import { LOCK_NOT_AVAILABLE, literal, type Query, sqlState } from "./sessions.js
 
 /**
  * Where a claim wrote its new record (`ctid`): its own transaction can settle it without an index read.
+ * `completed`: that record was written completed, answering `FIRST_ANSWER` (see claimFunctionSql).
  * `unwritten`: a first claim that wrote nothing yet, its record to be written whole as the run ends.
  */
 export interface WrittenRow {
   rowId?: string;
+  completed?: boolean;
   unwritten?: boolean;
 }
+
+/**
+ * The answer a first delivery's record is written with by its claim (the run's usual answer: a handler
+ * ran and returned, run-claimed.ts). A run that ends with another answer rewrites it in its completion.
+ */
+export const FIRST_ANSWER = JSON.stringify({ processed: true, message: "processed" });
 
 /** A record row as the claim reads it; times are epoch ms on the database's clock. */
 export interface RecordRow {
@@ -44,7 +52,7 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
     (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms`;
   return {
     // The claim's first statement: the function `migrate()` installs (see claimFunctionSql).
-    look: `SELECT ${names.claimFunction}($1, $2, $3, $4, $5::float8, ${retentionSeconds}::float8, $6, NULL, false, $7, $8) AS look`,
+    look: `SELECT ${names.claimFunction}($1, $2, $3, $4, $5::float8, ${retentionSeconds}::float8, $6, NULL, false, $7, $8, NULL) AS look`,
     retentionSeconds,
     claimFunction: names.claimFunction,
     // Taking the key's row lock (an upsert locks the row as FOR UPDATE does) and reading it in one statement.
@@ -90,11 +98,15 @@ export type ClaimStatements = ReturnType<typeof claimStatements>;
  * concurrent first claim nearby would write into. `p_bound_ms`, when given, bounds the rest of the
  * transaction's statements and idle time on the server (as `SET LOCAL` would: see transactional-claim.ts);
  * `p_fence`, for a claim whose handler runs in this transaction, puts up its fence (see fence-sql.ts).
+ * `p_answer`, for a first claim at `read committed` whose record is written once (defersFirstWrite),
+ * writes that record at once, completed with that answer: it commits only with the handler's effects,
+ * and its completion is then the seal alone (see sealFunctionSql), no second statement on the record.
  *
  * It answers one text, so the common answers cost the client one short column to parse rather than a
  * row of ten (see parseLook): `w` and the inserted row's `ctid` (its own transaction completes it without
- * an index read); `f` for the lock taken and no record; `h` for the lock held elsewhere and no record;
- * otherwise the record as a JSON array, with whether the lock was taken first.
+ * an index read); `c` and the `ctid` of the row inserted completed; `f` for the lock taken and no record;
+ * `h` for the lock held elsewhere and no record; otherwise the record as a JSON array, with whether the
+ * lock was taken first.
  */
 export function claimFunctionSql(names: QualifiedNames): string {
   const { records } = names;
@@ -105,7 +117,7 @@ export function claimFunctionSql(names: QualifiedNames): string {
       WHERE r.id = p_id AND r.updated_at > clock_timestamp() - p_retention_s * interval '1 second' ${lock};`;
   return `CREATE OR REPLACE FUNCTION ${names.claimFunction}(p_lock text, p_id text, p_fingerprint text, p_owner text,
   p_lease_ms float8, p_retention_s float8, p_insert boolean, p_bound_ms integer, p_fence boolean,
-  p_event_type text, p_subscription_id text)
+  p_event_type text, p_subscription_id text, p_answer jsonb)
 RETURNS text
 LANGUAGE plpgsql AS $claim$
 DECLARE
@@ -125,6 +137,17 @@ BEGIN
   ELSIF p_fence AND p_bound_ms IS NOT NULL THEN
     -- Held: by a transaction idle past the bound, the server's own limit lifted from within, it ends now.
     PERFORM ${names.endOverdueFunction}(hashtextextended(p_lock, 0), p_bound_ms);
+  END IF;
+  -- A first delivery's record, written once: completed (its row and index entries are written here
+  -- rather than by the completion, which only seals). A row there (past retention) is left to the read.
+  IF locked AND p_answer IS NOT NULL THEN
+    INSERT INTO ${records} (id, fingerprint, state, owner, attempts, answer, event_type, subscription_id)
+      VALUES (p_id, p_fingerprint, 'completed', p_owner, 1, p_answer, p_event_type, p_subscription_id)
+      ON CONFLICT (id) DO NOTHING
+      RETURNING 'c' || ctid::text INTO look;
+    IF look IS NOT NULL THEN
+      RETURN look;
+    END IF;
   END IF;
   IF locked AND p_insert THEN
     INSERT INTO ${records} (id, order_key, position, holds_key, fingerprint, state, owner, lease_until, attempts, waiting,
@@ -152,6 +175,8 @@ export interface ClaimLook {
   locked: boolean;
   /** The first claim's row, inserted by the function (its `ctid`). */
   rowId?: string;
+  /** That row was inserted completed (`p_answer`). */
+  completed?: boolean;
   /** The record read; none when there is none within retention. */
   row?: RecordRow;
 }
@@ -161,6 +186,8 @@ export function parseLook(look: string): ClaimLook {
   switch (look[0]) {
     case "w":
       return { locked: true, rowId: look.slice(1) };
+    case "c":
+      return { locked: true, rowId: look.slice(1), completed: true };
     case "f":
       return { locked: true };
     case "h":
@@ -227,6 +254,8 @@ export function lookInline(
   args.push(
     eventType === null ? "NULL" : literal(eventType),
     subscriptionId === null ? "NULL" : literal(subscriptionId),
+    // The store's own constant, no quote in it.
+    deferWrite ? `'${FIRST_ANSWER}'` : "NULL",
   );
   return `SELECT ${sql.claimFunction}(${args.join(", ")}) AS look`;
 }
@@ -261,7 +290,10 @@ export async function claimIn(
   const { id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue } = request;
   const look = looked ?? parseLook((await query<{ look: string }>(sql.look, [...lookValues(sql, request)]))[0]!.look);
   if (look.rowId !== undefined) {
-    if (written) written.rowId = look.rowId;
+    if (written) {
+      written.rowId = look.rowId;
+      written.completed = look.completed;
+    }
     return { status: "claimed", id, owner, attempt: 1 };
   }
   const { row } = look;

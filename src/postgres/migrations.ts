@@ -1,7 +1,7 @@
 import { claimFunctionSql } from "./claim-sql.js";
 import { fenceSql } from "./fence-sql.js";
 import type { QualifiedNames } from "./names.js";
-import { completeFunctionSql } from "./settle-sql.js";
+import { completeFunctionSql, sealFunctionSql } from "./settle-sql.js";
 
 /**
  * Every change to the inbox's tables, in order: the one home of the schema's SQL (as pg-boss keeps its
@@ -104,6 +104,15 @@ ${createIndex(names.schema, names.subscriptionIndex, `${names.records} (subscrip
     sql: (names) => `ALTER TABLE ${names.records} ADD COLUMN IF NOT EXISTS hold_on_dead_letter boolean NULL;
 ${createIndex(names.schema, names.heldIndex, `${names.records} (updated_at) WHERE waiting AND state = 'failed'`)}`,
   },
+  {
+    version: 5,
+    // Nothing the release before reads changes, and its routines (v4) stay for its receivers.
+    readableFrom: 1,
+    description:
+      "a first delivery's record written completed by its claim, sealed by its completion; claim and completion v5",
+    // Routines only (installed with the last step): see claimFunctionSql and sealFunctionSql.
+    sql: () => "",
+  },
 ];
 
 /**
@@ -126,7 +135,9 @@ ${fenceSql(names)}
 -- A notification's claim and its completion, each one statement (see docs/postgres.md).
 ${claimFunctionSql(names)}
 
-${completeFunctionSql(names)}`;
+${completeFunctionSql(names)}
+
+${sealFunctionSql(names)}`;
 }
 
 /** The version table: one row per step run (or found already there, for tables older than it). */

@@ -23,7 +23,7 @@ import {
 } from "./orm-transaction.js";
 import { type Query, retryConflicts } from "./sessions.js";
 import {
-  completedWrite,
+  completion,
   defersFirstWrite,
   HANDLER_SAVEPOINT,
   type InboxStatements,
@@ -351,14 +351,13 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
     transaction: transaction.handle,
     async commit(answer: StoredAnswer) {
       if (!once()) return;
-      const write = completedWrite(written, own);
+      const statement = completion(settles, claimed, answer, written, own);
       try {
         // The completion seals the transaction (see fence-sql.ts): the ORM's COMMIT then passes the fence.
         await end(async (q) => {
-          const completion = [claimed.id, claimed.owner, JSON.stringify(answer), write] as const;
-          if (!commitsItself) return void (await q(settles.completeCall(...completion)));
+          if (!commitsItself) return void (await q(statement));
           // The completion and the COMMIT, one message, as the default store sends them.
-          await q(settles.completeAndCommit(...completion));
+          await q(`${statement}; COMMIT`);
           gate.committed();
         });
       } catch (err) {
@@ -372,7 +371,7 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
       try {
         // Handed to a queue, the claim commits as processing, under its lease.
         await end(async (q) => {
-          await writeFirstRecord(q, claims, written.unwritten, own);
+          await writeFirstRecord(q, claims, written, own);
           await sealed(q, gate.committed, commitsItself, claimed.owner);
         });
       } catch (err) {

@@ -1,4 +1,4 @@
-import { insideClaimSql, sealSql } from "./fence-sql.js";
+import { insideClaimSql, SEAL_SETTING, sealSql } from "./fence-sql.js";
 import type { QualifiedNames } from "./names.js";
 import { literal } from "./sessions.js";
 
@@ -38,13 +38,16 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
   return {
     complete: completeSql(names, { id: "$1", owner: "$2", answer: "$3", live }),
     /**
-     * The completion procedure's call and the COMMIT, one simple-protocol message: its arguments written
-     * in as literals, as that protocol carries no parameters.
+     * The completion procedure's call, its arguments written in as literals (to ride with the COMMIT in
+     * one simple-protocol message, which carries no parameters).
      */
-    completeAndCommit: (id: string, owner: string, answerJson: string, written: CompletedWrite) =>
-      `${completeCall(id, owner, answerJson, written)}; COMMIT`,
-    /** The completion procedure's call alone, for a transaction its opener commits (an ORM's). */
     completeCall,
+    /**
+     * The completion of a record its claim wrote completed (`c`), answering as written: the seal's call
+     * (see sealFunctionSql), alone or with the COMMIT in one message.
+     */
+    sealCall: (id: string, owner: string, rowId: string) =>
+      `SELECT ${names.sealFunction}(${literal(id)}, ${literal(owner)}, ${literal(rowId)})`,
     fail: settle("failed", "error = $3, waiting = false"),
     /**
      * `fail` for a run whose job fails with it, in its own transaction (`failWithin`): a dead letter,
@@ -166,10 +169,34 @@ const JOB_MISSING = "job_missing";
 export const RECORD_NOT_FOUND = "P0002";
 
 /**
+ * The completion of a first delivery whose claim wrote its record completed already (`p_answer` of the
+ * claim function): raises unless it runs in the claim's own transaction and finds that row (by `ctid`,
+ * as the completion does), then seals the transaction. The record is written once, by the claim.
+ */
+export function sealFunctionSql(names: QualifiedNames): string {
+  return `CREATE OR REPLACE FUNCTION ${names.sealFunction}(p_id text, p_owner text, p_row_id text) RETURNS void
+LANGUAGE plpgsql AS $seal$
+DECLARE
+  sealed text;
+BEGIN
+  ${insideClaimSql}
+  IF NOT EXISTS (SELECT 1 FROM ${names.records}
+      WHERE ctid = p_row_id::tid AND id = p_id AND owner = p_owner AND state = 'completed') THEN
+    RAISE EXCEPTION 'the claim''s record % was not found in its own transaction', p_id
+      USING ERRCODE = '${RECORD_NOT_FOUND}';
+  END IF;
+  -- An assignment, not PERFORM: an expression alone is evaluated without the executor.
+  sealed := set_config('${SEAL_SETTING}', p_owner, true);
+END
+$seal$;`;
+}
+
+/**
  * Completion as a procedure, so it travels with the COMMIT in one message and answers no row (nothing
  * for the client to describe and parse; it raises when it fails): an unordered record its own
  * transaction wrote is found by `ctid` (`p_row_id`: a TID scan reads no index page, so a serializable
- * transaction takes no predicate lock other claims write into); a first claim that wrote nothing
+ * transaction takes no predicate lock other claims write into; one its claim wrote completed, for a run
+ * that ends with another answer than it was written with, is rewritten); a first claim that wrote nothing
  * (`p_fingerprint` given) has its record written whole, completed, under the id's advisory lock its
  * transaction holds (a row there is one past retention, which counts as absent); any other is found as
  * `complete` finds it. A record not found raises, so the transaction is aborted and the COMMIT after it
@@ -187,7 +214,8 @@ BEGIN
   IF p_row_id IS NOT NULL THEN
     UPDATE ${names.records} SET state = 'completed', answer = p_answer, error = NULL, lease_until = NULL,
         holds_key = false, waiting = false, updated_at = clock_timestamp()
-      WHERE ctid = p_row_id::tid AND id = p_id AND owner = p_owner AND state = 'processing' AND order_key IS NULL;
+      WHERE ctid = p_row_id::tid AND id = p_id AND owner = p_owner AND state IN ('processing', 'completed')
+        AND order_key IS NULL;
     GET DIAGNOSTICS changed_rows = ROW_COUNT;
   ELSIF p_fingerprint IS NOT NULL THEN
     INSERT INTO ${names.records} AS r (id, order_key, position, holds_key, fingerprint, state, owner, attempts, answer, waiting,

@@ -1,6 +1,6 @@
 import type { PoolClient } from "pg";
 import { listedAsOf } from "../idempotency/listed-as.js";
-import type { ClaimedOrStale, ClaimRequest, ClaimResult } from "../idempotency/store.js";
+import type { ClaimedOrStale, ClaimRequest, ClaimResult, StoredAnswer } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { clockFor } from "../shared/coarse-clock.js";
 import { coded } from "../shared/errors.js";
@@ -9,6 +9,7 @@ import { type BackendCanceller, backendOf } from "./cancel-backend.js";
 import {
   type ClaimStatements,
   claimIn,
+  FIRST_ANSWER,
   KEY_LOCK_WAIT_MS,
   lockWaitFor,
   lookInline,
@@ -68,10 +69,11 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
 }
 
 /**
- * Whether a first claim of the id writes its record only as the run ends, whole (completed, or
- * processing when handed to a queue), rather than inserting it as processing to update it then: one
- * row written instead of two. The id's advisory lock, held by the transaction, is what keeps another
- * delivery out either way: the processing row, uncommitted, was never seen outside. Only at `read
+ * Whether a first claim of the id writes its record once, as it will commit (completed, with the run's
+ * usual answer: claimFunctionSql's `p_answer`), rather than inserting it as processing to update it as
+ * the run ends: one row written instead of two, and the completion only seals. The id's advisory lock,
+ * held by the transaction, is what keeps another delivery out either way: the row, uncommitted, is
+ * never seen outside, and a run that fails rolls it back with its effects. Only at `read
  * committed`, where the record read after the lock is the latest committed one: at `repeatable read`
  * or `serializable` a record committed meanwhile would only show as a conflict at the end, after the
  * handler ran. Never for an ordered claim or one handed to a durable queue, whose rows other steps read
@@ -131,6 +133,7 @@ async function inTransaction(
   const { client, result } = await retryConflicts(async () => {
     written.rowId = undefined;
     written.unwritten = undefined;
+    written.completed = undefined;
     const client = await db.connect();
     const query = db.queryOn(client);
     try {
@@ -185,7 +188,7 @@ function openClaim(
   claimed: ClaimedOrStale,
   own: ClaimRequest | undefined,
   bound: number | undefined,
-  { rowId, unwritten }: WrittenRow,
+  written: WrittenRow,
 ): TransactionalClaim {
   const query = db.queryOn(client);
   // The handler gets the client behind a guard, closed as soon as the run settles, before anything else.
@@ -251,7 +254,7 @@ function openClaim(
     else db.release(client, new Error("transaction abandoned"));
   }
 
-  const writeFirst = () => writeFirstRecord(query, claims, unwritten, own);
+  const writeFirst = () => writeFirstRecord(query, claims, written, own);
   const recordFailure = (error: string) => recordFailedRun({ db, claims, settles }, claimed, own, error);
 
   return {
@@ -269,9 +272,9 @@ function openClaim(
       if (ended) return;
       end();
       try {
-        // The record completed and the COMMIT, one message; a record not found aborts before the COMMIT.
-        const write = completedWrite({ rowId, unwritten }, own);
-        await query(settles.completeAndCommit(claimed.id, claimed.owner, JSON.stringify(answer), write));
+        // The record completed (or, written so by the claim, sealed) and the COMMIT, one message; a
+        // record not found aborts before the COMMIT.
+        await query(`${completion(settles, claimed, answer, written, own)}; COMMIT`);
         db.release(client);
       } catch (err) {
         // A statement the handler broke (the transaction is aborted), or a lost connection: nothing committed.
@@ -398,14 +401,17 @@ function openClaim(
   };
 }
 
-/** A first claim's record not written yet (`unwritten`), written as its claim would have: processing, attempt 1. */
+/**
+ * A first claim's record not written yet (`unwritten`), or written completed ahead of its run's end,
+ * written as a claim handed to a queue writes it: processing, attempt 1.
+ */
 export async function writeFirstRecord(
   query: Query,
   claims: ClaimStatements,
-  unwritten: boolean | undefined,
+  { unwritten, completed }: WrittenRow,
   own: ClaimRequest | undefined,
 ): Promise<void> {
-  if (!unwritten || !own) return;
+  if (!(unwritten || completed) || !own) return;
   const { id, fingerprint, owner, leaseMs } = own;
   const { eventType = null, subscriptionId = null } = listedAsOf(own) ?? {};
   await query(claims.upsert, [
@@ -458,3 +464,20 @@ export async function recordFailedRun(
 /** What the completion writes: the claim's own row, or a first claim's record whole (its fingerprint, where it is listed). */
 export const completedWrite = ({ rowId, unwritten }: WrittenRow, own: ClaimRequest | undefined): CompletedWrite =>
   unwritten ? { fingerprint: own?.fingerprint, ...(own && listedAsOf(own)) } : { rowId, fingerprint: undefined };
+
+/**
+ * The completion's statement, without the COMMIT: the seal alone for a record its claim wrote completed
+ * with this very answer, the completion procedure for any other (which rewrites such a record's answer).
+ */
+export function completion(
+  settles: SettleStatements,
+  claimed: ClaimedOrStale,
+  answer: StoredAnswer,
+  written: WrittenRow,
+  own: ClaimRequest | undefined,
+): string {
+  const answerJson = JSON.stringify(answer);
+  if (written.completed && written.rowId !== undefined && answerJson === FIRST_ANSWER)
+    return settles.sealCall(claimed.id, claimed.owner, written.rowId);
+  return settles.completeCall(claimed.id, claimed.owner, answerJson, completedWrite(written, own));
+}

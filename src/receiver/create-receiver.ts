@@ -138,7 +138,7 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     internalError: (err) => answer(internalErrorVerdict(err), performance.now()),
     bodyLimit,
     bodyTimeoutMs,
-    inFlight: () => work.size(),
+    inFlight: () => work.size() + notRunYet(options.queue),
     health: (healthOptions) =>
       checkHealth(resolved.store, options.queue, healthOptions, slots, { lanes: resolved.ordering !== undefined }),
     async close(limit) {
@@ -146,9 +146,25 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
       unwatchStore();
       await work.settle(timeoutMs);
       await options.queue?.close?.({ timeoutMs });
+      const abandoned = notRunYet(options.queue);
+      if (abandoned > 0)
+        logger.warn(
+          { abandoned_notifications: abandoned, timeout_ms: timeoutMs },
+          "closed with accepted notifications not run: the in-process queue is not durable, and they are lost",
+        );
       await options.record?.close?.();
     },
   };
+}
+
+/**
+ * Accepted notifications a queue that is not durable (`inProcessQueue`) holds in this process, running
+ * or waiting: lost with it. A durable queue keeps its own elsewhere: none.
+ */
+function notRunYet(queue: { durable: boolean } | undefined): number {
+  if (!queue || queue.durable) return 0;
+  const { size } = queue as { size?: unknown };
+  return typeof size === "number" ? size : 0;
 }
 
 /** How long the start-up check waits for the store's first answer before it stops waiting (silently). */

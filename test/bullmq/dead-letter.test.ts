@@ -5,17 +5,11 @@ import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { runRedrive } from "../../src/cli/commands/redrive.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const ATTEMPTS = 3;
 const BACKOFF_MS = 100;
-
-const post = (body: Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 describe("the failed set as a dead-letter queue", () => {
   const prefix = uniquePrefix("dlq");

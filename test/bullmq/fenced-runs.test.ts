@@ -9,7 +9,7 @@ import { bullmqQueue, type CreateWorkerOptions, createWorker } from "merchant-we
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
 
 /**
@@ -21,12 +21,6 @@ const LEASE_MS = 1_000;
 const LATE_MS = 2_500;
 /** 60 in the suite; the issue's 200 by hand (FENCED_NOTIFICATIONS=200). */
 const LATE_CLAIM_NOTIFICATIONS = Number(process.env.FENCED_NOTIFICATIONS ?? 60);
-
-const post = (body: Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 /** `store` with every `every`-th answer of `method` held back `lateMs` after Redis applied the call. */
 function lateAnswers(

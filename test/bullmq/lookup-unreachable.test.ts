@@ -4,14 +4,8 @@ import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually, ownRedisServer, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
-
-const post = (body: Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 /**
  * A waiter's job looked up while the queue's Redis does not answer (a CLIENT PAUSE, as during a

@@ -4,14 +4,8 @@ import { bullmqQueue, createWorker, jobIdFor, redrive } from "merchant-webhooks/
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-
-const post = (body: Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 /** The queue's own back-off is a minute: a retry sooner than that can only be the handler's delay. */
 const QUEUE_BACKOFF_MS = 60_000;

@@ -4,7 +4,7 @@ import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-web
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
 import { queueWorkerEnv, spawnWorker, type WorkerProcess } from "./fixtures/spawn-worker.js";
 
@@ -15,12 +15,6 @@ import { queueWorkerEnv, spawnWorker, type WorkerProcess } from "./fixtures/spaw
  */
 const LEASE_MS = 1_000;
 const STALLED_INTERVAL_MS = 500;
-
-const post = (body: Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 describe("workers that die or stop", () => {
   const prefix = uniquePrefix("crash");

@@ -3,14 +3,8 @@ import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually, ownRedisServer, uniquePrefix } from "../support/redis.js";
-
-const post = (body: Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 /**
  * `worker.health()` on a redis-server of the test's own (frozen with SIGSTOP, killed and started again),

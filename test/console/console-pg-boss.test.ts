@@ -5,15 +5,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { pgBossBed } from "../pg-boss/fixtures/bed.js";
 import { jobStates } from "../pg-boss/fixtures/boss.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { consoleSession, readable } from "./console-session.js";
-
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 /**
  * The console as a new user sets it up on PostgreSQL with pg-boss: `postgresStore`, `pgBossQueue`,

@@ -2,13 +2,7 @@ import { createReceiver, type HandlerContext } from "merchant-webhooks";
 import { buildNotification } from "merchant-webhooks/testing";
 import { describe, expect, it, vi } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json } from "../support/notifications.js";
-
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
+import { post } from "../support/notifications.js";
 
 describe("ctx.event", () => {
   it.each([

@@ -1,13 +1,7 @@
 import { createReceiver, HandlerTimeoutError, inProcessQueue, type ReceiverOptions } from "merchant-webhooks";
 import { describe, expect, it, vi } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
-
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
+import { notification, post } from "../support/notifications.js";
 
 function receiverWith(options: ReceiverOptions) {
   const receiver = createReceiver({ logger: silentLogger(), ...options });

@@ -1,19 +1,13 @@
 import { Redis } from "ioredis";
-import { createReceiver, inProcessQueue, memoryStore, type SubscriptionNotification } from "merchant-webhooks";
+import { createReceiver, inProcessQueue, memoryStore } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 // One signature for every close: `close({ timeoutMs })`. The bare number the receiver and the worker
 // took before 0.1.0 is refused, naming the form to use, rather than read as no limit.
-
-const post = (body: SubscriptionNotification | Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 /** A handler that runs until released, and a way to know it started. */
 function stuckHandler() {

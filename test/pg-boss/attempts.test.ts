@@ -2,16 +2,10 @@ import { createReceiver, type HandlerContext, type SubscriptionNotification } fr
 import { pgBossJobIdFor as jobIdFor, pgBossQueue } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { bedWorker, laneOf } from "./fixtures/lane.js";
-
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 describe("one attempt count on pg-boss: the record, the job and ctx.attempt agree", () => {
   const bed = pgBossBed("pgbatt", () => "");

@@ -3,17 +3,11 @@ import { createPgBossWorker, pgBossJobIdFor, pgBossQueue, pgBossRedrive } from "
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run-cli.js";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { DATABASE_URL } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
-
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 describe("pg-boss's dead-letter queue and redrive", () => {
   const bed = pgBossBed("pgbdlq", (schema) => `CREATE TABLE "${schema}".effects (notification_id text NOT NULL)`);

@@ -3,18 +3,12 @@ import { discardDeadLetters, pgBossQueue, pgBossRedrive as redrive } from "merch
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../cli/run-cli.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { DATABASE_URL } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
 import { bedWorker } from "./fixtures/lane.js";
-
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 describe("discarding a pg-boss dead letter", () => {
   const bed = pgBossBed("pgbdisc", () => "");

@@ -4,7 +4,7 @@ import { pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { deliverUntilAccepted, json, notification } from "../support/notifications.js";
+import { deliveredStatus, deliverUntilAccepted, notification } from "../support/notifications.js";
 import { DATABASE_URL } from "../support/postgres.js";
 import { eventually, sleep } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
@@ -75,14 +75,7 @@ describe("pg-boss's job expiry (expireInSeconds) while a notification runs", () 
     const queue = pgBossQueue({ boss: bed.boss, name, schema: bossSchema, jobOptions: { retryLimit: 2 } });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering });
     cleanup.push(() => receiver.close());
-    const deliver = async (body: object) =>
-      (
-        await receiver.handle({
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          rawBody: json(body),
-        })
-      ).status;
+    const deliver = (body: object) => deliveredStatus(receiver, body);
     const spawn = async (env: Record<string, string> = {}) => {
       const child = await spawnWorker(
         {

@@ -2,17 +2,11 @@ import { createReceiver, type SubscriptionNotification } from "merchant-webhooks
 import { pgBossQueue } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
 import { bedWorker } from "./fixtures/lane.js";
-
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 /**
  * A handler that always fails, `retryLimit` 2 and no delay between runs, three workers on the queue

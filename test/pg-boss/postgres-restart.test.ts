@@ -5,17 +5,12 @@ import pg from "pg";
 import type PgBoss from "pg-boss";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { jobStates, startBoss } from "./fixtures/boss.js";
 import { type PrivatePostgres, startPrivatePostgres } from "./fixtures/private-postgres.js";
 
 const COUNT = 200;
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 describe("PostgreSQL restarted under a pg-boss receiver and two workers", () => {
   let server: PrivatePostgres;

@@ -2,17 +2,11 @@ import { createReceiver, type HandlerContext, type SubscriptionNotification } fr
 import { type createPgBossWorker, pgBossQueue, pgBossRedrive as redrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
 import { bedWorker, laneOf } from "./fixtures/lane.js";
-
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 describe("a job pg-boss's retention archives while it waits", () => {
   const bed = pgBossBed(

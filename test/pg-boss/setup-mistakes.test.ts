@@ -4,16 +4,11 @@ import { postgresStore } from "merchant-webhooks/postgres";
 import PgBoss from "pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { DATABASE_URL } from "../support/postgres.js";
 import { eventually, sleep } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 /** What pg-boss throws from inside when used unstarted: it must never reach a merchant's log or answer. */
 const INTERNAL = /Cannot destructure|Cannot read properties|TypeError/;
 

@@ -2,16 +2,10 @@ import { createReceiver, NonRetriableError, RetryAfterError } from "merchant-web
 import { createPgBossWorker, pgBossJobIdFor, pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
 import { jobStates } from "./fixtures/boss.js";
-
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 /** pg-boss's own retry delay is a minute: a retry sooner than that can only be the handler's delay. */
 const QUEUE_RETRY_DELAY_S = 60;

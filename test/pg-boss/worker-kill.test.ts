@@ -4,7 +4,7 @@ import { pgBossQueue } from "merchant-webhooks/pg-boss";
 import { afterAll, describe, expect, it } from "vitest";
 import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { DATABASE_URL } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
 import { pgBossBed } from "./fixtures/bed.js";
@@ -12,11 +12,6 @@ import { jobStates } from "./fixtures/boss.js";
 
 const script = fileURLToPath(new URL("./fixtures/worker-process.ts", import.meta.url));
 const COUNT = 300;
-const post = (body: unknown) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 
 describe("two pg-boss worker processes, one killed mid-handler", () => {
   // No unique constraint: a notification run twice would leave two rows.

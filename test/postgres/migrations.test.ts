@@ -17,6 +17,7 @@ import { json, notification } from "../support/notifications.js";
 import { dropSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually, sleep } from "../support/redis.js";
 import { createSchema010 } from "./fixtures/schema-0.1.0.js";
+import { createSchemaV4 } from "./fixtures/schema-v4.js";
 
 const pool = testPool();
 const schemas: string[] = [];
@@ -69,12 +70,13 @@ describe("migrate() from 0.1.0's tables", () => {
     await recordsIn010(schema);
     const before = await everyRow(schema);
 
-    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 4, steps: [2, 3, 4] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 5, steps: [2, 3, 4, 5] });
     expect(await versionsOf(schema)).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
       { version: 3, readable_from: 1 },
       { version: 4, readable_from: 1 },
+      { version: 5, readable_from: 1 },
     ]);
     // Nothing lost or changed: every column of every row as 0.1.0 left it, the new ones empty.
     expect(await everyRow(schema)).toEqual(before);
@@ -152,7 +154,7 @@ describe("migrate() from 0.1.0's tables", () => {
         other.release(true);
       }
       await completeV2(old, "in-flight", row);
-      expect(await migrating).toEqual({ from: 1, to: 4, steps: [2, 3, 4] });
+      expect(await migrating).toEqual({ from: 1, to: 5, steps: [2, 3, 4, 5] });
     } finally {
       // A failed step leaves no open transaction in the pool's client.
       old.release(true);
@@ -236,8 +238,8 @@ describe("migrate() from 0.1.0's tables", () => {
     const results = await Promise.all(runs);
     expect(results).toEqual(
       expect.arrayContaining([
-        { from: 1, to: 4, steps: [2, 3, 4] },
-        { from: 4, to: 4, steps: [] },
+        { from: 1, to: 5, steps: [2, 3, 4, 5] },
+        { from: 5, to: 5, steps: [] },
       ]),
     );
     expect(await versionsOf(schema)).toEqual([
@@ -245,23 +247,72 @@ describe("migrate() from 0.1.0's tables", () => {
       { version: 2, readable_from: 1 },
       { version: 3, readable_from: 1 },
       { version: 4, readable_from: 1 },
+      { version: 5, readable_from: 1 },
     ]);
     expect(await everyRow(schema)).toEqual(before);
   });
 
   it("creates an empty schema in one run, every step recorded; postgresSchemaSql() is the same SQL", async () => {
     const schema = schemaFor("empty");
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 0, to: 4, steps: [1, 2, 3, 4] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 0, to: 5, steps: [1, 2, 3, 4, 5] });
     expect(await versionsOf(schema, "inbox")).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
       { version: 3, readable_from: 1 },
       { version: 4, readable_from: 1 },
+      { version: 5, readable_from: 1 },
     ]);
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 4, to: 4, steps: [] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 5, to: 5, steps: [] });
     // The shipped SQL, run on the same schema again, changes nothing and records nothing twice.
     await pool.query(postgresSchemaSql({ schema, table: "inbox" }));
-    expect(await versionsOf(schema, "inbox")).toHaveLength(4);
+    expect(await versionsOf(schema, "inbox")).toHaveLength(5);
+  });
+});
+
+describe("migrate() from version 4's tables", () => {
+  it("installs this release's routines in a step of its own: every record kept, version 4's routines left in place", async () => {
+    const schema = schemaFor("fromv4");
+    await createSchemaV4(pool, schema);
+    await recordsIn010(schema);
+    const before = await everyRow(schema);
+    const store = postgresStore({ connection: pool, schema });
+    // Before migrate(): refused, naming the call that fixes it.
+    const refused = await Promise.resolve(
+      store.claim({ id: "early", fingerprint: "f", owner: "o", leaseMs: 1_000 }),
+    ).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(MissingTableError);
+    expect((refused as Error).message).toContain("are at schema version 4 and this release needs 5");
+
+    expect(await migrate(pool, { schema })).toEqual({ from: 4, to: 5, steps: [5] });
+    expect(await everyRow(schema)).toEqual(before);
+    // The release before's receivers, still running through a deploy, keep the routines they call.
+    const routines = await pool.query<{ proname: string }>(
+      "SELECT proname FROM pg_proc WHERE pronamespace = to_regnamespace($1) ORDER BY proname",
+      [schema],
+    );
+    expect(routines.rows.map((row) => row.proname)).toEqual(
+      expect.arrayContaining(
+        ["claim_v4", "complete_v4", "claim_v5", "complete_v5", "seal_v5"].map(
+          (name) => `merchant_webhooks_inbox_${name}`,
+        ),
+      ),
+    );
+
+    // This release's receiver on them: a new id runs once, then is a duplicate; a record of before is one too.
+    const onRenew = vi.fn();
+    const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
+    try {
+      const body = json(notification());
+      expect((await receiver.handle(post(body))).status).toBe(200);
+      expect((await receiver.handle(post(body))).status).toBe(200);
+      expect(onRenew).toHaveBeenCalledTimes(1);
+      expect(await store.claim({ id: "completed", fingerprint: "f4", owner: "new", leaseMs: 5_000 })).toMatchObject({
+        status: "completed",
+        answer,
+      });
+    } finally {
+      await receiver.close();
+    }
   });
 });
 
@@ -279,7 +330,7 @@ describe("a store on tables at another version", () => {
       const failure = await Promise.resolve(store.get("anything")).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
       expect((failure as Error).message).toBe(
-        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 4: ${call}, which brings them to it keeping every record`,
+        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 5: ${call}, which brings them to it keeping every record`,
       );
       const body = json(notification());
       expect((await receiver.handle(post(body))).status).toBe(503);
@@ -297,7 +348,7 @@ describe("a store on tables at another version", () => {
     const schema = schemaFor("newer");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (5, 5, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (6, 6, 'a later release')`,
     );
     const store = postgresStore({ connection: pool, schema });
     const failure = await Promise.resolve(store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1_000 })).catch(
@@ -305,7 +356,7 @@ describe("a store on tables at another version", () => {
     );
     expect(failure).toBeInstanceOf(SchemaTooNewError);
     expect(failure).toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 5`);
+    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 6`);
     const onRenew = vi.fn();
     const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
     try {
@@ -316,16 +367,16 @@ describe("a store on tables at another version", () => {
     }
     await expect(migrate(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
     await expect(purge(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect(await versionsOf(schema)).toHaveLength(5);
+    expect(await versionsOf(schema)).toHaveLength(6);
   });
 
   it("on a newer version that still serves this release (an added column, say): runs as usual", async () => {
     const schema = schemaFor("compatible");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (5, 1, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (6, 1, 'a later release')`,
     );
-    expect(await migrate(pool, { schema })).toEqual({ from: 5, to: 5, steps: [] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 6, to: 6, steps: [] });
     const onRenew = vi.fn();
     const receiver = createReceiver({
       idempotency: postgresStore({ connection: pool, schema }),
@@ -342,13 +393,13 @@ describe("a store on tables at another version", () => {
 });
 
 describe("the steps", () => {
-  it("install the routines version 4 recorded: a changed routine needs a new name and a step of its own", () => {
-    // Databases already at version 4 never run its step again: a routine changed under the same name
-    // would reach new databases only. Renamed (_v5) in a new step, it reaches every one.
+  it("install the routines version 5 recorded: a changed routine needs a new name and a step of its own", () => {
+    // Databases already at version 5 never run its step again: a routine changed under the same name
+    // would reach new databases only. Renamed (_v6) in a new step, it reaches every one.
     const installed = createHash("sha256").update(functionsSql(qualifiedNames())).digest("hex").slice(0, 16);
-    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(4);
+    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(5);
     expect(installed, "the routines changed: give them a new name in a new step (src/postgres/migrations.ts)").toBe(
-      "019784c6d0131ef1",
+      "0aeab1030d95fbf7",
     );
   });
 });

@@ -107,8 +107,9 @@ describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (or
     const first = await messagesDuring(async () => expect((await receiver.handle(post(json(sent)))).status).toBe(200));
     expect(first).toHaveLength(answersEnd ? 4 : 5);
     expect(first[0]).toMatch(/^(BEGIN|START TRANSACTION)/i);
-    expect(first[1]).toMatch(/_claim_v4"\(/);
-    expect(first[3]).toMatch(answersEnd ? /_complete_v4"\(.*; COMMIT$/s : /_complete_v4"\([^;]*$/s);
+    expect(first[1]).toMatch(/_claim_v5"\(/);
+    // The claim wrote the record completed: the completion checks and seals.
+    expect(first[3]).toMatch(answersEnd ? /_seal_v5"\(.*; COMMIT$/s : /_seal_v5"\([^;]*$/s);
     expect(first.join("\n")).not.toMatch(/SET TRANSACTION/);
     const again = await messagesDuring(async () => expect((await receiver.handle(post(json(sent)))).status).toBe(200));
     expect(again).toHaveLength(answersEnd ? 3 : 4);
@@ -129,7 +130,7 @@ describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (or
     const sent = notification();
     const first = await messagesDuring(async () => expect((await receiver.handle(post(json(sent)))).status).toBe(200));
     // Read committed (the server's default) found by the first claim, which rolled back; then set.
-    expect(first.filter((message) => /_claim_v4"\(/.test(message))).toHaveLength(2);
+    expect(first.filter((message) => /_claim_v5"\(/.test(message))).toHaveLength(2);
     expect(first.filter((message) => /^SET TRANSACTION ISOLATION LEVEL SERIALIZABLE$/.test(message))).toHaveLength(1);
     const next = notification();
     const second = await messagesDuring(async () => expect((await receiver.handle(post(json(next)))).status).toBe(200));

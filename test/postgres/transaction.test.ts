@@ -175,7 +175,7 @@ describe("postgresStore: the record commits in the handler's transaction", () =>
 });
 
 describe("the claim and the completion as functions migrate() installs", () => {
-  it("runs a first delivery in three round trips: BEGIN with the claim, the handler's insert, completion with COMMIT", async () => {
+  it("runs a first delivery in three round trips: BEGIN with the claim, the handler's insert, the seal with COMMIT", async () => {
     const receiver = createReceiver({
       idempotency: postgresStore({ connection: pool, schema }),
       logger: silentLogger(),
@@ -186,11 +186,24 @@ describe("the claim and the completion as functions migrate() installs", () => {
     await receiver.handle(post(json(notification()))); // the pool's connections are open
     const first = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(first).toHaveLength(3);
-    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT .*_claim_v4"\(/);
-    expect(first[2]).toMatch(/_complete_v4"\(.*\); COMMIT$/);
+    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT .*_claim_v5"\(/);
+    // The claim wrote the record completed: its completion checks and seals, and commits.
+    expect(first[2]).toMatch(/_seal_v5"\(.*\); COMMIT$/);
     // A duplicate: the claim finds the completed record, and the transaction ends.
     const again = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(again).toHaveLength(2);
+  });
+
+  it("keeps the answer a run ends with when it is not the one the claim wrote: no handler for the event type", async () => {
+    const store = postgresStore({ connection: pool, schema });
+    const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onCancel: vi.fn() });
+    const sent = notification();
+    const first = await receiver.handle(post(json(sent)));
+    expect(first.status).toBe(200);
+    const unhandled = { processed: true, message: "no handler for this event type; acknowledged" };
+    expect(JSON.parse(String(first.body))).toEqual(unhandled);
+    expect(await store.get(sent.id)).toMatchObject({ state: "completed", attempts: 1, answer: unhandled });
+    expect((await receiver.handle(post(json(sent)))).status).toBe(200);
   });
 
   it("on a schema from before them, answers 503 naming migrate(); migrate() installs them and the delivery runs", async () => {
@@ -203,7 +216,7 @@ describe("the claim and the completion as functions migrate() installs", () => {
         store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1000 }),
       ).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
-      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 4`);
+      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 5`);
       expect((failure as Error).message).toContain(`run migrate(pool, { schema: "${old}", table: "inbox" })`);
       const onRenew = vi.fn();
       const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });

@@ -1,13 +1,7 @@
 import { createReceiver, memoryStore } from "merchant-webhooks";
 import { describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
-
-const post = (body: Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
+import { notification, post } from "../support/notifications.js";
 
 describe("notifications in flight: counted, shown, and shed past backpressure.maxInFlight", () => {
   it("answers 503 overloaded with Retry-After past the limit, claims nothing for it, and takes it later", async () => {

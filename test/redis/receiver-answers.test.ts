@@ -3,7 +3,7 @@ import { createReceiver, type ReceiverOptions } from "merchant-webhooks";
 import { type RedisStore, redisStore } from "merchant-webhooks/redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import {
   eventually,
   type OwnRedisServer,
@@ -13,11 +13,6 @@ import {
   uniquePrefix,
 } from "../support/redis.js";
 
-const post = (body: Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 const body = (response: { body: string }) => JSON.parse(response.body) as { processed: boolean; message: string };
 
 /** The core receiver's answers with a Redis store behind it, as the sender sees them. */

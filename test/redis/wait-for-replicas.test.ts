@@ -6,14 +6,9 @@ import { buildNotification } from "merchant-webhooks/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectEachSubscriptionInOrder, recordingHandlers } from "../ordering/fixtures/recorded-calls.js";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
-import { json, notification } from "../support/notifications.js";
+import { notification, post } from "../support/notifications.js";
 import { eventually, startRedisServer } from "../support/redis.js";
 
-const post = (body: Record<string, unknown>) => ({
-  method: "POST",
-  headers: { "content-type": "application/json" },
-  rawBody: json(body),
-});
 const answer = (response: { status: number; body: string }) => ({
   status: response.status,
   ...(JSON.parse(response.body) as { processed: boolean; message: string }),

@@ -5,6 +5,8 @@ import { bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
 import { createAdmin } from "merchant-webhooks/console";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
+import { runRedrive } from "../../src/cli/commands/redrive.js";
+import { captureIo } from "../cli/capture-io.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { eventually, REDIS_URL } from "../support/redis.js";
@@ -134,26 +136,42 @@ describe("an ordered notification's data kept in the mailbox", () => {
     expect(seen).toEqual([bodies[0]!.id, bodies[2]!.id]);
     expect(await redis.hget(second, "state")).toBe("failed");
 
-    // Accepted, it is kept where a person finds it: listed with the dead letters, and a redrive says
-    // why it cannot run it (no copy of its own data is left to run from) rather than dropping it.
+    // Accepted, it is kept where every redrive path finds it: a dead letter in the failed set, listed
+    // by the console and the CLI, each saying why it cannot run it (no copy of its own data is left)
+    // rather than dropping it or running it from the wrong data.
     const storePrefix = `${prefix}moved:store:`;
     const store = redisStore({ connection: REDIS_URL, prefix: storePrefix });
     const queue = bullmqQueue({ connection: REDIS_URL, name: "moved", prefix });
     const admin = createAdmin({ idempotency: store, queue });
+    const cli = async (...args: string[]) => {
+      const io = captureIo();
+      const code = await runRedrive(["--queue", "moved", "--prefix", prefix, "--redis", REDIS_URL, ...args], io);
+      return { code, ...io };
+    };
     try {
       const failed = (await admin.listNotifications({ state: "failed" })).items.map((item) => item.id);
       expect(failed).toContain(bodies[1]!.id);
       const redriven = await admin.redrive({ ids: [bodies[1]!.id] });
       expect(redriven).toMatchObject({ redriven: 0, skipped: [{ id: bodies[1]!.id }] });
-      expect(redriven.skipped[0]!.reason).toMatch(/no dead letter of it .* and no recorder to replay it from/);
+      expect(redriven.skipped[0]!.reason).toMatch(/holds no notification to run .* and no recorder to replay it from/);
+      const listed = await cli("--dry-run");
+      expect(listed.code).toBe(1);
+      expect(listed.stderr).toContain(`cannot redrive ${bodies[1]!.id}: its data could not be read`);
+      const asked = await cli("--id", bodies[1]!.id);
+      expect(asked.code).toBe(1);
+      expect(asked.stderr).toContain(`cannot redrive ${bodies[1]!.id}`);
+      expect(await queue.queue.getJobState(jobIdFor(bodies[1]!.id))).toBe("failed");
       expect(seen).not.toContain(bodies[1]!.id);
-      // A person settles it: discarded, it leaves the dead letters.
+      // A person settles it: discarded, it leaves the dead letters, and no redrive offers it again.
       expect(await admin.discard(bodies[1]!.id, { reason: "data overwritten in Redis" })).toMatchObject({
         discarded: true,
       });
       expect((await admin.listNotifications({ state: "failed" })).items.map((item) => item.id)).not.toContain(
         bodies[1]!.id,
       );
+      const after = await cli("--dry-run");
+      expect(after).toMatchObject({ code: 0, stderr: "" });
+      expect(after.stdout).toContain("0 would be redriven");
     } finally {
       await queue.close();
       await store.close();

@@ -63,3 +63,18 @@ export async function deliverUntilAccepted(
     await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
 }
+
+/** `body` as the platform posts it: the request `receiver.handle` takes. */
+export const post = (body: unknown) => ({
+  method: "POST",
+  headers: { "content-type": "application/json" },
+  rawBody: json(body),
+});
+
+/** Deliver `body` to `receiver` once: the HTTP status it is answered with. */
+export async function deliveredStatus(
+  receiver: { handle(request: ReturnType<typeof post>): Promise<{ status: number }> },
+  body: unknown,
+): Promise<number> {
+  return (await receiver.handle(post(body))).status;
+}

@@ -17,7 +17,7 @@ import { afterAll, beforeAll } from "vitest";
 import { spawnWorker, type WorkerProcess } from "../bullmq/fixtures/spawn-worker.js";
 import { startBoss } from "../pg-boss/fixtures/boss.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { json } from "../support/notifications.js";
+import { deliveredStatus } from "../support/notifications.js";
 import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
@@ -171,14 +171,7 @@ export function transportBed(transport: Transport, label: string): Bed {
         () => receiver.close(),
       );
       const admin = createAdmin({ idempotency: store, queue });
-      const deliver = async (body: object) =>
-        (
-          await receiver.handle({
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            rawBody: json(body),
-          })
-        ).status;
+      const deliver = (body: object) => deliveredStatus(receiver, body);
       const offeredForRedrive = async () =>
         (transport.kind === "pgboss-postgres"
           ? await pgBossRedrive({ boss: boss!, name, schema: bossSchema, dryRun: true })

@@ -34,8 +34,8 @@ Options:
   -h, --help             show this help
 
 Exit status: 0 when everything asked for was redriven, 1 when the queue does not exist (the queues
-found are listed), a requested id was not in the failed set, or Redis could not be reached, 2 on a
-usage error.
+found are listed), a requested id was not in the failed set, a dead letter's data was lost (it is
+named, and left for the console's replay or discard), or Redis could not be reached, 2 on a usage error.
 
 Examples:
   merchant-webhooks redrive --queue subscription-notifications --dry-run
@@ -129,8 +129,13 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
     });
     for (const id of result.redriven) io.out(`${dryRun ? "would redrive" : "redriven"}: ${printable(id)}\n`);
     for (const id of result.notFailed) io.err(`not in the failed set: ${printable(id)}\n`);
+    const unrunnable = result.unrunnable ?? [];
+    for (const { id, reason } of unrunnable)
+      io.err(
+        `cannot redrive ${printable(id)}: ${printable(reason)}; replay it from a recording in the console, or discard it\n`,
+      );
     io.out(`${result.redriven.length} ${dryRun ? "would be redriven" : "redriven"} from queue ${queue}\n`);
-    return result.notFailed.length > 0 ? EXIT_NOT_PROCESSED : EXIT_OK;
+    return result.notFailed.length + unrunnable.length > 0 ? EXIT_NOT_PROCESSED : EXIT_OK;
   } catch (err) {
     if (err instanceof QueueNotFoundError) io.err(notFoundText(err, describeTarget(target)));
     else io.err(`redrive failed on ${describeTarget(target)}: ${printable((err as Error).message)}\n`);

@@ -21,7 +21,8 @@ if waking or (order[1] and (tonumber(order[2]) or 0) > now) or (tonumber(order[3
   redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
   return {'running'}
 end
-return_lapsed_holder(KEYS[2], KEYS[3], ARGV[2], now, nil)
+-- The time index shares the lanes index's slot tag (`slotIndexKey`).
+return_lapsed_holder(KEYS[2], KEYS[3], ARGV[2], now, nil, string.sub(KEYS[1], 1, #KEYS[1] - #':lanes') .. ':time-index')
 local first = first_waiter(KEYS[3], ARGV[2], now, nil)
 if not first then
   redis.call('ZREM', KEYS[1], ARGV[1])

@@ -11,6 +11,7 @@ if holder and redis.call('HGET', rec_prefix .. holder, 'owner') == owner then
   redis.call('HSET', rec_prefix .. holder, 'leaseUntil', int(now))
 end
 redis.call('HSET', order_key, 'leaseUntil', int(now))
-return_lapsed_holder(order_key, waiting, rec_prefix, now, nil)
+-- KEYS[4]: the time index, when the store keeps one.
+return_lapsed_holder(order_key, waiting, rec_prefix, now, nil, KEYS[4])
 redis.call('HDEL', order_key, 'owner', 'leaseUntil', 'heldSince')
 return 1

@@ -102,7 +102,7 @@ if held then
   end
   return {'processing', held_until - now, 'key'}
 end
-return_lapsed_holder(order_key, waiting, rec_prefix, now, id)
+return_lapsed_holder(order_key, waiting, rec_prefix, now, id, KEYS[6])
 join_list()
 local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, id)
 if first == 'busy' then return {'processing', 50, 'key'} end

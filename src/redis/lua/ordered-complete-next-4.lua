@@ -13,6 +13,6 @@
 --@include leave-list
 --@include let-go
 
-local next = take_next(KEYS[2], KEYS[3], KEYS[4], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[3]), ARGV[6])
+local next = take_next(KEYS[2], KEYS[3], KEYS[4], ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[3]), ARGV[6], KEYS[5])
 if #next == 0 then return 1 end
 return next

@@ -2,11 +2,11 @@
 -- none (or the key is held, or the head waits for its retry or is still being handed over), else the
 -- claim as run_waiter answers it.
 
-local function take_next(order_key, waiting, carried_key, owner, lease, retention, rec_prefix)
+local function take_next(order_key, waiting, carried_key, owner, lease, retention, rec_prefix, index)
   local now = now_ms()
   local order = redis.call('HMGET', order_key, 'position', 'owner', 'leaseUntil')
   if order[2] and tonumber(order[3]) and tonumber(order[3]) > now then return {} end
-  return_lapsed_holder(order_key, waiting, rec_prefix, now, nil)
+  return_lapsed_holder(order_key, waiting, rec_prefix, now, nil, index)
   local first, first_pos, first_member = first_waiter(waiting, rec_prefix, now, nil)
   -- The head waits for its retry: the runner that put it back comes again then (see ORDERED_RETRY).
   if first == 'later' then return {} end

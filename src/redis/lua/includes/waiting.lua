@@ -43,9 +43,23 @@ local function hold(rec_key, order_key, owner, lease, retention, now, holder)
   if holder then redis.call('HSET', order_key, 'holder', holder) else redis.call('HDEL', order_key, 'holder') end
   redis.call('PEXPIRE', order_key, int(math.max(retention, lease)))
 end
+-- The console's list (see `time-index.ts`) told of a record moved from processing to queued here, by
+-- no script of its own: the time index `index` (nil without one; absent, the store keeps none) and
+-- the state sets beside it move it with the record, each kept as long as the record at least.
+local function relist_queued(index, rec_key, now)
+  if not index or redis.call('EXISTS', index) == 0 then return end
+  local base = string.sub(index, 1, #index - #':time-index')
+  local ttl = redis.call('PTTL', rec_key)
+  for _, set in ipairs({index, base .. ':state:queued'}) do
+    redis.call('ZADD', set, now, rec_key)
+    if ttl > redis.call('PTTL', set) then redis.call('PEXPIRE', set, ttl) end
+  end
+  redis.call('ZREM', base .. ':state:processing', rec_key)
+end
 -- A worker that held the key and died (or lost its lease) leaves its notification run halfway: it goes
 -- back into the lane at its position, so it runs before any newer one, not after as stale.
-local function return_lapsed_holder(order_key, waiting, rec_prefix, now, own_id)
+-- `index`: the record's time index, when the script has it (see `relist_queued`).
+local function return_lapsed_holder(order_key, waiting, rec_prefix, now, own_id, index)
   local h = redis.call('HMGET', order_key, 'holder', 'owner', 'leaseUntil')
   if not h[1] or (tonumber(h[3]) and tonumber(h[3]) > now) then return end
   redis.call('HDEL', order_key, 'holder')
@@ -57,6 +71,7 @@ local function return_lapsed_holder(order_key, waiting, rec_prefix, now, own_id)
     redis.call('HSET', rec_key, 'state', 'queued', 'waiting', member)
     redis.call('HDEL', rec_key, 'leaseUntil', 'holdsKey')
     redis.call('ZADD', waiting, 0, member)
+    relist_queued(index, rec_key, now)
   end
 end
 -- Claim the waiting notification found for owner: stale when older than the key's newest completed position.
