@@ -92,15 +92,17 @@ export {
 
 // Exactly once: the in-memory store and the interface every store implements.
 
-export { type MemoryStoreOptions, memoryStore } from "./idempotency/memory-store.js";
+export { type MemoryStore, type MemoryStoreOptions, memoryStore } from "./idempotency/memory-store.js";
 export {
   type ClaimRequest,
   type ClaimResult,
+  type DrainedLaneStore,
   type HeldLanes,
   type IdempotencyRecord,
   type IdempotencyStore,
+  type LaneAppend,
+  type LaneStore,
   type ListedAs,
-  type MailboxAppend,
   type OrderClaim,
   type RecordState,
   type StalledLane,

@@ -150,11 +150,11 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
 
   async function add(item: QueuedNotification): Promise<void> {
     await ready();
-    // Appended to its lane with its data (`inLane`), a mailbox's notification needs nothing more on one
+    // Appended to its lane with its data (`inLane`), a lane's notification needs nothing more on one
     // Redis: the lane keeps it until it is done, and the sweep finds a lane whose drain job the queue
-    // lost from the store's side (`stalledLanes`; with a store that cannot, by the copy that `wake`
+    // lost from the store's side (`lanes.stalled`; with a store that cannot, by the copy that `wake`
     // keeps of the notification that woke the lane). A copy there would sit on the lane's own server
-    // and be lost with it. On a cluster each waiter keeps a copy on another master than the queue's:
+    // and be lost with it. On a cluster each waiting notification keeps a copy on another master than the queue's:
     // a kill of the queue's master can lose the last appends of the lanes it also serves (replication
     // is asynchronous), and only a copy elsewhere brings those back (`test/cluster/ordered-failover`).
     // Appended without its data, the copy is where its runner reads it from.
@@ -175,7 +175,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     if (finished) await replaceFinished(item, data, jobId);
   }
 
-  /** The notification's own job; for a mailbox's notification, the job that runs its subscription's mailbox. */
+  /** The notification's own job; for a lane's notification, the job that runs its subscription's lane. */
   async function addJob(item: QueuedNotification, data: NotificationJobData, withCopy: boolean): Promise<void> {
     const jobId = jobIdFor(item.id);
     // The add is a no-op when the id is still in the queue. Waiting, delayed or active jobs will run;
@@ -184,8 +184,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqNotificationQueu
     // Whether the job sits finished is asked beside the add, not after it: read before or after the
     // add, a finished job means the add found it there and did nothing (a job this add made is
     // waiting), so one round trip does. A script reads the two sets; BullMQ's job-state read would
-    // also scan the waiting list, at a cost growing with the backlog.
-    // The drain job of a mailbox gets the copy of the notification that woke it beside it, in the same
+    // also scan the lane, at a cost growing with the backlog.
+    // The drain job of a lane gets the copy of the notification that woke it beside it, in the same
     // command: the lane keeps its notifications' data, and the sweep finds the lane by this copy.
     const finishedOrNot = withCopy
       ? ledger.keepBesideJob(item.id, data, data.ledger ?? ledger.partFor(item.id), {

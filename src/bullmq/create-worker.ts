@@ -2,7 +2,12 @@ import { type Job, Worker, type WorkerOptions } from "bullmq";
 import type { Logger } from "pino";
 import type { Handler, HandlerHooks, SubscriptionHandlers } from "../dispatch/handlers.js";
 import type { PlatformOption } from "../dispatch/platform-handle.js";
-import type { IdempotencyStore } from "../idempotency/store.js";
+import {
+  DRAINED_LANE_CALLS,
+  type DrainedLaneStore,
+  drainedLanes,
+  type IdempotencyStore,
+} from "../idempotency/store.js";
 import type { RedactOptions } from "../logging/redact.js";
 import type { HealthOptions } from "../receiver/health.js";
 import { checkRedisConnection } from "../redis/check-connection.js";
@@ -129,17 +134,23 @@ export function createWorker(options: CreateWorkerOptions): NotificationWorker {
   assertClusterPrefix("createWorker", options.connection, options.name, options.prefix);
   const logger = workerLogger(options);
   const { store, closeStore } = workerStore(options);
-  // Every store of this package can hand a subscription on; a wrapper that drops `takeNext` quietly
-  // turns an ordered backlog's drain into one notification per lease (docs/ordering.md).
-  if (options.idempotency && !options.idempotency.takeNext)
+  // Every store of this package can hand a subscription on; a wrapper that drops `lanes` quietly turns
+  // an ordered backlog's drain into one notification per lease (docs/ordering.md).
+  const lanes = options.idempotency?.lanes;
+  if (options.idempotency && !lanes?.takeNext)
     logger.warn(
-      "createWorker: the idempotency store has no takeNext: with ordering, a subscription's queued notifications then run one per lease as their jobs come back, not one after another; a store wrapper must pass takeNext through",
+      "createWorker: the idempotency store has no lanes, so no takeNext: with ordering, a subscription's queued notifications then run one per lease as their jobs come back, not one after another; a store wrapper must pass takeNext through, with the rest of `lanes`",
     );
-  // Without `retryInLane` a failed run of an ordered lane is failed for good at once, not retried in its turn.
-  else if (options.idempotency?.takeNext && !options.idempotency.retryInLane && options.idempotency.markWaiting)
-    logger.warn(
-      "createWorker: the idempotency store has takeNext but no retryInLane: with ordering, a failed notification of a subscription's mailbox is then not retried in its turn; a store wrapper must pass retryInLane through",
+  // A lane kept whole needs every call: without `retry`, say, a failed run is failed for good at once.
+  else if (lanes && drainedLanes(options.idempotency!)) {
+    const missing = DRAINED_LANE_CALLS.filter(
+      (name) => typeof (lanes as Partial<DrainedLaneStore>)[name] !== "function",
     );
+    if (missing.length > 0)
+      logger.warn(
+        `createWorker: the idempotency store's lanes have no ${missing.join(", ")}: with ordering, a subscription's lane then loses what they do (a retry in its turn, a dead letter holding it, the sweep's look); a store wrapper must pass \`lanes\` through whole`,
+      );
+  }
   const { settings, shutdown } = prepareRuns(options, store, logger, closeStore);
   const handle = workerConnection(options.connection);
   const ledger = queueLedger(handle.client, options.prefix, options.name);

@@ -64,7 +64,7 @@ export async function writeDeadLetter(
 const WRITE_TIMEOUT_MS = 5_000;
 
 /**
- * `writeDeadLetter` for a waiter of a lane whose last run failed (it has no job of its own to fail). A
+ * `writeDeadLetter` for a waiting notification of a lane whose last run failed (it has no job of its own to fail). A
  * job of its own that is active elsewhere (its worker about to postpone it) is waited for, briefly;
  * false when it stays active, the worker stops (`stop`), or Redis does not answer.
  */
@@ -107,7 +107,7 @@ export const isLostLetter = (data: Partial<LostLetter> | undefined): boolean =>
   typeof data?.lost === "string" && data.notification === undefined && data.sealed === undefined;
 
 /**
- * A notification handed to a worker (a lane's waiter) whose data cannot be read, from the lane or from
+ * A notification handed to a worker (a lane's waiting notification) whose data cannot be read, from the lane or from
  * a job: accepted, it is a dead letter, written to the failed set before its record is failed, so the
  * CLI's `redrive` and the console find it as they find any. Its data is kept as it was when it names
  * this notification (sealed under a key that a fixed worker holds again, it runs once redriven);

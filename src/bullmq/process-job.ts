@@ -2,7 +2,13 @@ import { Backoffs, DelayedError, Job, type MinimalQueue, UnrecoverableError } fr
 import type { Cluster, Redis } from "ioredis";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
-import type { ClaimedOrStale, ClaimHandle, IdempotencyStore, StoredAnswer } from "../idempotency/store.js";
+import {
+  type ClaimedOrStale,
+  type ClaimHandle,
+  drainedLanes,
+  type IdempotencyStore,
+  type StoredAnswer,
+} from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { withTimeout } from "../shared/time-limit.js";
 import { carriedJobData } from "../worker/carried-job-data.js";
@@ -50,7 +56,7 @@ export type JobOutcome = "processed" | "unhandled" | "stale" | "duplicate" | "co
 
 /** What a BullMQ job's run needs beyond every worker's settings. */
 export interface JobRunner extends RunSettings {
-  /** The queue's ledger of job copies: dropped once a notification is done, read when a waiter's job is gone. */
+  /** The queue's ledger of job copies: dropped once a notification is done, read when a waiting notification's job is gone. */
   ledger?: QueueLedger | undefined;
   /** Drops of done notifications' copies, gathered across jobs (`batchedDrops`); else a drain's own batches. */
   drops?: LedgerDrops | undefined;
@@ -61,7 +67,7 @@ export interface JobRunner extends RunSettings {
 /** Thrown after a job was put back to wait without using one of its attempts. */
 class Postponed extends DelayedError {}
 
-/** Postponed until a failed notification of its lane is due for its retry (see `retryInLane`). */
+/** Postponed until a failed notification of its lane is due for its retry (see `lanes.retry`). */
 export class WaitingForRetry extends Postponed {}
 
 /** The longest a worker-side queue command (postpone, job lookup, removal) may take. */
@@ -75,7 +81,7 @@ const WORKER_CALL_TIMEOUT_MS = 5_000;
  * queued is taken over at once (the job names it), so a fast worker never waits for that second step.
  *
  * In order, the claim may hand the worker an older notification of the subscription than its own
- * job's (the first in the subscription's waiting list); the worker runs it from that notification's
+ * job's (the first in the subscription's lane); the worker runs it from that notification's
  * job data, and then each next one the store hands it while the subscription stays with it, its own
  * among them. A job whose own notification was left waiting is postponed as a safety net only: the
  * worker holding the subscription runs it, and removes the job once it is done.
@@ -99,12 +105,12 @@ class BullmqJob implements JobTransport<JobOutcome> {
   private ownFailure: unknown;
   /** A run of the lane failed with attempts left and went back in line: the job comes back for it then. */
   private retry: { inMs: number; data: ReadJobData } | undefined;
-  /** A waiter's data could not be read: the subscription's mailbox is left to run later, by this job. */
+  /** A waiting notification's data could not be read: the subscription's lane is left to run later, by this job. */
   private unreachable = false;
   /** The lane's next notification, asked for as soon as the current one's completion was sent. */
   private early: Promise<Taken | undefined> | undefined;
   /**
-   * Tidying after a waiter (its job removed, its ledger copy dropped) overlaps the next waiter's run:
+   * Tidying after a waiting notification (its job removed, its ledger copy dropped) overlaps the next waiting notification's run:
    * both are safe to lose (a leftover job finds its record completed, a leftover copy is swept), and
    * waiting for them would put two more round trips between each notification of a hot subscription.
    * Copies are dropped a batch at a time: one transaction per ledger part for up to `DROP_BATCH`.
@@ -155,7 +161,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
     const { runner, own } = this;
     if (!sweptWithLane(runner, own.order)) await forgetCopy(runner, own.id, own.ledger);
     this.settledAs = this.outcome = status === "completed" ? "duplicate" : "conflict";
-    // An ordered job is also its subscription's drain job (the mailbox's notifications have none of
+    // An ordered job is also its subscription's drain job (the lane's notifications have none of
     // their own): it runs what still waits before it ends.
     return !own.order || runner.shutdown.aborted ? this.settledAs : undefined;
   }
@@ -164,12 +170,12 @@ class BullmqJob implements JobTransport<JobOutcome> {
     const { job, runner } = this;
     this.early = undefined;
     const isOwn = current.id === this.own.id;
-    const data = isOwn ? this.own : await waiterJobData(job, current, runner);
+    const data = isOwn ? this.own : await laneJobData(job, current, runner);
     if (data === UNREACHABLE) {
       // Redis did not answer where the job is: the notification is not gone, and failing its record
       // would send an accepted, in-order notification to onStale. Let the claim go at once, so it
       // goes back in line at its position (see `return_lapsed_holder`), and stop taking this key's
-      // waiters for now: this job comes back for them (in a mailbox they have no job of their own).
+      // waiting notifications for now: this job comes back for them (in a lane they have no job of their own).
       // (A claim made in a transaction is rolled back instead.)
       if (transaction) await transaction.rollback("job_unreachable");
       else await Promise.resolve(runner.store.extend(current, 0)).catch(() => {});
@@ -177,7 +183,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
       return "stop";
     }
     const key: string | undefined = current.order?.key;
-    // The next waiter is asked for as soon as this one's completion is sent (see `completionSent`).
+    // The next waiting notification is asked for as soon as this one's completion is sent (see `completionSent`).
     // Not with a store that claims in a transaction: its take-next runs on another connection, which
     // would meet the subscription still held until the commit lands.
     const takeEarly =
@@ -191,7 +197,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
       const lane = laneRunOf(this.lane, current, data, isOwn, runner, transaction);
       // With a store that can, the next waiter comes back with the completion: one round trip, not two.
       const completing =
-        takeEarly && runner.store.completeAndTakeNext
+        takeEarly && drainedLanes(runner.store)
           ? completingWithNext(runner, job, (taken) => {
               this.early = taken;
             })
@@ -228,7 +234,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
         if ("failure" in result)
           this.ownFailure = lane?.failed ? new LaneAttemptsSpent(result.failure, lane.failed.attempt) : result.failure;
         else if (result.outcome === "lease_lost") {
-          // A completion refused after the next waiter was already asked for: that one is let go too.
+          // A completion refused after the next waiting notification was already asked for: that one is let go too.
           const early = this.takenEarly();
           const taken = early ? (await early)?.current : undefined;
           if (taken) await Promise.resolve(runner.store.extend(taken, 0)).catch(() => {});
@@ -236,7 +242,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
         } else this.outcome = result.outcome;
       } else if (!("failure" in result) && result.outcome !== "lease_lost") {
         if (data.job) this.tidying.push(removeDone(data.job, runner.shutdown));
-        // Run from the data kept in the mailbox, unlooked-up: a run after the first (its runner died, or
+        // Run from the data kept in the lane, unlooked-up: a run after the first (its runner died, or
         // its own job was stuck) may leave that job behind, active under a dead lock until the stalled
         // check. Only then is it looked for, and removed.
         else if (current.attempt > 1) this.tidying.push(removeJobOf(job, current.id, runner.shutdown));
@@ -290,7 +296,7 @@ class BullmqJob implements JobTransport<JobOutcome> {
     }
     // Its notification still waits its turn in the list: the job stays as the safety net for it.
     if (outcome === undefined) return postpone(job, token, runner.leaseMs);
-    // Back soon: its own notification is settled by then, and the job runs the mailbox on from its head.
+    // Back soon: its own notification is settled by then, and the job runs the lane on from its head.
     if (this.unreachable) return postpone(job, token, STORE_RETRY_MS);
     return outcome;
   }
@@ -358,8 +364,8 @@ const LANE_FAILURE_WORDS: FailureWords = { ...BULLMQ_FAILURE_WORDS, retries: "wi
 const readJobId = (job: Job<NotificationJobData>): string | undefined => job.data?.id ?? job.data?.notification?.id;
 
 /**
- * The drain job ends in the failed set (its own notification failed its last attempt) while a waiter
- * it ran waits for its retry: a job of that waiter's carries the lane on, due when the retry is.
+ * The drain job ends in the failed set (its own notification failed its last attempt) while a waiting notification
+ * it ran waits for its retry: a job of that waiting notification's carries the lane on, due when the retry is.
  */
 async function handLaneOn(
   job: Job<NotificationJobData>,
@@ -381,7 +387,7 @@ async function handLaneOn(
     }),
   ).catch(() => undefined);
   if (!handed) return;
-  // BullMQ adds nothing under an id it holds: the waiter's own job, put off for a whole lease as the
+  // BullMQ adds nothing under an id it holds: the waiting notification's own job, put off for a whole lease as the
   // lane's safety net (its notification waited behind this one), would carry the lane on only then.
   // It is brought forward to the retry instead, once its worker has moved it to the delayed set.
   const dueThen = () =>
@@ -394,7 +400,7 @@ async function handLaneOn(
 
 /**
  * A dead-lettered notification of a lane keeps its runs so far: redriven, its attempts count afresh.
- * Its job counts the runs since its last redrive, as a waiter's dead letter does (BullMQ adds the last).
+ * Its job counts the runs since its last redrive, as a waiting notification's dead letter does (BullMQ adds the last).
  */
 async function keepLanePrior(job: Job<NotificationJobData>, attempt: number, client?: Redis | Cluster): Promise<void> {
   const prior = typeof job.data?.lanePrior === "number" ? job.data.lanePrior : 0;
@@ -411,8 +417,8 @@ async function keepLanePrior(job: Job<NotificationJobData>, attempt: number, cli
 }
 
 /**
- * The runner's store, whose first `complete` (of a lane's claim) is sent as `completeAndTakeNext`: the
- * lane's next waiter is handed to this runner in the completion's own step, and `handOver` gets it as
+ * The runner's store, whose first `complete` (of a lane's claim) is sent as `lanes.completeAndTakeNext`: the
+ * lane's next waiting notification is handed to this runner in the completion's own step, and `handOver` gets it as
  * `takeNext` would answer. A refused or failed completion hands over nothing (undefined): the drain then
  * asks `takeNext` itself, as before. A completion sent again (`retryCompletion`) is a plain one.
  */
@@ -428,7 +434,7 @@ function completingWithNext(
     sent = true;
     const sentAt = performance.now();
     const next = { owner: runner.nextOwner(String(job.id)), leaseMs: runner.leaseMs };
-    const both = Promise.resolve(store.completeAndTakeNext!(claim, answer, next));
+    const both = Promise.resolve(drainedLanes(store)!.completeAndTakeNext(claim, answer, next));
     handOver(
       both.then(
         ({ completed, next: taken }) => (completed ? { ...(taken ? { current: taken } : {}), sentAt } : undefined),
@@ -502,15 +508,15 @@ async function runOne(
   }
 }
 
-/** A waiter's job could not be looked up (a timeout, a paused or failing-over Redis): not a job that is gone. */
+/** A waiting notification's job could not be looked up (a timeout, a paused or failing-over Redis): not a job that is gone. */
 const UNREACHABLE = Symbol("unreachable");
 
 /**
  * The data of another notification's job, to run it here: the data its receiver kept with it in the
- * mailbox, which the store handed over with the claim; else from its job, else from the ledger's copy.
+ * lane, which the store handed over with the claim; else from its job, else from the ledger's copy.
  * Undefined when all say it is gone (or it cannot be read); `UNREACHABLE` when none could be asked.
  */
-async function waiterJobData(
+async function laneJobData(
   job: Job<NotificationJobData>,
   claim: ClaimedOrStale,
   runner: JobRunner,
@@ -518,7 +524,7 @@ async function waiterJobData(
   const { id } = claim;
   const kept = carriedJobData(claim, runner.keys);
   if (kept) return kept;
-  // Both asked at once: a mailbox's notifications have no job of their own, only the ledger's copy,
+  // Both asked at once: a lane's notifications have no job of their own, only the ledger's copy,
   // and asking one after the other would put a round trip more between each of a subscription's runs.
   const [looked, found] = await Promise.allSettled([
     lookUpJob(job, id),
@@ -530,7 +536,7 @@ async function waiterJobData(
   const lookupFailed = looked.status === "rejected";
   const other = looked.status === "fulfilled" ? looked.value : undefined;
   if (other) return readableOrUndefined(() => ({ ...readJobData(other, runner.keys), job: other, raw: other.data }));
-  // The job is gone (a failover lost it, or it was removed; a mailbox's never had one), or could not
+  // The job is gone (a failover lost it, or it was removed; a lane's never had one), or could not
   // be looked up: run the notification from the ledger's copy.
   if (found.status === "rejected") return UNREACHABLE;
   const copy: LedgerEntry | undefined = found.value;
@@ -554,11 +560,11 @@ function readableOrUndefined(read: () => ReadJobData): ReadJobData | undefined {
 
 /**
  * Whether a done notification's ledger copy is left to the sweep: in a lane of a store that says whether
- * its lane still waits (`laneWaiting`), the queue keeps a copy only of the notification that woke the
+ * its lane still waits (`lanes.waiting`), the queue keeps a copy only of the notification that woke the
  * lane, the lane's own safety net, which the sweep drops once the lane is empty.
  */
 const sweptWithLane = (runner: JobRunner, order: unknown): boolean =>
-  order !== undefined && runner.store.laneWaiting !== undefined;
+  order !== undefined && drainedLanes(runner.store) !== undefined;
 
 /** How many done notifications' ledger copies a drain drops in one go. */
 const DROP_BATCH = 64;

@@ -94,7 +94,7 @@ export function parseJobData(text: string | null): NotificationJobData | undefin
 
 /**
  * Whether the job `jobId` sits in one of `finished` (the queue's failed and completed sets): one
- * script, where BullMQ's job-state read scans the waiting list.
+ * script, where BullMQ's job-state read scans the lane.
  */
 export async function jobFinished(
   client: Client,

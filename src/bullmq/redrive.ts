@@ -114,7 +114,7 @@ const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Put dead-lettered notifications back to work after a fix: each job leaves the failed set for the
- * waiting list with its attempts reset. The record of a failed notification may be claimed again, so
+ * lane with its attempts reset. The record of a failed notification may be claimed again, so
  * a worker runs the handler; a notification completed meanwhile (by a redelivery) is not run twice.
  */
 const REDRIVE_KEYS: KnownKeys<RedriveOptions> = {

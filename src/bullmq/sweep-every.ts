@@ -52,7 +52,7 @@ export function sweepEvery(everyMs: number, target: SweepTarget): () => Promise<
         // However often it sweeps, a lane a receiver just woke waits out that receiver's add of its job.
         wokenGraceMs: DEFAULT_SWEEP_MIN_AGE_MS,
       });
-      // Each only for a real loss: a copy whose job is gone, a lane with waiters and no job to run them.
+      // Each only for a real loss: a copy whose job is gone, a lane with waiting notifications and no job to run them.
       if (result.requeued > (result.lanes ?? 0))
         target.logger.warn(result, "notifications whose job was lost were queued again from the ledger");
       if (result.lanes)

@@ -1,6 +1,6 @@
 import type { Queue } from "bullmq";
 import { appendedFor } from "../idempotency/lane-queue.js";
-import { DEFAULT_LEASE_MS, type IdempotencyRecord, type IdempotencyStore } from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, drainedLanes, type IdempotencyRecord, type IdempotencyStore } from "../idempotency/store.js";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import { jobIdFor, queueIdentity } from "./job-id.js";
@@ -15,7 +15,7 @@ export interface SweepResult {
   /** Copies dropped: their notification is done (or failed, in the failed set for `redrive`). */
   dropped: number;
   /**
-   * Of `requeued`, the lanes woken from the store's side (`IdempotencyStore.stalledLanes`): notifications
+   * Of `requeued`, the lanes woken from the store's side (`DrainedLaneStore.stalled`): notifications
    * waited and neither the job that was to run the lane nor its head's own job was in the queue. Set
    * when one was.
    */
@@ -60,9 +60,9 @@ const SWEEP_CALL_TIMEOUT_MS = 5_000;
  *
  * - `queued`, or `processing` with a lapsed lease (its receiver or worker died), and no job in the
  *   queue: queued again. The store runs it exactly once whoever else queues it meanwhile. Of an
- *   ordered subscription's copies (its mailbox, which has no job per notification), one a sweep: its
- *   job runs the subscription's waiting list from the head. With a store that finds its stalled
- *   lanes itself (`stalledLanes`), a lane's copy is left until its notification is done instead, and
+ *   ordered subscription's copies (its lane, which has no job per notification), one a sweep: its
+ *   job runs the subscription's lane from the head. With a store that finds its stalled
+ *   lanes itself (`lanes.stalled`), a lane's copy is left until its notification is done instead, and
  *   the lanes are woken from the store's side (`wakeStalledLanes`), after the copies.
  * - no record: the claim itself was lost (or its retention ran out); with no job, queued again too.
  * - `completed`: the copy is dropped.
@@ -94,11 +94,11 @@ async function sweepCopies(options: SweepQueuedOptions, before: number): Promise
   const { ledger, queue } = options.queue;
   const result: SweepResult = { checked: 0, requeued: 0, dropped: 0 };
   const pageSize = options.limit ?? DEFAULT_SWEEP_PAGE;
-  // A subscription's mailbox needs one job to run it from its head, not one per waiting copy, and
-  // none while one of its copies still has its job (the mailbox's drain job): decided after the pass.
+  // A subscription's lane needs one job to run it from its head, not one per waiting copy, and
+  // none while one of its copies still has its job (the lane's drain job): decided after the pass.
   const lanesToWake = new Map<string, LedgerEntry>();
   const lanesWithJob = new Set<string>();
-  // Whether a subscription's mailbox has a runner, asked once a sweep (see `verdictFor`).
+  // Whether a subscription's lane has a runner, asked once a sweep (see `verdictFor`).
   const running = new Map<string, Promise<boolean>>();
   for (let part = 0; part < LEDGER_PARTS; part++) {
     // Pages by offset: a dropped copy leaves the part, so the next page starts that much earlier.
@@ -139,21 +139,22 @@ const LIVE_JOB = new Set(["waiting", "active", "delayed", "prioritized", "waitin
 
 /**
  * The store's side of the sweep: lanes with notifications waiting that nothing runs (see
- * `stalledLanes`), whose drain job (the job of the notification that woke the lane) and whose head's
+ * `lanes.stalled`), whose drain job (the job of the notification that woke the lane) and whose head's
  * own job are both gone from the queue, get a drain job again, made from the head's data kept in the
  * lane. The lane is found as long as the store keeps it, whatever the queue lost: a failover of the
  * queue's master, a job removed by hand. Answers how many lanes were woken.
  */
 async function wakeStalledLanes(options: SweepQueuedOptions, before: number, wokenBefore: number): Promise<number> {
   const { store } = options;
-  if (!store.stalledLanes || !store.wakeLane) return 0;
+  const lanes = drainedLanes(store);
+  if (!lanes) return 0;
   const { queue, ledger } = options.queue;
   // A store may serve several queues, its lanes side by side: a lane is woken only in the queue it was
   // appended for (named in the data it keeps); another queue's is left to that one's sweep.
   const ours = queueIdentity(queue);
   const stalled = await bounded(
     Promise.resolve(
-      store.stalledLanes({ before, wokenBefore, limit: options.laneLimit ?? DEFAULT_LANE_LIMIT, queue: ours }),
+      lanes.stalled({ before, wokenBefore, limit: options.laneLimit ?? DEFAULT_LANE_LIMIT, queue: ours }),
     ),
   );
   let woken = 0;
@@ -161,7 +162,7 @@ async function wakeStalledLanes(options: SweepQueuedOptions, before: number, wok
     const jobIds = [...new Set([lane.head, lane.drain ?? lane.head])].map(jobIdFor);
     const states = await Promise.all(jobIds.map((jobId) => bounded(queue.getJobState(jobId))));
     if (states.some((state) => LIVE_JOB.has(state))) continue;
-    const head = await bounded(Promise.resolve(store.wakeLane(lane, store.leaseMs ?? DEFAULT_LEASE_MS)));
+    const head = await bounded(Promise.resolve(lanes.wake(lane, store.leaseMs ?? DEFAULT_LEASE_MS)));
     if (!head) continue;
     // Its data as the receiver kept it in the lane; appended without (a store that keeps none), the copy.
     const data = head.carried !== undefined ? parseJobData(head.carried) : (await bounded(ledger.find(head.id)))?.data;
@@ -196,15 +197,16 @@ async function verdictFor(
   const jobId = jobIdFor(entry.id);
   // With a store that finds its stalled lanes itself (`wakeStalledLanes`), a lane's copy only waits for
   // its notification to be done; no drain job is queued from it. One whose record is gone is as below.
-  if (order && store.stalledLanes && record !== undefined && record.state !== "failed")
+  const lanes = drainedLanes(store);
+  if (order && lanes && record !== undefined && record.state !== "failed")
     return record.state === "completed" ? "drop" : "keep";
   if (record?.state === "completed") {
-    // The copy of the notification that woke its lane is the lane's (its waiters have none of their
+    // The copy of the notification that woke its lane is the lane's (its waiting notifications have none of their
     // own, their data is in the lane): it goes once the lane is empty. While notifications still wait
     // and nothing runs the lane, its drain job was lost: one is queued again from this copy (it finds
     // its own notification done and runs the lane from its head).
-    if (!order || !store.laneWaiting) return "drop";
-    if (!(await bounded(Promise.resolve(store.laneWaiting({ key: order.key }))))) return "drop";
+    if (!order || !lanes) return "drop";
+    if (!(await bounded(Promise.resolve(lanes.waiting({ key: order.key }))))) return "drop";
     if (await laneRunning(order.key, store, running)) return "keep";
     return jobVerdict(queue, jobId);
   }
@@ -216,17 +218,18 @@ async function verdictFor(
   }
   const waiting = record === undefined || record.state === "queued" || (record.leaseUntil ?? 0) < Date.now();
   if (!waiting) return "keep";
-  // Waiting in its subscription's mailbox, which a runner drains: it never had a job of its own to lose.
+  // Waiting in its subscription's lane, which a runner drains: it never had a job of its own to lose.
   if (order && record?.state === "queued" && (await laneRunning(order.key, store, running))) return "keep";
   return jobVerdict(queue, jobId);
 }
 
-/** Whether the lane of `key` is being run (`laneRunning`), asked once a sweep. */
+/** Whether the lane of `key` is being run (`lanes.running`), asked once a sweep. */
 function laneRunning(key: string, store: IdempotencyStore, running: Map<string, Promise<boolean>>): Promise<boolean> {
-  if (!store.laneRunning) return Promise.resolve(false);
+  const lanes = drainedLanes(store);
+  if (!lanes) return Promise.resolve(false);
   let asked = running.get(key);
   if (!asked) {
-    asked = bounded(Promise.resolve(store.laneRunning({ key }))).catch(() => false);
+    asked = bounded(Promise.resolve(lanes.running({ key }))).catch(() => false);
     running.set(key, asked);
   }
   return asked;
@@ -242,7 +245,7 @@ async function jobVerdict(queue: Queue<NotificationJobData>, jobId: string): Pro
     await bounded(queue.remove(jobId));
     return "requeue";
   }
-  // Waiting, delayed or active: the job is there (for a mailbox, its drain job).
+  // Waiting, delayed or active: the job is there (for a lane, its drain job).
   return "job_there";
 }
 

@@ -1,5 +1,11 @@
 import { callLimitOf } from "../idempotency/bounded-calls.js";
-import { type IdempotencyStore, StoreUnavailableError } from "../idempotency/store.js";
+import {
+  DRAINED_LANE_CALLS,
+  type DrainedLaneStore,
+  type IdempotencyStore,
+  type LaneStore,
+  StoreUnavailableError,
+} from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalStore } from "../idempotency/transaction.js";
 import type { RedisConnection } from "../redis/connect.js";
 import { redisStore } from "../redis/index.js";
@@ -55,19 +61,10 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
         timeoutMs,
         () => new StoreUnavailableError(`idempotency store: ${what} did not answer within ${timeoutMs} ms`),
       );
-  const takeNext = store.takeNext?.bind(store);
-  const retryInLane = store.retryInLane?.bind(store);
-  const laneRunning = store.laneRunning?.bind(store);
-  const failInLane = store.failInLane?.bind(store);
-  const heldBy = store.heldBy?.bind(store);
-  // The lanes a dead letter holds, for the worker's `health()` as for a receiver's.
-  const heldLanes = store.heldLanes?.bind(store);
-  const completeAndTakeNext = store.completeAndTakeNext?.bind(store);
-  const laneWaiting = store.laneWaiting?.bind(store);
-  // The sweep's way to a lane whose drain job the queue lost: without them, a store whose receivers keep
-  // no copy of a lane's notifications (they count on these) would leave such a lane unfound.
-  const stalledLanes = store.stalledLanes?.bind(store);
-  const wakeLane = store.wakeLane?.bind(store);
+  // Every call of the lanes too: the drain's hand-on, a lane's retry and dead letter, `health()`'s held
+  // lanes, and the sweep's way to a lane whose drain job the queue lost (without it, a store whose
+  // receivers keep no copy of a lane's notifications would leave such a lane unfound).
+  const lanes = store.lanes && boundedLanes(store.lanes, bounded);
   return {
     ...(store.leaseMs !== undefined ? { leaseMs: store.leaseMs } : {}),
     claim: bounded("claim", (request) => store.claim(request)),
@@ -77,21 +74,24 @@ export function storeWithDeadlines(store: IdempotencyStore, timeoutMs: number): 
     markQueued: bounded("markQueued", (claim) => store.markQueued(claim)),
     release: bounded("release", (claim) => store.release(claim)),
     get: bounded("get", (record) => store.get(record)),
-    ...(takeNext ? { takeNext: bounded("takeNext", takeNext) } : {}),
-    ...(retryInLane ? { retryInLane: bounded("retryInLane", retryInLane) } : {}),
-    ...(laneRunning ? { laneRunning: bounded("laneRunning", laneRunning) } : {}),
-    ...(failInLane ? { failInLane: bounded("failInLane", failInLane) } : {}),
-    ...(heldBy ? { heldBy: bounded("heldBy", heldBy) } : {}),
-    ...(heldLanes ? { heldLanes: bounded("heldLanes", heldLanes) } : {}),
-    ...(completeAndTakeNext ? { completeAndTakeNext: bounded("completeAndTakeNext", completeAndTakeNext) } : {}),
-    ...(laneWaiting ? { laneWaiting: bounded("laneWaiting", laneWaiting) } : {}),
-    ...(stalledLanes ? { stalledLanes: bounded("stalledLanes", stalledLanes) } : {}),
-    ...(wakeLane ? { wakeLane: bounded("wakeLane", wakeLane) } : {}),
+    ...(lanes ? { lanes } : {}),
     ...(store.ping ? { ping: bounded("ping", () => store.ping!()) } : {}),
     ...(store.close ? { close: () => store.close!() } : {}),
     ...(store.connection ? { connection: store.connection } : {}),
     ...transactional,
   };
+}
+
+/** Each of the lanes' calls under `bounded`, named as the lanes name it (`lanes.takeNext`). */
+function boundedLanes<Lanes extends LaneStore>(
+  lanes: Lanes,
+  bounded: (what: string, call: (...args: never[]) => unknown) => (...args: never[]) => Promise<unknown>,
+): Lanes {
+  const calls = DRAINED_LANE_CALLS.flatMap((name) => {
+    const call = (lanes as Partial<DrainedLaneStore>)[name] as ((...args: never[]) => unknown) | undefined;
+    return typeof call === "function" ? [[name, bounded(`lanes.${name}`, call.bind(lanes))]] : [];
+  });
+  return Object.fromEntries(calls) as Lanes;
 }
 
 /**

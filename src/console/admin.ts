@@ -425,7 +425,7 @@ export function createAdmin(options: AdminOptions): Admin {
   }
 
   async function heldBy(orderKey: string): Promise<string | undefined> {
-    return Promise.resolve(store.heldBy?.({ key: orderKey })).catch(() => undefined);
+    return Promise.resolve(store.lanes?.heldBy({ key: orderKey })).catch(() => undefined);
   }
 
   /** Of these dead letters, those a redrive would find stale (see `OrderingState.staleIfRedriven`). */
@@ -646,7 +646,7 @@ export function createAdmin(options: AdminOptions): Admin {
       const found = await findRecord(id);
       if (!found) throw new AdminError(`no record of ${id}`, "MW_ADMIN_NOT_FOUND");
       if (found.record.state === "completed") return { discarded: false, message: "already completed" };
-      // A worker's claim on a queued record in order runs its key's first waiter, which may be another
+      // A worker's claim on a queued record in order runs its key's first waiting notification, which may be another
       // notification: the console never takes that path. Such a record waits its turn, or fails first.
       if (found.record.state === "queued" && found.order)
         return { discarded: false, message: "waiting its turn in its subscription's order; not discarded" };
@@ -656,7 +656,7 @@ export function createAdmin(options: AdminOptions): Admin {
       const order = found.order ? { key: found.order.key } : undefined;
       // A dead letter holding its lane (`onDeadLetter: "hold"`): discarded, the rest of the lane goes on.
       const heldItsLane =
-        order !== undefined && (await Promise.resolve(store.heldBy?.(order)).catch(() => undefined)) === id;
+        order !== undefined && (await Promise.resolve(store.lanes?.heldBy(order)).catch(() => undefined)) === id;
       const claim = await store.claim({
         id,
         fingerprint: found.record.fingerprint,
@@ -671,7 +671,7 @@ export function createAdmin(options: AdminOptions): Admin {
       const message = `${DISCARDED}${redactCardNumbers(reason.trim()).slice(0, 500)}`;
       const done = await store.complete(claim, { processed: true, message });
       // Its job, put back rather than removed, is the lane's drain job: its record completed, it runs
-      // what waited behind it (a lane's waiters have no job of their own).
+      // what waited behind it (a lane's waiting notifications have no job of their own).
       if (done && heldItsLane) await jobs?.retryFailed(id).catch(() => false);
       else if (done) await jobs?.removeFailed(id).catch(() => false);
       return done ? { discarded: true, message } : { discarded: false, message: "claim lost before completing" };

@@ -48,7 +48,7 @@ export interface ClaimedRun {
   /**
    * `performance.now()` when the request that gave the claim its current lease was sent. With it, the
    * handler starts only while at least half the lease is left: a claim answered late, or one whose
-   * caller spent long on something else (a worker looking up a waiter's job), is confirmed first with
+   * caller spent long on something else (a worker looking up a waiting notification's job), is confirmed first with
    * an extension, measured the same way. Without it the caller vouches for the lease.
    */
   leaseFrom?: number | undefined;
@@ -66,7 +66,7 @@ export interface ClaimedHooks {
   leaseLost?: () => Promise<never>;
   /**
    * Records a failed run in place of the store's `fail` (not inside a transaction): a worker puts a
-   * notification of an ordered lane back in line for its retry (`retryInLane`). False when refused.
+   * notification of an ordered lane back in line for its retry (`lanes.retry`). False when refused.
    */
   recordFailure?: (failed: SteeredFailure | "handler_timeout", err: unknown) => Promise<boolean>;
   /** A failed run, once recorded. Default: report it. The worker rethrows, so BullMQ's retries apply. */

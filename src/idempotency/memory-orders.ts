@@ -54,22 +54,22 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
     writeOrder.dropped(entry);
   }
   /**
-   * Until when each key's mailbox has a runner (a worker running its waiting list, or a drain job on
+   * Until when each key's lane has a runner (a worker running its lane, or a drain job on
    * its way), and the receiver's claim that set it for a drain job it is about to queue (`wokenBy`,
    * until a worker takes the runner over); kept apart from the entries, and dropped when the runner
    * stops or its time is up.
    */
   const runners = new Map<string, { until: number; wokenBy?: string; wokenAt?: number }>();
-  /** Keys whose runner waits for a failed notification's retry, until when (see `retryInLane`). */
+  /** Keys whose runner waits for a failed notification's retry, until when (see `lanes.retry`). */
   const retries = new Map<string, number>();
   /** Keys whose lane holds at a dead letter (`onDeadLetter: "hold"`, as the receivers' claims give it). */
   const holding = new Set<string>();
-  /** Each key's waiting list: ids queued in order, sorted by position (none first), then id. */
+  /** Each key's lane: ids queued in order, sorted by position (none first), then id. */
   const waiting = new Map<string, Array<{ id: string; member: string }>>();
   /**
-   * The lanes index, for the sweep (`stalledLanes`): each key with a waiter, with when it was last
+   * The lanes index, for the sweep (`lanes.stalled`): each key with a waiting notification, with when it was last
    * appended to (or looked at), and the notification whose job was queued to run it last (its drain
-   * job). A key leaves it with its last waiter.
+   * job). A key leaves it with its last waiting notification.
    */
   const lanes = new Map<string, { seen: number; drain?: string }>();
 
@@ -131,8 +131,8 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
     },
 
     /**
-     * For an append to the key's mailbox: whether the key has a runner (a live holder, or a runner
-     * marked within its lease); without one, the caller becomes it until `until` (see `markWaiting`).
+     * For an append to the key's lane: whether the key has a runner (a live holder, or a runner
+     * marked within its lease); without one, the caller becomes it until `until` (see `lanes.append`).
      */
     wakeRunner(key: string, until: number, wokenBy: string, drain: string): boolean {
       const at = now();
@@ -224,7 +224,7 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       return holding.has(key);
     },
 
-    /** Put `id` in the key's waiting list at its position (once). */
+    /** Put `id` in the key's lane at its position (once). */
     wait(key: string, id: string, position: string | undefined): void {
       const list = waiting.get(key) ?? [];
       if (list.some((waiter) => waiter.id === id)) return;
@@ -238,7 +238,7 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       else lanes.set(key, { seen: now() });
     },
 
-    /** Take `id` out of the key's waiting list. */
+    /** Take `id` out of the key's lane. */
     leave(key: string, id: string): void {
       const list = waiting.get(key);
       if (!list) return;
@@ -251,12 +251,12 @@ export function memoryOrders({ retentionMs, maxEntries, maxBytes, now }: MemoryO
       }
     },
 
-    /** The keys with a waiting list. */
+    /** The keys with a lane. */
     waitingKeys(): IterableIterator<string> {
       return waiting.keys();
     },
 
-    /** The ids in the key's waiting list, first to run first. */
+    /** The ids in the key's lane, first to run first. */
     waiters(key: string): readonly string[] {
       return (waiting.get(key) ?? []).map((waiter) => waiter.id);
     },

@@ -8,9 +8,10 @@ import {
   type ClaimHandle,
   type ClaimRequest,
   type ClaimResult,
+  DEFAULT_LANE_MAX_LENGTH,
   DEFAULT_LEASE_MS,
-  DEFAULT_MAILBOX_MAX_LENGTH,
   DEFAULT_RETENTION_SECONDS,
+  type DrainedLaneStore,
   type HeldLanes,
   type IdempotencyRecord,
   type IdempotencyStore,
@@ -51,8 +52,8 @@ export interface MemoryStoreOptions {
    */
   maxBytes?: number;
   /**
-   * With `ordering` through a durable queue: the most notifications a subscription's waiting list (its
-   * mailbox) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
+   * With `ordering` through a durable queue: the most notifications a subscription's lane (its
+   * lane) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
    */
   mailboxMaxLength?: number;
   /** Clock in epoch ms; tests move it to expire leases. */
@@ -67,18 +68,27 @@ export interface MemoryStoreOptions {
 interface Entry extends IdempotencyRecord, Written {
   /** Claimed in order: its key and position, and whether this claim holds the key (a stale one does not). */
   order?: OrderClaim & { holdsKey: boolean };
-  /** In its key's waiting list (handed to a queue in order, not yet run). */
+  /** In its key's lane (handed to a queue in order, not yet run). */
   waiting?: boolean;
-  /** The job data its receiver kept with it in the mailbox (`ClaimRequest.carried`), until it is settled. */
+  /** The job data its receiver kept with it in the lane (`ClaimRequest.carried`), until it is settled. */
   carried?: string;
   /** What its first claim that told it said of the notification, for `list`'s filters. */
   listedAs?: ListedAs;
-  /** Put back in line after a failed run (`retryInLane`): not handed out before this epoch ms. */
+  /** Put back in line after a failed run (`lanes.retry`): not handed out before this epoch ms. */
   retryAt?: number | undefined;
   expiresAt: number;
   /** Estimated bytes this record holds, counted in the store's total. */
   bytes: number;
 }
+
+/** The memory store: the store's interface, its lanes kept whole, and its sizes. */
+export type MemoryStore = IdempotencyStore & {
+  readonly lanes: DrainedLaneStore;
+  readonly size: number;
+  readonly bytes: number;
+  readonly orderKeys: number;
+  readonly orderBytes: number;
+};
 
 export const DEFAULT_MAX_ENTRIES = 100_000;
 export const DEFAULT_MAX_BYTES = 64 * 1024 * 1024;
@@ -113,17 +123,12 @@ function countedAttempts(
  * redelivery run the handler a second time. It goes back to the tail instead; when nothing but live
  * claims is left to drop, the new claim is refused as unavailable (503: the sender keeps it).
  */
-export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & {
-  readonly size: number;
-  readonly bytes: number;
-  readonly orderKeys: number;
-  readonly orderBytes: number;
-} {
+export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   rejectUnknownKeys("memoryStore", options, Object.keys(MEMORY_STORE_KEYS));
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const mailboxMaxLength = options.mailboxMaxLength ?? DEFAULT_MAILBOX_MAX_LENGTH;
+  const mailboxMaxLength = options.mailboxMaxLength ?? DEFAULT_LANE_MAX_LENGTH;
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
   const writeOrder = new WriteOrder<Entry>();
@@ -209,11 +214,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   }
 
   /**
-   * The first of the key's waiting list that can run now (`ownId`, the caller's own, counts as ready),
+   * The first of the key's lane that can run now (`ownId`, the caller's own, counts as ready),
    * dropping ids that no longer wait; "busy" when the first is a receiver's claim still being handed
-   * to the queue; "held" when it is a dead letter holding its lane (see `failInLane`).
+   * to the queue; "held" when it is a dead letter holding its lane (see `lanes.fail`).
    */
-  function firstWaiter(
+  function firstInLane(
     key: string,
     ownId: string | undefined,
     at: number,
@@ -240,11 +245,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
   function laneHead(key: string, at: number): string | "running" | undefined {
     if (orders.beingRun(key)) return "running";
     returnLapsedHolder(key, undefined, at);
-    const first = firstWaiter(key, undefined, at);
+    const first = firstInLane(key, undefined, at);
     return typeof first === "object" || first === "busy" || first === "held" ? "running" : first;
   }
 
-  /** The dead letter holding the key's lane (see `failInLane`), if one does. */
+  /** The dead letter holding the key's lane (see `lanes.fail`), if one does. */
   function heldBy(key: string): string | undefined {
     return orders.waiters(key).find((id) => {
       const entry = live(id);
@@ -252,8 +257,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     });
   }
 
-  /** Claim the waiter `id` of `key` for `owner`, holding the key unless it turned stale. */
-  function runWaiter(id: string, key: string, owner: string, leaseMs: number, at: number): ClaimedOrStale {
+  /** Claim the waiting notification `id` of `key` for `owner`, holding the key unless it turned stale. */
+  function runFromLane(id: string, key: string, owner: string, leaseMs: number, at: number): ClaimedOrStale {
     const entry = live(id)!;
     orders.leave(key, id);
     orders.runner(key, at + leaseMs);
@@ -283,7 +288,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
 
   /**
    * A worker that held the key and died (or lost its lease) left its notification run halfway: it goes
-   * back into the key's waiting list at its position, so it runs before any newer one, not after as stale.
+   * back into the key's lane at its position, so it runs before any newer one, not after as stale.
    */
   function returnLapsedHolder(key: string, ownId: string | undefined, at: number): void {
     const lapsed = orders.lapsedHolder(key);
@@ -306,7 +311,132 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
     orders.wait(key, lapsed.id, entry.order.position);
   }
 
-  return {
+  // The lanes, kept whole here: one drain job runs each (see lane-store.ts).
+  const lanes: DrainedLaneStore = {
+    fail(claim, error) {
+      const key = claim.order?.key;
+      let held = false;
+      const failed = ownedUpdate(claim, ["processing"], (entry) => {
+        entry.state = "failed";
+        entry.error = error;
+        entry.leaseUntil = undefined;
+        entry.carried = undefined;
+        letGoOfKey(entry, claim.id);
+        // Back at its place at the head of its lane, which waits for it (see `firstInLane`).
+        if (key !== undefined && orders.holds(key)) {
+          entry.waiting = true;
+          orders.wait(key, claim.id, entry.order?.position);
+          held = true;
+        }
+      });
+      return failed && held ? "held" : failed;
+    },
+
+    heldBy: (order) => heldBy(order.key),
+
+    heldLanes() {
+      const held: HeldLanes = { count: 0 };
+      for (const key of orders.waitingKeys()) {
+        const id = heldBy(key);
+        if (id === undefined) continue;
+        held.count++;
+        // Its last change is its failure: held since then.
+        const since = live(id)!.expiresAt - retentionMs;
+        if (held.oldest === undefined || since < held.oldest.since) held.oldest = { key, id, since };
+      }
+      return held;
+    },
+
+    // Held by a dead letter, the lane waits for a person: nothing to queue for it meanwhile.
+    running: (order) => orders.beingRun(order.key) || heldBy(order.key) !== undefined,
+
+    waiting: (order) => orders.waiters(order.key).length > 0,
+
+    stalled({ before, limit, queue, wokenBefore = before }) {
+      const at = now();
+      const stalled: StalledLane[] = [];
+      let looked = 0;
+      for (const [key, lane] of orders.lanes()) {
+        // Woken by a receiver whose add of the drain job may still be on its way: not stalled yet.
+        if (lane.seen >= before || (orders.wokenAt(key) ?? -Infinity) >= wokenBefore) continue;
+        if (looked++ >= limit) break;
+        const first = laneHead(key, at);
+        if (first === undefined) {
+          orders.lanes().delete(key);
+          continue;
+        }
+        const carried = first === "running" ? undefined : live(first)?.carried;
+        if (!appendedFor(carried, queue)) continue;
+        lane.seen = at;
+        if (first === "running") continue;
+        stalled.push({ key, head: first, ...(lane.drain ? { drain: lane.drain } : {}) });
+      }
+      return stalled;
+    },
+
+    wake(stalled, leaseMs) {
+      const at = now();
+      const lane = orders.lanes().get(stalled.key);
+      if (!lane || lane.drain !== stalled.drain) return undefined;
+      const first = laneHead(stalled.key, at);
+      if (first === undefined || first === "running") return undefined;
+      orders.runner(stalled.key, at + leaseMs);
+      lane.drain = first;
+      lane.seen = at;
+      const carried = live(first)?.carried;
+      return carried === undefined ? { id: first } : { id: first, carried };
+    },
+
+    retry(claim, error, delayMs) {
+      const key = claim.order?.key;
+      if (key === undefined) return false;
+      const at = now();
+      return ownedUpdate(claim, ["processing"], (entry) => {
+        letGoOfKey(entry, claim.id);
+        entry.state = "queued";
+        entry.error = error;
+        entry.leaseUntil = undefined;
+        entry.retryAt = at + delayMs;
+        entry.waiting = true;
+        orders.wait(key, claim.id, entry.order?.position);
+        // The key keeps its runner past the retry: appends meanwhile wake none (see ORDERED_RETRY).
+        orders.runner(key, at + delayMs + DEFAULT_LEASE_MS);
+        orders.retryUntil(key, at + delayMs + DEFAULT_LEASE_MS);
+      });
+    },
+
+    append(claim, leaseMs) {
+      const queued = ownedUpdate(claim, ["processing"], (entry) => {
+        entry.state = "queued";
+        entry.leaseUntil = undefined;
+        letGoOfKey(entry, claim.id, true);
+      });
+      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs, claim.owner, claim.id) };
+    },
+
+    takeNext(order, owner, leaseMs) {
+      const at = now();
+      if (orders.heldFor(order.key, owner) !== undefined) return undefined;
+      returnLapsedHolder(order.key, undefined, at);
+      const first = firstInLane(order.key, undefined, at);
+      // The head waits for its retry: the runner that put it back comes again then (see `lanes.retry`).
+      if (typeof first === "object") return undefined;
+      if (first !== undefined && first !== "busy" && first !== "held")
+        return runFromLane(first, order.key, owner, leaseMs, at);
+      // The runner stops here, in the step that found the list empty: an append from now on wakes another.
+      orders.runner(order.key, undefined);
+      return undefined;
+    },
+
+    // In this process's memory both steps are one: nothing runs between them.
+    completeAndTakeNext(claim, answer, next) {
+      const completed = store.complete(claim, answer) as boolean;
+      if (!completed || claim.order === undefined) return { completed };
+      return { completed, next: lanes.takeNext(claim.order, next.owner, next.leaseMs) as ClaimedOrStale | undefined };
+    },
+  };
+
+  const store: MemoryStore = {
     get size() {
       return records.size;
     },
@@ -340,7 +470,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       if (entry?.state === "queued" && !takeQueued) {
         // Another payload under a queued id waits for the queued one's outcome instead of being acknowledged.
         if (entry.fingerprint !== fingerprint) return { status: "processing", retryAfterMs: leaseMs };
-        // Waiting in its mailbox, which has a runner: a duplicate, no new claim (see ORDERED_CLAIM).
+        // Waiting in its lane, which has a runner: a duplicate, no new claim (see ORDERED_CLAIM).
         if (entry.waiting && entry.order && orders.hasRunner(entry.order.key))
           return { status: "queued", inLane: true };
         return { status: "queued" };
@@ -355,7 +485,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       const newestPosition = order && orders.position(order.key);
       const stale =
         order?.position !== undefined && newestPosition !== undefined && isBefore(order.position, newestPosition);
-      // Handed to a queue, it never waits for the key: it joins the key's waiting list instead.
+      // Handed to a queue, it never waits for the key: it joins the key's lane instead.
       if (order && !stale && !forQueue) {
         const heldFor = orders.heldFor(order.key, owner);
         if (heldFor !== undefined)
@@ -366,10 +496,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
           };
       }
       if (order && takeQueued && !stale && !forQueue) {
-        // A worker: its own record waits in the key's list, and the list's first waiter runs.
+        // A worker: its own record waits in the key's list, and the list's first waiting notification runs.
         returnLapsedHolder(order.key, id, at);
         orders.wait(order.key, id, order.position);
-        const first = firstWaiter(order.key, id, at);
+        const first = firstInLane(order.key, id, at);
         if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
         // Held by a dead letter: its redrive or discard lets the lane on; this job looks again a lease later.
         if (first === "held") return { status: "processing", retryAfterMs: leaseMs, key: true };
@@ -386,7 +516,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
             bytes: 0,
             written: 0,
           });
-          return runWaiter(first, order.key, owner, leaseMs, at);
+          return runFromLane(first, order.key, owner, leaseMs, at);
         }
       }
       if (order && entry?.waiting && !forQueue) orders.leave(order.key, id);
@@ -413,7 +543,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       // Kept from the first claim that told it (see listedAsOf).
       const listed = entry?.listedAs ?? listedAsOf(request);
       if (listed) claimed.listedAs = listed;
-      // Kept with its data, it is handed over at once, as `markWaiting` would (see `ClaimRequest.carried`).
+      // Kept with its data, it is handed over at once, as `lanes.append` would (see `ClaimRequest.carried`).
       const carried = order && forQueue && !stale ? request.carried : undefined;
       if (order && forQueue) orders.policy(order.key, order.onDeadLetter === "hold");
       if (order && forQueue && !stale) {
@@ -444,7 +574,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       }
       if (toQueue) return { status: "claimed", ...handle, attempt: attempts, queued: true };
       if (order && !forQueue) orders.hold(order.key, owner, at + leaseMs, takeQueued ? id : undefined);
-      // A worker holding the key runs its mailbox from here.
+      // A worker holding the key runs its lane from here.
       if (order && takeQueued && !forQueue) orders.runner(order.key, at + leaseMs);
       return newestPosition === undefined
         ? { status: "claimed", ...handle, attempt: attempts }
@@ -486,113 +616,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       });
     },
 
-    failInLane(claim, error) {
-      const key = claim.order?.key;
-      let held = false;
-      const failed = ownedUpdate(claim, ["processing"], (entry) => {
-        entry.state = "failed";
-        entry.error = error;
-        entry.leaseUntil = undefined;
-        entry.carried = undefined;
-        letGoOfKey(entry, claim.id);
-        // Back at its place at the head of its lane, which waits for it (see `firstWaiter`).
-        if (key !== undefined && orders.holds(key)) {
-          entry.waiting = true;
-          orders.wait(key, claim.id, entry.order?.position);
-          held = true;
-        }
-      });
-      return failed && held ? "held" : failed;
-    },
-
-    heldBy: (order) => heldBy(order.key),
-
-    heldLanes() {
-      const lanes: HeldLanes = { count: 0 };
-      for (const key of orders.waitingKeys()) {
-        const id = heldBy(key);
-        if (id === undefined) continue;
-        lanes.count++;
-        // Its last change is its failure: held since then.
-        const since = live(id)!.expiresAt - retentionMs;
-        if (lanes.oldest === undefined || since < lanes.oldest.since) lanes.oldest = { key, id, since };
-      }
-      return lanes;
-    },
-
-    // Held by a dead letter, the lane waits for a person: nothing to queue for it meanwhile.
-    laneRunning: (order) => orders.beingRun(order.key) || heldBy(order.key) !== undefined,
-
-    laneWaiting: (order) => orders.waiters(order.key).length > 0,
-
-    stalledLanes({ before, limit, queue, wokenBefore = before }) {
-      const at = now();
-      const stalled: StalledLane[] = [];
-      let looked = 0;
-      for (const [key, lane] of orders.lanes()) {
-        // Woken by a receiver whose add of the drain job may still be on its way: not stalled yet.
-        if (lane.seen >= before || (orders.wokenAt(key) ?? -Infinity) >= wokenBefore) continue;
-        if (looked++ >= limit) break;
-        const first = laneHead(key, at);
-        if (first === undefined) {
-          orders.lanes().delete(key);
-          continue;
-        }
-        const carried = first === "running" ? undefined : live(first)?.carried;
-        if (!appendedFor(carried, queue)) continue;
-        lane.seen = at;
-        if (first === "running") continue;
-        stalled.push({ key, head: first, ...(lane.drain ? { drain: lane.drain } : {}) });
-      }
-      return stalled;
-    },
-
-    wakeLane(stalled, leaseMs) {
-      const at = now();
-      const lane = orders.lanes().get(stalled.key);
-      if (!lane || lane.drain !== stalled.drain) return undefined;
-      const first = laneHead(stalled.key, at);
-      if (first === undefined || first === "running") return undefined;
-      orders.runner(stalled.key, at + leaseMs);
-      lane.drain = first;
-      lane.seen = at;
-      const carried = live(first)?.carried;
-      return carried === undefined ? { id: first } : { id: first, carried };
-    },
-
-    retryInLane(claim, error, delayMs) {
-      const key = claim.order?.key;
-      if (key === undefined) return false;
-      const at = now();
-      return ownedUpdate(claim, ["processing"], (entry) => {
-        letGoOfKey(entry, claim.id);
-        entry.state = "queued";
-        entry.error = error;
-        entry.leaseUntil = undefined;
-        entry.retryAt = at + delayMs;
-        entry.waiting = true;
-        orders.wait(key, claim.id, entry.order?.position);
-        // The key keeps its runner past the retry: appends meanwhile wake none (see ORDERED_RETRY).
-        orders.runner(key, at + delayMs + DEFAULT_LEASE_MS);
-        orders.retryUntil(key, at + delayMs + DEFAULT_LEASE_MS);
-      });
-    },
-
     markQueued(claim) {
       return ownedUpdate(claim, ["processing"], (entry) => {
         entry.state = "queued";
         entry.leaseUntil = undefined;
         letGoOfKey(entry, claim.id, true);
       });
-    },
-
-    markWaiting(claim, leaseMs) {
-      const queued = ownedUpdate(claim, ["processing"], (entry) => {
-        entry.state = "queued";
-        entry.leaseUntil = undefined;
-        letGoOfKey(entry, claim.id, true);
-      });
-      return { queued, wake: queued && orders.wakeRunner(claim.order!.key, now() + leaseMs, claim.owner, claim.id) };
     },
 
     release({ id, owner }) {
@@ -605,20 +634,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
       return true;
     },
 
-    takeNext(order, owner, leaseMs) {
-      const at = now();
-      if (orders.heldFor(order.key, owner) !== undefined) return undefined;
-      returnLapsedHolder(order.key, undefined, at);
-      const first = firstWaiter(order.key, undefined, at);
-      // The head waits for its retry: the runner that put it back comes again then (see `retryInLane`).
-      if (typeof first === "object") return undefined;
-      if (first !== undefined && first !== "busy" && first !== "held")
-        return runWaiter(first, order.key, owner, leaseMs, at);
-      // The runner stops here, in the step that found the list empty: an append from now on wakes another.
-      orders.runner(order.key, undefined);
-      return undefined;
-    },
-
     get(ref) {
       const entry = live(refOf(ref).id);
       return entry && recordOf(entry);
@@ -628,7 +643,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): IdempotencyStore 
 
     // In this process's memory: reachable whenever the process can answer at all.
     ping() {},
+    lanes,
   };
+  return store;
 }
 
 /**

@@ -39,7 +39,7 @@ export interface TransactionalClaim {
   /** Roll back the claim with everything in its transaction and record nothing: as if never claimed. */
   discard?(): Promise<void>;
   /**
-   * The run's number as the queue counts it, for a claim the store counted otherwise (a waiter run
+   * The run's number as the queue counts it, for a claim the store counted otherwise (a waiting notification run
    * from its key's list, whose job was read only after the claim): kept on the record, in the claim's
    * transaction, and in the result's `attempt`. Called before the handler starts.
    */
@@ -49,7 +49,7 @@ export interface TransactionalClaim {
   /**
    * An ordered claim whose attempt failed: roll the handler's writes back to the savepoint, then ask
    * `retry` (given the transaction) in how many ms the queue retries it, after failing the job in it.
-   * With an answer, commit the record back at its place in its key's waiting list, with `attempt` and
+   * With an answer, commit the record back at its place in its key's lane, with `attempt` and
    * `error`, the key held until then, so nothing later of the key runs first: true. Without one, or
    * if that cannot be done, everything is rolled back and the failure recorded as `rollback` does: false.
    */
@@ -78,7 +78,7 @@ export interface TransactionalClaim {
  */
 export interface TransactionalStore extends IdempotencyStore {
   claimInTransaction(request: ClaimRequest): Promise<TransactionalClaim>;
-  /** `takeNext` in a transaction for the waiter's handler; undefined when none can run now. */
+  /** `takeNext` in a transaction for the waiting notification's handler; undefined when none can run now. */
   takeNextInTransaction?(
     order: { key: string },
     owner: string,

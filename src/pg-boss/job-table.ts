@@ -32,7 +32,7 @@ export class PgBossSetupError extends TypeError {
 /**
  * The job id of a notification in a queue: a UUID (pg-boss's ids are) drawn from the queue name and
  * the notification id, so a redelivery finds its notification's job, and a worker running a
- * subscription's waiting list finds each waiter's job.
+ * subscription's lane finds each waiting notification's job.
  */
 export function jobIdFor(queue: string, notificationId: string): string {
   const hex = createHash("sha256").update(`merchant-webhooks\0${queue}\0${notificationId}`).digest("hex");
@@ -77,7 +77,7 @@ export function jobTable(schema: string) {
       WHERE name = $1 AND state < 'active' AND start_after < now() AND NOT (id = ANY($3::uuid[]))
       ORDER BY priority DESC, created_on, id LIMIT $2 FOR UPDATE SKIP LOCKED`,
     /**
-     * Take job `$2` in the open transaction, as `fetch` takes one (whatever its start time: a waiter
+     * Take job `$2` in the open transaction, as `fetch` takes one (whatever its start time: a waiting notification
      * of a subscription runs in its turn). No row when it is gone, running or done.
      */
     take: `UPDATE ${job} SET state = 'active', started_on = now(), retry_count = ${counted}
@@ -88,9 +88,9 @@ export function jobTable(schema: string) {
       FROM ${job} WHERE name = $1 AND id = $2`,
     /**
      * Whether a redriven job (its data holds `redriven`, the failures it was redriven after) of order
-     * key `$3` placed before `$4` (its position, a line feed, its id, compared as the waiting list
+     * key `$3` placed before `$4` (its position, a line feed, its id, compared as the lane
      * compares them) still waits in queue `$1`, other than `$2`: a redriven dead letter is not in its
-     * key's waiting list, and runs only after the older ones.
+     * key's lane, and runs only after the older ones.
      */
     olderRedriven: `SELECT 1 FROM ${job} WHERE name = $1 AND state < 'active' AND id <> $2 AND data ? 'redriven'
         AND data->'order'->>'key' = $3

@@ -52,7 +52,7 @@ interface DeadLetter {
 
 /**
  * Dead letters as they are to go back: those of an ordered subscription by position (then id, as
- * the waiting list orders them), oldest first, so none turns stale behind a newer one; the others
+ * the lane orders them), oldest first, so none turns stale behind a newer one; the others
  * in the order they failed.
  */
 function inLaneOrder(letters: DeadLetter[]): DeadLetter[] {

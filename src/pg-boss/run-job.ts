@@ -38,7 +38,7 @@ export interface PgBossRunner extends RunSettings {
   table: JobTable;
   jobIdFor: (id: string) => string;
   store: TransactionalStore;
-  /** True once the worker is closing: a subscription's next waiter is left for another worker. */
+  /** True once the worker is closing: a subscription's next waiting notification is left for another worker. */
   stopping: () => boolean;
 }
 
@@ -75,7 +75,7 @@ interface TakenJob {
 
 /**
  * Whether an older redriven job of the same subscription still waits. Out of attempts, an ordered
- * notification leaves its subscription's waiting list; redriven, its job is back but not its place
+ * notification leaves its subscription's lane; redriven, its job is back but not its place
  * in the list, and dead letters redriven together would otherwise race for the subscription, the
  * older ones turning stale behind a newer one. Their jobs say their order: the oldest runs first.
  */
@@ -96,7 +96,7 @@ async function olderRedrivenWaits(runner: PgBossRunner, job: ReadyJob, own: Noti
  * look at it runs it again, at once.
  *
  * In order, the claim may hand over an older notification of the subscription (the first of its
- * waiting list); it runs from its own job, taken in its transaction, and so on down the list while
+ * lane); it runs from its own job, taken in its transaction, and so on down the list while
  * the subscription stays here. A job whose notification was left waiting is looked at again later.
  */
 export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVisit> {
@@ -169,7 +169,7 @@ class PgBossJob implements JobTransport<JobVisit> {
 
   async run({ claim, transaction }: Claimed): Promise<RunStep<JobVisit>> {
     const isOwn = claim.id === this.own.id;
-    // A claim handed over from the waiting list (this job's own notification among them, once an older
+    // A claim handed over from the lane (this job's own notification among them, once an older
     // one ran first) was counted by the list.
     const askedWithCount = this.first && isOwn;
     this.first = false;
@@ -215,7 +215,7 @@ async function runInTransaction(
   let taken: TakenJob | undefined;
   try {
     [taken] = (await client.query(runner.table.take, [runner.name, jobId])).rows;
-    // Archived by pg-boss's retention while it waited (a waiter of a long-held subscription): put back
+    // Archived by pg-boss's retention while it waited (a waiting notification of a long-held subscription): put back
     // in this transaction, and taken.
     if (!taken && (await client.query(runner.table.restore, [runner.name, jobId])).rows.length > 0)
       [taken] = (await client.query(runner.table.take, [runner.name, jobId])).rows;
@@ -239,7 +239,7 @@ async function runInTransaction(
   }
   const data = read.job;
   // One count: the worker's own claim was made with pg-boss's (counting on after a redrive); a claim
-  // made from the subscription's waiting list counted one more run over the receiver's queued mark,
+  // made from the subscription's lane counted one more run over the receiver's queued mark,
   // and is set to its job's. The worker's own notification can come that way too: when an older one of
   // its subscription ran first, the list hands it over next, and its count is its job's as well.
   const attempt = askedWithCount ? claim.attempt : taken.retry_count + 1;
@@ -252,7 +252,7 @@ async function runInTransaction(
     }
   }
   // An ordered notification whose attempt fails with attempts left keeps its place at the head of its
-  // subscription's waiting list, the subscription held until its retry: nothing later runs before it.
+  // subscription's lane, the subscription held until its retry: nothing later runs before it.
   const lane =
     claim.status === "claimed" &&
     claim.order !== undefined &&

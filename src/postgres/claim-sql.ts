@@ -9,9 +9,9 @@ import type {
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
+import { firstInLane, laneStatements, runFromLane } from "./lane-sql.js";
 import type { QualifiedNames } from "./names.js";
 import { LOCK_NOT_AVAILABLE, literal, type Query, sqlState } from "./sessions.js";
-import { firstWaiter, runWaiter, waitingStatements } from "./waiting-list.js";
 
 /**
  * Where a claim wrote its new record (`ctid`): its own transaction can settle it without an index read.
@@ -84,7 +84,7 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
       updated_at = clock_timestamp() WHERE order_key = $1`,
     get: `SELECT ${columns} FROM ${records} WHERE id = $1 AND ${live}`,
     lockPrefix: names.lockPrefix,
-    waiting: waitingStatements(names, retentionSeconds),
+    waiting: laneStatements(names, retentionSeconds),
   };
 }
 
@@ -337,20 +337,20 @@ export async function claimIn(
     const heldFor = key ? heldForOther(key, owner) : 0;
     if (!stale && !forQueue && heldFor > 0) return { status: "processing", retryAfterMs: heldFor, key: true };
     if (takeQueued && !stale && !forQueue) {
-      // A worker: the key's waiting list runs first to last, its own record at its place in it.
-      const first = await firstWaiter(query, sql.waiting, order.key, { id, position: order.position });
+      // A worker: the key's lane runs first to last, its own record at its place in it.
+      const first = await firstInLane(query, sql.waiting, order.key, { id, position: order.position });
       if (first === "busy") return { status: "processing", retryAfterMs: 50, key: true };
       // Held by a dead letter: its redrive or discard lets the lane on; this job looks again later.
       if (first === "held") return { status: "processing", retryAfterMs: leaseMs, key: true };
       if (first !== "own") {
         const waiting = [id, order.key, order.position ?? null, fingerprint, row?.owner ?? owner, row?.attempts ?? 0];
         await query(sql.waiting.waitQueued, waiting);
-        const run = await runWaiter(query, sql.waiting, first!.id, order.key, owner, leaseMs, newestPosition);
+        const run = await runFromLane(query, sql.waiting, first!.id, order.key, owner, leaseMs, newestPosition);
         return run === "busy" ? { status: "processing", retryAfterMs: 50, key: true } : run;
       }
     }
   }
-  // Handed to a durable queue, an ordered claim joins its key's waiting list instead of taking the key.
+  // Handed to a durable queue, an ordered claim joins its key's lane instead of taking the key.
   const holdsKey = order !== undefined && !stale && !forQueue;
   const waiting = order !== undefined && !stale && forQueue === true;
   // A queue's count of the run is kept, except that it never counts back: a job made afresh (a redrive)
@@ -383,7 +383,7 @@ export async function claimIn(
 }
 
 /**
- * With the key free, claim the first of its waiting list for `owner`, holding the key. Undefined when
+ * With the key free, claim the first of its lane for `owner`, holding the key. Undefined when
  * none waits, the key is held, or the first is still being handed to the queue.
  */
 export async function takeNextIn(
@@ -401,9 +401,9 @@ export async function takeNextIn(
     throw err;
   }
   if (heldForOther(held!, owner) > 0) return undefined;
-  const first = await firstWaiter(query, sql.waiting, key);
+  const first = await firstInLane(query, sql.waiting, key);
   if (first === undefined || first === "busy" || first === "held" || first === "own") return undefined;
-  const run = await runWaiter(query, sql.waiting, first.id, key, owner, leaseMs, held!.position ?? undefined);
+  const run = await runFromLane(query, sql.waiting, first.id, key, owner, leaseMs, held!.position ?? undefined);
   return run === "busy" ? undefined : run;
 }
 

@@ -81,7 +81,7 @@ export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>)
               "SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $1, true)",
               [String(bound)],
             );
-          // The fence goes up first: a waiter's handler runs in this transaction.
+          // The fence goes up first: a waiting notification's handler runs in this transaction.
           const [fenced] = await query<{ pid: number }>(`${fenceCall(inbox.names, owner)}, pg_backend_pid() AS pid`);
           return { result: await takeNextIn(query, inbox.claims, order.key, owner, leaseMs), pid: fenced!.pid };
         },
@@ -322,7 +322,7 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
 
   /**
    * `failWithin`: the handler's writes rolled back to the savepoint, `settle` run, the record failed (its
-   * key let go of, a dead letter of a lane that holds kept at its head: see failInLane) and committed:
+   * key let go of, a dead letter of a lane that holds kept at its head: see `lanes.fail`) and committed:
    * true (the failure recorded after the ORM's rollback if that commit failed). False when the record
    * could not be failed here: the caller rolls everything back and records it as any failure.
    */
@@ -389,7 +389,7 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | un
     async savepoint() {
       await query(`SAVEPOINT ${HANDLER_SAVEPOINT}`);
     },
-    // A lane's failed run back at its place in its key's waiting list, in this transaction, as the
+    // A lane's failed run back at its place in its key's lane, in this transaction, as the
     // default store does (see transactional-claim.ts): the key stays held, nothing later of it runs first.
     async requeueInLane(attempt, error, retry) {
       if (!once()) return false;

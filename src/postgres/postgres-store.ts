@@ -4,6 +4,7 @@ import {
   type ClaimRequest,
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_SECONDS,
+  type LaneStore,
   refOf,
 } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
@@ -77,7 +78,8 @@ export type PostgresStore = TransactionalStore & {
   readonly leaseMs: number;
   /** The ORM its handlers' transactions are opened through (`orm`); none when they are the store's own. */
   readonly orm?: OrmTransactions<unknown>;
-  takeNext: NonNullable<TransactionalStore["takeNext"]>;
+  /** Its lanes: each notification keeps its own job; the next one is taken on, and a dead letter may hold a lane. */
+  readonly lanes: LaneStore;
 };
 
 /**
@@ -160,23 +162,25 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       );
     },
     release: (claim) => settle(settles.release, claim),
-    takeNext: (order, owner, ms) =>
-      db.inTransaction(KEY_LOCK_WAIT_MS, (query) => takeNextIn(query, claims, order.key, owner, ms)),
+    lanes: {
+      takeNext: (order, owner, ms) =>
+        db.inTransaction(KEY_LOCK_WAIT_MS, (query) => takeNextIn(query, claims, order.key, owner, ms)),
+      heldBy: (order) =>
+        db.withClient(async (query) => (await query<{ id: string }>(claims.waiting.heldBy, [order.key]))[0]?.id),
+      heldLanes: () =>
+        db.withClient(async (query) => {
+          const [row] = await query<HeldLanesRow>(claims.waiting.heldLanes);
+          return row!.order_key === null
+            ? { count: row!.lanes }
+            : { count: row!.lanes, oldest: { key: row!.order_key, id: row!.id!, since: Math.round(row!.since_ms!) } };
+        }),
+    },
     get: (ref) =>
       db.withClient(async (query) => {
         const [row] = await query<RecordRow>(claims.get, [refOf(ref).id]);
         return row && recordOf(row);
       }),
     list: (request) => db.withClient((query) => listIn(query, listSql, request)),
-    heldBy: (order) =>
-      db.withClient(async (query) => (await query<{ id: string }>(claims.waiting.heldBy, [order.key]))[0]?.id),
-    heldLanes: () =>
-      db.withClient(async (query) => {
-        const [row] = await query<HeldLanesRow>(claims.waiting.heldLanes);
-        return row!.order_key === null
-          ? { count: row!.lanes }
-          : { count: row!.lanes, oldest: { key: row!.order_key, id: row!.id!, since: Math.round(row!.since_ms!) } };
-      }),
     claimInTransaction: (request: ClaimRequest): Promise<TransactionalClaim> =>
       inOrm ? inOrm.claimInTransaction(request) : transactionalClaim(inbox, request),
     takeNextInTransaction: (order, owner, ms, handlerTimeoutMs) =>

@@ -53,13 +53,13 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
      * `fail` for a run whose job fails with it, in its own transaction (`failWithin`): a dead letter,
      * or a stale run's failure. One that held its key (a lane's run in its turn, not a stale one) on a
      * lane that holds (`hold_on_dead_letter`, from the receiver's claim) stays waiting, failed: the head
-     * of its lane, which waits for it (firstWaiter answers `held`), written by the statement that fails it.
+     * of its lane, which waits for it (firstInLane answers `held`), written by the statement that fails it.
      */
     failInLane: settle(
       "failed",
       "error = $3, waiting = owned.holds_key AND owned.order_key IS NOT NULL AND coalesce(r.hold_on_dead_letter, false)",
     ),
-    // A record queued in order stays in its key's waiting list.
+    // A record queued in order stays in its key's lane.
     markQueued: settle("queued", "error = NULL", handedOver),
     /** `markQueued` waiting for the row's lock (bounded by the transaction's lock wait): see the store's `markQueued`. */
     markQueuedLocked: settle("queued", "error = NULL"),
@@ -98,8 +98,8 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
         updated_at = clock_timestamp(), event_type = coalesce(r.event_type, EXCLUDED.event_type),
         subscription_id = coalesce(r.subscription_id, EXCLUDED.subscription_id)
       WHERE r.state <> 'completed' AND NOT (r.state = 'failed' AND (r.waiting OR $10 = '${JOB_MISSING}'))`,
-    /** The same for a waiter run from its subscription's list: its row is there, kept, and marked failed, as above. */
-    failWaiterAfterRollback: `WITH l AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got)
+    /** The same for a waiting notification run from its subscription's list: its row is there, kept, and marked failed, as above. */
+    failInLaneAfterRollback: `WITH l AS (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS got)
       UPDATE ${records} r SET state = 'failed', owner = $3, lease_until = NULL, holds_key = false,
         waiting = r.waiting AND coalesce(r.hold_on_dead_letter, false), attempts = $4, error = $5,
         updated_at = clock_timestamp()
@@ -108,7 +108,7 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
     setAttempt: `UPDATE ${records} SET attempts = $3 WHERE id = $1 AND owner = $2 AND state = 'processing'`,
     /**
      * In the claim's own transaction, its handler's writes rolled back: an ordered record whose
-     * attempt failed and is retried after `$5` ms goes back to its place in its key's waiting list,
+     * attempt failed and is retried after `$5` ms goes back to its place in its key's lane,
      * queued, its attempt and error kept, and the key stays held for `$2` until then, so no later
      * notification of the key runs before the retry.
      */

@@ -82,7 +82,7 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
 export const defersFirstWrite = (db: Sessions, { order, forQueue, takeQueued }: ClaimRequest) =>
   db.isolationLevel === "read committed" && !order && !forQueue && !takeQueued;
 
-/** `takeNext` in a transaction the waiter's handler writes into; undefined when none can run now. */
+/** `takeNext` in a transaction the waiting notification's handler writes into; undefined when none can run now. */
 export async function transactionalTakeNext(
   inbox: InboxStatements,
   key: string,
@@ -94,7 +94,7 @@ export async function transactionalTakeNext(
     inbox,
     KEY_LOCK_WAIT_MS,
     async (query, _written, opening, bound) => {
-      // The fence goes up with the opening: a waiter's handler runs in this transaction.
+      // The fence goes up with the opening: a waiting notification's handler runs in this transaction.
       const fence = fenceCall(inbox.names, owner);
       await query(bound === undefined ? `${opening}; ${fence}` : `${opening}; ${bounds(bound)}; ${fence}`);
       return takeNextIn(query, inbox.claims, key, owner, leaseMs);
@@ -109,7 +109,7 @@ export async function transactionalTakeNext(
 /**
  * Open a transaction, claim in it, and keep it open for the handler when the claim is one to run
  * (claimed or stale: the caller's own notification, or an older one of its subscription handed over
- * from the waiting list). Any other answer ends the transaction at once.
+ * from the lane). Any other answer ends the transaction at once.
  */
 async function inTransaction(
   inbox: InboxStatements,
@@ -370,7 +370,7 @@ function openClaim(
         if (pid !== undefined) await canceller.cancel(pid);
         await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
         await settle(guarded.handle);
-        // A dead letter of a lane that holds stays at its head, in this same statement (see failInLane).
+        // A dead letter of a lane that holds stays at its head, in this same statement (see `lanes.fail`).
         const [marked] = await query<{ n: number }>(settles.failInLane, [claimed.id, claimed.owner, error]);
         failed = marked!.n === 1;
       } catch {
@@ -432,7 +432,7 @@ export async function writeFirstRecord(
 
 /**
  * The failed attempt, written after the rollback. The caller's own record may not exist any more
- * (its first claim rolled back with the rest), so it is written whole; a waiter's row is kept and
+ * (its first claim rolled back with the rest), so it is written whole; a waiting notification's row is kept and
  * only marked failed.
  */
 export async function recordFailedRun(
@@ -457,7 +457,7 @@ export async function recordFailedRun(
             listedAsOf(own)?.subscriptionId ?? null,
           ],
         ] as const)
-      : ([settles.failWaiterAfterRollback, [lock, claimed.id, claimed.owner]] as const);
+      : ([settles.failInLaneAfterRollback, [lock, claimed.id, claimed.owner]] as const);
   await db.withClient((q) => q(write[0], [...write[1], claimed.attempt, error])).catch(() => {});
 }
 

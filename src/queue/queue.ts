@@ -26,20 +26,20 @@ export interface QueuedNotification {
    */
   run: () => Promise<void | RunAgain>;
   /**
-   * Set for an ordered notification that joins its subscription's mailbox (a queue with `wake`, a
-   * store with `markWaiting`): the queue keeps it durably but queues no job for it; `wake` does.
+   * Set for an ordered notification that joins its subscription's lane (a queue with `wake`, a
+   * store with `lanes.append`): the queue keeps it durably but queues no job for it; `wake` does.
    */
   mailbox?: true;
   /**
-   * With `mailbox`: the job data `carry` made for it, which the store keeps in the mailbox too; the
+   * With `lane`: the job data `carry` made for it, which the store keeps in the lane too; the
    * queue keeps this same data (the worker finds the notification under one seal either way).
    */
   carried?: string;
   /**
-   * With `mailbox` and `carried`: the store already keeps it in the mailbox with that data (the claim
+   * With `lane` and `carried`: the store already keeps it in the lane with that data (the claim
    * appended it), which the lane keeps until it is done, so `enqueue` keeps nothing of its own; `wake`
    * (its subscription had no runner) adds the drain job. `found`: the store finds a lane whose drain
-   * job was lost itself (`IdempotencyStore.stalledLanes`); without, `wake` keeps this notification's
+   * job was lost itself (`lanes.stalled`); without, `wake` keeps this notification's
    * copy beside the drain job, by which the sweep finds the lane. (A queue on a Redis Cluster keeps
    * each one's copy on another master all the same: see `bullmqQueue`.)
    */
@@ -71,15 +71,15 @@ export interface NotificationQueue {
    */
   has?(id: string): Promise<boolean>;
   /**
-   * Queue the job that runs a subscription's mailbox from its head, for a notification kept with
-   * `mailbox` whose store said its subscription had no runner. A queue without it gets one job per
+   * Queue the job that runs a subscription's lane from its head, for a notification kept with
+   * `lane` whose store said its subscription had no runner. A queue without it gets one job per
    * ordered notification.
    */
   wake?(item: QueuedNotification): Promise<void>;
   /**
-   * The job data of an ordered notification about to join its subscription's mailbox, serialised as
+   * The job data of an ordered notification about to join its subscription's lane, serialised as
    * the queue keeps it (sealed with its key, or card numbers masked; never card verification data), for
-   * the store to keep in the mailbox with the claim (`ClaimRequest.carried`): the receiver then hands
+   * the store to keep in the lane with the claim (`ClaimRequest.carried`): the receiver then hands
    * the notification over in its claim, and the worker gets the data with the notification.
    */
   carry?(item: Omit<QueuedNotification, "run" | "mailbox" | "carried">): string;

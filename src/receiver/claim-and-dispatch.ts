@@ -12,7 +12,13 @@ import {
   SUBSCRIPTION_BUSY,
 } from "../dispatch/run-claimed.js";
 import { listedAs } from "../idempotency/listed-as.js";
-import type { ClaimedOrStale, ClaimRequest, ClaimResult, OrderClaim } from "../idempotency/store.js";
+import {
+  type ClaimedOrStale,
+  type ClaimRequest,
+  type ClaimResult,
+  drainedLanes,
+  type OrderClaim,
+} from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
 import { holdClaimWhileQueued } from "../queue/hold-claim.js";
@@ -138,7 +144,7 @@ async function claimThenDispatch(
   const fingerprintOf = resolved.fingerprint;
   const computed = accepted.fingerprint ?? fingerprintOf(body);
   const fingerprint = typeof computed === "string" ? computed : await computed;
-  // Handed to a durable queue, an ordered notification joins its subscription's waiting list
+  // Handed to a durable queue, an ordered notification joins its subscription's lane
   // instead of waiting for the subscription: accepted at once, run in position order by workers.
   // Unordered, the record is written queued in the claim itself (under the claim's lease, as the
   // hand-off lease), so the add is the only round trip after it.
@@ -159,8 +165,8 @@ async function claimThenDispatch(
     ...order,
     ...forQueue,
   };
-  // Bound for a mailbox: the store keeps the job data with the claim and hands the notification over
-  // in the same step, so no `markWaiting` follows (see `ClaimRequest.carried`).
+  // Bound for a lane: the store keeps the job data with the claim and hands the notification over
+  // in the same step, so no `lanes.append` follows (see `ClaimRequest.carried`).
   const receivedAt = Date.now();
   const carried = carriedFor(
     resolved,
@@ -251,7 +257,7 @@ const isOurs = (claim: ClaimResult): claim is ClaimedOrStale => claim.status ===
 /**
  * A record already there decides the answer, and nothing runs: done before (200 duplicate), accepted
  * into a queue before, another payload under the same id (422), or another delivery holding the id or
- * its subscription (409 with Retry-After, or 503 when the subscription's mailbox is full), so the
+ * its subscription (409 with Retry-After, or 503 when the subscription's lane is full), so the
  * sender retries later rather than running it twice.
  */
 function answerNotOurs(
@@ -267,11 +273,11 @@ function answerNotOurs(
     case "conflict":
       return verdict("conflict", fields);
     case "processing":
-      // The subscription's mailbox is at its maximum length: not accepted, the sender keeps it.
+      // The subscription's lane is at its maximum length: not accepted, the sender keeps it.
       if (claim.full)
         return verdict(
           "overloaded",
-          { ...fields, reason: "subscription's mailbox is full" },
+          { ...fields, reason: "subscription's lane is full" },
           { headers: unavailableRetry },
         );
       if (claim.key) {
@@ -327,7 +333,7 @@ async function handToQueue(
   run: ClaimedRun,
   job: Pick<QueuedNotification, "id" | "fingerprint" | "owner" | "carried"> & {
     order: { order?: OrderClaim };
-    /** The store handed it over to the mailbox in the claim (`ClaimRequest.carried`). */
+    /** The store handed it over to the lane in the claim (`ClaimRequest.carried`). */
     appended: { wake: boolean } | undefined;
     /** The store wrote the record queued in the claim (`ClaimRequest.queueAtClaim`). */
     queuedAtClaim: boolean;
@@ -347,9 +353,10 @@ async function handToQueue(
       { ...fields, outcome: "lost_claim" },
       "claim taken over while queued; the other delivery runs it",
     );
-  // An ordered notification joins its subscription's mailbox: kept by the queue without a job, and
+  // An ordered notification joins its subscription's lane: kept by the queue without a job, and
   // one drain job queued only when the store says the subscription has no runner.
-  const mailbox = queue.durable && queue.wake && store.markWaiting && claim.order ? { mailbox: true as const } : {};
+  const lanes = drainedLanes(store);
+  const mailbox = queue.durable && queue.wake && lanes && claim.order ? { mailbox: true as const } : {};
   const item: QueuedNotification = {
     id: job.id,
     fingerprint: job.fingerprint,
@@ -381,11 +388,11 @@ async function handToQueue(
       await transaction.commitQueued();
     } else {
       if (appended) {
-        // Already in the mailbox, with its data, which the lane keeps until the notification is done:
+        // Already in the lane, with its data, which the lane keeps until the notification is done:
         // the queue needs only the drain job, for a key without a runner, and keeps the copy of the
         // notification that woke the lane beside it (how a sweep finds a lane whose drain job was lost).
         // A store that finds its stalled lanes itself needs no copy of the waking one beside the queue.
-        const inLane = { ...item, inLane: store.stalledLanes ? { ...appended, found: true as const } : appended };
+        const inLane = { ...item, inLane: lanes ? { ...appended, found: true as const } : appended };
         await observation.inSpan(() =>
           Promise.all([queue.enqueue(inLane), appended.wake ? queue.wake!(inLane) : undefined]),
         );
@@ -393,7 +400,7 @@ async function handToQueue(
       }
       await observation.inSpan(() => queue.enqueue(item));
       if (mailbox.mailbox) {
-        const { wake } = await store.markWaiting!(claim, leaseMs);
+        const { wake } = await lanes!.append(claim, leaseMs);
         if (wake) await observation.inSpan(() => queue.wake!(item));
       } else if (queue.durable && !job.queuedAtClaim) await store.markQueued(claim);
     }
@@ -473,8 +480,8 @@ function outcomeVerdict(result: ClaimedOutcome, fields: LogFields): Verdict {
 }
 
 /**
- * The job data to keep with a claim bound for the subscription's mailbox (a durable queue that can
- * `carry` and `wake`, a store with `markWaiting`, an ordered notification); undefined otherwise. Made
+ * The job data to keep with a claim bound for the subscription's lane (a durable queue that can
+ * `carry` and `wake`, a store whose lanes are kept whole, an ordered notification); undefined otherwise. Made
  * before the claim, so it is made (and sealed) for a duplicate too: a cost only off the hot path.
  */
 function carriedFor(
@@ -484,7 +491,7 @@ function carriedFor(
   observation: ReceiveObservation,
 ): string | undefined {
   const queue = resolved.options.queue;
-  if (!item.order || !queue?.durable || !queue.carry || !queue.wake || !resolved.store.markWaiting) return undefined;
+  if (!item.order || !queue?.durable || !queue.carry || !queue.wake || !drainedLanes(resolved.store)) return undefined;
   if (claimsInTransaction(resolved.store)) return undefined;
   return queue.carry({ ...item, notification, headers, trace: observation.carrier() });
 }

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { IdempotencyStore } from "../idempotency/store.js";
+import { drainedLanes, type IdempotencyStore } from "../idempotency/store.js";
 import { recordingOf } from "../logging/recorder.js";
 import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
 import { loadOtelApi, otelApiLoading } from "../telemetry/load-api.js";
@@ -84,13 +84,14 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
   loadOtelApi();
   const unwatchStore = watchStore(resolved.store, logger);
   // Said once, at start-up: ordered notifications through a durable queue drain from per-subscription
-  // mailboxes only where the store keeps them (markWaiting) and the queue can wake a runner (wake).
+  // lanes only where the store keeps them whole (`DrainedLaneStore`) and the queue can wake a runner (wake).
   // postgresStore and the pg-boss queue do not: each ordered notification keeps its own job, which
   // works and stays in order, at the older, slower drain (docs/ordering.md).
-  if (resolved.ordering && options.queue?.durable && !(options.queue.wake && resolved.store.markWaiting))
+  if (resolved.ordering && options.queue?.durable && !(options.queue.wake && drainedLanes(resolved.store)))
     logger.info(
+      // The field keeps its first name: alerts and log queries may look for it.
       { mailbox: false },
-      "ordering: each ordered notification runs as its own queued job with this store and queue (no per-subscription mailbox; see docs/ordering.md)",
+      "ordering: each ordered notification runs as its own queued job with this store and queue (no per-subscription lane kept whole; see docs/ordering.md)",
     );
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {

@@ -102,7 +102,8 @@ async function stateOf(ping: () => unknown, timeoutMs: number): Promise<"up" | "
 
 /** The store's held lanes within `timeoutMs`; undefined when it cannot count them, fails or is late. */
 async function heldLanesOf(store: IdempotencyStore, timeoutMs: number): Promise<HeldLanes | undefined> {
-  if (!store.heldLanes) return undefined;
-  const asked = Promise.resolve().then(() => store.heldLanes!());
+  const lanes = store.lanes;
+  if (!lanes) return undefined;
+  const asked = Promise.resolve().then(() => lanes.heldLanes());
   return withTimeout(asked, timeoutMs, () => new Error("held lanes late")).catch(() => undefined);
 }

@@ -31,7 +31,7 @@ function laneOf(prefix: string, orderHash: string) {
   return { key, ...orderedKeys(prefix, key, "") };
 }
 
-/** `stalledLanes` and `wakeLane` of a `redisStore` under `prefix`, on its connection. */
+/** `stalled` and `wake` of a `redisStore`'s lanes under `prefix`, on its connection. */
 export function laneSweep(connection: FailFastConnection, prefix: string, retentionMs: number) {
   const cluster = isCluster(connection.client);
   for (const script of [LOOK, WAKE] as StoredScript[])
@@ -41,7 +41,7 @@ export function laneSweep(connection: FailFastConnection, prefix: string, retent
     recordKey.startsWith(recordPrefix) ? recordKey.slice(recordPrefix.length) : undefined;
 
   return {
-    async stalledLanes({ before, limit, queue, wokenBefore }: StalledLanesQuery): Promise<StalledLane[]> {
+    async stalled({ before, limit, queue, wokenBefore }: StalledLanesQuery): Promise<StalledLane[]> {
       indexes ??= allIndexKeys(prefix, cluster, SUFFIX);
       const keys = indexes;
       // Every index's due lanes (on a cluster one pipeline per master, 16,384 ranges): not under the
@@ -84,7 +84,7 @@ export function laneSweep(connection: FailFastConnection, prefix: string, retent
       return stalled;
     },
 
-    async wakeLane(stalled: StalledLane, leaseMs: number): Promise<WokenLane | undefined> {
+    async wake(stalled: StalledLane, leaseMs: number): Promise<WokenLane | undefined> {
       const keys = orderedKeys(prefix, stalled.key, "");
       const reply = (await connection.runScript("wake lane", WAKE, [
         laneIndexKey(prefix, keys.order, cluster),

@@ -2,7 +2,7 @@ import { SCRIPTS } from "./lua/scripts.generated.js";
 
 /**
  * The record transitions of `scripts.ts` (their steps shared through `lua/includes/`) for notifications claimed in order. Each touches four keys:
- * KEYS[1] the record's hash, KEYS[2] its order key's hash, KEYS[3] the key's waiting list, KEYS[4] the
+ * KEYS[1] the record's hash, KEYS[2] its order key's hash, KEYS[3] the key's lane, KEYS[4] the
  * key's carried data (a hash from record key to the job data its receiver kept with it, see
  * ORDERED_CLAIM), which share a hash tag (see `orderedKeys`), so the order check and the claim are one
  * atomic script on one node, on Redis Cluster too. ARGV are those of the unordered script, plus more
@@ -10,19 +10,19 @@ import { SCRIPTS } from "./lua/scripts.generated.js";
  * compact encoding after its data is gone.
  *
  * Order hash fields: position (newest completed, sortable form), owner, leaseUntil and heldSince (the
- * claim holding the key), lastHeldMs (how long the last hold took), runnerUntil (the key's mailbox has
- * a runner, a worker draining its waiting list or a drain job on its way, until then; see
+ * claim holding the key), lastHeldMs (how long the last hold took), runnerUntil (the key's lane has
+ * a runner, a worker draining its lane or a drain job on its way, until then; see
  * ORDERED_MARK_WAITING), wokenBy (the receiver's claim whose append set runnerUntil for a drain job
  * it is about to queue; dropped once a worker takes the runner over), drain (the record key of the
  * notification whose job was queued to run the lane last, by a receiver's wake or the sweep's; see
  * `lane-index.ts`). Record hash fields added:
  * position, holdsKey ('1' while this claim holds the key; a stale claim does not), waiting (its member
- * in the waiting list, while it is in it).
+ * in the lane, while it is in it).
  */
 
 /**
  * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, position ('' for none), id,
- * mode, handoff (owner token or ''), record key prefix (KEYS[1] without the id), the waiting list's
+ * mode, handoff (owner token or ''), record key prefix (KEYS[1] without the id), the lane's
  * maximum length (a 'queue' claim beyond it answers {'processing', leaseMs, 'full'}), the job data to
  * carry ('' for none), the lane's dead-letter policy ('hold' or '', kept on the order hash by a
  * 'queue' claim; see ORDERED_FAIL_IN_LANE).
@@ -32,9 +32,9 @@ import { SCRIPTS } from "./lua/scripts.generated.js";
  * - 'direct' (a receiver running the handler itself): another live holder of the key answers
  *   processing, with the time its last holder took (bounded by the lease) as the expected wait.
  * - 'queue' (a receiver handing the notification to a durable queue): the record joins the key's
- *   waiting list in position order; the key is not held and never makes it wait.
+ *   lane in position order; the key is not held and never makes it wait.
  * - 'worker' (a queue worker): a live holder answers processing; otherwise the worker runs the list's
- *   first waiter, which may be an older notification than its own job's (its own record then stays
+ *   first waiting notification, which may be an older notification than its own job's (its own record then stays
  *   queued, in the list, for whoever holds the key next).
  * Returns those of CLAIM, with {'claimed', attempt, previousPosition or '', [id, position]},
  * {'stale', attempt, newestPosition, [id, position, carried data]} and {'processing', retryAfterMs,
@@ -47,15 +47,15 @@ import { SCRIPTS } from "./lua/scripts.generated.js";
 export const ORDERED_CLAIM = SCRIPTS.ORDERED_CLAIM;
 
 /**
- * KEYS: the order key's hash, its waiting list, its carried data. ARGV: owner, leaseMs, retentionMs, record key prefix.
- * Hand the key, if free, to the first waiter of its list, claimed for `owner`: the worker that just
+ * KEYS: the order key's hash, its lane, its carried data. ARGV: owner, leaseMs, retentionMs, record key prefix.
+ * Hand the key, if free, to the first waiting notification of its list, claimed for `owner`: the worker that just
  * finished a notification of the key runs the next one at once. Returns {} when there is none (or the
  * key is held, or the head is still being handed to the queue), else as ORDERED_CLAIM with id and position.
  */
 export const ORDERED_NEXT = SCRIPTS.ORDERED_NEXT;
 
 /**
- * KEYS: the order key's hash, its waiting list, its carried data. ARGV: owner, record key prefix. Undo a hand-over by
+ * KEYS: the order key's hash, its lane, its carried data. ARGV: owner, record key prefix. Undo a hand-over by
  * ORDERED_NEXT whose answer never arrived: if `owner` holds the key, the notification it was handed
  * goes back in line at its position and the key is free, at once instead of after a lease. Returns 1
  * when there was one to undo. A stale hand-over (which holds no key) is left to its lease.
@@ -74,7 +74,7 @@ export const ORDERED_COMPLETE = SCRIPTS.ORDERED_COMPLETE;
 /**
  * ARGV: owner, answerJson, retentionMs, then the next claim's owner, leaseMs and the record key prefix.
  * ORDERED_COMPLETE and, in the same step, ORDERED_NEXT for the runner: returns 0 when the completion
- * was refused (nothing changed), 1 when completed with no waiter handed over, else as ORDERED_NEXT.
+ * was refused (nothing changed), 1 when completed with no waiting notification handed over, else as ORDERED_NEXT.
  */
 export const ORDERED_COMPLETE_NEXT = SCRIPTS.ORDERED_COMPLETE_NEXT;
 
@@ -84,7 +84,7 @@ export const ORDERED_FAIL = SCRIPTS.ORDERED_FAIL;
 /**
  * ARGV: owner, error, retentionMs, id. ORDERED_FAIL for a run of the lane that spent its attempts (a
  * dead letter). On a key whose lane holds (its order hash's `hold`, written by the receivers' claims
- * with `onDeadLetter: "hold"`), the record goes back to its place at the head of the waiting list,
+ * with `onDeadLetter: "hold"`), the record goes back to its place at the head of the lane,
  * failed, answering 2: `first_waiter` answers 'held' for it, so nothing behind it is handed out until
  * its redriven job's claim takes it (own id first) or a person completes it (discard).
  */
@@ -92,18 +92,18 @@ export const ORDERED_FAIL_IN_LANE = SCRIPTS.ORDERED_FAIL_IN_LANE;
 
 /**
  * ARGV: owner, error, retentionMs, delayMs, leaseMs, id. A run of the lane that failed with attempts
- * left: the record goes back into its key's waiting list at its position, queued, with its data and
+ * left: the record goes back into its key's lane at its position, queued, with its data and
  * its attempts, to be retried from `retryAt` (now + delayMs). Until then `first_waiter` answers
  * 'later' for it, so nothing behind it runs (position order), and the key keeps its runner mark past
  * the retry, so appends meanwhile queue no drain job: the runner that put it back comes again then.
  */
 export const ORDERED_RETRY = SCRIPTS.ORDERED_RETRY;
 
-/** ARGV: owner, retentionMs. The record stays in its key's waiting list, if it is in one, for a worker. */
+/** ARGV: owner, retentionMs. The record stays in its key's lane, if it is in one, for a worker. */
 export const ORDERED_MARK_QUEUED = SCRIPTS.ORDERED_MARK_QUEUED;
 
 /**
- * ARGV: owner, retentionMs, leaseMs. MARK_QUEUED for a notification that joins its key's mailbox
+ * ARGV: owner, retentionMs, leaseMs. MARK_QUEUED for a notification that joins its key's lane
  * without a job of its own, answering {1, wake}: wake is 1 when the key has no runner (no live holder,
  * no live runnerUntil), and the caller must then queue one drain job; the runner flag is set for
  * `leaseMs` in the same step, so other appends meanwhile queue none. A runner clears the flag in the
@@ -123,7 +123,7 @@ export const ORDERED_RELEASE = SCRIPTS.ORDERED_RELEASE;
 
 /**
  * Registered with `defineCommand`: four keys each, three for those on the key alone (`orderedKeys`),
- * five for the two that append to a lane (the claim and the mailbox append), whose fifth is the lanes
+ * five for the two that append to a lane (the claim and the lane append), whose fifth is the lanes
  * index of the lane's slot (`lane-index.ts`).
  */
 export const ORDERED_COMMANDS = {
@@ -147,6 +147,9 @@ export type OrderedCommandName = keyof typeof ORDERED_COMMANDS;
  * The keys of a record claimed in order and of its order key. Both carry the order key as their hash
  * tag, so Redis Cluster puts a subscription's records and its position in one slot; braces and `%` in
  * the order key are escaped so the tag cannot end early or differ between the two.
+ *
+ * The lane's sorted set keeps its older name, `:waiting` (as does the records' `waiting` field): a
+ * renamed key would strand the lanes of a deployment that upgrades with notifications waiting in them.
  */
 export function orderedKeys(
   prefix: string,

@@ -5,24 +5,17 @@ import type {
   ClaimHandle,
   ClaimRequest,
   ClaimResult,
+  DrainedLaneStore,
   HeldLanes,
   IdempotencyRecord,
   IdempotencyStore,
   ListPage,
   ListQuery,
-  MailboxAppend,
   RecordRef,
   RecordState,
-  StalledLane,
   StoredAnswer,
-  WokenLane,
 } from "../idempotency/store.js";
-import {
-  DEFAULT_LEASE_MS,
-  DEFAULT_MAILBOX_MAX_LENGTH,
-  DEFAULT_RETENTION_SECONDS,
-  refOf,
-} from "../idempotency/store.js";
+import { DEFAULT_LANE_MAX_LENGTH, DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS, refOf } from "../idempotency/store.js";
 import { coded, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
@@ -61,8 +54,8 @@ export interface RedisStoreSettings {
   /** The longest any store call may take before it fails with `StoreUnavailableError`. Default 500 ms. */
   timeoutMs?: number;
   /**
-   * With `ordering` through a durable queue: the most notifications a subscription's waiting list (its
-   * mailbox) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
+   * With `ordering` through a durable queue: the most notifications a subscription's lane (its
+   * lane) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
    */
   mailboxMaxLength?: number;
   /**
@@ -92,20 +85,12 @@ export interface RedisStore extends IdempotencyStore {
   complete(claim: ClaimHandle, answer: StoredAnswer): Promise<boolean>;
   fail(claim: ClaimHandle, error: string): Promise<boolean>;
   markQueued(claim: ClaimHandle): Promise<boolean>;
-  markWaiting(claim: ClaimHandle, leaseMs?: number): Promise<MailboxAppend>;
   release(claim: ClaimHandle): Promise<boolean>;
   get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
   /** Present unless `timeIndex: false`. */
   list?(query: ListQuery): Promise<ListPage>;
-  takeNext(order: { key: string }, owner: string, leaseMs?: number): Promise<ClaimedOrStale | undefined>;
-  completeAndTakeNext(
-    claim: ClaimHandle,
-    answer: StoredAnswer,
-    next: { owner: string; leaseMs: number },
-  ): Promise<{ completed: boolean; next?: ClaimedOrStale | undefined }>;
-  laneWaiting(order: { key: string }): Promise<boolean>;
-  stalledLanes(query: { before: number; limit: number }): Promise<StalledLane[]>;
-  wakeLane(lane: StalledLane, leaseMs: number): Promise<WokenLane | undefined>;
+  /** The lanes, kept whole in Redis (every call a round trip; see lane-store.ts). */
+  readonly lanes: DrainedLaneStore;
   /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -113,7 +98,7 @@ export interface RedisStore extends IdempotencyStore {
 
 export const DEFAULT_REDIS_PREFIX = "mw:idem:";
 
-/** The ordered scripts that touch only an order key's hash and waiting list, no record's. */
+/** The ordered scripts that touch only an order key's hash and lane, no record's. */
 const ON_THE_KEY_ALONE = new Set(["mwIdemOrderedNext", "mwIdemOrderedAbandonNext"]);
 /** The ordered scripts that append to a lane, and list it in the lanes index (a fifth key). */
 const WITH_LANE_INDEX = new Set<string>(["mwIdemOrderedClaim", "mwIdemOrderedMarkWaiting"]);
@@ -133,7 +118,7 @@ type ScriptReply = [string, (string | number)?, string?, (string | number)?, str
 
 /**
  * A claimed or stale reply as a handle: on the record asked for, or (when the reply names one) on the
- * first waiter of the key's list that the script claimed instead.
+ * first waiting notification of the key's list that the script claimed instead.
  */
 function claimedOf(reply: ScriptReply, asked: ClaimHandle): ClaimedOrStale {
   const [status, attempt, position, otherId, otherPosition, data] = reply;
@@ -145,7 +130,7 @@ function claimedOf(reply: ScriptReply, asked: ClaimHandle): ClaimedOrStale {
           owner: asked.owner,
           order: { key: asked.order!.key, ...(otherPosition ? { position: otherPosition } : {}) },
         };
-  // A waiter handed over comes with the job data its receiver kept with it (see ORDERED_CLAIM).
+  // A waiting notification handed over comes with the job data its receiver kept with it (see ORDERED_CLAIM).
   const carried = data ? { carried: data } : {};
   if (status === "stale")
     return { status, ...handle, attempt: Number(attempt), newestPosition: String(position), ...carried };
@@ -173,7 +158,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   checkRedisConnection(options?.connection, { what: "redisStore", options: true });
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
-  const mailboxMaxLength = positive("mailboxMaxLength", options.mailboxMaxLength ?? DEFAULT_MAILBOX_MAX_LENGTH);
+  const mailboxMaxLength = positive("mailboxMaxLength", options.mailboxMaxLength ?? DEFAULT_LANE_MAX_LENGTH);
   const retentionMs = Math.round(
     positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000,
   );
@@ -198,7 +183,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       : connection.runScript(what, scripts[name], keysAndArgs, afterFailure);
 
   const key = (id: string) => prefix + id;
-  /** The order keys whose lane a dead letter held, by when (see `failInLane` and `heldLanes`). */
+  /** The order keys whose lane a dead letter held, by when (see `lanes.fail` and `heldLanes`). */
   const heldLanesKey = `${prefix}held-lanes`;
   /** Run the record's script: the ordered variant, on the record's and its order key's keys, when it has an order key. */
   const script = (
@@ -293,7 +278,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       case "bind":
         return claimRecord(request, true);
       case "waiting":
-        // Kept with its data and handed over in the claim: no `markWaiting` follows.
+        // Kept with its data and handed over in the claim: no `lanes.append` follows.
         return {
           ...claimedOf(["claimed", value, position], { id, owner, order: order! }),
           appended: { wake: Number(wake) === 1 },
@@ -320,19 +305,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     }
   }
 
-  const store: RedisStore = {
-    prefix,
-    leaseMs,
-
-    claim: (request: ClaimRequest) => claimRecord(request, false),
-
-    extend: (claim, lease = leaseMs) => changed("mwIdemExtend", claim, [lease, retentionMs]),
-    complete: (claim, answer) => changed("mwIdemComplete", claim, [JSON.stringify(answer), retentionMs]),
-    fail: (claim, error) => changed("mwIdemFail", claim, [error, retentionMs]),
-    markQueued: (claim) => changed("mwIdemMarkQueued", claim, [retentionMs]),
-    release: (claim) => changed("mwIdemRelease", claim, []),
-
-    async markWaiting(claim, lease = leaseMs) {
+  // The lanes, kept whole in Redis: one drain job runs each (see lane-store.ts).
+  const lanes: DrainedLaneStore = {
+    async append(claim, lease = leaseMs) {
       const keys = orderedKeys(prefix, claim.order!.key, claim.id);
       const [marked, wake] = (await send("mark waiting", "mwIdemOrderedMarkWaiting", [
         ...withIndex([keys.record, keys.order, keys.waiting, keys.carried, laneIndexKey(prefix, keys.order, cluster)]),
@@ -343,7 +318,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       return { queued: marked === 1, wake: wake === 1 };
     },
 
-    async laneRunning(order) {
+    async running(order) {
       const keys = orderedKeys(prefix, order.key, "");
       const [owner, leaseUntil, retryUntil] = await connection.run("lane running", (client) =>
         client.hmget(keys.order, "owner", "leaseUntil", "retryUntil"),
@@ -352,10 +327,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const now = Date.now();
       if ((owner !== null && Number(leaseUntil) > now) || Number(retryUntil) > now) return true;
       // Held by a dead letter, the lane waits for a person: nothing to queue for it meanwhile.
-      return (await store.heldBy!(order)) !== undefined;
+      return (await lanes.heldBy(order)) !== undefined;
     },
 
-    async failInLane(claim, error) {
+    async fail(claim, error) {
       const keys = orderedKeys(prefix, claim.order!.key, claim.id);
       const reply = await send("fail in lane", "mwIdemOrderedFailInLane", [
         ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
@@ -376,18 +351,18 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async heldLanes() {
       // Each noted lane is checked, and those no longer held (redriven, discarded) are dropped from the note.
       const noted = await connection.run("held lanes", (client) => client.zrange(heldLanesKey, 0, -1, "WITHSCORES"));
-      const lanes: HeldLanes = { count: 0 };
+      const held: HeldLanes = { count: 0 };
       for (let i = 0; i < noted.length; i += 2) {
         const key = noted[i]!;
-        const id = await store.heldBy!({ key });
+        const id = await lanes.heldBy({ key });
         if (id === undefined) {
           await connection.run("held lanes", (client) => client.zrem(heldLanesKey, key));
           continue;
         }
-        lanes.count++;
-        lanes.oldest ??= { key, id, since: Number(noted[i + 1]) };
+        held.count++;
+        held.oldest ??= { key, id, since: Number(noted[i + 1]) };
       }
-      return lanes;
+      return held;
     },
 
     async heldBy(order) {
@@ -401,7 +376,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       return state === "failed" && waiting === head ? id : undefined;
     },
 
-    async retryInLane(claim, error, delayMs) {
+    async retry(claim, error, delayMs) {
       const keys = orderedKeys(prefix, claim.order!.key, claim.id);
       const reply = await send("retry in lane", "mwIdemOrderedRetry", [
         ...withIndex([keys.record, keys.order, keys.waiting, keys.carried]),
@@ -413,12 +388,6 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         claim.id,
       ]);
       return reply === 1;
-    },
-
-    async get(record) {
-      const { id, key: orderKey } = refOf(record);
-      const at = orderKey === undefined ? key(id) : orderedKeys(prefix, orderKey, id).record;
-      return recordOf(await connection.run("get", (client) => client.hgetall(at)));
     },
 
     async takeNext(order, owner, lease = leaseMs) {
@@ -481,9 +450,29 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     ...laneSweep(connection, prefix, retentionMs),
 
-    async laneWaiting(order) {
+    async waiting(order) {
       const keys = orderedKeys(prefix, order.key, "");
       return (await connection.run("lane waiting", (client) => client.zcard(keys.waiting))) > 0;
+    },
+  };
+
+  const store: RedisStore = {
+    prefix,
+    leaseMs,
+
+    claim: (request: ClaimRequest) => claimRecord(request, false),
+
+    extend: (claim, lease = leaseMs) => changed("mwIdemExtend", claim, [lease, retentionMs]),
+    complete: (claim, answer) => changed("mwIdemComplete", claim, [JSON.stringify(answer), retentionMs]),
+    fail: (claim, error) => changed("mwIdemFail", claim, [error, retentionMs]),
+    markQueued: (claim) => changed("mwIdemMarkQueued", claim, [retentionMs]),
+    release: (claim) => changed("mwIdemRelease", claim, []),
+    lanes,
+
+    async get(record) {
+      const { id, key: orderKey } = refOf(record);
+      const at = orderKey === undefined ? key(id) : orderedKeys(prefix, orderKey, id).record;
+      return recordOf(await connection.run("get", (client) => client.hgetall(at)));
     },
 
     ...(indexed

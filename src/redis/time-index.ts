@@ -34,19 +34,19 @@ import { keySlot } from "./key-slot.js";
 /** Which record a script's reply says it changed, and which ARGV holds the retention (for the trim). */
 interface Touch {
   /**
-   * 'own': KEYS[1] when the reply is 1 (or an attempt, a claim's), a table starting with 1 (a mailbox append) or a claim (one kept with its data answers 'waiting', one queued at claim 'queued_at_claim'); 'next': only the waiter a take-next claimed;
+   * 'own': KEYS[1] when the reply is 1 (or an attempt, a claim's), a table starting with 1 (a lane append) or a claim (one kept with its data answers 'waiting', one queued at claim 'queued_at_claim'); 'next': only the waiting notification a take-next claimed;
    * 'release': KEYS[1] leaves the index when the script deleted it.
    */
   record: "own" | "next" | "release";
   retentionArg?: number;
-  /** The ARGV holding the record key prefix of a waiter claimed instead of the record asked for. */
-  waiterPrefixArg?: number;
+  /** The ARGV holding the record key prefix of a waiting notification claimed instead of the record asked for. */
+  lanePrefixArg?: number;
   /** A claim: its last two ARGV are the event type and subscription it tells ('' for none), the index's own. */
   listed?: true;
   /**
    * The state KEYS[1] was listed under before a change the reply reports: 'before' for the state read
    * before the script ran, or the one state the script changes a record from. Only for a record that
-   * no script changes unlisted (a record of its own, not a lane's, whose waiters other scripts move):
+   * no script changes unlisted (a record of its own, not a lane's, whose waiting notifications other scripts move):
    * it then sits in that state's set alone, and leaving that one set is enough. Without it (and for a
    * record absent before: it may have expired listed elsewhere), the record leaves every other state's set.
    */
@@ -61,10 +61,10 @@ const TOUCHES: Record<string, Touch> = {
   mwIdemFail: { record: "own", retentionArg: 3, listedBefore: "processing" },
   mwIdemMarkQueued: { record: "own", retentionArg: 2, listedBefore: "processing" },
   mwIdemRelease: { record: "release" },
-  mwIdemOrderedClaim: { record: "own", retentionArg: 5, waiterPrefixArg: 10, listed: true },
-  mwIdemOrderedNext: { record: "next", retentionArg: 3, waiterPrefixArg: 4 },
+  mwIdemOrderedClaim: { record: "own", retentionArg: 5, lanePrefixArg: 10, listed: true },
+  mwIdemOrderedNext: { record: "next", retentionArg: 3, lanePrefixArg: 4 },
   mwIdemOrderedComplete: { record: "own", retentionArg: 3 },
-  mwIdemOrderedCompleteNext: { record: "own", retentionArg: 3, waiterPrefixArg: 6 },
+  mwIdemOrderedCompleteNext: { record: "own", retentionArg: 3, lanePrefixArg: 6 },
   mwIdemOrderedFail: { record: "own", retentionArg: 3 },
   mwIdemOrderedFailInLane: { record: "own", retentionArg: 3 },
   mwIdemOrderedRetry: { record: "own", retentionArg: 3 },
@@ -113,9 +113,9 @@ end`
         ? `if (type(mw_reply) == 'number' and mw_reply >= 1) or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'queued_at_claim' or mw_reply[1] == 'stale' or mw_reply[1] == 'waiting' or mw_reply[1] == 1)) then mw_touch(KEYS[1], mw_type, mw_sub, ${listedBefore}) end`
         : "";
   const waiter =
-    touch.waiterPrefixArg === undefined
+    touch.lanePrefixArg === undefined
       ? ""
-      : `if type(mw_reply) == 'table' and mw_reply[4] then mw_touch(ARGV[${touch.waiterPrefixArg}] .. mw_reply[4], '', '') end`;
+      : `if type(mw_reply) == 'table' and mw_reply[4] then mw_touch(ARGV[${touch.lanePrefixArg}] .. mw_reply[4], '', '') end`;
   return `${told}
 ${before}
 local function mw_script()

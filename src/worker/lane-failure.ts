@@ -1,12 +1,12 @@
 // The failure policy of an ordered lane, whichever queue runs it: a failed run with attempts left goes
 // back in line at its place for its retry (the lane waits for it), its last run is a dead letter where
-// every redrive path finds it (the lane goes on, or with `failInLane` holds), and a dead letter that
+// every redrive path finds it (the lane goes on, or with `lanes.fail` holds), and a dead letter that
 // could not be written leaves the record in line rather than failed. The queue gives only its retry
 // policy and how it writes a dead letter for a notification that has no job of its own.
 import type { Logger } from "pino";
 import type { SteeredFailure } from "../dispatch/retry-decision.js";
 import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
-import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
+import { type ClaimedOrStale, drainedLanes, type IdempotencyStore } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import type { RedactOptions } from "../logging/redact.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
@@ -51,7 +51,7 @@ export interface LaneRunSettings {
 
 /**
  * One claimed notification's run in an ordered lane, on a store that can put a failed run back in
- * line (`retryInLane`, or `requeueInLane` in the claim's transaction); `failed` says how it failed.
+ * line (`lanes.retry`, or `requeueInLane` in the claim's transaction); `failed` says how it failed.
  */
 export class LaneRun {
   failed: LaneFailure | undefined;
@@ -76,13 +76,13 @@ export class LaneRun {
     const { runs, retryInMs } = await this.verdict(err);
     if (retryInMs !== undefined) {
       this.failed = { err, attempt: claim.attempt, retryInMs };
-      return Promise.resolve(settings.store.retryInLane!(claim, failed, retryInMs));
+      return Promise.resolve(drainedLanes(settings.store)!.retry(claim, failed, retryInMs));
     }
     // Not written, the record is not failed either: it goes back in line and is tried again shortly.
     if (!(await this.deadLetterStands(runs, err))) return false;
-    // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `failInLane`).
-    const store = settings.store;
-    return (await (store.failInLane ? store.failInLane(claim, failed) : store.fail(claim, failed))) !== false;
+    // A dead letter: on a lane that holds, it stays at the lane's head, holding the rest (see `lanes.fail`).
+    const lanes = drainedLanes(settings.store);
+    return (await (lanes ? lanes.fail(claim, failed) : settings.store.fail(claim, failed))) !== false;
   };
 
   /**
@@ -140,7 +140,7 @@ export function laneRunOf(
   settings: LaneRunSettings,
   transaction: TransactionalClaim | undefined,
 ): LaneRun | undefined {
-  const requeues = transaction ? requeuesInLane(transaction) : settings.store.retryInLane !== undefined;
+  const requeues = transaction ? requeuesInLane(transaction) : drainedLanes(settings.store) !== undefined;
   if (claim.order?.key === undefined || !requeues || !queue || (!isOwn && !data.raw)) return undefined;
   return new LaneRun(queue, isOwn, claim, data, settings);
 }

@@ -34,7 +34,7 @@ export interface TransactionFailurePolicy {
  * The claim's transaction, whose rollback after a failed handler settles the failure in it, so the
  * record is never free in between for another worker to run again with the same count:
  * - an ordered run with attempts left goes back at its place in its lane's waiting list
- *   (`requeueInLane`), the lane held until its retry, as `retryInLane` does for a store that claims
+ *   (`requeueInLane`), the lane held until its retry, as `lanes.retry` does for a store that claims
  *   outside a transaction. Rolled back and failed instead, the record would let the lane go on: newer
  *   notifications would complete first and the retry would find its own notification stale;
  * - any other failed run is failed in it with its job (`failWithin`), when the queue fails one there.

@@ -27,7 +27,7 @@ export async function takeNext(
       const taken = await store.takeNextInTransaction({ key }, owner, leaseMs, handlerTimeoutMs);
       return taken ? { current: taken.result as ClaimedOrStale, currentTransaction: taken, sentAt } : { sentAt };
     }
-    const next = store.takeNext ? await store.takeNext({ key }, owner, leaseMs) : undefined;
+    const next = store.lanes ? await store.lanes.takeNext({ key }, owner, leaseMs) : undefined;
     return next ? { current: next, sentAt } : { sentAt };
   } catch {
     return undefined;

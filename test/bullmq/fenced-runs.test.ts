@@ -40,13 +40,24 @@ function lateAnswers(
     markQueued: store.markQueued.bind(store),
     release: store.release.bind(store),
     get: store.get.bind(store),
-    ...(store.takeNext ? { takeNext: store.takeNext.bind(store) } : {}),
-
-    // Left out, so that every hand-over goes through `takeNext`, whose answers this wrapper holds back.
-    completeAndTakeNext: undefined,
   };
-  const original = wrapped[method] as (...args: unknown[]) => unknown;
-  (wrapped as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+  const lanes = { ...store.lanes! } as Record<string, unknown>;
+  // Every hand-over goes through `takeNext`, whose answers this wrapper holds back: a completion is
+  // sent on its own, then the next notification taken as a separate call.
+  lanes.completeAndTakeNext = async (
+    claim: Parameters<IdempotencyStore["complete"]>[0],
+    answer: Parameters<IdempotencyStore["complete"]>[1],
+    next: { owner: string; leaseMs: number },
+  ) => {
+    const completed = await store.complete(claim, answer);
+    if (!completed || claim.order === undefined) return { completed };
+    const take = lanes.takeNext as NonNullable<IdempotencyStore["lanes"]>["takeNext"];
+    return { completed, next: await take(claim.order, next.owner, next.leaseMs) };
+  };
+  (wrapped as Record<string, unknown>).lanes = lanes;
+  const target = (method === "takeNext" ? lanes : wrapped) as Record<string, unknown>;
+  const original = target[method] as (...args: unknown[]) => unknown;
+  target[method] = async (...args: unknown[]) => {
     const answer = await original(...args);
     if (answer && ++calls % every === 0) {
       wrapped.late++;

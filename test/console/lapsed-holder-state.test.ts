@@ -46,12 +46,12 @@ describe("a lapsed holder put back in line, as the console's state filter lists 
       expect(await store.markQueued({ id, owner: `r-${id}`, order: order(position) })).toBe(true);
     }
     // A worker takes the first and dies holding it.
-    expect(await store.takeNext({ key }, "doomed-worker", LEASE_MS)).toMatchObject({ id: "WH-lapsed-a" });
+    expect(await store.lanes.takeNext({ key }, "doomed-worker", LEASE_MS)).toMatchObject({ id: "WH-lapsed-a" });
     expect(await listed("processing")).toEqual(["WH-lapsed-a"]);
 
     // Once its lease lapsed, the sweep's look at the lane finds it stalled and puts the holder back.
     await eventually(
-      async () => (await store.stalledLanes({ before: Date.now() + 1, limit: 10 })).some((lane) => lane.key === key),
+      async () => (await store.lanes.stalled({ before: Date.now() + 1, limit: 10 })).some((lane) => lane.key === key),
       10_000,
       "the lane to be stalled",
     );

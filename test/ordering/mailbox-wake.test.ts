@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { type IdempotencyStore, memoryStore } from "merchant-webhooks";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
-import type { ClaimHandle } from "../../src/idempotency/store.js";
+import { type ClaimHandle, drainedLanes } from "../../src/idempotency/store.js";
 import { REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
 
 const LEASE = 30_000;
@@ -23,7 +23,7 @@ async function append(store: IdempotencyStore, key: string, id: string, position
     forQueue: true,
   });
   expect(claim.status).toBe("claimed");
-  return store.markWaiting!(claim as ClaimHandle, LEASE);
+  return drainedLanes(store)!.append(claim as ClaimHandle, LEASE);
 }
 
 /**
@@ -39,12 +39,12 @@ async function race(
 ) {
   expect(await append(receiverStore, key, `${key}-a`, "2026-03-01T00:00:01")).toEqual({ queued: true, wake: true });
   const runner = `runner-${key}`;
-  const a = await runnerStore.takeNext!({ key }, runner, LEASE);
+  const a = await runnerStore.lanes!.takeNext({ key }, runner, LEASE);
   expect(a).toMatchObject({ status: "claimed", id: `${key}-a` });
   expect(await runnerStore.complete(a!, answer)).toBe(true);
   const take = (async () => {
     await headStart();
-    return runnerStore.takeNext!({ key }, runner, LEASE);
+    return runnerStore.lanes!.takeNext({ key }, runner, LEASE);
   })();
   const [taken, appended] = await Promise.all([take, append(receiverStore, key, `${key}-b`, "2026-03-01T00:00:02")]);
   if (taken) {
@@ -53,7 +53,7 @@ async function race(
     return appended.wake ? "found, woke too" : "found by the runner";
   }
   if (!appended.wake) return "stranded";
-  const woken = await runnerStore.takeNext!({ key }, `second-${key}`, LEASE);
+  const woken = await runnerStore.lanes!.takeNext({ key }, `second-${key}`, LEASE);
   if (woken?.id !== `${key}-b`) return "stranded";
   expect(await runnerStore.complete(woken, answer)).toBe(true);
   return "woke a runner";
@@ -100,10 +100,10 @@ describe("a mailbox's runner stops and an append meets it: no lost wake-up", () 
     expect(await race(store, store, "held", async () => {})).toBe("woke a runner");
     // Appended while the runner still holds the key (its handler running): no second drain job, and the runner's next take finds it.
     expect(await append(store, "busy", "busy-a", "2026-03-01T00:00:01")).toEqual({ queued: true, wake: true });
-    const a = await store.takeNext!({ key: "busy" }, "runner", LEASE);
+    const a = await store.lanes.takeNext({ key: "busy" }, "runner", LEASE);
     expect(a).toMatchObject({ id: "busy-a" });
     expect(await append(store, "busy", "busy-b", "2026-03-01T00:00:02")).toEqual({ queued: true, wake: false });
     expect(await store.complete(a!, answer)).toBe(true);
-    expect(await store.takeNext!({ key: "busy" }, "runner", LEASE)).toMatchObject({ id: "busy-b" });
+    expect(await store.lanes.takeNext({ key: "busy" }, "runner", LEASE)).toMatchObject({ id: "busy-b" });
   });
 });

@@ -69,13 +69,15 @@ describe("redisStore: a call applied by Redis whose answer is lost", () => {
 
       // Redis hands "b" to w2, but the answer misses the store's limit.
       lateAnswers(true);
-      await expect(store.takeNext({ key: "sub-lost" }, "w2", 30_000)).rejects.toBeInstanceOf(StoreUnavailableError);
+      await expect(store.lanes.takeNext({ key: "sub-lost" }, "w2", 30_000)).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
       lateAnswers(false);
       // The late answer (and the undo behind it) arrive; the connection is in step again.
       await sleep(TIMEOUT_MS * 3);
 
       // w2 never learnt it holds "b": "b" is back in line, first, and the key is free for the next worker.
-      const next = await store.takeNext({ key: "sub-lost" }, "w3", 30_000);
+      const next = await store.lanes.takeNext({ key: "sub-lost" }, "w3", 30_000);
       expect(next).toMatchObject({ status: "claimed", id: "b", owner: "w3" });
       expect(await store.get({ id: "b", order: { key: "sub-lost" } })).toMatchObject({
         state: "processing",

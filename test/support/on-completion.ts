@@ -19,7 +19,10 @@ export function onCompletion(store: IdempotencyStore, completed: (id: string) =>
     markQueued: (...args) => store.markQueued(...args),
     release: (...args) => store.release(...args),
     get: (...args) => store.get(...args),
-    // Without it a worker could not hand a subscription's next notification over in order.
-    ...(store.takeNext ? { takeNext: store.takeNext.bind(store) } : {}),
+    // Without them a worker could not hand a subscription's next notification over in order. Not the
+    // lanes kept whole: their completion with a hand-on would complete past this wrapper.
+    ...(store.lanes
+      ? { lanes: { takeNext: store.lanes.takeNext, heldBy: store.lanes.heldBy, heldLanes: store.lanes.heldLanes } }
+      : {}),
   };
 }

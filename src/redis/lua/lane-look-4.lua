@@ -2,7 +2,7 @@
 -- a holder that died put back in line), and no worker holds it under a live lease, nor waits for a
 -- retry, nor is it held by a dead letter. Whether its drain job is still in the queue is the sweep's
 -- to ask next (a stalled lane here may have one waiting behind a backlog).
--- KEYS: the lanes index, the order hash, its waiting list, its carried data. ARGV: the index member
+-- KEYS: the lanes index, the order hash, its lane, its carried data. ARGV: the index member
 -- (the order hash key), the record key prefix, how the data kept by the sweeping queue's lanes ends
 -- ('' for any queue; see `lane-queue.ts`), and the epoch ms from which a receiver's wake still counts as
 -- on its way (its drain job's add not answered yet: the lane is not stalled).

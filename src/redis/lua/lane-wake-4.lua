@@ -2,7 +2,7 @@
 -- something ran or woke it since (its holder, its retry, or its drain job changed), its head becomes
 -- the notification whose job runs the lane, marked as its runner for the lease (appends meanwhile
 -- wake none), and its job data is answered for the sweep to queue that job with.
--- KEYS: the lanes index, the order hash, its waiting list, its carried data. ARGV: the index member
+-- KEYS: the lanes index, the order hash, its lane, its carried data. ARGV: the index member
 -- (the order hash key), the record key prefix, the drain record key LANE_LOOK answered ('' for none),
 -- leaseMs, retentionMs.
 -- Returns {} when there is nothing to wake, else {head id, its job data or ''}.

@@ -11,7 +11,7 @@ end
 local handoff = ARGV[9]
 local to_queue = false
 if ARGV[8] == 'queue' and ARGV[4] ~= '1' then
-  -- A later delivery of one still waiting in its mailbox, which has a runner: a duplicate, no new claim.
+  -- A later delivery of one still waiting in its lane, which has a runner: a duplicate, no new claim.
   local r = redis.call('HMGET', KEYS[1], 'state', 'fingerprint', 'waiting')
   if r[1] == 'queued' and r[3] and r[2] == ARGV[1] then
     local o = redis.call('HMGET', KEYS[2], 'owner', 'leaseUntil', 'runnerUntil')
@@ -81,7 +81,7 @@ if mode == 'queue' then
   if redis.call('PTTL', order_key) < lease then redis.call('PEXPIRE', order_key, int(math.max(retention, lease))) end
   return {'waiting', attempts, newest or '', 1}
 end
--- A worker: its own record waits in the list (queued), then the list's first waiter runs.
+-- A worker: its own record waits in the list (queued), then the list's first waiting notification runs.
 local function join_list()
   if redis.call('HGET', key, 'waiting') ~= member then
     local old_member = redis.call('HGET', key, 'waiting')

@@ -1,8 +1,8 @@
 -- ORDERED_COMPLETE, then, in the same step, ORDERED_NEXT for the runner that completed: the lane's
--- next waiter is handed over with the completion, not asked for in a command of its own.
+-- next waiting notification is handed over with the completion, not asked for in a command of its own.
 -- ARGV: owner, answerJson, retentionMs (as ORDERED_COMPLETE), then the next claim's owner, leaseMs and
--- the record key prefix. Answers 0 (not this owner's, nothing changed), 1 (completed, no next waiter)
--- or the next waiter's claim as ORDERED_NEXT answers it.
+-- the record key prefix. Answers 0 (not this owner's, nothing changed), 1 (completed, no next waiting notification)
+-- or the next waiting notification's claim as ORDERED_NEXT answers it.
 --@include prelude
 --@include before
 --@include waiting

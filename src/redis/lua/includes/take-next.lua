@@ -1,4 +1,4 @@
--- Hand the order key, if free, to the first waiter of its list, claimed for `owner`: {} when there is
+-- Hand the order key, if free, to the first waiting notification of its list, claimed for `owner`: {} when there is
 -- none (or the key is held, or the head waits for its retry or is still being handed over), else the
 -- claim as run_waiter answers it.
 

@@ -1,4 +1,4 @@
--- The waiting list: a sorted set per order key (KEYS[3]) whose members, all at score 0, are
+-- The lane: a sorted set per order key (KEYS[3]) whose members, all at score 0, are
 -- `position .. '\n' .. id` and so sort by position, byte by byte ('' when the notification has none:
 -- it goes first). A record in the list names its member in its `waiting` field.
 --
@@ -57,7 +57,7 @@ local function relist_queued(index, rec_key, now)
   redis.call('ZREM', base .. ':state:processing', rec_key)
 end
 -- A worker that held the key and died (or lost its lease) leaves its notification run halfway: it goes
--- back into the waiting list at its position, so it runs before any newer one, not after as stale.
+-- back into the lane at its position, so it runs before any newer one, not after as stale.
 -- `index`: the record's time index, when the script has it (see `relist_queued`).
 local function return_lapsed_holder(order_key, waiting, rec_prefix, now, own_id, index)
   local h = redis.call('HMGET', order_key, 'holder', 'owner', 'leaseUntil')
@@ -74,8 +74,8 @@ local function return_lapsed_holder(order_key, waiting, rec_prefix, now, own_id,
     relist_queued(index, rec_key, now)
   end
 end
--- Claim the waiter found for owner: stale when older than the key's newest completed position.
--- The answer names the waiter and gives back the job data its receiver kept with it ('' if none).
+-- Claim the waiting notification found for owner: stale when older than the key's newest completed position.
+-- The answer names the waiting notification and gives back the job data its receiver kept with it ('' if none).
 local function run_waiter(waiting, order_key, carried_key, rec_prefix, id, pos, member, newest, owner, lease, retention, now)
   local rec_key = rec_prefix .. id
   local attempts = take_waiter(waiting, rec_key, member, owner, lease, retention, now)

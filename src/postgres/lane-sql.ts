@@ -4,16 +4,16 @@ import type { QualifiedNames } from "./names.js";
 import type { Query } from "./sessions.js";
 
 /**
- * A subscription's waiting list: its records flagged `waiting` (handed to a durable queue in order,
+ * A subscription's lane: its records flagged `waiting` (handed to a durable queue in order,
  * not yet run), first to run first by position (none first), then id, compared byte by byte as the
  * memory store compares `${position}\n${id}`.
  */
-export function waitingStatements(names: QualifiedNames, retentionSeconds: number) {
+export function laneStatements(names: QualifiedNames, retentionSeconds: number) {
   const { records, positions } = names;
   const live = `updated_at > clock_timestamp() - ${retentionSeconds}::float8 * interval '1 second'`;
   const member = `(coalesce(position, '') || E'\\n' || id) COLLATE "C"`;
   return {
-    /** The waiters before `$3` (all, when null), other than `$2`, in order. */
+    /** The waiting notifications before `$3` (all, when null), other than `$2`, in order. */
     waiters: `SELECT id, state, position, (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
         (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms
       FROM ${records} WHERE order_key = $1 AND waiting AND id IS DISTINCT FROM $2 AND ${live}
@@ -32,10 +32,10 @@ export function waitingStatements(names: QualifiedNames, retentionSeconds: numbe
       WHERE p.order_key = $1 AND r.order_key = $1 AND r.id IS DISTINCT FROM $2 AND r.state = 'processing'
         AND r.holds_key AND r.owner = p.owner AND r.lease_until <= clock_timestamp()
         AND p.lease_until <= clock_timestamp() AND r.${live}`,
-    /** The waiter's own lock and row, read afresh once locked. */
-    lockWaiter: "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked",
-    readWaiter: `SELECT position, attempts FROM ${records} WHERE id = $1 AND waiting AND state = 'queued' AND ${live} FOR UPDATE`,
-    runWaiter: `UPDATE ${records} SET state = 'processing', owner = $2,
+    /** The waiting notification's own lock and row, read afresh once locked. */
+    lockLaneHead: "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked",
+    readLaneHead: `SELECT position, attempts FROM ${records} WHERE id = $1 AND waiting AND state = 'queued' AND ${live} FOR UPDATE`,
+    runFromLane: `UPDATE ${records} SET state = 'processing', owner = $2,
         lease_until = clock_timestamp() + $3::float8 * interval '1 millisecond', attempts = attempts + 1,
         waiting = false, holds_key = $4, error = NULL, updated_at = clock_timestamp()
       WHERE id = $1 RETURNING attempts`,
@@ -64,9 +64,9 @@ export function waitingStatements(names: QualifiedNames, retentionSeconds: numbe
   };
 }
 
-export type WaitingStatements = ReturnType<typeof waitingStatements>;
+export type LaneStatements = ReturnType<typeof laneStatements>;
 
-interface WaiterRow {
+interface LaneHeadRow {
   id: string;
   state: string;
   position: string | null;
@@ -75,27 +75,27 @@ interface WaiterRow {
 }
 
 /**
- * The waiter to run first: `own` (the caller's own record is first), `busy`, `held` (a dead letter of a
+ * The waiting notification to run first: `own` (the caller's own record is first), `busy`, `held` (a dead letter of a
  * lane that holds is first: only its own job's claim, once redriven, takes it), or one ready to run.
  */
-export type FirstWaiter = "own" | "busy" | "held" | { id: string } | undefined;
+export type FirstInLane = "own" | "busy" | "held" | { id: string } | undefined;
 
 /**
- * The first of the key's waiting list that can run now, after putting back in line a holder whose
- * claim lapsed (`returnLapsedHolder`), dropping waiters whose receiver died before
+ * The first of the key's lane that can run now, after putting back in line a holder whose
+ * claim lapsed (`returnLapsedHolder`), dropping waiting notifications whose receiver died before
  * marking them queued (a lapsed processing lease); `busy` when the first is still being handed to the
  * queue or another process is deciding about it; `held` when it is a dead letter holding the lane. With `own`, the caller's own record counts as ready
  * at its place in the list. Runs under the key's row lock.
  */
-export async function firstWaiter(
+export async function firstInLane(
   query: Query,
-  sql: WaitingStatements,
+  sql: LaneStatements,
   key: string,
   own?: { id: string; position: string | undefined },
-): Promise<FirstWaiter> {
+): Promise<FirstInLane> {
   await query(sql.returnLapsedHolder, [key, own?.id ?? null]);
   const before = own ? `${own.position ?? ""}\n${own.id}` : null;
-  const rows = await query<WaiterRow>(sql.waiters, [key, own?.id ?? null, before]);
+  const rows = await query<LaneHeadRow>(sql.waiters, [key, own?.id ?? null, before]);
   for (const row of rows) {
     if (row.state === "queued") return { id: row.id };
     if (row.state === "processing" && row.lease_ms !== null && row.lease_ms > row.now_ms) return "busy";
@@ -107,25 +107,25 @@ export async function firstWaiter(
 }
 
 /**
- * Claim waiter `id` of `key` for `owner`, holding the key unless it turned stale. Its id's lock is
+ * Claim waiting notification `id` of `key` for `owner`, holding the key unless it turned stale. Its id's lock is
  * tried first: held, another process is deciding about it right now, and the answer is `busy`.
  */
-export async function runWaiter(
+export async function runFromLane(
   query: Query,
-  sql: WaitingStatements,
+  sql: LaneStatements,
   id: string,
   key: string,
   owner: string,
   leaseMs: number,
   newest: string | undefined,
 ): Promise<ClaimedOrStale | "busy"> {
-  const [lock] = await query<{ locked: boolean }>(sql.lockWaiter, [sql.lockPrefix + id]);
+  const [lock] = await query<{ locked: boolean }>(sql.lockLaneHead, [sql.lockPrefix + id]);
   if (!lock!.locked) return "busy";
-  const [waiter] = await query<{ position: string | null }>(sql.readWaiter, [id]);
+  const [waiter] = await query<{ position: string | null }>(sql.readLaneHead, [id]);
   if (!waiter) return "busy";
   const position = waiter.position ?? undefined;
   const stale = position !== undefined && newest !== undefined && isBefore(position, newest);
-  const [run] = await query<{ attempts: number }>(sql.runWaiter, [id, owner, leaseMs, !stale]);
+  const [run] = await query<{ attempts: number }>(sql.runFromLane, [id, owner, leaseMs, !stale]);
   const handle: ClaimHandle = { id, owner, order: position !== undefined ? { key, position } : { key } };
   const attempt = run!.attempts;
   if (stale) return { status: "stale", ...handle, attempt, newestPosition: newest! };
