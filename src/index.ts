@@ -92,11 +92,16 @@ export {
 
 // Exactly once: the in-memory store and the interface every store implements.
 
+export { type ClaimFlags, claimFlags, claimRequestOf } from "./idempotency/claim-flags.js";
+export type { LaneMaxLengthOption } from "./idempotency/lane-max-length.js";
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from "./idempotency/memory-store.js";
 export {
+  type AppendClaim,
+  type ClaimBase,
   type ClaimRequest,
   type ClaimResult,
   type DrainedLaneStore,
+  type EnqueueClaim,
   type HeldLanes,
   type IdempotencyRecord,
   type IdempotencyStore,
@@ -105,9 +110,11 @@ export {
   type ListedAs,
   type OrderClaim,
   type RecordState,
+  type RunClaim,
   type StalledLane,
   type StalledLanesQuery,
   StoreUnavailableError,
+  type TakeClaim,
   type WokenLane,
 } from "./idempotency/store.js";
 

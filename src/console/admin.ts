@@ -471,16 +471,10 @@ export function createAdmin(options: AdminOptions): Admin {
     const owner = `console:${randomUUID()}`;
     const fingerprint = found?.record.fingerprint ?? `replay:${randomUUID()}`;
     const order = found?.order;
-    const request = {
-      id,
-      fingerprint,
-      owner,
-      leaseMs,
-      forQueue: true,
-      ...(found?.record.state === "queued" ? { takeQueued: true } : {}),
-      ...(order ? { order } : {}),
-    };
-    const claim = await store.claim(request);
+    // Claimed for the queue as a receiver claims it; a queued record (its job gone) is taken over.
+    const takeOver = found?.record.state === "queued";
+    const base = { id, fingerprint, owner, leaseMs, takeOver };
+    const claim = await store.claim(order ? { ...base, kind: "append", order } : { ...base, kind: "enqueue" });
     switch (claim.status) {
       case "completed":
         return { status: "completed", message: `already processed: ${claim.answer.message}` };
@@ -657,12 +651,13 @@ export function createAdmin(options: AdminOptions): Admin {
       // A dead letter holding its lane (`onDeadLetter: "hold"`): discarded, the rest of the lane goes on.
       const heldItsLane =
         order !== undefined && (await Promise.resolve(store.lanes?.heldBy(order)).catch(() => undefined)) === id;
+      // A queued record is taken as a worker takes it; any other, as a receiver claims one to run.
       const claim = await store.claim({
+        kind: found.record.state === "queued" ? "take" : "run",
         id,
         fingerprint: found.record.fingerprint,
         owner,
         leaseMs,
-        ...(found.record.state === "queued" ? { takeQueued: true } : {}),
         ...(order ? { order } : {}),
       });
       if (claim.status !== "claimed" && claim.status !== "stale")

@@ -7,39 +7,81 @@ export interface StoredAnswer {
   message: string;
 }
 
-export interface ClaimRequest {
+/**
+ * A claim on a notification's record, named by what the caller means to do with it (`kind`). A store
+ * decides each kind as docs/stores.md "Your own store" says; what one kind does not take cannot be
+ * asked for with it (an order key on `enqueue`, a hand-off on `append`...).
+ *
+ * - `run` (or no `kind`): a receiver (or the reconciler) runs the handler now, holding the id, and
+ *   with `order` its key too. A queued record is answered `queued`.
+ * - `enqueue`: a receiver hands an unordered notification to a durable queue.
+ * - `append`: a receiver hands an ordered notification to a durable queue: it joins its key's lane.
+ * - `take`: a worker takes the queued record its job names, to run it.
+ */
+export type ClaimRequest = RunClaim | EnqueueClaim | AppendClaim | TakeClaim;
+
+/** What every claim says: the record, the payload's fingerprint, the claim's owner and lease. */
+export interface ClaimBase {
   id: string;
   fingerprint: string;
   /** A token unique to this attempt; complete/fail/extend succeed only when it still owns the record. */
   owner: string;
   leaseMs: number;
-  /** Workers take over `queued` records; receivers answer them as already accepted. */
-  takeQueued?: boolean;
+  /**
+   * The time limit the claimed run's handler gets (0 or absent: none). A store that holds a transaction
+   * open for the run (`claimInTransaction`) bounds that transaction on the server by about this much,
+   * so a frozen or partitioned holder cannot keep the id, or a timed-out statement run on, for ever.
+   */
+  handlerTimeoutMs?: number;
+  /**
+   * What the console lists and filters the record by (see `ListedAs`). Written with the record and
+   * kept across its later writes; a claim without it leaves the record's as it was.
+   */
+  listedAs?: ListedAs;
+}
+
+/** A receiver's claim to run the handler now. Absent `kind` means this one. */
+export interface RunClaim extends ClaimBase {
+  kind?: "run";
   /** Claim in order: one live claim per key at a time, and nothing older than the key's newest completion. */
   order?: OrderClaim;
+}
+
+/**
+ * A receiver's claim made to hand an unordered notification to a durable queue. A queued record is
+ * answered `queued` (accepted before), unless `takeOver`.
+ */
+export interface EnqueueClaim extends ClaimBase {
+  kind: "enqueue";
+  /** Unordered: an ordered notification for a queue is an `append`. */
+  order?: undefined;
   /**
-   * A worker (`takeQueued`) may also take over a record still `processing` under this owner token: the
-   * receiver that put the job in the queue and has not yet marked the record queued, or died first.
-   */
-  handoffFrom?: string;
-  /**
-   * A receiver's claim made to hand the notification to a durable queue. With `order`, the record
-   * joins its key's lane in position order instead of holding the key: it never waits for
-   * another notification of its key (only staleness is checked), and workers run the list in order.
-   * Joining the list is no run: the record's `attempts` stay as they were, and each worker's take of
-   * it counts one, so the record, the job and `ctx.attempt` say the same.
-   */
-  forQueue?: boolean;
-  /**
-   * With `forQueue` and no `order`: write the record queued at once, keeping this claim's owner and
-   * lease as its hand-off lease, and answer `claimed` with `queued: true`, so no `markQueued` follows
-   * the job's add. Until that lease lapses, a receiver's take-over of the record (`takeQueued` with
-   * `forQueue`, made when the job is missing) is answered `processing`: the job may be on its way.
-   * Workers take it as any queued record. A store may ignore it (then `markQueued` follows).
+   * Write the record queued at once, keeping this claim's owner and lease as its hand-off lease, and
+   * answer `claimed` with `queued: true`, so no `markQueued` follows the job's add. Until that lease
+   * lapses, a `takeOver` of the record is answered `processing`: the job may be on its way. Workers
+   * take it as any queued record. A store may ignore it (then `markQueued` follows).
    */
   queueAtClaim?: boolean;
   /**
-   * With `forQueue` and `order`, for a store whose lanes are kept whole: the notification's job data as the
+   * The queued record's job is missing (lost in a failover, removed by hand): take the record over
+   * and queue the notification again, rather than answer `queued`.
+   */
+  takeOver?: boolean;
+}
+
+/**
+ * A receiver's claim made to hand an ordered notification to a durable queue. The record joins its
+ * key's lane in position order instead of holding the key: it never waits for another notification
+ * of its key (only staleness is checked), and workers run the lane in order. Joining the lane is no
+ * run: the record's `attempts` stay as they were, and each worker's take of it counts one, so the
+ * record, the job and `ctx.attempt` say the same. A lane at the store's `laneMaxLength` answers
+ * `processing` with `full: true`.
+ */
+export interface AppendClaim extends ClaimBase {
+  kind: "append";
+  order: OrderClaim;
+  /**
+   * For a store whose lanes are kept whole (`DrainedLaneStore`): the notification's job data as the
    * queue keeps it (sealed, or card numbers masked; never card verification data). The store keeps it
    * beside the record until the record is settled, hands the record over to its key's lane in the
    * claim itself (as `lanes.append` would, with `leaseMs` as the runner's lease), answering `appended`,
@@ -47,12 +89,23 @@ export interface ClaimRequest {
    * round trip of its own for it.
    */
   carried?: string;
+  /** As `EnqueueClaim.takeOver`: the queued record's job is missing, take it over to queue it again. */
+  takeOver?: boolean;
+}
+
+/**
+ * A worker's claim of the queued record its job names, taken over at once. With `order`, a lane's
+ * take runs the lane's first waiting notification, which may be another one than asked for.
+ */
+export interface TakeClaim extends ClaimBase {
+  kind: "take";
+  order?: OrderClaim;
   /**
-   * The time limit the claimed run's handler gets (0 or absent: none). A store that holds a transaction
-   * open for the run (`claimInTransaction`) bounds that transaction on the server by about this much,
-   * so a frozen or partitioned holder cannot keep the id, or a timed-out statement run on, for ever.
+   * The receiver's owner token, from the job: the record may also be taken while still `processing`
+   * under it (the receiver put the job in the queue and has not yet marked the record queued, or died
+   * first).
    */
-  handlerTimeoutMs?: number;
+  handoffFrom?: string;
   /**
    * A worker whose queue counts its job's runs: this run's number as the queue counts it (its
    * retries so far, plus one). The record keeps it rather than counting one more over the receiver's
@@ -61,11 +114,6 @@ export interface ClaimRequest {
    * claim, PostgreSQL for every claim; another store may ignore it.
    */
   attempt?: number;
-  /**
-   * What the console lists and filters the record by (see `ListedAs`). Written with the record and
-   * kept across its later writes; a claim without it leaves the record's as it was.
-   */
-  listedAs?: ListedAs;
 }
 
 /**
@@ -117,11 +165,11 @@ export type ClaimResult =
       status: "claimed";
       attempt: number;
       previousPosition?: string;
-      /** Asked with `carried`: the record is in its key's lane already, queued; `wake` as `lanes.append`'s. */
+      /** Asked by `append` with `carried`: the record is in its key's lane already, queued; `wake` as `lanes.append`'s. */
       appended?: { wake: boolean };
-      /** A waiting notification handed over by `takeNext` or a worker's claim: the job data its receiver kept with it. */
+      /** A waiting notification handed over by `takeNext` or a `take`: the job data its receiver kept with it. */
       carried?: string;
-      /** Asked with `queueAtClaim`: the record is queued already, under the claim's hand-off lease. */
+      /** Asked by `enqueue` with `queueAtClaim`: the record is queued already, under the claim's hand-off lease. */
       queued?: true;
     })
   /**
@@ -132,8 +180,8 @@ export type ClaimResult =
   | (ClaimHandle & { status: "stale"; attempt: number; newestPosition: string; carried?: string })
   /**
    * Another owner holds a live lease: on this id, or (`key: true`) on another notification of its key
-   * (or, for a worker, an older notification of the key is still being handed to the queue). With
-   * `full: true`, a claim `forQueue` met its key's lane at its maximum length: not accepted.
+   * (or, for a `take`, an older notification of the key is still being handed to the queue). With
+   * `full: true`, an `append` met its key's lane at its maximum length: not accepted.
    */
   | { status: "processing"; retryAfterMs: number; key?: true; full?: true }
   /**

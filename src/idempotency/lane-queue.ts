@@ -2,7 +2,7 @@
  * Which queue an ordered lane was appended for. One store may serve several queues, their lanes side
  * by side, and the sweep that wakes a stalled lane must wake it in its own queue: a lane woken in
  * another would run under that queue's workers and handlers. The receiver's queue names itself last in
- * the job data the lane keeps (`ClaimRequest.carried`), so a store can tell without parsing the data
+ * the job data the lane keeps (`AppendClaim.carried`), so a store can tell without parsing the data
  * (a Redis script compares the text's end).
  */
 const NAMED_AT_END = /,"queue":("[^"\\]*")}$/;

@@ -7,7 +7,7 @@ import type { Awaitable, ClaimedOrStale, ClaimHandle, StoredAnswer } from "./cla
  *
  * - `LaneStore`: the lane's next notification for the worker that finished one (`takeNext`), and
  *   the dead letter holding a lane (`heldBy`, `heldLanes`). Each notification keeps a job of its own;
- *   the lane's order comes from the claims (`ClaimRequest.order`). postgresStore is one.
+ *   the lane's order comes from the claims (`the claims' `order``). postgresStore is one.
  * - `DrainedLaneStore`: the store keeps the lane itself and one drain job runs it (a notification
  *   appended has no job of its own): append, complete and take next, retry in the lane, fail in the
  *   lane (holding it), and the sweep's look at stalled lanes. memoryStore and redisStore are ones.

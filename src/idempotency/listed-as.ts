@@ -1,5 +1,6 @@
 import { maskCardText } from "../logging/card-numbers.js";
-import type { ClaimRequest, ListedAs } from "./store.js";
+import type { ClaimFlags } from "./claim-flags.js";
+import type { ListedAs } from "./store.js";
 
 /**
  * What a record keeps of its notification for the console's filters: the event type and the
@@ -21,7 +22,7 @@ export const listedText = (text: string): string => maskCardText(text);
  * that names no subscription, the subscription its order key names. A store keeps what the first claim
  * that told anything told: a notification's event type and subscription never change.
  */
-export function listedAsOf(request: ClaimRequest): ListedAs | undefined {
+export function listedAsOf(request: Pick<ClaimFlags, "listedAs" | "order">): ListedAs | undefined {
   const told = request.listedAs;
   if (told?.subscriptionId !== undefined || request.order === undefined) return told;
   return { ...told, subscriptionId: listedText(subscriptionOfKey(request.order.key) ?? request.order.key) };

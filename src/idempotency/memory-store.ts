@@ -1,4 +1,6 @@
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
+import { type ClaimFlags, claimFlags } from "./claim-flags.js";
+import { type LaneMaxLengthOption, laneMaxLengthOf } from "./lane-max-length.js";
 import { appendedFor } from "./lane-queue.js";
 import { listedAsOf } from "./listed-as.js";
 import { memoryOrders } from "./memory-orders.js";
@@ -8,7 +10,6 @@ import {
   type ClaimHandle,
   type ClaimRequest,
   type ClaimResult,
-  DEFAULT_LANE_MAX_LENGTH,
   DEFAULT_LEASE_MS,
   DEFAULT_RETENTION_SECONDS,
   type DrainedLaneStore,
@@ -33,11 +34,12 @@ const MEMORY_STORE_KEYS = {
   retentionSeconds: true,
   maxEntries: true,
   maxBytes: true,
+  laneMaxLength: true,
   mailboxMaxLength: true,
   now: true,
 } as const satisfies KnownKeys<MemoryStoreOptions>;
 
-export interface MemoryStoreOptions {
+export interface MemoryStoreOptions extends LaneMaxLengthOption {
   /** How long a record is kept after its last change. Default 7 days. */
   retentionSeconds?: number;
   /**
@@ -51,11 +53,6 @@ export interface MemoryStoreOptions {
    * positions are held to the same figure, counted apart (`orderBytes`), and to `maxEntries`.
    */
   maxBytes?: number;
-  /**
-   * With `ordering` through a durable queue: the most notifications a subscription's lane (its
-   * lane) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
-   */
-  mailboxMaxLength?: number;
   /** Clock in epoch ms; tests move it to expire leases. */
   now?: () => number;
 }
@@ -70,7 +67,7 @@ interface Entry extends IdempotencyRecord, Written {
   order?: OrderClaim & { holdsKey: boolean };
   /** In its key's lane (handed to a queue in order, not yet run). */
   waiting?: boolean;
-  /** The job data its receiver kept with it in the lane (`ClaimRequest.carried`), until it is settled. */
+  /** The job data its receiver kept with it in the lane (`AppendClaim.carried`), until it is settled. */
   carried?: string;
   /** What its first claim that told it said of the notification, for `list`'s filters. */
   listedAs?: ListedAs;
@@ -97,12 +94,12 @@ const ENTRY_OVERHEAD_BYTES = 200;
 
 /**
  * The run a claim starts: one more than the record counted, or, for an unordered claim with a
- * worker's queue count (`ClaimRequest.attempt`), that count, never counting back. A queued record (or
+ * worker's queue count (`TakeClaim.attempt`), that count, never counting back. A queued record (or
  * the receiver's claim a worker was handed) counts the run it waits for already. In order, the lane
  * keeps its own count; a receiver's append to its lane (`appends`) starts no run and counts none.
  */
 function countedAttempts(
-  request: ClaimRequest,
+  request: ClaimFlags,
   entry: { state: string; attempts: number } | undefined,
   handedOver: boolean | undefined,
   appends: boolean,
@@ -128,7 +125,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const mailboxMaxLength = options.mailboxMaxLength ?? DEFAULT_LANE_MAX_LENGTH;
+  const laneMaxLength = laneMaxLengthOf("memoryStore", options);
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
   const writeOrder = new WriteOrder<Entry>();
@@ -452,7 +449,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       return orders.bytes;
     },
 
-    claim(request: ClaimRequest): ClaimResult {
+    claim(asked: ClaimRequest): ClaimResult {
+      // Decided on the flags Redis's scripts and PostgreSQL's SQL take, so the three stores decide alike.
+      const request = claimFlags(asked);
       const { id, fingerprint, owner, leaseMs, takeQueued, order, handoffFrom, forQueue } = request;
       const at = now();
       const entry = live(id);
@@ -520,7 +519,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
         }
       }
       if (order && entry?.waiting && !forQueue) orders.leave(order.key, id);
-      if (order && forQueue && !stale && !entry?.waiting && orders.waiters(order.key).length >= mailboxMaxLength)
+      if (order && forQueue && !stale && !entry?.waiting && orders.waiters(order.key).length >= laneMaxLength)
         return { status: "processing", retryAfterMs: leaseMs, key: true, full: true };
       const attempts = countedAttempts(request, entry, handedOver, !!order && !!forQueue && !stale);
       const claimed: Entry = {
@@ -543,7 +542,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
       // Kept from the first claim that told it (see listedAsOf).
       const listed = entry?.listedAs ?? listedAsOf(request);
       if (listed) claimed.listedAs = listed;
-      // Kept with its data, it is handed over at once, as `lanes.append` would (see `ClaimRequest.carried`).
+      // Kept with its data, it is handed over at once, as `lanes.append` would (see `AppendClaim.carried`).
       const carried = order && forQueue && !stale ? request.carried : undefined;
       if (order && forQueue) orders.policy(order.key, order.onDeadLetter === "hold");
       if (order && forQueue && !stale) {

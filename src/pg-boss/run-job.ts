@@ -200,7 +200,7 @@ class PgBossJob implements JobTransport<JobVisit> {
 /**
  * Run one claimed notification in the claim's transaction, its job taken in it too. Logs one line.
  * `known` is the notification's data when the job was read already (the worker's own job);
- * `askedWithCount` says the claim was asked for with the job's run number (`ClaimRequest.attempt`).
+ * `askedWithCount` says the claim was asked for with the job's run number (`TakeClaim.attempt`).
  */
 async function runInTransaction(
   claim: ClaimedOrStale,

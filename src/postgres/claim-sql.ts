@@ -1,9 +1,9 @@
+import type { ClaimFlags } from "../idempotency/claim-flags.js";
 import { listedAsOf } from "../idempotency/listed-as.js";
 import { isBefore } from "../idempotency/position.js";
 import type {
   ClaimedOrStale,
   ClaimHandle,
-  ClaimRequest,
   ClaimResult,
   IdempotencyRecord,
   RecordState,
@@ -214,7 +214,7 @@ type RecordTuple = [
 /** The claim function's arguments but the retention (the store's, written into the statement). */
 const lookValues = (
   sql: ClaimStatements,
-  request: ClaimRequest,
+  request: ClaimFlags,
   insert = true,
   { id, fingerprint, owner, leaseMs, order } = request,
   listed = listedAsOf(request),
@@ -237,7 +237,7 @@ const lookValues = (
  */
 export function lookInline(
   sql: ClaimStatements,
-  request: ClaimRequest,
+  request: ClaimFlags,
   boundMs: number | undefined,
   deferWrite: boolean,
 ): string {
@@ -271,7 +271,7 @@ export const KEY_LOCK_WAIT_MS = 200;
  * transaction may hold for a handler's whole run (its key's). An unordered claim reads its record's
  * row for update only once it holds the id's advisory lock, so nobody holds that row for long.
  */
-export const lockWaitFor = (request: ClaimRequest) => (request.order ? KEY_LOCK_WAIT_MS : undefined);
+export const lockWaitFor = (request: ClaimFlags) => (request.order ? KEY_LOCK_WAIT_MS : undefined);
 
 /**
  * Claim inside an open transaction on `query`. The id's advisory lock is tried, never waited for:
@@ -282,7 +282,7 @@ export const lockWaitFor = (request: ClaimRequest) => (request.order ? KEY_LOCK_
 export async function claimIn(
   query: Query,
   sql: ClaimStatements,
-  request: ClaimRequest,
+  request: ClaimFlags,
   written?: WrittenRow,
   looked?: ClaimLook,
   deferWrite = false,

@@ -1,3 +1,4 @@
+import { type ClaimFlags, claimFlags } from "../idempotency/claim-flags.js";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult, StoredAnswer } from "../idempotency/store.js";
 import { StoreUnavailableError } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
@@ -42,7 +43,8 @@ import {
 export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>) {
   const isolation = isolationSetting(inbox.db.isolationLevel);
   return {
-    claimInTransaction: async (request: ClaimRequest): Promise<TransactionalClaim> => {
+    claimInTransaction: async (asked: ClaimRequest): Promise<TransactionalClaim> => {
+      const request = claimFlags(asked);
       const deferWrite = defersFirstWrite(inbox.db, request);
       const opened = await openInOrm(
         inbox,
@@ -287,7 +289,7 @@ function executorQuery(executor: TransactionExecutor, over: () => boolean, timeo
 }
 
 /** The claim to run in the ORM's open transaction: the handler's handle, and how the run ends. */
-function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimRequest | undefined): TransactionalClaim {
+function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimFlags | undefined): TransactionalClaim {
   const over = async () => {};
   if (!opened.open)
     return { result: opened.result!, transaction: undefined, commit: over, rollback: over, detach: over };

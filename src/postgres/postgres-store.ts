@@ -1,4 +1,5 @@
 import type { Pool } from "pg";
+import { claimFlags } from "../idempotency/claim-flags.js";
 import {
   type ClaimHandle,
   type ClaimRequest,
@@ -139,8 +140,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   return {
     leaseMs,
     ...(options.orm ? { orm: options.orm } : {}),
-    claim: (request: ClaimRequest) =>
-      db.inTransaction(lockWaitFor(request), (query) => claimIn(query, claims, request)),
+    claim(asked: ClaimRequest) {
+      const request = claimFlags(asked);
+      return db.inTransaction(lockWaitFor(request), (query) => claimIn(query, claims, request));
+    },
     extend: (claim, ms = leaseMs) => settle(settles.extend, claim, [ms]),
     complete: (claim, answer) => settle(settles.complete, claim, [JSON.stringify(answer)]),
     fail: (claim, error) => settle(settles.fail, claim, [error]),

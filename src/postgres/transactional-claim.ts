@@ -1,4 +1,5 @@
 import type { PoolClient } from "pg";
+import { type ClaimFlags, claimFlags } from "../idempotency/claim-flags.js";
 import { listedAsOf } from "../idempotency/listed-as.js";
 import type { ClaimedOrStale, ClaimRequest, ClaimResult, StoredAnswer } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
@@ -49,7 +50,8 @@ export interface InboxStatements {
  * rolls it back and frees the lock when the connection drops, and the next delivery runs at once, with
  * no lease to wait.
  */
-export async function transactionalClaim(inbox: InboxStatements, request: ClaimRequest): Promise<TransactionalClaim> {
+export async function transactionalClaim(inbox: InboxStatements, asked: ClaimRequest): Promise<TransactionalClaim> {
+  const request = claimFlags(asked);
   const { claims } = inbox;
   const deferWrite = defersFirstWrite(inbox.db, request);
   const claimed = await inTransaction(
@@ -79,7 +81,7 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
  * handler ran. Never for an ordered claim or one handed to a durable queue, whose rows other steps read
  * within the transaction, nor for a worker taking over a queued record, which exists already.
  */
-export const defersFirstWrite = (db: Sessions, { order, forQueue, takeQueued }: ClaimRequest) =>
+export const defersFirstWrite = (db: Sessions, { order, forQueue, takeQueued }: ClaimFlags) =>
   db.isolationLevel === "read committed" && !order && !forQueue && !takeQueued;
 
 /** `takeNext` in a transaction the waiting notification's handler writes into; undefined when none can run now. */
@@ -120,7 +122,7 @@ async function inTransaction(
     opening: string,
     bound: number | undefined,
   ) => Promise<ClaimResult | undefined>,
-  own: ClaimRequest | undefined,
+  own: ClaimFlags | undefined,
   handlerTimeoutMs: number | undefined,
   token: string,
 ): Promise<Omit<TransactionalClaim, "result"> & { result: ClaimResult | undefined }> {
@@ -186,7 +188,7 @@ function openClaim(
   { db, claims, settles, canceller }: InboxStatements,
   client: PoolClient,
   claimed: ClaimedOrStale,
-  own: ClaimRequest | undefined,
+  own: ClaimFlags | undefined,
   bound: number | undefined,
   written: WrittenRow,
 ): TransactionalClaim {
@@ -409,7 +411,7 @@ export async function writeFirstRecord(
   query: Query,
   claims: ClaimStatements,
   { unwritten, completed }: WrittenRow,
-  own: ClaimRequest | undefined,
+  own: ClaimFlags | undefined,
 ): Promise<void> {
   if (!(unwritten || completed) || !own) return;
   const { id, fingerprint, owner, leaseMs } = own;
@@ -438,7 +440,7 @@ export async function writeFirstRecord(
 export async function recordFailedRun(
   { db, claims, settles }: Pick<InboxStatements, "db" | "claims" | "settles">,
   claimed: ClaimedOrStale,
-  own: ClaimRequest | undefined,
+  own: ClaimFlags | undefined,
   error: string,
 ): Promise<void> {
   const lock = claims.lockPrefix + claimed.id;
@@ -462,7 +464,7 @@ export async function recordFailedRun(
 }
 
 /** What the completion writes: the claim's own row, or a first claim's record whole (its fingerprint, where it is listed). */
-export const completedWrite = ({ rowId, unwritten }: WrittenRow, own: ClaimRequest | undefined): CompletedWrite =>
+export const completedWrite = ({ rowId, unwritten }: WrittenRow, own: ClaimFlags | undefined): CompletedWrite =>
   unwritten ? { fingerprint: own?.fingerprint, ...(own && listedAsOf(own)) } : { rowId, fingerprint: undefined };
 
 /**
@@ -474,7 +476,7 @@ export function completion(
   claimed: ClaimedOrStale,
   answer: StoredAnswer,
   written: WrittenRow,
-  own: ClaimRequest | undefined,
+  own: ClaimFlags | undefined,
 ): string {
   const answerJson = JSON.stringify(answer);
   if (written.completed && written.rowId !== undefined && answerJson === FIRST_ANSWER)

@@ -79,7 +79,7 @@ export interface NotificationQueue {
   /**
    * The job data of an ordered notification about to join its subscription's lane, serialised as
    * the queue keeps it (sealed with its key, or card numbers masked; never card verification data), for
-   * the store to keep in the lane with the claim (`ClaimRequest.carried`): the receiver then hands
+   * the store to keep in the lane with the claim (`AppendClaim.carried`): the receiver then hands
    * the notification over in its claim, and the worker gets the data with the notification.
    */
   carry?(item: Omit<QueuedNotification, "run" | "mailbox" | "carried">): string;

@@ -13,6 +13,7 @@ import {
 } from "../dispatch/run-claimed.js";
 import { listedAs } from "../idempotency/listed-as.js";
 import {
+  type ClaimBase,
   type ClaimedOrStale,
   type ClaimRequest,
   type ClaimResult,
@@ -144,29 +145,12 @@ async function claimThenDispatch(
   const fingerprintOf = resolved.fingerprint;
   const computed = accepted.fingerprint ?? fingerprintOf(body);
   const fingerprint = typeof computed === "string" ? computed : await computed;
-  // Handed to a durable queue, an ordered notification joins its subscription's lane
-  // instead of waiting for the subscription: accepted at once, run in position order by workers.
-  // Unordered, the record is written queued in the claim itself (under the claim's lease, as the
-  // hand-off lease), so the add is the only round trip after it.
-  const forQueue = resolved.options.queue?.durable
-    ? { forQueue: true, ...(order.order ? {} : { queueAtClaim: true }) }
-    : {};
   const owner = receiver.nextOwner();
   const { leaseMs, timeoutMs: handlerTimeoutMs } = resolved;
   // Kept with the record for the console's event-type and subscription filters.
   const listed = listedAs(notification.event_type, notification.resource?.id);
-  const request: ClaimRequest = {
-    id,
-    fingerprint,
-    owner,
-    leaseMs,
-    handlerTimeoutMs,
-    listedAs: listed,
-    ...order,
-    ...forQueue,
-  };
   // Bound for a lane: the store keeps the job data with the claim and hands the notification over
-  // in the same step, so no `lanes.append` follows (see `ClaimRequest.carried`).
+  // in the same step, so no `lanes.append` follows (see `AppendClaim.carried`).
   const receivedAt = Date.now();
   const carried = carriedFor(
     resolved,
@@ -174,7 +158,12 @@ async function claimThenDispatch(
     { id, fingerprint, owner, order: order.order, receivedAt },
     observation,
   );
-  if (carried !== undefined) request.carried = carried;
+  const request = receiverClaim(
+    resolved.options.queue?.durable === true,
+    { id, fingerprint, owner, leaseMs, handlerTimeoutMs, listedAs: listed },
+    order.order,
+    carried,
+  );
 
   const claimed = await claim(resolved, request, fields);
   if ("outcome" in claimed) return claimed;
@@ -239,7 +228,7 @@ async function claim(resolved: ResolvedOptions, request: ClaimRequest, fields: L
     // claim was made (in a transaction, for a store that claims in one), so a refused re-enqueue
     // releases it and a stale one is settled: the first claim's transaction has ended already.
     if (claim.status === "queued" && !claim.inLane && (await jobMissing(options.queue, request.id)))
-      claim = await claimOnce({ ...request, takeQueued: true });
+      claim = await claimOnce(takingOver(request));
   } catch (err) {
     const reason = "idempotency store unavailable";
     return verdict(
@@ -250,6 +239,27 @@ async function claim(resolved: ResolvedOptions, request: ClaimRequest, fields: L
   }
   return { claim, transaction, claimSent };
 }
+
+/**
+ * The receiver's claim: to run now; or, handed to a durable queue, an ordered notification's
+ * `append` to its subscription's lane instead of waiting for the subscription (accepted at once, run in
+ * position order by workers), and an unordered one's `enqueue`, written queued in the claim itself
+ * (under the claim's lease, as the hand-off lease), so the add is the only round trip after it.
+ */
+function receiverClaim(
+  durable: boolean,
+  base: ClaimBase,
+  order: OrderClaim | undefined,
+  carried: string | undefined,
+): ClaimRequest {
+  if (!durable) return order ? { ...base, kind: "run", order } : { ...base, kind: "run" };
+  if (!order) return { ...base, kind: "enqueue", queueAtClaim: true };
+  return carried === undefined ? { ...base, kind: "append", order } : { ...base, kind: "append", order, carried };
+}
+
+/** The same claim for a queue, taking over the queued record whose job is missing. */
+const takingOver = (request: ClaimRequest): ClaimRequest =>
+  request.kind === "enqueue" || request.kind === "append" ? { ...request, takeOver: true } : request;
 
 /** Whether the claim is this request's to run (or, stale, to settle). */
 const isOurs = (claim: ClaimResult): claim is ClaimedOrStale => claim.status === "claimed" || claim.status === "stale";
@@ -333,9 +343,9 @@ async function handToQueue(
   run: ClaimedRun,
   job: Pick<QueuedNotification, "id" | "fingerprint" | "owner" | "carried"> & {
     order: { order?: OrderClaim };
-    /** The store handed it over to the lane in the claim (`ClaimRequest.carried`). */
+    /** The store handed it over to the lane in the claim (`AppendClaim.carried`). */
     appended: { wake: boolean } | undefined;
-    /** The store wrote the record queued in the claim (`ClaimRequest.queueAtClaim`). */
+    /** The store wrote the record queued in the claim (`EnqueueClaim.queueAtClaim`). */
     queuedAtClaim: boolean;
   },
   runIt: () => Promise<ClaimedOutcome>,

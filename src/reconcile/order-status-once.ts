@@ -66,7 +66,14 @@ export async function applyOrderStatusOnce(
 ): Promise<OrderStatusOutcome> {
   const id = orderStatusKey(order);
   const orderClaim = orderClaimOf(order);
-  const claim = await store.claim({ id, fingerprint: ORDER_STATUS_FINGERPRINT, owner, leaseMs, order: orderClaim });
+  const claim = await store.claim({
+    kind: "run",
+    id,
+    fingerprint: ORDER_STATUS_FINGERPRINT,
+    owner,
+    leaseMs,
+    order: orderClaim,
+  });
   if (claim.status === "completed" || claim.status === "queued" || claim.status === "conflict")
     return { status: "done" };
   if (claim.status === "processing") return { status: "processing", retryAfterMs: claim.retryAfterMs };

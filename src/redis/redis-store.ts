@@ -1,4 +1,6 @@
 import { boundsItsCalls } from "../idempotency/bounded-calls.js";
+import { type ClaimFlags, claimFlags } from "../idempotency/claim-flags.js";
+import { type LaneMaxLengthOption, laneMaxLengthOf } from "../idempotency/lane-max-length.js";
 import { listedAsOf } from "../idempotency/listed-as.js";
 import type {
   ClaimedOrStale,
@@ -15,7 +17,7 @@ import type {
   RecordState,
   StoredAnswer,
 } from "../idempotency/store.js";
-import { DEFAULT_LANE_MAX_LENGTH, DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS, refOf } from "../idempotency/store.js";
+import { DEFAULT_LEASE_MS, DEFAULT_RETENTION_SECONDS, refOf } from "../idempotency/store.js";
 import { coded, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { checkRedisConnection } from "./check-connection.js";
@@ -40,7 +42,7 @@ import { isCluster, listedArgs, listFromIndex, timeIndexKey, withTimeIndex } fro
 export type RedisStoreOptions = RedisStoreSettings & ConnectionOption;
 
 /** The options of `redisStore` besides its connection. */
-export interface RedisStoreSettings {
+export interface RedisStoreSettings extends LaneMaxLengthOption {
   /**
    * Prefix of each record's key, `${prefix}${id}`. Default `mw:idem:`. Each script touches one key, so
    * on Redis Cluster no hash tag (`{mw}:idem:`) is needed, and records spread over all shards. Records
@@ -53,11 +55,6 @@ export interface RedisStoreSettings {
   retentionSeconds?: number;
   /** The longest any store call may take before it fails with `StoreUnavailableError`. Default 500 ms. */
   timeoutMs?: number;
-  /**
-   * With `ordering` through a durable queue: the most notifications a subscription's lane (its
-   * lane) holds; one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
-   */
-  mailboxMaxLength?: number;
   /**
    * Act on a write only once this many replicas hold it (Redis `WAIT`, sent in one pipeline with the
    * write, so on a cluster it goes to the record's own master). Redis replicates asynchronously: a
@@ -109,6 +106,7 @@ const REDIS_STORE_KEYS = {
   leaseMs: true,
   retentionSeconds: true,
   timeoutMs: true,
+  laneMaxLength: true,
   mailboxMaxLength: true,
   waitForReplicas: true,
   timeIndex: true,
@@ -158,7 +156,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   checkRedisConnection(options?.connection, { what: "redisStore", options: true });
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
-  const mailboxMaxLength = positive("mailboxMaxLength", options.mailboxMaxLength ?? DEFAULT_LANE_MAX_LENGTH);
+  const laneMaxLength = positive("laneMaxLength", laneMaxLengthOf("redisStore", options));
   const retentionMs = Math.round(
     positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000,
   );
@@ -245,7 +243,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
    * A claim. A worker's claim in order (`unbound`) goes without the id's binding to its order key,
    * sent first only when the script asks for it: a record waiting in its lane cannot have moved.
    */
-  async function claimRecord(request: ClaimRequest, bound: boolean): Promise<ClaimResult> {
+  async function claimRecord(request: ClaimFlags, bound: boolean): Promise<ClaimResult> {
     const { id, fingerprint, owner, takeQueued, order, handoffFrom = "" } = request;
     const lease = request.leaseMs ?? leaseMs;
     const unbound = order !== undefined && takeQueued === true && !request.forQueue && !bound;
@@ -257,7 +255,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     if (order) {
       const mode = request.forQueue ? "queue" : takeQueued ? "worker" : "direct";
       const { recordPrefix } = orderedKeys(prefix, order.key, id);
-      args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix, mailboxMaxLength);
+      args.push(order.position ?? "", id, mode, handoffFrom, recordPrefix, laneMaxLength);
       if (mode === "queue") args.push(request.carried ?? "", order.onDeadLetter ?? "");
       else if (unbound) args.push("", "", "1");
     } else {
@@ -460,7 +458,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     prefix,
     leaseMs,
 
-    claim: (request: ClaimRequest) => claimRecord(request, false),
+    // Sent as the flags the scripts take (their wire format, shared with running deployments).
+    claim: (request: ClaimRequest) => claimRecord(claimFlags(request), false),
 
     extend: (claim, lease = leaseMs) => changed("mwIdemExtend", claim, [lease, retentionMs]),
     complete: (claim, answer) => changed("mwIdemComplete", claim, [JSON.stringify(answer), retentionMs]),

@@ -21,7 +21,7 @@ export function jobClaimRequest(
     leaseMs: settings.leaseMs,
     // A store claiming in a transaction bounds it on the server by this: a frozen worker's job is free again after it.
     handlerTimeoutMs: settings.timeoutMs,
-    takeQueued: true,
+    kind: "take",
     ...(attempt !== undefined ? { attempt } : {}),
     ...(own.order ? { order: own.order } : {}),
     ...(own.handoff ? { handoffFrom: own.handoff } : {}),

@@ -40,7 +40,7 @@ export interface NotificationJobData {
    * them, so it needs neither the receiver's key and position functions nor to agree with them.
    */
   order?: OrderClaim;
-  /** The receiver's claim token, which the worker may take over (see `ClaimRequest.handoffFrom`). */
+  /** The receiver's claim token, which the worker may take over (see `TakeClaim.handoffFrom`). */
   handoff?: string;
   /** The receiver's trace context, so the worker's spans join the receiver's trace. */
   trace?: Record<string, string>;
@@ -57,7 +57,7 @@ export interface NotificationJobData {
    */
   redriveAfter?: string | undefined;
   /**
-   * With `order`, in the data a lane keeps (`ClaimRequest.carried`): the queue it was appended for, as
+   * With `order`, in the data a lane keeps (`AppendClaim.carried`): the queue it was appended for, as
    * `prefix:name`. A store may serve several queues; the sweep wakes a lane only in its own.
    */
   queue?: string;

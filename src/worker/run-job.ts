@@ -51,7 +51,7 @@ export async function runQueuedJob<End>(job: JobTransport<End>, settings: RunSet
     case "processing":
     case "queued":
       // Another worker runs this id, or holds the lane: that one runs this notification in its turn.
-      // ("queued" only from a store that ignores `takeQueued`: look again rather than drop the job.)
+      // ("queued" only from a store that ignores a `take`: look again rather than drop the job.)
       return job.postpone(job.recheckMs(claim));
     default:
       current = { claim, transaction, leaseFrom: claimSent };

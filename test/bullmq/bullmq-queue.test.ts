@@ -162,7 +162,7 @@ describe("bullmqQueue", () => {
     const marks: string[] = [];
     // A store that ignores `queueAtClaim` (as one written before it may): the mark is a step of its own.
     const stalledStore: IdempotencyStore = {
-      claim: (request) => store.claim({ ...request, queueAtClaim: false }),
+      claim: (request) => store.claim(request.kind === "enqueue" ? { ...request, queueAtClaim: false } : request),
       extend: (claim, leaseMs) => store.extend(claim, leaseMs),
       complete: (claim, result) => store.complete(claim, result),
       fail: (claim, error) => store.fail(claim, error),

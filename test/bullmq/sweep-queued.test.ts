@@ -106,7 +106,7 @@ describe("sweepQueued: a queued notification whose job is gone", () => {
     for (const body of bodies) expect(await queue.queue.remove(jobIdFor(body.id))).toBe(1);
     // Eight ran elsewhere: their records completed, their copies left behind.
     for (const body of bodies.slice(0, 8)) {
-      const claim = await store.claim({ id: body.id, fingerprint: "", owner: "w", leaseMs: 5_000, takeQueued: true });
+      const claim = await store.claim({ kind: "take", id: body.id, fingerprint: "", owner: "w", leaseMs: 5_000 });
       expect(claim.status).toBe("claimed");
       expect(await store.complete({ id: body.id, owner: "w" }, { processed: true, message: "ok" })).toBe(true);
     }

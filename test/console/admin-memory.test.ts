@@ -16,7 +16,7 @@ describe("discard", () => {
       owner: "r2",
       leaseMs: 30_000,
       order,
-      forQueue: true,
+      kind: "append",
     });
     expect(waiting.status).toBe("claimed");
     expect(store.markQueued({ id: "in-order-2", owner: "r2", order })).toBe(true);

@@ -40,7 +40,7 @@ describe("a lapsed holder put back in line, as the console's state filter lists 
         owner: `r-${id}`,
         leaseMs: 30_000,
         order: order(position),
-        forQueue: true,
+        kind: "append",
       });
       expect(claim.status).toBe("claimed");
       expect(await store.markQueued({ id, owner: `r-${id}`, order: order(position) })).toBe(true);

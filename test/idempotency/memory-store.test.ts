@@ -72,7 +72,7 @@ describe("memoryStore", () => {
     store.claim({ id: "a", fingerprint: "f", owner: "r", leaseMs: 100 });
     expect(store.markQueued({ id: "a", owner: "r" })).toBe(true);
     expect(store.claim({ id: "a", fingerprint: "f", owner: "r2", leaseMs: 100 })).toEqual({ status: "queued" });
-    expect(store.claim({ id: "a", fingerprint: "f", owner: "w", leaseMs: 100, takeQueued: true })).toEqual({
+    expect(store.claim({ kind: "take", id: "a", fingerprint: "f", owner: "w", leaseMs: 100 })).toEqual({
       status: "claimed",
       id: "a",
       owner: "w",

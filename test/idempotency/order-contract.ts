@@ -30,15 +30,15 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       owner: string,
       position?: string,
       key = "sub-1",
-      takeQueued = false,
+      take = false,
     ) =>
       store.claim({
+        kind: take ? "take" : "run",
         id,
         fingerprint: `f-${id}`,
         owner,
         leaseMs: LEASE,
         order: position === undefined ? { key } : { key, position },
-        ...(takeQueued ? { takeQueued } : {}),
       });
     const run = async (
       store: IdempotencyStore,
@@ -283,7 +283,7 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
         fingerprint: `f-${id}`,
         owner,
         leaseMs: LEASE,
-        forQueue: true,
+        kind: "append",
         order: position === undefined ? { key: "sub-1" } : { key: "sub-1", position },
       });
     const workerClaim = (store: IdempotencyStore, id: string, owner: string, position: string, handoffFrom?: string) =>
@@ -292,7 +292,7 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
         fingerprint: `f-${id}`,
         owner,
         leaseMs: LEASE,
-        takeQueued: true,
+        kind: "take",
         order: { key: "sub-1", position },
         ...(handoffFrom ? { handoffFrom } : {}),
       });
@@ -350,7 +350,7 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
           owner,
           leaseMs: LEASE,
           order: { key: "sub-1", position },
-          forQueue: true,
+          kind: "append",
           carried: `data of ${id}`,
         });
       const first = await carriedClaim("n-1", "r1", T1);
@@ -489,14 +489,14 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
   describe(`${name}: one id sent under two order keys`, () => {
     const open = storesClosedAfterEach(makeStore);
     /** The id "n-1" claimed under `key` (the payload differs with the key, as a subscription would). */
-    const claimUnder = (store: IdempotencyStore, key: string, owner: string, extra: { takeQueued?: boolean } = {}) =>
+    const claimUnder = (store: IdempotencyStore, key: string, owner: string, { take = false } = {}) =>
       store.claim({
+        kind: take ? "take" : "run",
         id: "n-1",
         fingerprint: `f-${key}`,
         owner,
         leaseMs: LEASE,
         order: { key, position: T1 },
-        ...extra,
       });
 
     it("answers a conflict (422) once it completed under the first key, whatever the second key's record", async () => {
@@ -504,7 +504,7 @@ export function orderContract(name: string, makeStore: MakeStore, advanceTime?: 
       expect(await claimUnder(store, "sub-a", "o1")).toMatchObject({ status: "claimed" });
       expect(await store.complete({ id: "n-1", owner: "o1", order: { key: "sub-a" } }, answer)).toBe(true);
       expect(await claimUnder(store, "sub-b", "o2")).toEqual({ status: "conflict" });
-      expect(await claimUnder(store, "sub-b", "o3", { takeQueued: true })).toEqual({ status: "conflict" });
+      expect(await claimUnder(store, "sub-b", "o3", { take: true })).toEqual({ status: "conflict" });
       // The first payload is still a duplicate, answered as before.
       expect(
         await store.claim({ id: "n-1", fingerprint: "f-sub-a", owner: "o4", leaseMs: LEASE, order: { key: "sub-a" } }),

@@ -14,15 +14,15 @@ export function queueAtClaimContract(name: string, makeStore: MakeStore, advance
 
   describe(`${name}: queued at claim`, () => {
     const open = storesClosedAfterEach(makeStore);
-    const forQueue = (store: IdempotencyStore, owner: string, takeQueued = false) =>
+    const forQueue = (store: IdempotencyStore, owner: string, takeOver = false) =>
       store.claim({
+        kind: "enqueue",
         id: "n-1",
         fingerprint: "f",
         owner,
         leaseMs: LEASE,
-        forQueue: true,
         queueAtClaim: true,
-        ...(takeQueued ? { takeQueued } : {}),
+        ...(takeOver ? { takeOver } : {}),
       });
 
     it("writes the record queued under a hand-off lease a receiver's take-over waits out", async () => {
@@ -55,7 +55,7 @@ export function queueAtClaimContract(name: string, makeStore: MakeStore, advance
     it("lets a worker take it during the hand-off, and its receiver release it when the add is refused", async () => {
       const store = await open();
       await forQueue(store, "r1");
-      expect(await store.claim({ id: "n-1", fingerprint: "f", owner: "w", leaseMs: LEASE, takeQueued: true })).toEqual({
+      expect(await store.claim({ kind: "take", id: "n-1", fingerprint: "f", owner: "w", leaseMs: LEASE })).toEqual({
         status: "claimed",
         id: "n-1",
         owner: "w",

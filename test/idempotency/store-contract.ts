@@ -48,14 +48,14 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       store: IdempotencyStore,
       owner: string,
       fingerprint = "f",
-      extra: { takeQueued?: boolean; leaseMs?: number } = {},
+      extra: { take?: boolean; leaseMs?: number } = {},
     ) =>
       store.claim({
+        kind: extra.take ? "take" : "run",
         id: "n-1",
         fingerprint,
         owner,
         leaseMs: extra.leaseMs ?? LEASE,
-        ...(extra.takeQueued ? { takeQueued: true } : {}),
       });
 
     it("claims an unknown id for its first owner and records it as processing", async () => {
@@ -194,7 +194,7 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
       expect(await claim(store, "r2")).toEqual({ status: "queued" });
       // A different payload under a queued id is not acknowledged: it waits for the queued one's outcome.
       expect(await claim(store, "r2", "other")).toEqual({ status: "processing", retryAfterMs: expect.any(Number) });
-      expect(await claim(store, "w", "f", { takeQueued: true })).toEqual({
+      expect(await claim(store, "w", "f", { take: true })).toEqual({
         status: "claimed",
         id: "n-1",
         owner: "w",
@@ -212,14 +212,19 @@ export function storeContract(name: string, makeStore: MakeStore, advanceTime?: 
         fingerprint: "f",
         owner: "w",
         leaseMs: LEASE,
-        takeQueued: true,
+        kind: "take",
         handoffFrom: "r",
       });
       expect(worker).toEqual({ status: "claimed", id: "n-1", owner: "w", attempt: 2 });
       expect(await store.markQueued({ id: "n-1", owner: "r" })).toBe(false);
       // Only a worker, and only for the token its job names.
       expect(
-        await store.claim({ id: "n-1", fingerprint: "f", owner: "x", leaseMs: LEASE, handoffFrom: "w" }),
+        await store.claim({ kind: "take", id: "n-1", fingerprint: "f", owner: "x", leaseMs: LEASE, handoffFrom: "r" }),
+      ).toMatchObject({ status: "processing" });
+      // A receiver's claim cannot name a hand-off at all.
+      expect(
+        // @ts-expect-error a hand-off is a worker's take's alone
+        await store.claim({ kind: "run", id: "n-1", fingerprint: "f", owner: "x", leaseMs: LEASE, handoffFrom: "w" }),
       ).toMatchObject({ status: "processing" });
       expect(await store.complete({ id: "n-1", owner: "w" }, answer)).toBe(true);
     });

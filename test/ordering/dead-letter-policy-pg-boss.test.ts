@@ -128,7 +128,7 @@ describe("ordering.onDeadLetter through pg-boss on postgresStore", () => {
       fingerprint: before!.fingerprint,
       owner: "late-look",
       leaseMs: 2_000,
-      takeQueued: true,
+      kind: "take",
       attempt: 3,
       order: { key: ordering!.key, ...(ordering!.position ? { position: ordering!.position } : {}) },
     });

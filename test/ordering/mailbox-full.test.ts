@@ -24,7 +24,7 @@ describe("an append a subscription's mailbox refuses (503)", () => {
     redis.disconnect();
   });
 
-  it.each(mailboxStores(prefix, { mailboxMaxLength: MAX }))(
+  it.each(mailboxStores(prefix, { laneMaxLength: MAX }))(
     "%s: at its maximum length, one more is answered 503 with Retry-After and not kept; accepted once the mailbox drains",
     async (label, makeStore) => {
       const store = makeStore();

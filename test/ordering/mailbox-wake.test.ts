@@ -20,7 +20,7 @@ async function append(store: IdempotencyStore, key: string, id: string, position
     owner,
     leaseMs: LEASE,
     order: { key, position },
-    forQueue: true,
+    kind: "append",
   });
   expect(claim.status).toBe("claimed");
   return drainedLanes(store)!.append(claim as ClaimHandle, LEASE);

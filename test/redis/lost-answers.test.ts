@@ -47,7 +47,7 @@ describe("redisStore: a call applied by Redis whose answer is lost", () => {
           owner: `r-${id}`,
           leaseMs: 30_000,
           order: order(position),
-          forQueue: true,
+          kind: "append",
         });
         expect(claim.status).toBe("claimed");
         expect(await store.markQueued({ id, owner: `r-${id}`, order: order(position) })).toBe(true);
@@ -62,7 +62,7 @@ describe("redisStore: a call applied by Redis whose answer is lost", () => {
         owner: "w1",
         leaseMs: 30_000,
         order: order("2026-03-01T01:00:00"),
-        takeQueued: true,
+        kind: "take",
       });
       expect(first).toMatchObject({ status: "claimed", id: "a" });
       expect(await store.complete({ id: "a", owner: "w1", order: { key: "sub-lost" } }, answer)).toBe(true);

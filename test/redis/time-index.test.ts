@@ -51,10 +51,17 @@ describe("redisStore's time index", () => {
       const scores = await Promise.all(states.map((state) => redis.zscore(`${prefix}{all}:state:${state}`, record)));
       return states.filter((_, i) => scores[i] !== null);
     };
-    const queued = { id: "ix-4", fingerprint: "f", owner: "r", leaseMs: 30_000, forQueue: true, queueAtClaim: true };
+    const queued = {
+      kind: "enqueue",
+      id: "ix-4",
+      fingerprint: "f",
+      owner: "r",
+      leaseMs: 30_000,
+      queueAtClaim: true,
+    } as const;
     expect(await store.claim(queued)).toMatchObject({ status: "claimed", queued: true });
     expect(await listedIn()).toEqual(["queued"]);
-    const taken = { id: "ix-4", fingerprint: "f", owner: "w1", leaseMs: 30_000, takeQueued: true, attempt: 1 };
+    const taken = { kind: "take", id: "ix-4", fingerprint: "f", owner: "w1", leaseMs: 30_000, attempt: 1 } as const;
     expect(await store.claim(taken)).toMatchObject({ status: "claimed" });
     expect(await listedIn()).toEqual(["processing"]);
     expect(await store.fail({ id: "ix-4", owner: "w1" }, "handler_failed")).toBe(true);
