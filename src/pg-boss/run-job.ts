@@ -17,6 +17,7 @@ import {
   settlingInTransaction,
   type TransactionFailurePolicy,
 } from "../worker/lane-transaction.js";
+import { failUnrunnable } from "../worker/let-go.js";
 import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { Claimed, JobTransport, RunStep } from "../worker/transport.js";
@@ -130,12 +131,15 @@ class PgBossJob implements JobTransport<JobVisit> {
   /** Only the first claim, asked for with this job's count, carries it (see `runInTransaction`). */
   private first = true;
 
+  readonly jobIdFor: (id: string) => string;
+
   constructor(
     private readonly job: ReadyJob,
     readonly own: NotificationJob,
     private readonly runner: PgBossRunner,
   ) {
     this.jobId = job.id;
+    this.jobIdFor = runner.jobIdFor;
     this.attempt = job.attempt;
   }
 
@@ -225,10 +229,8 @@ async function runInTransaction(
   }
   const fields = { notification_id: claim.id, job_id: jobId };
   if (!taken) {
-    // Its job is gone (removed by hand, or already settled): nothing to run it from. Failed, it no
-    // longer holds up its subscription, and a redelivery by the sender runs it afresh.
-    await transaction.rollback("job_missing");
-    runner.logger.warn({ ...fields, outcome: "job_missing" }, "queued notification has no job to run from");
+    // Its job is gone (removed by hand, or already settled): nothing to run it from.
+    await failUnrunnable(runner.store, claim, transaction, runner.logger, jobId);
     return "job_missing";
   }
   const read = known ? { job: known } : readQueuedJob(taken.data, runner.keys, taken.created_ms);
