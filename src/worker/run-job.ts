@@ -59,7 +59,14 @@ export async function runQueuedJob<End, Found extends FoundJobData>(
       // ("queued" only from a store that ignores `takeQueued`: look again rather than drop the job.)
       return job.postpone(job.recheckMs(claim));
     default:
-      current = { claim, transaction, leaseFrom: claimSent };
+      // Asked for with the queue's count of this job: it counts the run when the claim is the job's own
+      // (an older notification of its lane handed over in its place was counted by the lane).
+      current = {
+        claim,
+        transaction,
+        leaseFrom: claimSent,
+        countedByQueue: job.attempt !== undefined && claim.id === own.id,
+      };
   }
   while (current) {
     const step = await runCurrent(job, settings, current);

@@ -11,6 +11,8 @@ export interface Claimed {
   transaction?: TransactionalClaim | undefined;
   /** `performance.now()` when the request that leased it was sent: the handler starts only with enough lease left. */
   leaseFrom: number;
+  /** True when it was claimed with the queue's count of the job's runs (`JobTransport.attempt`): see `runAttempt`. */
+  countedByQueue?: boolean;
 }
 
 /** A claim the job's record refused because someone else holds it (or its receiver still queues it). */
