@@ -18,6 +18,11 @@ export interface KeptNotifications {
    * more): its holder is alive, another receiver took it first, or nothing is kept for it.
    */
   resume(id: string, owner: string, leaseMs: number): Awaitable<ResumedClaim | undefined>;
+  /**
+   * Redrive a dead letter that keeps data (failed, its data kept): processing again under `owner`, its
+   * lease already lapsed, so the next sweep takes it over and runs it. False when it is not one.
+   */
+  rerun(id: string, owner: string): Awaitable<boolean>;
 }
 
 /** A lapsed record taken over by `resume`: the new claim, its attempt and the data kept with it. */

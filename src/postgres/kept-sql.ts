@@ -20,5 +20,9 @@ export function keptStatements({ records }: QualifiedNames, retentionSeconds: nu
       WHERE id = $1 AND state = 'processing' AND carried IS NOT NULL
         AND (lease_until IS NULL OR lease_until <= clock_timestamp()) AND ${live}
       RETURNING attempts, carried`,
+    /** $1 id, $2 the redrive's owner: a failed record that keeps data, processing again under a lapsed lease. */
+    rerun: `UPDATE ${records} SET state = 'processing', owner = $2, lease_until = clock_timestamp(), error = NULL,
+        updated_at = clock_timestamp()
+      WHERE id = $1 AND state = 'failed' AND carried IS NOT NULL AND ${live} RETURNING id`,
   };
 }

@@ -177,6 +177,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
             return row && { claim: { id, owner }, attempt: row.attempts, carried: row.carried };
           }),
         ),
+      rerun: (id, owner) =>
+        retryConflicts(() => db.withClient(async (query) => (await query(keptSql.rerun, [id, owner])).length > 0)),
     },
     lanes: {
       takeNext: (order, owner, ms) =>

@@ -159,7 +159,9 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
       if (abandoned > 0)
         logger.warn(
           { abandoned_notifications: abandoned, timeout_ms: timeoutMs },
-          "closed with accepted notifications not run: the in-process queue is not durable, and they are lost",
+          lapsed
+            ? "closed with accepted notifications not run: kept with their records, another receiver on the store runs them once their claims lapse"
+            : "closed with accepted notifications not run: the in-process queue is not durable, and they are lost",
         );
       await options.record?.close?.();
     },

@@ -467,6 +467,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       if (!Array.isArray(reply)) return undefined;
       return { claim: { id, owner }, attempt: Number(reply[0]), carried: String(reply[1]) };
     },
+    rerun: async (id, owner) => (await script("mwIdemRerun", id, undefined, [owner, retentionMs])) === 1,
   };
 
   const store: RedisStore = {

@@ -60,6 +60,12 @@ export const KEEP = SCRIPTS.KEEP;
  */
 export const RESUME = SCRIPTS.RESUME;
 
+/**
+ * ARGV: owner, retentionMs. Marks a failed record that keeps data (KEEP) to run again: processing under
+ * a lease already lapsed, for a receiver's sweep to RESUME. Returns 1 or 0.
+ */
+export const RERUN = SCRIPTS.RERUN;
+
 /** Names under which the scripts are registered on the client with `defineCommand`. */
 export const COMMANDS = {
   mwIdemClaim: CLAIM,
@@ -70,6 +76,7 @@ export const COMMANDS = {
   mwIdemRelease: RELEASE,
   mwIdemKeep: KEEP,
   mwIdemResume: RESUME,
+  mwIdemRerun: RERUN,
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;
