@@ -3,27 +3,11 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliver } from "../redis/fixtures/deliver.js";
 import { type ReceiverProcess, spawnReceiver } from "../redis/fixtures/spawn-receiver.js";
-import { notification } from "../support/notifications.js";
-import { DATABASE_URL, dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+import { DATABASE_URL } from "../support/postgres.js";
 import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
+import { CARD_PWD, CVC, cardNotification, inboxSchema, PAN } from "./fixtures/card-notification.js";
 
 const script = fileURLToPath(new URL("./fixtures/in-process-receiver.ts", import.meta.url));
-
-/** Card data the kept notification must never hold in clear. */
-const CVC = "cvc-8842";
-const CARD_PWD = "pwd-7340";
-const PAN = "4111111111111111";
-
-/** A renewal carrying card verification data and a full card number, besides its usual masked card. */
-function cardNotification() {
-  const body = notification();
-  Object.assign(body.resource.renewal_event.payment_detail.card_info, {
-    cvc: CVC,
-    card_pwd: CARD_PWD,
-    card_number: PAN,
-  });
-  return body;
-}
 
 interface Bed {
   env: Record<string, string>;
@@ -65,27 +49,17 @@ const redisBed = async (): Promise<Bed> => {
 };
 
 const postgresBed = async (): Promise<Bed> => {
-  const schema = uniqueSchema("inproc");
-  const pool = testPool(4);
-  await freshSchema(pool, schema);
-  const table = `"${schema}".merchant_webhooks_inbox`;
+  const inbox = await inboxSchema("inproc");
   return {
-    env: { STORE: "postgres", DATABASE_URL, SCHEMA: schema },
-    async kept(id) {
-      const { rows } = await pool.query<{ state: string; carried: string | null }>(
-        `SELECT state, carried FROM ${table} WHERE id = $1`,
-        [id],
-      );
-      return { state: rows[0]?.state, carried: rows[0]?.carried ?? undefined };
-    },
+    env: { STORE: "postgres", DATABASE_URL, SCHEMA: inbox.schema },
+    kept: inbox.record,
     async allKept() {
-      const { rows } = await pool.query<{ carried: string }>(`SELECT carried FROM ${table} WHERE carried IS NOT NULL`);
+      const { rows } = await inbox.pool.query<{ carried: string }>(
+        `SELECT carried FROM ${inbox.table} WHERE carried IS NOT NULL`,
+      );
       return rows.map((row) => row.carried);
     },
-    async close() {
-      await dropSchema(pool, schema);
-      await pool.end();
-    },
+    close: inbox.close,
   };
 };
 

@@ -5,22 +5,9 @@ import { postgresStore } from "merchant-webhooks/postgres";
 import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
-import { notification, post } from "../support/notifications.js";
-import { dropSchema, freshSchema, testPool, uniqueSchema } from "../support/postgres.js";
+import { post } from "../support/notifications.js";
 import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-
-const CVC = "cvc-8842";
-const PAN = "4111111111111111";
-
-function cardNotification() {
-  const body = notification();
-  Object.assign(body.resource.renewal_event.payment_detail.card_info, {
-    cvc: CVC,
-    card_pwd: "pwd-7340",
-    card_number: PAN,
-  });
-  return body;
-}
+import { CARD_PWD, CVC, cardNotification, inboxSchema, PAN } from "./fixtures/card-notification.js";
 
 describe("an in-process queue on memoryStore", () => {
   it("says once, at start and in health(), that what it accepts is lost if the process dies", async () => {
@@ -60,22 +47,11 @@ const redisBed = async (): Promise<Bed> => {
 };
 
 const postgresBed = async (): Promise<Bed> => {
-  const schema = uniqueSchema("inproc_kept");
-  const pool = testPool(4);
-  await freshSchema(pool, schema);
+  const inbox = await inboxSchema("inproc_kept");
   return {
-    store: postgresStore({ connection: pool, schema }),
-    carried: async (id) =>
-      (
-        await pool.query<{ carried: string | null }>(
-          `SELECT carried FROM "${schema}".merchant_webhooks_inbox WHERE id = $1`,
-          [id],
-        )
-      ).rows[0]?.carried ?? undefined,
-    async close() {
-      await dropSchema(pool, schema);
-      await pool.end();
-    },
+    store: postgresStore({ connection: inbox.pool, schema: inbox.schema }),
+    carried: async (id) => (await inbox.record(id)).carried,
+    close: inbox.close,
   };
 };
 
@@ -122,7 +98,7 @@ describe.each([
     const kept = await bed.carried(body.id);
     expect(kept).toBeDefined();
     expect(kept).not.toContain(CVC);
-    expect(kept).not.toContain("pwd-7340");
+    expect(kept).not.toContain(CARD_PWD);
     expect(kept).not.toContain(PAN);
 
     // No queue given: the store's kept dead letters are what the admin API redrives.
