@@ -120,9 +120,10 @@ export {
 
 // Processing after the answer.
 
-export { type InProcessQueue, type InProcessQueueOptions, inProcessQueue } from "./queue/in-process-queue.js";
+export type { InProcessQueue, InProcessQueueOptions } from "./queue/in-process-queue.js";
 export type { NotificationQueue, QueuedNotification, RunAgain } from "./queue/queue.js";
 export { QueueFullError } from "./queue/queue-full-error.js";
+export { inProcessQueue } from "./worker/in-process-queue.js";
 
 // Recording, and keeping card data out of the merchant's own logs.
 

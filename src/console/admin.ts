@@ -445,6 +445,11 @@ export function createAdmin(options: AdminOptions): Admin {
     return stale;
   }
 
+  /** A redrive runs dead letters through the durable queue, or those a store kept through a receiver's sweep. */
+  function requireRedrive(): void {
+    if (!store.kept) requireQueue("redrive");
+  }
+
   function requireQueue(what: string): NotificationQueue {
     if (!queue?.durable)
       throw new AdminError(
@@ -523,6 +528,8 @@ export function createAdmin(options: AdminOptions): Admin {
     const state = found?.record.state;
     if (state === "completed") return `already completed: ${found!.record.answer?.message ?? ""}`;
     if (state === "processing") return "being processed now";
+    // Accepted by an in-process queue on a store that kept it: back to processing, for a receiver's sweep to run.
+    if (state === "failed" && store.kept && (await store.kept.rerun(id, `console:${randomUUID()}`))) return undefined;
     if (await jobs?.retryFailed(id, failureOf(found))) return undefined;
     const noJob = !jobs
       ? "the queue keeps no jobs to redrive"
@@ -615,7 +622,7 @@ export function createAdmin(options: AdminOptions): Admin {
 
     async redrive(request) {
       if ("ids" in request) {
-        requireQueue("redrive");
+        requireRedrive();
         return redriveAll(request.ids);
       }
       // By filter: dead letters unless another state is asked for, counted first.
@@ -629,7 +636,7 @@ export function createAdmin(options: AdminOptions): Admin {
           skipped: [],
           staleIfRedriven: await staleOnRedrive(matched),
         };
-      requireQueue("redrive");
+      requireRedrive();
       return redriveAll(matched);
     },
 

@@ -9,10 +9,12 @@ import type {
   RecordRef,
   StoredAnswer,
 } from "./claim.js";
+import type { KeptNotifications } from "./kept-notifications.js";
 import type { DrainedLaneStore, LaneStore } from "./lane-store.js";
 
 // The claim's types and the lanes' have modules of their own; the store's interface is reached from here.
 export type * from "./claim.js";
+export type * from "./kept-notifications.js";
 export * from "./lane-store.js";
 
 export type RecordState = "processing" | "queued" | "completed" | "failed";
@@ -67,6 +69,12 @@ export interface IdempotencyStore {
    * per notification.
    */
   readonly lanes?: LaneStore | DrainedLaneStore;
+  /**
+   * Keeping an in-process queue's accepted notifications with their records, so a receiver on the
+   * same store runs them if the one that accepted them dies (see kept-notifications.ts). Absent (as
+   * in `memoryStore`, whose records die with the process anyway): they live in memory alone.
+   */
+  readonly kept?: KeptNotifications;
   /**
    * The records, most recently changed first, for the console (`merchant-webhooks/console`): by state,
    * order key and time of last change, a page at a time. Optional: without it the console finds

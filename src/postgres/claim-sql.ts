@@ -66,6 +66,7 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
     readKey: `SELECT position, owner, (extract(epoch from lease_until) * 1000)::float8 AS lease_ms,
         (extract(epoch from clock_timestamp()) * 1000)::float8 AS now_ms
       FROM ${positions} WHERE order_key = $1`,
+    // A record taken over is claimed afresh, without the job data an in-process queue kept with the one before.
     // What the first claim told of the notification for the list (`$10`, `$11`) is kept (see listedAsOf),
     // and so is the lane's dead-letter policy a receiver's claim gives (`$12`; null from any other claim).
     upsert: `INSERT INTO ${records} AS r
@@ -76,7 +77,7 @@ export function claimStatements(names: QualifiedNames, retentionSeconds: number)
       ON CONFLICT (id) DO UPDATE SET order_key = EXCLUDED.order_key, position = EXCLUDED.position,
         holds_key = EXCLUDED.holds_key, waiting = EXCLUDED.waiting, fingerprint = EXCLUDED.fingerprint, state = 'processing',
         owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, attempts = EXCLUDED.attempts,
-        answer = NULL, error = NULL, updated_at = clock_timestamp(),
+        answer = NULL, error = NULL, carried = NULL, updated_at = clock_timestamp(),
         event_type = coalesce(r.event_type, EXCLUDED.event_type),
         subscription_id = coalesce(r.subscription_id, EXCLUDED.subscription_id),
         hold_on_dead_letter = coalesce(EXCLUDED.hold_on_dead_letter, r.hold_on_dead_letter)`,

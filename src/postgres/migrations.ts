@@ -113,6 +113,18 @@ ${createIndex(names.schema, names.heldIndex, `${names.records} (updated_at) WHER
     // Routines only (installed with the last step): see claimFunctionSql and sealFunctionSql.
     sql: () => "",
   },
+  {
+    version: 6,
+    // The release before neither reads nor writes the column; its completion (v5) stays installed for
+    // its receivers and leaves the column as it is. This release's completes as v6, clearing it.
+    readableFrom: 1,
+    description: "an in-process queue's job data kept with its record until it completes; completion v6",
+    // A nullable column without a default: a change of the catalog alone. `carried` holds the job data
+    // (sealed, or card numbers masked; never card verification data) of a notification an in-process
+    // queue accepted, so a receiver on the same tables runs it when the one that accepted it died (see
+    // kept-sql.ts). Cleared by the completion, gone with a release; a failed record keeps it to be redriven.
+    sql: (names) => `ALTER TABLE ${names.records} ADD COLUMN IF NOT EXISTS carried text NULL;`,
+  },
 ];
 
 /**

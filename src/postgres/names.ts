@@ -77,7 +77,7 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     heldIndex: quote(`${table}_held`),
     lockPrefix: `${schema}.${table}:`,
     claimFunction: `${quote(schema)}.${quote(`${table}_claim_v5`)}`,
-    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v5`)}`,
+    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v6`)}`,
     sealFunction: `${quote(schema)}.${quote(`${table}_seal_v5`)}`,
     fence: `${quote(schema)}.${quote(`${table}_fence`)}`,
     fenceFunction: `${quote(schema)}.${quote(`${table}_fence_v3`)}`,

@@ -22,6 +22,7 @@ import {
   takeNextIn,
 } from "./claim-sql.js";
 import { poolConnection } from "./connection-state.js";
+import { keptStatements } from "./kept-sql.js";
 import { listIn, listStatements } from "./list-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
 import { ormClaims } from "./orm-claim.js";
@@ -121,6 +122,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const db = versionChecked(sessions(pool, names, { timeoutMs, isolationLevel }, connection), names);
   const inbox = { db, names, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
   const listSql = listStatements(names, retentionSeconds);
+  const keptSql = keptStatements(names, retentionSeconds);
   const inOrm = options.orm && ormClaims(inbox, options.orm);
   // Also proves the table is there: a store that would fail every claim is not healthy.
   const ping = async () => {
@@ -165,6 +167,22 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
       );
     },
     release: (claim) => settle(settles.release, claim),
+    // An in-process queue's notifications, kept in their records' rows (see kept-sql.ts).
+    kept: {
+      keep: (claim, data) =>
+        retryConflicts(() =>
+          db.withClient(async (query) => (await query(keptSql.keep, [claim.id, claim.owner, data])).length > 0),
+        ),
+      resume: (id, owner, lease) =>
+        retryConflicts(() =>
+          db.withClient(async (query) => {
+            const [row] = await query<{ attempts: number; carried: string }>(keptSql.resume, [id, owner, lease]);
+            return row && { claim: { id, owner }, attempt: row.attempts, carried: row.carried };
+          }),
+        ),
+      rerun: (id, owner) =>
+        retryConflicts(() => db.withClient(async (query) => (await query(keptSql.rerun, [id, owner])).length > 0)),
+    },
     lanes: {
       takeNext: (order, owner, ms) =>
         db.inTransaction(KEY_LOCK_WAIT_MS, (query) => takeNextIn(query, claims, order.key, owner, ms)),

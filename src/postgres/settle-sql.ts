@@ -143,13 +143,14 @@ interface CompleteArguments {
 
 /**
  * Complete a record its owner holds in processing, and move its key forward (never back), letting go
- * of the key if the owner held it: one statement answering how many records changed (`n`).
+ * of the key if the owner held it: one statement answering how many records changed (`n`). The job data
+ * an in-process queue kept with it (`carried`, see kept-sql.ts) goes with its completion.
  */
 function completeSql({ records, positions }: QualifiedNames, { id, owner, answer, live }: CompleteArguments) {
   return `WITH owned AS (SELECT id, order_key, position, holds_key FROM ${records}
         WHERE id = ${id} AND owner = ${owner} AND state IN ('processing') AND ${live} FOR UPDATE),
       changed AS (UPDATE ${records} r SET state = 'completed', answer = ${answer}, error = NULL, lease_until = NULL,
-        holds_key = false, waiting = false, updated_at = clock_timestamp() FROM owned WHERE r.id = owned.id
+        holds_key = false, waiting = false, carried = NULL, updated_at = clock_timestamp() FROM owned WHERE r.id = owned.id
         RETURNING owned.order_key, owned.position),
       moved AS (INSERT INTO ${positions} AS p (order_key, position)
         SELECT order_key, position FROM changed WHERE order_key IS NOT NULL

@@ -16,9 +16,24 @@ export interface InProcessQueueOptions {
   maxPending?: number;
   /** How long `close()` waits for accepted notifications to finish. Default 30 s. */
   drainTimeoutMs?: number;
+  /**
+   * With a durable store (`redisStore`, `postgresStore`), each accepted notification is kept with its
+   * record until it completes, so another receiver runs it if this process dies: sealed with this key
+   * (AES-256-GCM; 32 bytes, or a string of them in base64 or hex, as `bullmqQueue`'s), or without it
+   * with card numbers masked. Card verification data is never kept.
+   */
+  encryptionKey?: Uint8Array | string;
 }
 
-const QUEUE_KEYS: KnownKeys<InProcessQueueOptions> = { concurrency: true, maxPending: true, drainTimeoutMs: true };
+const QUEUE_KEYS: KnownKeys<InProcessQueueOptions> = {
+  concurrency: true,
+  maxPending: true,
+  drainTimeoutMs: true,
+  encryptionKey: true,
+};
+
+/** How the queue makes and reads the data a durable store keeps with each claim: job-data.ts's, sealed or masked. */
+export type JobKeeping = Required<Pick<NotificationQueue, "carry" | "readCarried">>;
 
 export interface InProcessQueue extends NotificationQueue {
   /** Waiting and running notifications. */
@@ -32,14 +47,16 @@ export interface InProcessQueue extends NotificationQueue {
 }
 
 /**
- * Acknowledge after accepting into memory, then run handlers with bounded concurrency. NOT durable:
- * notifications accepted but not yet handled are lost if the process dies, and the sender will not
- * resend them because it was told `processed: true`. Use `bullmqQueue` where that matters.
+ * Acknowledge after accepting into memory, then run handlers with bounded concurrency. Not a durable
+ * queue: on a store that keeps notifications (`IdempotencyStore.kept`: `redisStore`, `postgresStore`)
+ * the receiver keeps each one's data with its claim (`keeping`), and a receiver on the same store runs
+ * it if this process dies; on `memoryStore`, notifications accepted but not yet handled are lost with
+ * the process, and the sender will not resend them because it was told `processed: true`.
  *
  * The claim stays with the receiver (its lease is extended while the handler runs), so a duplicate
  * delivered meanwhile is answered 409 and the handler still runs once.
  */
-export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQueue {
+export function queueInMemory(options: InProcessQueueOptions = {}, keeping?: JobKeeping): InProcessQueue {
   rejectUnknownKeys("inProcessQueue", options, Object.keys(QUEUE_KEYS));
   const maxPending = options.maxPending ?? 1_000;
   const concurrency = options.concurrency ?? 10;
@@ -89,6 +106,7 @@ export function inProcessQueue(options: InProcessQueueOptions = {}): InProcessQu
 
   return {
     durable: false,
+    ...keeping,
     get size() {
       return queue.size + queue.pending + waitingToRunAgain.size;
     },

@@ -1,4 +1,4 @@
-import type { OrderClaim } from "../idempotency/store.js";
+import type { ClaimedOrStale, OrderClaim } from "../idempotency/store.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import type { CloseOptions } from "../shared/close-options.js";
 import type { QueueJobs } from "./queue-jobs.js";
@@ -46,6 +46,14 @@ export interface QueuedNotification {
   inLane?: { wake: boolean; found?: true };
 }
 
+/** A notification read back from the data its queue kept with its claim (`readCarried`). */
+export interface CarriedNotification {
+  notification: SubscriptionNotification;
+  fingerprint: string;
+  headers: Record<string, string>;
+  receivedAt: number;
+}
+
 /** A queued run's request to be run again, no sooner than `runAgainInMs` from now. */
 export interface RunAgain {
   runAgainInMs: number;
@@ -80,9 +88,17 @@ export interface NotificationQueue {
    * The job data of an ordered notification about to join its subscription's lane, serialised as
    * the queue keeps it (sealed with its key, or card numbers masked; never card verification data), for
    * the store to keep in the lane with the claim (`AppendClaim.carried`): the receiver then hands
-   * the notification over in its claim, and the worker gets the data with the notification.
+   * the notification over in its claim, and the worker gets the data with the notification. A queue
+   * that is not durable makes the same data for the store to keep with its claim (`kept.keep`).
    */
   carry?(item: Omit<QueuedNotification, "run" | "mailbox" | "carried">): string;
+  /**
+   * A queue that is not durable, on a store that keeps its notifications (`IdempotencyStore.kept`):
+   * the notification in the data `carry` made for it, opened and validated, for a receiver that takes
+   * over a claim whose holder died. Undefined when it cannot be read (no key opens it, no schema accepts
+   * it, or it names another record than the claim's).
+   */
+  readCarried?(claim: ClaimedOrStale): CarriedNotification | undefined;
   /** Its jobs as the console shows and acts on them (a durable queue's; see `QueueJobs`). */
   readonly jobs?: QueueJobs;
   /** Resolves when the queue would accept a notification now; rejects when not. Used by `receiver.health()`. */

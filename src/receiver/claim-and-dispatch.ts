@@ -2,7 +2,6 @@ import PQueue from "p-queue";
 import { retryDecision } from "../dispatch/retry-decision.js";
 import { retryInBackground } from "../dispatch/retry-in-background.js";
 import {
-  type ClaimedHooks,
   type ClaimedOutcome,
   type ClaimedRun,
   claimedOrder,
@@ -22,13 +21,13 @@ import {
 } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { shownId } from "../logging/transform-payload.js";
-import { holdClaimWhileQueued } from "../queue/hold-claim.js";
-import type { NotificationQueue, QueuedNotification, RunAgain } from "../queue/queue.js";
+import type { NotificationQueue, QueuedNotification } from "../queue/queue.js";
 import { QueueFullError } from "../queue/queue-full-error.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { type ReceiveObservation, UNOBSERVED } from "../telemetry/observe-receive.js";
 import { type LogFields, retryAfter, type Verdict, verdict } from "./answer-and-log.js";
 import type { Background } from "./background.js";
+import { inProcessRun, type LogRun } from "./in-process-run.js";
 import { type BackpressureOptions, DEFAULT_MAX_IN_FLIGHT, type Ordering, type ResolvedOptions } from "./options.js";
 
 /** An accepted notification, as intake hands it on. */
@@ -76,17 +75,7 @@ export function claimAndDispatch(
   };
 
   return (accepted, observation = UNOBSERVED) => {
-    const notification = accepted.notification;
-    // The line's ids are the sender's text: one holding a card number is not shown. Events of an
-    // `eventSchema` need not carry a subscription resource.
-    const merchant = notification.resource?.merchant_id;
-    const subscription = notification.resource?.id;
-    const fields: LogFields = {
-      notification_id: shownId(notification.id),
-      event_type: notification.event_type,
-      merchant_id: merchant === undefined ? undefined : shownId(merchant),
-      subscription_id: subscription === undefined ? undefined : shownId(subscription),
-    };
+    const fields = logFieldsOf(accepted.notification);
     // Shed load before claiming, so a refused notification leaves no record behind.
     if (!slots.enter())
       return Promise.resolve(
@@ -97,6 +86,21 @@ export function claimAndDispatch(
     const decided = claimThenDispatch(receiver, accepted, fields, observation);
     decided.then(slots.leave, slots.leave);
     return decided;
+  };
+}
+
+/**
+ * A notification's log line fields. The line's ids are the sender's text: one holding a card number is
+ * not shown. Events of an `eventSchema` need not carry a subscription resource.
+ */
+export function logFieldsOf(notification: SubscriptionNotification): LogFields {
+  const merchant = notification.resource?.merchant_id;
+  const subscription = notification.resource?.id;
+  return {
+    notification_id: shownId(notification.id),
+    event_type: notification.event_type,
+    merchant_id: merchant === undefined ? undefined : shownId(merchant),
+    subscription_id: subscription === undefined ? undefined : shownId(subscription),
   };
 }
 
@@ -379,11 +383,10 @@ async function handToQueue(
     // An in-process queue holds the claim while the notification waits, and runs it only if still owned.
     run: queue.durable
       ? runQueued
-      : holdClaimWhileQueued(
-          { store, claim, leaseMs },
-          runInProcess(run, { retryCompletion, observeHandler: observation.handler }, (result, started, last) =>
-            logQueued(outcomeVerdict(result, last ? { ...fields, reason: last } : fields), started),
-          ),
+      : inProcessRun(
+          run,
+          { retryCompletion, observeHandler: observation.handler },
+          logInProcess(logQueued, fields),
           lostWhileQueued,
         ),
     ...mailbox,
@@ -408,6 +411,17 @@ async function handToQueue(
         );
         return verdict("queued", fields);
       }
+      // Kept with its claim before it is acknowledged, on a store that can: a receiver on the same
+      // store runs it if this process dies (see `resumeLapsed`).
+      // Its claim lost already (its lease ran out before this): the delivery that took it runs it.
+      if (
+        !queue.durable &&
+        !claim.order &&
+        store.kept &&
+        queue.carry &&
+        !(await store.kept.keep(claim, queue.carry(item)))
+      )
+        return verdict("in_progress", { ...fields, reason: "claim lost before the notification was kept" });
       await observation.inSpan(() => queue.enqueue(item));
       if (mailbox.mailbox) {
         const { wake } = await lanes!.append(claim, leaseMs);
@@ -423,44 +437,11 @@ async function handToQueue(
   return verdict("queued", fields);
 }
 
-/** Runs of one notification in an in-process queue when its handler keeps asking to be retried later. */
-const MAX_IN_PROCESS_RUNS = 8;
-
-/**
- * The run of a notification in an in-process queue. A handler's `RetryAfterError` keeps the claim
- * (renewed, so the record stays this receiver's and its subscription stays held) and asks the queue
- * to run it again after the delay, with `ctx.attempt` one higher, up to `MAX_IN_PROCESS_RUNS` runs
- * (then the record fails, as for any error). Nothing retries any other failure here: the sender was
- * answered `processed: true` and does not send it again.
- */
-function runInProcess(
-  run: ClaimedRun,
-  hooks: Pick<ClaimedHooks, "retryCompletion" | "observeHandler">,
-  /** `last`: why a run whose handler asked to be retried later is not run again. */
-  log: (result: ClaimedOutcome, started: number, last?: string) => void,
-): () => Promise<RunAgain | undefined> {
-  let runs = 0;
-  return async () => {
-    const started = performance.now();
-    let again: RunAgain | undefined;
-    let last: string | undefined;
-    runs++;
-    const holdForRetry = async (delayMs: number) => {
-      if (runs >= MAX_IN_PROCESS_RUNS) {
-        last = `not run again: ${MAX_IN_PROCESS_RUNS} runs in this queue`;
-        return false;
-      }
-      const held = await Promise.resolve(run.store.extend(run.claim, run.leaseMs)).catch(() => false);
-      if (held) again = { runAgainInMs: delayMs };
-      else last = "not run again: the claim could not be kept";
-      return held;
-    };
-    const result = await runClaimed(run, { ...hooks, holdForRetry });
-    log(result, started, last);
-    if (again) run.attempt += 1;
-    return again;
-  };
-}
+/** A queued run's log line: its outcome as a verdict, with why it is not run again when it is not. */
+export const logInProcess =
+  (logQueued: (verdict: Verdict, started: number) => void, fields: LogFields): LogRun =>
+  (result, started, last) =>
+    logQueued(outcomeVerdict(result, last ? { ...fields, reason: last } : fields), started);
 
 /**
  * Run the handler here, in one of the backpressure slots, and answer with its outcome: the sender

@@ -1,4 +1,6 @@
 import type { Logger } from "pino";
+import { retryInBackground } from "../dispatch/retry-in-background.js";
+import { ownerTokens } from "../dispatch/run-claimed.js";
 import { drainedLanes, type IdempotencyStore } from "../idempotency/store.js";
 import { recordingOf } from "../logging/recorder.js";
 import { type CloseOptions, closeTimeoutOf } from "../shared/close-options.js";
@@ -16,7 +18,8 @@ import { background } from "./background.js";
 import { claimAndDispatch, handlerSlots } from "./claim-and-dispatch.js";
 import { checkHealth, type HealthOptions, type ReceiverHealth } from "./health.js";
 import { type Intake, intake, type ReceiverRequest } from "./intake.js";
-import { type ReceiverOptions, resolveOptions } from "./options.js";
+import { type ReceiverOptions, type ResolvedOptions, resolveOptions } from "./options.js";
+import { keepsNotifications, type LapsedSweep, resumeLapsed } from "./resume-lapsed.js";
 
 export type { EarlyRejection } from "./answer-and-log.js";
 export type { ReceiverRequest } from "./intake.js";
@@ -94,6 +97,8 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
       "ordering: each ordered notification runs as its own queued job with this store and queue (no per-subscription lane kept whole; see docs/ordering.md)",
     );
 
+  const lapsed = sweepLapsed(resolved, work, (verdict, started) => void answer(verdict, started));
+
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     const started = performance.now();
     const receivedAt = Date.now();
@@ -140,21 +145,63 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     bodyTimeoutMs,
     inFlight: () => work.size() + notRunYet(options.queue),
     health: (healthOptions) =>
-      checkHealth(resolved.store, options.queue, healthOptions, slots, { lanes: resolved.ordering !== undefined }),
+      checkHealth(resolved.store, options.queue, healthOptions, slots, {
+        lanes: resolved.ordering !== undefined,
+        kept: options.queue && (options.queue.durable || lapsed !== undefined),
+      }),
     async close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);
       unwatchStore();
+      lapsed?.stop();
       await work.settle(timeoutMs);
       await options.queue?.close?.({ timeoutMs });
       const abandoned = notRunYet(options.queue);
       if (abandoned > 0)
         logger.warn(
           { abandoned_notifications: abandoned, timeout_ms: timeoutMs },
-          "closed with accepted notifications not run: the in-process queue is not durable, and they are lost",
+          lapsed
+            ? "closed with accepted notifications not run: kept with their records, another receiver on the store runs them once their claims lapse"
+            : "closed with accepted notifications not run: the in-process queue is not durable, and they are lost",
         );
       await options.record?.close?.();
     },
   };
+}
+
+/** How often a receiver looks for lapsed in-process claims: half a lease, at least a second. */
+const sweepEvery = (leaseMs: number) => Math.max(1_000, Math.floor(leaseMs / 2));
+
+/**
+ * With an in-process queue: on a store that keeps its notifications, the sweep that runs those whose
+ * receiver died (`resumeLapsed`); on one that does not, the warning, once, that they are lost with the
+ * process (`warning: "queue_not_durable"`).
+ */
+function sweepLapsed(
+  resolved: ResolvedOptions,
+  work: ReturnType<typeof background>,
+  logQueued: (verdict: Verdict, started: number) => void,
+): LapsedSweep | undefined {
+  const { queue } = resolved.options;
+  if (!queue || queue.durable) return undefined;
+  const { store } = resolved;
+  if (!queue.readCarried || !keepsNotifications(store)) {
+    resolved.logger.warn(
+      { warning: "queue_not_durable" },
+      "in-process queue on a store that does not keep its notifications (memoryStore, or redisStore without timeIndex): notifications answered processed: true are lost if this process dies",
+    );
+    return undefined;
+  }
+  return resumeLapsed(
+    { ...resolved, store },
+    queue,
+    queue.readCarried,
+    {
+      nextOwner: ownerTokens(),
+      retryCompletion: (write) => work.track("completion record", retryInBackground(write)),
+      logQueued,
+    },
+    sweepEvery(resolved.leaseMs),
+  );
 }
 
 /**

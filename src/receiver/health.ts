@@ -21,6 +21,12 @@ export interface ReceiverHealth {
   inFlight: number;
   maxInFlight: number;
   /**
+   * With a queue: whether notifications answered `processed: true` survive this process (a durable
+   * queue, or an in-process queue on a store that keeps them: another receiver on the store runs
+   * them). False for an in-process queue on `memoryStore`: they are lost if the process dies. Not in `ok`.
+   */
+  acceptedKept?: boolean;
+  /**
    * Lanes held by a dead letter (`ordering.onDeadLetter: "hold"`), when the store can count them: the
    * notifications behind each wait, kept, until a person redrives or discards it. Not in `ok`: the
    * process still takes and runs everything else, and taking it out of a load balancer would free no lane.
@@ -48,8 +54,11 @@ export async function checkHealth(
   queue: Pick<NotificationQueue, "ping"> | undefined,
   options: HealthOptions = {},
   load: { inFlight: () => number; maxInFlight: number },
-  /** Whether the caller runs ordered lanes (a receiver with `ordering`, a worker): then held lanes are counted. */
-  { lanes = false }: { lanes?: boolean } = {},
+  /**
+   * `lanes`: whether the caller runs ordered lanes (a receiver with `ordering`, a worker): then held
+   * lanes are counted. `kept`: with a queue, whether what it accepted survives the process (`acceptedKept`).
+   */
+  { lanes = false, kept }: { lanes?: boolean; kept?: boolean | undefined } = {},
 ): Promise<ReceiverHealth> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS;
   const [storeState, queueState, held] = await Promise.all([
@@ -65,6 +74,7 @@ export async function checkHealth(
     maxInFlight: load.maxInFlight,
   };
   if (store.connection) health.storeAddress = store.connection.address;
+  if (kept !== undefined) health.acceptedKept = kept;
   if (held) health.heldLanes = held.count;
   if (held?.oldest)
     health.oldestHeldLane = {

@@ -11,6 +11,7 @@ import type {
   HeldLanes,
   IdempotencyRecord,
   IdempotencyStore,
+  KeptNotifications,
   ListPage,
   ListQuery,
   RecordRef,
@@ -86,6 +87,8 @@ export interface RedisStore extends IdempotencyStore {
   get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
   /** Present unless `timeIndex: false`. */
   list?(query: ListQuery): Promise<ListPage>;
+  /** Present unless `timeIndex: false`: a receiver's sweep finds lapsed claims through the time index. */
+  readonly kept?: KeptNotifications;
   /** The lanes, kept whole in Redis (every call a round trip; see lane-store.ts). */
   readonly lanes: DrainedLaneStore;
   /** A PING within `timeoutMs`; rejects with `StoreUnavailableError` as the other calls do. */
@@ -454,6 +457,17 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
   };
 
+  // An in-process queue's notifications, kept in their records' hashes (see kept-notifications.ts).
+  const kept: KeptNotifications = {
+    keep: (claim, data) => changed("mwIdemKeep", claim, [data]),
+    async resume(id, owner, lease) {
+      const reply = await send("resume", "mwIdemResume", [...withIndex([key(id)]), owner, lease]);
+      if (!Array.isArray(reply)) return undefined;
+      return { claim: { id, owner }, attempt: Number(reply[0]), carried: String(reply[1]) };
+    },
+    rerun: async (id, owner) => (await script("mwIdemRerun", id, undefined, [owner, retentionMs])) === 1,
+  };
+
   const store: RedisStore = {
     prefix,
     leaseMs,
@@ -467,6 +481,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     markQueued: (claim) => changed("mwIdemMarkQueued", claim, [retentionMs]),
     release: (claim) => changed("mwIdemRelease", claim, []),
     lanes,
+    // Found again through the time index's processing records (a receiver's sweep), so kept only with it.
+    ...(indexed ? { kept } : {}),
 
     async get(record) {
       const { id, key: orderKey } = refOf(record);

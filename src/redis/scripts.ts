@@ -13,7 +13,8 @@
  *
  * Hash fields: state, fingerprint, owner, leaseUntil (epoch ms; processing, or queued at claim: the
  * hand-off lease), attempts,
- * answer (JSON, completed only), error (failed only).
+ * answer (JSON, completed only), error (failed only), carried (an in-process queue's job data, kept
+ * by KEEP while processing or failed).
  */
 import { SCRIPTS } from "./lua/scripts.generated.js";
 
@@ -47,6 +48,24 @@ export const MARK_QUEUED = SCRIPTS.MARK_QUEUED;
 /** ARGV: owner. Deletes a processing or queued record its owner gives up. Returns 1 or 0. */
 export const RELEASE = SCRIPTS.RELEASE;
 
+/**
+ * ARGV: owner, data. Keeps an in-process queue's job data in the processing record its owner holds
+ * (the `carried` field, cleared by COMPLETE, gone with RELEASE). Returns 1 or 0.
+ */
+export const KEEP = SCRIPTS.KEEP;
+
+/**
+ * ARGV: owner, leaseMs. Takes over a processing record whose lease lapsed and which keeps data (KEEP):
+ * the new owner, a lease, one attempt more. Returns {attempt, data}, or 0 when it is no such record.
+ */
+export const RESUME = SCRIPTS.RESUME;
+
+/**
+ * ARGV: owner, retentionMs. Marks a failed record that keeps data (KEEP) to run again: processing under
+ * a lease already lapsed, for a receiver's sweep to RESUME. Returns 1 or 0.
+ */
+export const RERUN = SCRIPTS.RERUN;
+
 /** Names under which the scripts are registered on the client with `defineCommand`. */
 export const COMMANDS = {
   mwIdemClaim: CLAIM,
@@ -55,6 +74,9 @@ export const COMMANDS = {
   mwIdemFail: FAIL,
   mwIdemMarkQueued: MARK_QUEUED,
   mwIdemRelease: RELEASE,
+  mwIdemKeep: KEEP,
+  mwIdemResume: RESUME,
+  mwIdemRerun: RERUN,
 } as const;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -61,6 +61,8 @@ const TOUCHES: Record<string, Touch> = {
   mwIdemFail: { record: "own", retentionArg: 3, listedBefore: "processing" },
   mwIdemMarkQueued: { record: "own", retentionArg: 2, listedBefore: "processing" },
   mwIdemRelease: { record: "release" },
+  // A dead letter marked to run again moves from the failed records to the processing ones.
+  mwIdemRerun: { record: "own", retentionArg: 2, listedBefore: "before" },
   mwIdemOrderedClaim: { record: "own", retentionArg: 5, lanePrefixArg: 10, listed: true },
   mwIdemOrderedNext: { record: "next", retentionArg: 3, lanePrefixArg: 4 },
   mwIdemOrderedComplete: { record: "own", retentionArg: 3 },

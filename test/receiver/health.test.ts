@@ -36,9 +36,23 @@ describe("receiver.health()", () => {
   it("reports an in-process queue that is closing as down: it refuses notifications", async () => {
     const queue = inProcessQueue();
     const receiver = createReceiver({ queue });
-    expect(await receiver.health()).toEqual({ ok: true, store: "up", queue: "up", inFlight: 0, maxInFlight: 1000 });
+    expect(await receiver.health()).toEqual({
+      ok: true,
+      store: "up",
+      queue: "up",
+      inFlight: 0,
+      maxInFlight: 1000,
+      acceptedKept: false,
+    });
     await queue.close();
-    expect(await receiver.health()).toEqual({ ok: false, store: "up", queue: "down", inFlight: 0, maxInFlight: 1000 });
+    expect(await receiver.health()).toEqual({
+      ok: false,
+      store: "up",
+      queue: "down",
+      inFlight: 0,
+      maxInFlight: 1000,
+      acceptedKept: false,
+    });
   });
 
   describe("on Redis", () => {
