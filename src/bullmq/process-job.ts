@@ -27,6 +27,7 @@ import { keepUnrunnable, writeDeadLetterSoon } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import { onceLeftActive } from "./left-active.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
+import { failRecordOfUnreadable } from "./unreadable-record.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
 interface ReadJobData extends NotificationJob {
@@ -92,7 +93,13 @@ export async function processJob(
   runner: JobRunner,
   observeHandler?: HandlerObserver,
 ): Promise<JobOutcome> {
-  return runQueuedJob(new BullmqJob(job, readJobData(job, runner.keys), token, runner, observeHandler), runner);
+  const read = readQueuedJob(job.data, runner.keys, job.timestamp);
+  if ("unreadable" in read) {
+    // No retry will read it: straight to the failed set, its record failed with it (not left queued).
+    await failRecordOfUnreadable(job, runner);
+    throw new InvalidJobDataError(read.unreadable.message);
+  }
+  return runQueuedJob(new BullmqJob(job, read.job, token, runner, observeHandler), runner);
 }
 
 /** A BullMQ job as the worker core runs it: the drain job of its lane too, in order. */
