@@ -20,7 +20,6 @@ import { settlingInTransaction } from "../worker/lane-transaction.js";
 import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-delay.js";
 import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
-import type { SealingKey } from "../worker/seal.js";
 import { type Taken, takeNext } from "../worker/take-next.js";
 import type { Claimed, HeldClaim, JobTransport, LaneLookups, RunStep } from "../worker/transport.js";
 import { keepUnrunnable, writeDeadLetterSoon } from "./dead-letter.js";
@@ -630,13 +629,6 @@ async function removeDone(job: Job | undefined, stop: AbortSignal): Promise<void
       () => new Error("job removal timed out"),
     );
   await onceLeftActive(removed, stop).catch(() => {});
-}
-
-/** The job's data, read (see `QueuedJobRead`); unreadable, the job goes straight to the failed set, with the reason. */
-function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
-  const read = readQueuedJob(job.data, keys, job.timestamp);
-  if ("unreadable" in read) throw new InvalidJobDataError(read.unreadable.message);
-  return read.job;
 }
 
 /** 50 ms, then doubling with each start of this job that used no attempt, up to 5 s. */
