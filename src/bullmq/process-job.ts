@@ -20,13 +20,13 @@ import { settlingInTransaction } from "../worker/lane-transaction.js";
 import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-delay.js";
 import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
-import type { SealingKey } from "../worker/seal.js";
 import { type Taken, takeNext } from "../worker/take-next.js";
 import type { Claimed, HeldClaim, JobTransport, LaneLookups, RunStep } from "../worker/transport.js";
 import { keepUnrunnable, writeDeadLetterSoon } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import { onceLeftActive } from "./left-active.js";
 import type { LedgerDrops, LedgerEntry, QueueLedger } from "./queue-ledger.js";
+import { failRecordOfUnreadable } from "./unreadable-record.js";
 
 /** A job's data once opened and validated, with the job when it is another notification's. */
 interface ReadJobData extends NotificationJob {
@@ -92,7 +92,13 @@ export async function processJob(
   runner: JobRunner,
   observeHandler?: HandlerObserver,
 ): Promise<JobOutcome> {
-  return runQueuedJob(new BullmqJob(job, readJobData(job, runner.keys), token, runner, observeHandler), runner);
+  const read = readQueuedJob(job.data, runner.keys, job.timestamp);
+  if ("unreadable" in read) {
+    // No retry will read it: straight to the failed set, its record failed with it (not left queued).
+    await failRecordOfUnreadable(job, runner);
+    throw new InvalidJobDataError(read.unreadable.message);
+  }
+  return runQueuedJob(new BullmqJob(job, read.job, token, runner, observeHandler), runner);
 }
 
 /** A BullMQ job as the worker core runs it: the drain job of its lane too, in order. */
@@ -623,13 +629,6 @@ async function removeDone(job: Job | undefined, stop: AbortSignal): Promise<void
       () => new Error("job removal timed out"),
     );
   await onceLeftActive(removed, stop).catch(() => {});
-}
-
-/** The job's data, read (see `QueuedJobRead`); unreadable, the job goes straight to the failed set, with the reason. */
-function readJobData(job: Job<NotificationJobData>, keys: readonly SealingKey[]): ReadJobData {
-  const read = readQueuedJob(job.data, keys, job.timestamp);
-  if ("unreadable" in read) throw new InvalidJobDataError(read.unreadable.message);
-  return read.job;
 }
 
 /** 50 ms, then doubling with each start of this job that used no attempt, up to 5 s. */

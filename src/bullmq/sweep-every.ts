@@ -53,8 +53,11 @@ export function sweepEvery(everyMs: number, target: SweepTarget): () => Promise<
         wokenGraceMs: DEFAULT_SWEEP_MIN_AGE_MS,
       });
       // Each only for a real loss: a copy whose job is gone, a lane with waiting notifications and no job to run them.
-      if (result.requeued > (result.lanes ?? 0))
+      if (result.requeued > (result.lanes ?? 0) + (result.restored ?? 0))
         target.logger.warn(result, "notifications whose job was lost were queued again from the ledger");
+      // A copy whose record was gone (a claim released after a failed enqueue, or lost) had no job to lose.
+      if (result.restored)
+        target.logger.info(result, "notifications whose record was gone were queued again from the ledger");
       if (result.lanes)
         target.logger.warn(result, "lanes whose job was lost were woken from the store, their notifications in order");
     } catch (err) {

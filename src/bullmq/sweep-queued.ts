@@ -20,6 +20,11 @@ export interface SweepResult {
    * when one was.
    */
   lanes?: number;
+  /**
+   * Of `requeued`, copies whose record was gone (its claim lost, or released after the receiver's
+   * enqueue failed, or past its retention): no job was lost for them. Set when one was.
+   */
+  restored?: number;
 }
 
 export interface SweepQueuedOptions {
@@ -64,7 +69,9 @@ const SWEEP_CALL_TIMEOUT_MS = 5_000;
  *   job runs the subscription's lane from the head. With a store that finds its stalled
  *   lanes itself (`lanes.stalled`), a lane's copy is left until its notification is done instead, and
  *   the lanes are woken from the store's side (`wakeStalledLanes`), after the copies.
- * - no record: the claim itself was lost (or its retention ran out); with no job, queued again too.
+ * - no record: the claim itself was lost (or its retention ran out); with no job, queued again too,
+ *   counted as `restored` (no job was lost for it).
+ * - a copy of a lane that runs (`lanes.running`, asked once a lane): kept, its record not read.
  * - `completed`: the copy is dropped.
  * - `failed`: dropped once the job is in the failed set (for `redrive`) or gone; kept while BullMQ
  *   still holds the job for a retry.
@@ -96,7 +103,7 @@ async function sweepCopies(options: SweepQueuedOptions, before: number): Promise
   const pageSize = options.limit ?? DEFAULT_SWEEP_PAGE;
   // A subscription's lane needs one job to run it from its head, not one per waiting copy, and
   // none while one of its copies still has its job (the lane's drain job): decided after the pass.
-  const lanesToWake = new Map<string, LedgerEntry>();
+  const lanesToWake = new Map<string, { entry: LedgerEntry; restored: boolean }>();
   const lanesWithJob = new Set<string>();
   // Whether a subscription's lane has a runner, asked once a sweep (see `verdictFor`).
   const running = new Map<string, Promise<boolean>>();
@@ -111,14 +118,15 @@ async function sweepCopies(options: SweepQueuedOptions, before: number): Promise
         if (verdict === "drop") {
           await bounded(ledger.forget(entry.id, entry.part));
           dropped++;
-        } else if (verdict === "requeue") {
+        } else if (verdict === "requeue" || verdict === "restore") {
+          const restored = verdict === "restore";
           const key = entry.data!.order?.key;
           if (key !== undefined) {
-            if (!lanesToWake.has(key)) lanesToWake.set(key, entry);
+            if (!lanesToWake.has(key)) lanesToWake.set(key, { entry, restored });
             continue;
           }
           await requeue(queue, entry);
-          result.requeued++;
+          count(result, restored);
         } else if (verdict === "job_there" && entry.data?.order) lanesWithJob.add(entry.data.order.key);
       }
       result.dropped += dropped;
@@ -126,12 +134,18 @@ async function sweepCopies(options: SweepQueuedOptions, before: number): Promise
       if (page.length < pageSize) break;
     }
   }
-  for (const [key, entry] of lanesToWake) {
+  for (const [key, { entry, restored }] of lanesToWake) {
     if (lanesWithJob.has(key)) continue;
     await requeue(queue, entry);
-    result.requeued++;
+    count(result, restored);
   }
   return result;
+}
+
+/** One notification queued again: its job was lost, or (`restored`) its record was gone. */
+function count(result: SweepResult, restored: boolean): void {
+  result.requeued++;
+  if (restored) result.restored = (result.restored ?? 0) + 1;
 }
 
 /** Job states in which a job will still run (or is running): the lane it drains is not lost. */
@@ -188,16 +202,20 @@ async function verdictFor(
   queue: Queue<NotificationJobData>,
   store: IdempotencyStore,
   running: Map<string, Promise<boolean>>,
-): Promise<"drop" | "requeue" | "keep" | "job_there"> {
+): Promise<"drop" | "requeue" | "restore" | "keep" | "job_there"> {
   if (!entry.data) return "drop";
   const order = entry.data.order;
+  const lanes = drainedLanes(store);
+  // A copy of a lane that runs waits for its runner: one look at the lane for all its copies (a busy
+  // lane on a cluster keeps one per waiting notification), not one record read each. A copy of a
+  // notification done meanwhile is dropped by its worker, or by a sweep once the lane is idle.
+  if (order && lanes && (await laneRunning(order.key, store, running))) return "keep";
   const record: IdempotencyRecord | undefined = await bounded(
     Promise.resolve(store.get(order ? { id: entry.id, order: { key: order.key } } : entry.id)),
   );
   const jobId = jobIdFor(entry.id);
   // With a store that finds its stalled lanes itself (`wakeStalledLanes`), a lane's copy only waits for
   // its notification to be done; no drain job is queued from it. One whose record is gone is as below.
-  const lanes = drainedLanes(store);
   if (order && lanes && record !== undefined && record.state !== "failed")
     return record.state === "completed" ? "drop" : "keep";
   if (record?.state === "completed") {
@@ -220,7 +238,9 @@ async function verdictFor(
   if (!waiting) return "keep";
   // Waiting in its subscription's lane, which a runner drains: it never had a job of its own to lose.
   if (order && record?.state === "queued" && (await laneRunning(order.key, store, running))) return "keep";
-  return jobVerdict(queue, jobId);
+  const verdict = await jobVerdict(queue, jobId);
+  // No record and no job: the claim was lost, not the job (a lane's waiting notification never had one).
+  return verdict === "requeue" && record === undefined ? "restore" : verdict;
 }
 
 /** Whether the lane of `key` is being run (`lanes.running`), asked once a sweep. */

@@ -21,6 +21,7 @@ import { runAttempt } from "../worker/run-attempt.js";
 import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { Claimed, JobTransport, RunStep } from "../worker/transport.js";
+import { failUnreadableRecord } from "../worker/unreadable-job.js";
 import { executorOn, type JobTable, type Queryable } from "./job-table.js";
 
 /** A job found ready in the queue (`JobTable.ready`). */
@@ -104,6 +105,8 @@ export async function runJob(job: ReadyJob, runner: PgBossRunner): Promise<JobVi
   const read = readQueuedJob(job.data, runner.keys, job.created_ms);
   if ("unreadable" in read) {
     await deadLetterUnreadable(runner, { job_id: job.id }, read.unreadable);
+    // Its record goes with it to the dead letters, not left queued (its lane's next run from their own jobs).
+    await failUnreadableRecord(runner, { jobId: job.id, data: job.data, jobIdFor: runner.jobIdFor });
     return { done: true };
   }
   return runQueuedJob(new PgBossJob(job, read.job, runner), runner);

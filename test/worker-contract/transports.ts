@@ -9,7 +9,7 @@ import knexFactory from "knex";
 import { type Closable, createReceiver, type IdempotencyStore, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, type CreateWorkerOptions, createWorker, jobIdFor, redrive } from "merchant-webhooks/bullmq";
 import { type Admin, createAdmin } from "merchant-webhooks/console";
-import { createPgBossWorker, pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
+import { createPgBossWorker, pgBossJobIdFor, pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
 import { postgresStore } from "merchant-webhooks/postgres";
 import { knexTransactions } from "merchant-webhooks/postgres/knex";
 import { redisStore } from "merchant-webhooks/redis";
@@ -68,6 +68,11 @@ export interface Line {
   deadLetters(subscriptionId?: string): Promise<string[]>;
   /** The ids the queue's own redrive (`redrive`, `pgBossRedrive`: what the CLI runs) would put back. */
   offeredForRedrive(): Promise<string[]>;
+  /**
+   * Rewrite the job data of notification `id`'s job where the queue keeps it (Redis hash, pg-boss's
+   * job table), as whoever can write there could: `edit` gets the data and answers the new data.
+   */
+  editJobData(id: string, edit: (data: Record<string, any>) => unknown): Promise<void>;
 }
 
 /** What one test file shares on one transport, set up before its tests and taken down after. */
@@ -191,7 +196,25 @@ export function transportBed(transport: Transport, label: string): Bed {
         (await admin.listNotifications({ state: "failed", ...(subscriptionId ? { subscriptionId } : {}) })).items.map(
           (item) => item.id,
         );
-      return { queueName: name, receiver, admin, deliver, completed, deadLetters, offeredForRedrive };
+      const editJobData = async (id: string, edit: (data: Record<string, any>) => unknown) => {
+        if (transport.kind === "pgboss-postgres") {
+          const where = `WHERE name = $1 AND id = $2`;
+          const jobId = pgBossJobIdFor(name, id);
+          const { rows } = await pool.query(`SELECT data FROM "${bossSchema}".job ${where}`, [name, jobId]);
+          if (rows.length !== 1) throw new Error(`no pg-boss job for ${id}`);
+          await pool.query(`UPDATE "${bossSchema}".job SET data = $3 ${where}`, [
+            name,
+            jobId,
+            JSON.stringify(edit(rows[0].data)),
+          ]);
+          return;
+        }
+        const key = `${prefix}:${name}:${jobIdFor(id)}`;
+        const data = await redis.hget(key, "data");
+        if (data === null) throw new Error(`no BullMQ job for ${id}`);
+        await redis.hset(key, "data", JSON.stringify(edit(JSON.parse(data))));
+      };
+      return { queueName: name, receiver, admin, deliver, completed, deadLetters, offeredForRedrive, editJobData };
     },
     worker(name, options) {
       const worker =
