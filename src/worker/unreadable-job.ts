@@ -69,7 +69,7 @@ export async function failUnreadableRecord(settings: RunSettings, job: Unreadabl
       owner: settings.nextOwner(job.jobId),
       leaseMs: settings.leaseMs,
       handlerTimeoutMs: settings.timeoutMs,
-      takeQueued: true,
+      kind: "take",
       // No handler runs: the record keeps the count it has (a store may ignore this and count one more).
       attempt: Math.max(1, record.attempts),
       ...(order ? { order } : {}),
