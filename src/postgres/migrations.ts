@@ -1,7 +1,7 @@
 import { claimFunctionSql } from "./claim-sql.js";
 import { fenceSql } from "./fence-sql.js";
 import type { QualifiedNames } from "./names.js";
-import { completeFunctionSql, sealFunctionSql } from "./settle-sql.js";
+import { completeFunctionSql, refuseFunctionSql } from "./settle-sql.js";
 
 /**
  * Every change to the inbox's tables, in order: the one home of the schema's SQL (as pg-boss keeps its
@@ -110,7 +110,16 @@ ${createIndex(names.schema, names.heldIndex, `${names.records} (updated_at) WHER
     readableFrom: 1,
     description:
       "a first delivery's record written completed by its claim, sealed by its completion; claim and completion v5",
-    // Routines only (installed with the last step): see claimFunctionSql and sealFunctionSql.
+    // Routines only (installed with the last step): see claimFunctionSql (its seal, seal_v5, gave way in version 6).
+    sql: () => "",
+  },
+  {
+    version: 6,
+    // Nothing the release before reads changes, and its routines (seal_v5 among them) stay for its receivers.
+    readableFrom: 1,
+    description:
+      "a first delivery's claim and its seal as plain statements (no PL/pgSQL on their way); the seal's refusal v6",
+    // Routines only (installed with the last step): see firstClaimStatement, sealCallSql and refuseFunctionSql.
     sql: () => "",
   },
 ];
@@ -137,7 +146,7 @@ ${claimFunctionSql(names)}
 
 ${completeFunctionSql(names)}
 
-${sealFunctionSql(names)}`;
+${refuseFunctionSql(names)}`;
 }
 
 /** The version table: one row per step run (or found already there, for tables older than it). */

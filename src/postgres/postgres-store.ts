@@ -21,6 +21,7 @@ import {
   takeNextIn,
 } from "./claim-sql.js";
 import { poolConnection } from "./connection-state.js";
+import { firstClaimStatement } from "./first-claim-sql.js";
 import { listIn, listStatements } from "./list-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
 import { ormClaims } from "./orm-claim.js";
@@ -118,7 +119,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     (err) => (err instanceof MissingTableError || err instanceof SchemaTooNewError ? err.message : undefined),
   );
   const db = versionChecked(sessions(pool, names, { timeoutMs, isolationLevel }, connection), names);
-  const inbox = { db, names, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
+  const firstClaim = firstClaimStatement(names, retentionSeconds);
+  const inbox = { db, names, claims, firstClaim, settles, canceller: backendCanceller(pool, timeoutMs) };
   const listSql = listStatements(names, retentionSeconds);
   const inOrm = options.orm && ormClaims(inbox, options.orm);
   // Also proves the table is there: a store that would fail every claim is not healthy.

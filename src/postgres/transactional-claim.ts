@@ -18,8 +18,10 @@ import {
   type WrittenRow,
 } from "./claim-sql.js";
 import { fenceCall, sealedCommit } from "./fence-sql.js";
+import { firstClaimExecute, readLockedSql } from "./first-claim-sql.js";
 import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
 import type { QualifiedNames } from "./names.js";
+import { executePrepared, type PreparedStatement } from "./prepared.js";
 import { begin, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
 import type { CompletedWrite, SettleStatements } from "./settle-sql.js";
 
@@ -39,6 +41,8 @@ export interface InboxStatements {
   db: Sessions;
   names: QualifiedNames;
   claims: ClaimStatements;
+  /** A first delivery's claim and a duplicate's, prepared per connection (see firstClaimStatement). */
+  firstClaim: PreparedStatement;
   settles: SettleStatements;
   canceller: BackendCanceller;
 }
@@ -50,15 +54,29 @@ export interface InboxStatements {
  * no lease to wait.
  */
 export async function transactionalClaim(inbox: InboxStatements, request: ClaimRequest): Promise<TransactionalClaim> {
-  const { claims } = inbox;
+  const { claims, firstClaim } = inbox;
   const deferWrite = defersFirstWrite(inbox.db, request);
   const claimed = await inTransaction(
     inbox,
     lockWaitFor(request),
     // BEGIN and the claim's first statement, one message, one round trip.
-    async (query, written, opening, bound) => {
-      const [looked] = await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, deferWrite)}`);
-      return claimIn(query, claims, request, written, parseLook(looked!.look), deferWrite);
+    async (query, written, opening, bound, client) => {
+      // A first delivery or a duplicate in plain statements (see firstClaimStatement), any other through the function.
+      const [looked] = deferWrite
+        ? await executePrepared(
+            client,
+            [firstClaim, inbox.settles.seal],
+            query<{ look: string }>,
+            (prepare) => `${prepare}${opening}; ${firstClaimExecute(firstClaim, inbox.names, request, bound)}`,
+          )
+        : await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, false)}`);
+      written.prepared = deferWrite;
+      let look = parseLook(looked!.look);
+      if (look.unread)
+        look = parseLook(
+          (await query<{ look: string }>(readLockedSql(inbox.names, claims.retentionSeconds, request)))[0]!.look,
+        );
+      return claimIn(query, claims, request, written, look, deferWrite);
     },
     request,
     request.handlerTimeoutMs,
@@ -119,6 +137,7 @@ async function inTransaction(
     written: WrittenRow,
     opening: string,
     bound: number | undefined,
+    client: PoolClient,
   ) => Promise<ClaimResult | undefined>,
   own: ClaimRequest | undefined,
   handlerTimeoutMs: number | undefined,
@@ -134,10 +153,11 @@ async function inTransaction(
     written.rowId = undefined;
     written.unwritten = undefined;
     written.completed = undefined;
+    written.prepared = undefined;
     const client = await db.connect();
     const query = db.queryOn(client);
     try {
-      const result = await claim(query, written, opening, bound);
+      const result = await claim(query, written, opening, bound, client);
       if (result?.status !== "claimed" && result?.status !== "stale") {
         // Not run here: whatever the claim wrote commits, past the fence it may have put up. A claim
         // that answered for a failed statement (a key's row held elsewhere) has nothing to commit.
@@ -478,6 +498,6 @@ export function completion(
 ): string {
   const answerJson = JSON.stringify(answer);
   if (written.completed && written.rowId !== undefined && answerJson === FIRST_ANSWER)
-    return settles.sealCall(claimed.id, claimed.owner, written.rowId);
+    return (written.prepared ? settles.sealExecute : settles.sealCall)(claimed.id, claimed.owner, written.rowId);
   return settles.completeCall(claimed.id, claimed.owner, answerJson, completedWrite(written, own));
 }

@@ -18,6 +18,7 @@ import { dropSchema, testPool, uniqueSchema } from "../support/postgres.js";
 import { eventually, sleep } from "../support/redis.js";
 import { createSchema010 } from "./fixtures/schema-0.1.0.js";
 import { createSchemaV4 } from "./fixtures/schema-v4.js";
+import { createSchemaV5 } from "./fixtures/schema-v5.js";
 
 const pool = testPool();
 const schemas: string[] = [];
@@ -70,13 +71,14 @@ describe("migrate() from 0.1.0's tables", () => {
     await recordsIn010(schema);
     const before = await everyRow(schema);
 
-    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 5, steps: [2, 3, 4, 5] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 6, steps: [2, 3, 4, 5, 6] });
     expect(await versionsOf(schema)).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
       { version: 3, readable_from: 1 },
       { version: 4, readable_from: 1 },
       { version: 5, readable_from: 1 },
+      { version: 6, readable_from: 1 },
     ]);
     // Nothing lost or changed: every column of every row as 0.1.0 left it, the new ones empty.
     expect(await everyRow(schema)).toEqual(before);
@@ -154,7 +156,7 @@ describe("migrate() from 0.1.0's tables", () => {
         other.release(true);
       }
       await completeV2(old, "in-flight", row);
-      expect(await migrating).toEqual({ from: 1, to: 5, steps: [2, 3, 4, 5] });
+      expect(await migrating).toEqual({ from: 1, to: 6, steps: [2, 3, 4, 5, 6] });
     } finally {
       // A failed step leaves no open transaction in the pool's client.
       old.release(true);
@@ -238,8 +240,8 @@ describe("migrate() from 0.1.0's tables", () => {
     const results = await Promise.all(runs);
     expect(results).toEqual(
       expect.arrayContaining([
-        { from: 1, to: 5, steps: [2, 3, 4, 5] },
-        { from: 5, to: 5, steps: [] },
+        { from: 1, to: 6, steps: [2, 3, 4, 5, 6] },
+        { from: 6, to: 6, steps: [] },
       ]),
     );
     expect(await versionsOf(schema)).toEqual([
@@ -248,31 +250,39 @@ describe("migrate() from 0.1.0's tables", () => {
       { version: 3, readable_from: 1 },
       { version: 4, readable_from: 1 },
       { version: 5, readable_from: 1 },
+      { version: 6, readable_from: 1 },
     ]);
     expect(await everyRow(schema)).toEqual(before);
   });
 
   it("creates an empty schema in one run, every step recorded; postgresSchemaSql() is the same SQL", async () => {
     const schema = schemaFor("empty");
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 0, to: 5, steps: [1, 2, 3, 4, 5] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 0, to: 6, steps: [1, 2, 3, 4, 5, 6] });
     expect(await versionsOf(schema, "inbox")).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
       { version: 3, readable_from: 1 },
       { version: 4, readable_from: 1 },
       { version: 5, readable_from: 1 },
+      { version: 6, readable_from: 1 },
     ]);
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 5, to: 5, steps: [] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 6, to: 6, steps: [] });
     // The shipped SQL, run on the same schema again, changes nothing and records nothing twice.
     await pool.query(postgresSchemaSql({ schema, table: "inbox" }));
-    expect(await versionsOf(schema, "inbox")).toHaveLength(5);
+    expect(await versionsOf(schema, "inbox")).toHaveLength(6);
   });
 });
 
-describe("migrate() from version 4's tables", () => {
-  it("installs this release's routines in a step of its own: every record kept, version 4's routines left in place", async () => {
-    const schema = schemaFor("fromv4");
-    await createSchemaV4(pool, schema);
+// Each release's frozen schema, and the routines its receivers call, which stay through a deploy.
+const releasesBefore = [
+  { version: 4, create: createSchemaV4, steps: [5, 6], kept: ["claim_v4", "complete_v4", "claim_v5", "complete_v5"] },
+  { version: 5, create: createSchemaV5, steps: [6], kept: ["claim_v5", "complete_v5", "seal_v5"] },
+];
+
+describe.each(releasesBefore)("migrate() from version $version's tables", ({ version, create, steps, kept }) => {
+  it("installs this release's routines in a step of its own: every record kept, the release before's routines left in place", async () => {
+    const schema = schemaFor(`fromv${version}`);
+    await create(pool, schema);
     await recordsIn010(schema);
     const before = await everyRow(schema);
     const store = postgresStore({ connection: pool, schema });
@@ -281,9 +291,9 @@ describe("migrate() from version 4's tables", () => {
       store.claim({ id: "early", fingerprint: "f", owner: "o", leaseMs: 1_000 }),
     ).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(MissingTableError);
-    expect((refused as Error).message).toContain("are at schema version 4 and this release needs 5");
+    expect((refused as Error).message).toContain(`are at schema version ${version} and this release needs 6`);
 
-    expect(await migrate(pool, { schema })).toEqual({ from: 4, to: 5, steps: [5] });
+    expect(await migrate(pool, { schema })).toEqual({ from: version, to: 6, steps });
     expect(await everyRow(schema)).toEqual(before);
     // The release before's receivers, still running through a deploy, keep the routines they call.
     const routines = await pool.query<{ proname: string }>(
@@ -291,11 +301,7 @@ describe("migrate() from version 4's tables", () => {
       [schema],
     );
     expect(routines.rows.map((row) => row.proname)).toEqual(
-      expect.arrayContaining(
-        ["claim_v4", "complete_v4", "claim_v5", "complete_v5", "seal_v5"].map(
-          (name) => `merchant_webhooks_inbox_${name}`,
-        ),
-      ),
+      expect.arrayContaining([...kept, "refuse_v6"].map((name) => `merchant_webhooks_inbox_${name}`)),
     );
 
     // This release's receiver on them: a new id runs once, then is a duplicate; a record of before is one too.
@@ -330,7 +336,7 @@ describe("a store on tables at another version", () => {
       const failure = await Promise.resolve(store.get("anything")).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
       expect((failure as Error).message).toBe(
-        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 5: ${call}, which brings them to it keeping every record`,
+        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 6: ${call}, which brings them to it keeping every record`,
       );
       const body = json(notification());
       expect((await receiver.handle(post(body))).status).toBe(503);
@@ -348,7 +354,7 @@ describe("a store on tables at another version", () => {
     const schema = schemaFor("newer");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (6, 6, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (7, 7, 'a later release')`,
     );
     const store = postgresStore({ connection: pool, schema });
     const failure = await Promise.resolve(store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1_000 })).catch(
@@ -356,7 +362,7 @@ describe("a store on tables at another version", () => {
     );
     expect(failure).toBeInstanceOf(SchemaTooNewError);
     expect(failure).toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 6`);
+    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 7`);
     const onRenew = vi.fn();
     const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
     try {
@@ -367,16 +373,16 @@ describe("a store on tables at another version", () => {
     }
     await expect(migrate(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
     await expect(purge(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect(await versionsOf(schema)).toHaveLength(6);
+    expect(await versionsOf(schema)).toHaveLength(7);
   });
 
   it("on a newer version that still serves this release (an added column, say): runs as usual", async () => {
     const schema = schemaFor("compatible");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (6, 1, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (7, 1, 'a later release')`,
     );
-    expect(await migrate(pool, { schema })).toEqual({ from: 6, to: 6, steps: [] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 7, to: 7, steps: [] });
     const onRenew = vi.fn();
     const receiver = createReceiver({
       idempotency: postgresStore({ connection: pool, schema }),
@@ -393,13 +399,13 @@ describe("a store on tables at another version", () => {
 });
 
 describe("the steps", () => {
-  it("install the routines version 5 recorded: a changed routine needs a new name and a step of its own", () => {
-    // Databases already at version 5 never run its step again: a routine changed under the same name
-    // would reach new databases only. Renamed (_v6) in a new step, it reaches every one.
+  it("install the routines version 6 recorded: a changed routine needs a new name and a step of its own", () => {
+    // Databases already at version 6 never run its step again: a routine changed under the same name
+    // would reach new databases only. Renamed (_v7) in a new step, it reaches every one.
     const installed = createHash("sha256").update(functionsSql(qualifiedNames())).digest("hex").slice(0, 16);
-    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(5);
+    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(6);
     expect(installed, "the routines changed: give them a new name in a new step (src/postgres/migrations.ts)").toBe(
-      "0aeab1030d95fbf7",
+      "30e8360f30ceb751",
     );
   });
 });
