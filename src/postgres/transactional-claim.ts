@@ -67,7 +67,8 @@ export async function transactionalClaim(inbox: InboxStatements, request: ClaimR
             client,
             [firstClaim, inbox.settles.seal],
             query<{ look: string }>,
-            (prepare) => `${prepare}${opening}; ${firstClaimExecute(firstClaim, inbox.names, request, bound)}`,
+            // After BEGIN, which must set the level before any statement (a PREPARE outlives a rollback).
+            (prepare) => `${opening}; ${prepare}${firstClaimExecute(firstClaim, inbox.names, request, bound)}`,
           )
         : await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, false)}`);
       written.prepared = deferWrite;

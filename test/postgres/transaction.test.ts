@@ -186,11 +186,10 @@ describe("the claim and the completion as functions migrate() installs", () => {
     await receiver.handle(post(json(notification()))); // the pool's connections are open
     const first = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(first).toHaveLength(3);
-    // Plain statements, no PL/pgSQL function on the way: the try-lock, the record's insert and the fence in one.
-    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; WITH l AS \(SELECT pg_try_advisory_xact_lock\(/);
-    expect(first[0]).not.toMatch(/_claim_v5"/);
+    // Plain statements prepared on the connection, no PL/pgSQL function on the way.
+    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; EXECUTE merchant_webhooks_claim_v6_\w+\(/);
     // The claim wrote the record completed: its completion checks and seals, and commits.
-    expect(first[2]).toMatch(/^SELECT CASE WHEN current_setting\('merchant_webhooks.claim', true\) = .* END; COMMIT$/s);
+    expect(first[2]).toMatch(/^EXECUTE merchant_webhooks_seal_v6_\w+\(.*\); COMMIT$/s);
     // A duplicate: the claim finds the completed record, and the transaction ends.
     const again = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(again).toHaveLength(2);
