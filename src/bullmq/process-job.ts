@@ -11,8 +11,8 @@ import {
 } from "../idempotency/store.js";
 import { claimsInTransaction, type TransactionalClaim } from "../idempotency/transaction.js";
 import { withTimeout } from "../shared/time-limit.js";
-import { carriedJobData } from "../worker/carried-job-data.js";
 import type { FailureWords } from "../worker/failed-run.js";
+import { type FoundJobData, type HandedOver, UNREACHABLE } from "../worker/handed-over.js";
 import { type NotificationJob, type NotificationJobData, readQueuedJob } from "../worker/job-data.js";
 import { type LaneQueue, type LaneRun, laneRunOf, logLaneFailure } from "../worker/lane-failure.js";
 import type { LaneRetryPolicy } from "../worker/lane-retry.js";
@@ -22,7 +22,7 @@ import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { SealingKey } from "../worker/seal.js";
 import { type Taken, takeNext } from "../worker/take-next.js";
-import type { Claimed, HeldClaim, JobTransport, RunStep } from "../worker/transport.js";
+import type { Claimed, HeldClaim, JobTransport, LaneLookups, RunStep } from "../worker/transport.js";
 import { keepUnrunnable, writeDeadLetterSoon } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 import { onceLeftActive } from "./left-active.js";
@@ -119,6 +119,9 @@ class BullmqJob implements JobTransport<JobOutcome> {
   private readonly done: ReturnType<typeof copiesDone>;
   /** The queue's part of the job's lane failure policy: the job's retry policy and the failed set. */
   private readonly lane: LaneQueue | undefined;
+  /** A lane's notification, handed over without its data, is found from its job or the ledger's copy. */
+  readonly lookUps: LaneLookups<FoundJob>;
+  readonly jobIdFor = jobIdFor;
 
   constructor(
     private readonly job: Job<NotificationJobData>,
@@ -133,6 +136,13 @@ class BullmqJob implements JobTransport<JobOutcome> {
     this.attempt = own.order ? undefined : job.attemptsMade + 1;
     this.done = copiesDone(runner, this.tidying);
     this.lane = own.order ? bullmqLane(job, runner) : undefined;
+    this.lookUps = {
+      find: (id) => findJobData(job, id, runner),
+      keepUnrunnable: (claim) => keepUnrunnable(runner.queueClient, job, claim, runner.shutdown),
+      leftForLater: () => {
+        this.unreachable = true;
+      },
+    };
   }
 
   async redrivenAhead(): Promise<number | undefined> {
@@ -166,22 +176,14 @@ class BullmqJob implements JobTransport<JobOutcome> {
     return !own.order || runner.shutdown.aborted ? this.settledAs : undefined;
   }
 
-  async run({ claim: current, transaction, leaseFrom }: Claimed): Promise<RunStep<JobOutcome>> {
+  async run(
+    { claim: current, transaction, leaseFrom }: Claimed,
+    handed?: HandedOver<FoundJob>,
+  ): Promise<RunStep<JobOutcome>> {
     const { job, runner } = this;
     this.early = undefined;
     const isOwn = current.id === this.own.id;
-    const data = isOwn ? this.own : await laneJobData(job, current, runner);
-    if (data === UNREACHABLE) {
-      // Redis did not answer where the job is: the notification is not gone, and failing its record
-      // would send an accepted, in-order notification to onStale. Let the claim go at once, so it
-      // goes back in line at its position (see `return_lapsed_holder`), and stop taking this key's
-      // waiting notifications for now: this job comes back for them (in a lane they have no job of their own).
-      // (A claim made in a transaction is rolled back instead.)
-      if (transaction) await transaction.rollback("job_unreachable");
-      else await Promise.resolve(runner.store.extend(current, 0)).catch(() => {});
-      this.unreachable = true;
-      return "stop";
-    }
+    const data = handed ? readJobDataOf(handed) : this.own;
     const key: string | undefined = current.order?.key;
     // The next waiting notification is asked for as soon as this one's completion is sent (see `completionSent`).
     // Not with a store that claims in a transaction: its take-next runs on another connection, which
@@ -193,74 +195,54 @@ class BullmqJob implements JobTransport<JobOutcome> {
             (this.early ??= runner.shutdown.aborted
               ? undefined
               : takeNext(runner.store, key, runner.nextOwner(this.jobId), runner.leaseMs, runner.timeoutMs));
-    if (data) {
-      const lane = laneRunOf(this.lane, current, data, isOwn, runner, transaction);
-      // With a store that can, the next waiter comes back with the completion: one round trip, not two.
-      const completing =
-        takeEarly && drainedLanes(runner.store)
-          ? completingWithNext(runner, job, (taken) => {
-              this.early = taken;
-            })
-          : undefined;
-      const result = await runOne(
-        current,
-        data,
+    const lane = laneRunOf(this.lane, current, data, isOwn, runner, transaction);
+    // With a store that can, the next waiter comes back with the completion: one round trip, not two.
+    const completing =
+      takeEarly && drainedLanes(runner.store)
+        ? completingWithNext(runner, job, (taken) => {
+            this.early = taken;
+          })
+        : undefined;
+    const result = await runOne(
+      current,
+      data,
+      runner,
+      isOwn ? this.observeHandler : undefined,
+      transaction,
+      takeEarly,
+      leaseFrom,
+      lane,
+      completing,
+    );
+    if (lane?.failed) {
+      logLaneFailure(
+        runner.logger,
         runner,
-        isOwn ? this.observeHandler : undefined,
-        transaction,
-        takeEarly,
-        leaseFrom,
-        lane,
-        completing,
+        { jobId: this.jobId, claim: current, data, ownJobFails: current.id === readJobId(job) },
+        lane.failed,
+        LANE_FAILURE_WORDS,
       );
-      if (lane?.failed) {
-        logLaneFailure(
-          runner.logger,
-          runner,
-          { jobId: this.jobId, claim: current, data, ownJobFails: current.id === readJobId(job) },
-          lane.failed,
-          LANE_FAILURE_WORDS,
-        );
-        if (lane.failed.retryInMs !== undefined) {
-          this.retry = { inMs: lane.failed.retryInMs, data };
-          return "stop";
-        }
-        if (lane.failed.unwritten) {
-          this.unreachable = true;
-          return "stop";
-        }
+      if (lane.failed.retryInMs !== undefined) {
+        this.retry = { inMs: lane.failed.retryInMs, data };
+        return "stop";
       }
-      if (isOwn) {
-        if ("failure" in result)
-          this.ownFailure = lane?.failed ? new LaneAttemptsSpent(result.failure, lane.failed.attempt) : result.failure;
-        else if (result.outcome === "lease_lost") {
-          // A completion refused after the next waiting notification was already asked for: that one is let go too.
-          const early = this.takenEarly();
-          const taken = early ? (await early)?.current : undefined;
-          if (taken) await Promise.resolve(runner.store.extend(taken, 0)).catch(() => {});
-          return { end: await this.postpone(undefined) };
-        } else this.outcome = result.outcome;
-      } else if (!("failure" in result) && result.outcome !== "lease_lost") {
-        if (data.job) this.tidying.push(removeDone(data.job, runner.shutdown));
-        // Run from the data kept in the lane, unlooked-up: a run after the first (its runner died, or
-        // its own job was stuck) may leave that job behind, active under a dead lock until the stalled
-        // check. Only then is it looked for, and removed.
-        else if (current.attempt > 1) this.tidying.push(removeJobOf(job, current.id, runner.shutdown));
-        if (!sweptWithLane(runner, current.order)) this.done.add(current.id, data.ledger);
+      if (lane.failed.unwritten) {
+        this.unreachable = true;
+        return "stop";
       }
-    } else if (!(await keepUnrunnable(runner.queueClient, job, current, runner.shutdown))) {
-      // Its dead letter not written, it must not fail: let go, it comes back to this job (as above).
-      if (transaction) await transaction.rollback("job_unreachable");
-      else await Promise.resolve(runner.store.extend(current, 0)).catch(() => {});
-      this.unreachable = true;
-      return "stop";
-    } else if (transaction) {
-      // As below, the failure recorded once the transaction that claimed it is rolled back.
-      await transaction.rollback("job_missing");
-    } else {
-      // Its data is gone (or unreadable): nothing to run it from. A dead letter now (`keepUnrunnable`),
-      // failed, it no longer holds up the subscription, and a redelivery by the sender runs it afresh.
-      await Promise.resolve(runner.store.fail(current, "job_missing")).catch(() => {});
+    }
+    if (isOwn) {
+      if ("failure" in result)
+        this.ownFailure = lane?.failed ? new LaneAttemptsSpent(result.failure, lane.failed.attempt) : result.failure;
+      else if (result.outcome === "lease_lost") return "lease_lost";
+      else this.outcome = result.outcome;
+    } else if (!("failure" in result) && result.outcome !== "lease_lost") {
+      if (data.job) this.tidying.push(removeDone(data.job, runner.shutdown));
+      // Run from the data kept in the lane, unlooked-up: a run after the first (its runner died, or
+      // its own job was stuck) may leave that job behind, active under a dead lock until the stalled
+      // check. Only then is it looked for, and removed.
+      else if (current.attempt > 1) this.tidying.push(removeJobOf(job, current.id, runner.shutdown));
+      if (!sweptWithLane(runner, current.order)) this.done.add(current.id, data.ledger);
     }
     return "next";
   }
@@ -508,22 +490,27 @@ async function runOne(
   }
 }
 
-/** A waiting notification's job could not be looked up (a timeout, a paused or failing-over Redis): not a job that is gone. */
-const UNREACHABLE = Symbol("unreachable");
+/** A lane notification's data as BullMQ keeps it: on its job, else in the ledger's copy (in its part). */
+interface FoundJob extends FoundJobData {
+  job?: Job<NotificationJobData>;
+  ledger?: number;
+}
+
+/** A lane notification's data, read, with where it was found (see `ReadJobData`). */
+function readJobDataOf({ job, found }: HandedOver<FoundJob>): ReadJobData {
+  if (found?.job) return { ...job, job: found.job };
+  return found?.ledger !== undefined ? { ...job, ledger: found.ledger } : job;
+}
 
 /**
- * The data of another notification's job, to run it here: the data its receiver kept with it in the
- * lane, which the store handed over with the claim; else from its job, else from the ledger's copy.
- * Undefined when all say it is gone (or it cannot be read); `UNREACHABLE` when none could be asked.
+ * The job data of another notification, to run it here (see `handedOverData`): from its job, else
+ * from the ledger's copy. Undefined when both say it is gone; `UNREACHABLE` when neither could be asked.
  */
-async function laneJobData(
+async function findJobData(
   job: Job<NotificationJobData>,
-  claim: ClaimedOrStale,
+  id: string,
   runner: JobRunner,
-): Promise<ReadJobData | undefined | typeof UNREACHABLE> {
-  const { id } = claim;
-  const kept = carriedJobData(claim, runner.keys);
-  if (kept) return kept;
+): Promise<FoundJob | undefined | typeof UNREACHABLE> {
   // Both asked at once: a lane's notifications have no job of their own, only the ledger's copy,
   // and asking one after the other would put a round trip more between each of a subscription's runs.
   const [looked, found] = await Promise.allSettled([
@@ -535,27 +522,13 @@ async function laneJobData(
   // A failed lookup leaves the ledger's copy to answer (it may sit on another master); it is the same data.
   const lookupFailed = looked.status === "rejected";
   const other = looked.status === "fulfilled" ? looked.value : undefined;
-  if (other) return readableOrUndefined(() => ({ ...readJobData(other, runner.keys), job: other, raw: other.data }));
+  if (other) return { data: other.data, since: other.timestamp, job: other };
   // The job is gone (a failover lost it, or it was removed; a lane's never had one), or could not
   // be looked up: run the notification from the ledger's copy.
   if (found.status === "rejected") return UNREACHABLE;
   const copy: LedgerEntry | undefined = found.value;
   if (!copy?.data) return lookupFailed ? UNREACHABLE : undefined;
-  const data = copy.data;
-  return readableOrUndefined(() => ({
-    ...readJobData({ data, timestamp: copy.since } as Job<NotificationJobData>, runner.keys),
-    ledger: copy.part,
-    raw: data,
-  }));
-}
-
-/** Job data no key opens or no schema accepts cannot be run from here: as good as gone. */
-function readableOrUndefined(read: () => ReadJobData): ReadJobData | undefined {
-  try {
-    return read();
-  } catch {
-    return undefined;
-  }
+  return { data: copy.data, since: copy.since, ledger: copy.part };
 }
 
 /**

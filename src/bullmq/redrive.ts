@@ -1,5 +1,6 @@
 import { type Job, Queue } from "bullmq";
 import { Cluster, type Redis } from "ioredis";
+import { inRedriveOrder } from "../queue/redrive-order.js";
 import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
 import { coded, MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
@@ -86,31 +87,23 @@ export interface RedriveResult {
 const PAGE = 500;
 
 /**
- * The jobs in the order they go back: an ordered lane's dead letters (same order key) in position
- * order, oldest first, each after the one before it (`after`), so a newer one never runs before an
- * older one of its lane is back in line (which would make the older stale); other jobs as found.
+ * The jobs in the order they go back (`inRedriveOrder`): an ordered lane's dead letters each after
+ * the one before it (`after`), so a newer one never runs before an older one of its lane is back in
+ * line (which would make the older stale).
  */
 export function inLaneOrder(
   jobs: readonly Job<NotificationJobData>[],
 ): Array<{ job: Job<NotificationJobData>; after?: string }> {
-  const lanes = new Map<string, Job<NotificationJobData>[]>();
-  const ordered: Array<{ job: Job<NotificationJobData>; after?: string }> = [];
-  for (const job of jobs) {
-    const key = job.data?.order?.key;
-    if (key === undefined) ordered.push({ job });
-    else lanes.set(key, [...(lanes.get(key) ?? []), job]);
-  }
-  for (const lane of lanes.values()) {
-    lane.sort(
-      (a, b) => compare(a.data.order?.position ?? "", b.data.order?.position ?? "") || a.timestamp - b.timestamp,
-    );
-    for (const [i, job] of lane.entries()) ordered.push(i === 0 ? { job } : { job, after: lane[i - 1]!.data.id });
-  }
-  return ordered;
+  const { unordered, lanes } = inRedriveOrder(
+    jobs,
+    (job) => job.data?.order,
+    (job) => job.data?.id ?? String(job.id),
+  );
+  return [
+    ...unordered.map((job) => ({ job })),
+    ...lanes.flatMap((lane) => lane.map((job, i) => (i === 0 ? { job } : { job, after: lane[i - 1]!.data.id }))),
+  ];
 }
-
-/** Positions in their sortable form compare byte by byte (ASCII), as the stores compare them. */
-const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /**
  * Put dead-lettered notifications back to work after a fix: each job leaves the failed set for the

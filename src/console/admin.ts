@@ -17,6 +17,7 @@ import type { RecordedNotification } from "../logging/recorder.js";
 import { redactCardNumbers, redactNotification } from "../logging/redact.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { JobFailure, JobView } from "../queue/queue-jobs.js";
+import { inRedriveOrder } from "../queue/redrive-order.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { coded, MerchantWebhooksError, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
@@ -552,17 +553,15 @@ export function createAdmin(options: AdminOptions): Admin {
   async function redriveAll(ids: readonly string[]): Promise<AdminRedriveResult> {
     const unique = [...new Set(ids)];
     const found = new Map(await Promise.all(unique.map(async (id) => [id, await findRecord(id)] as const)));
-    const lanes = new Map<string, string[]>();
-    for (const id of unique) {
-      const key = found.get(id)?.order?.key ?? `\0${id}`;
-      lanes.set(key, [...(lanes.get(key) ?? []), id]);
-    }
-    const positionOf = (id: string) => found.get(id)?.order?.position ?? "";
+    const { unordered, lanes } = inRedriveOrder(
+      unique,
+      (id) => found.get(id)?.order,
+      (id) => id,
+    );
     const done: string[] = [];
     const skipped: AdminRedriveResult["skipped"] = [];
     await Promise.all(
-      [...lanes.values()].map(async (lane) => {
-        lane.sort((a, b) => (positionOf(a) < positionOf(b) ? -1 : positionOf(a) > positionOf(b) ? 1 : 0));
+      [...unordered.map((id) => [id]), ...lanes].map(async (lane) => {
         for (let i = 0; i < lane.length; i++) {
           const id = lane[i]!;
           const why = await redriveOne(id, found.get(id));

@@ -1,4 +1,5 @@
 import type PgBoss from "pg-boss";
+import { inRedriveOrder } from "../queue/redrive-order.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import type { NotificationJobData } from "../worker/job-data.js";
@@ -50,19 +51,14 @@ interface DeadLetter {
   created_on: Date;
 }
 
-/**
- * Dead letters as they are to go back: those of an ordered subscription by position (then id, as
- * the lane orders them), oldest first, so none turns stale behind a newer one; the others
- * in the order they failed.
- */
+/** Dead letters as they are to go back (`inRedriveOrder`): the unordered first, then each lane oldest first. */
 function inLaneOrder(letters: DeadLetter[]): DeadLetter[] {
-  const place = ({ data }: DeadLetter) =>
-    data?.order ? `${data.order.key}\u0000${data.order.position ?? ""}\n${data.id}` : undefined;
-  const unordered = letters.filter((letter) => place(letter) === undefined);
-  const ordered = letters
-    .filter((letter) => place(letter) !== undefined)
-    .sort((a, b) => (place(a)! < place(b)! ? -1 : place(a)! > place(b)! ? 1 : 0));
-  return [...unordered, ...ordered];
+  const { unordered, lanes } = inRedriveOrder(
+    letters,
+    ({ data }) => data?.order,
+    ({ data }) => data!.id,
+  );
+  return [...unordered, ...lanes.flat()];
 }
 
 /**

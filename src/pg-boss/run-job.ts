@@ -3,7 +3,6 @@ import type PgBoss from "pg-boss";
 import type { HandlerObserver } from "../dispatch/handler-observer.js";
 import { type RetryDecision, retryDecision, type SteeredFailure } from "../dispatch/retry-decision.js";
 import { HandlerTimeoutError } from "../dispatch/run-claimed.js";
-import type { ClaimedOrStale } from "../idempotency/store.js";
 import type { TransactionalClaim, TransactionalStore } from "../idempotency/transaction.js";
 import { redactErrorInPlace } from "../logging/redact-error.js";
 import { guardTransaction } from "../postgres/guarded-transaction.js";
@@ -17,6 +16,8 @@ import {
   settlingInTransaction,
   type TransactionFailurePolicy,
 } from "../worker/lane-transaction.js";
+import { failUnrunnable } from "../worker/let-go.js";
+import { runAttempt } from "../worker/run-attempt.js";
 import { runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { Claimed, JobTransport, RunStep } from "../worker/transport.js";
@@ -127,8 +128,8 @@ class PgBossJob implements JobTransport<JobVisit> {
   readonly attempt: number;
   /** Whether the job's own notification ran (or never will): the job is done. */
   private ranOwn = false;
-  /** Only the first claim, asked for with this job's count, carries it (see `runInTransaction`). */
-  private first = true;
+
+  readonly jobIdFor: (id: string) => string;
 
   constructor(
     private readonly job: ReadyJob,
@@ -136,6 +137,7 @@ class PgBossJob implements JobTransport<JobVisit> {
     private readonly runner: PgBossRunner,
   ) {
     this.jobId = job.id;
+    this.jobIdFor = runner.jobIdFor;
     this.attempt = job.attempt;
   }
 
@@ -167,19 +169,9 @@ class PgBossJob implements JobTransport<JobVisit> {
     return { done: true };
   }
 
-  async run({ claim, transaction }: Claimed): Promise<RunStep<JobVisit>> {
-    const isOwn = claim.id === this.own.id;
-    // A claim handed over from the lane (this job's own notification among them, once an older
-    // one ran first) was counted by the list.
-    const askedWithCount = this.first && isOwn;
-    this.first = false;
-    const outcome = await runInTransaction(
-      claim,
-      transaction!,
-      this.runner,
-      isOwn ? this.own : undefined,
-      askedWithCount,
-    );
+  async run(current: Claimed): Promise<RunStep<JobVisit>> {
+    const isOwn = current.claim.id === this.own.id;
+    const outcome = await runInTransaction(current, this.runner, isOwn ? this.own : undefined);
     if (isOwn && outcome !== "job_missing" && outcome !== "store_unavailable") this.ranOwn = true;
     return "next";
   }
@@ -199,16 +191,15 @@ class PgBossJob implements JobTransport<JobVisit> {
 
 /**
  * Run one claimed notification in the claim's transaction, its job taken in it too. Logs one line.
- * `known` is the notification's data when the job was read already (the worker's own job);
- * `askedWithCount` says the claim was asked for with the job's run number (`ClaimRequest.attempt`).
+ * `known` is the notification's data when the job was read already (the worker's own job).
  */
 async function runInTransaction(
-  claim: ClaimedOrStale,
-  transaction: TransactionalClaim,
+  current: Claimed,
   runner: PgBossRunner,
   known: NotificationJob | undefined,
-  askedWithCount: boolean,
 ): Promise<RunOutcome> {
+  const { claim } = current;
+  const transaction = current.transaction!;
   const started = performance.now();
   const client = transaction.transaction as Queryable;
   const jobId = runner.jobIdFor(claim.id);
@@ -225,10 +216,8 @@ async function runInTransaction(
   }
   const fields = { notification_id: claim.id, job_id: jobId };
   if (!taken) {
-    // Its job is gone (removed by hand, or already settled): nothing to run it from. Failed, it no
-    // longer holds up its subscription, and a redelivery by the sender runs it afresh.
-    await transaction.rollback("job_missing");
-    runner.logger.warn({ ...fields, outcome: "job_missing" }, "queued notification has no job to run from");
+    // Its job is gone (removed by hand, or already settled): nothing to run it from.
+    await failUnrunnable(runner.store, claim, transaction, runner.logger, jobId);
     return "job_missing";
   }
   const read = known ? { job: known } : readQueuedJob(taken.data, runner.keys, taken.created_ms);
@@ -238,18 +227,15 @@ async function runInTransaction(
     return "invalid";
   }
   const data = read.job;
-  // One count: the worker's own claim was made with pg-boss's (counting on after a redrive); a claim
-  // made from the subscription's lane counted one more run over the receiver's queued mark,
-  // and is set to its job's. The worker's own notification can come that way too: when an older one of
-  // its subscription ran first, the list hands it over next, and its count is its job's as well.
-  const attempt = askedWithCount ? claim.attempt : taken.retry_count + 1;
-  if (claim.attempt !== attempt && transaction.countAttempt) {
-    try {
-      await transaction.countAttempt(attempt);
-    } catch {
-      await transaction.rollback("store_unavailable");
-      return "store_unavailable";
-    }
+  // One count (see `runAttempt`): the worker's own claim was made with pg-boss's (counting on after a
+  // redrive); one handed over from the subscription's lane (the worker's own too, once an older one of
+  // its subscription ran first) is its job's.
+  let attempt: number;
+  try {
+    attempt = await runAttempt(current, taken.retry_count + 1);
+  } catch {
+    await transaction.rollback("store_unavailable");
+    return "store_unavailable";
   }
   // An ordered notification whose attempt fails with attempts left keeps its place at the head of its
   // subscription's lane, the subscription held until its retry: nothing later runs before it.

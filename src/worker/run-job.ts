@@ -2,11 +2,13 @@ import { type ClaimedHooks, type ClaimedOutcome, claimedOrder, runClaimed } from
 import type { ClaimedOrStale, IdempotencyStore } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { claimJob, type JobClaim, jobClaimRequest } from "./claim-job.js";
+import { type FoundJobData, handedOverData, UNREACHABLE } from "./handed-over.js";
 import type { NotificationJob } from "./job-data.js";
+import { failUnrunnable, letGo } from "./let-go.js";
 import { STORE_RETRY_MS } from "./recheck-delay.js";
 import type { RunSettings } from "./run-settings.js";
 import { takeNext } from "./take-next.js";
-import type { Claimed, JobTransport } from "./transport.js";
+import type { Claimed, JobTransport, RunStep } from "./transport.js";
 
 /**
  * The run of one queued job, whichever queue handed it over (`job` does what is the queue's own):
@@ -19,7 +21,10 @@ import type { Claimed, JobTransport } from "./transport.js";
  * the handler. A notification settled before ends the job, or (a lane's drain job whose runner died)
  * first runs what still waits in its lane, from the head.
  */
-export async function runQueuedJob<End>(job: JobTransport<End>, settings: RunSettings): Promise<End> {
+export async function runQueuedJob<End, Found extends FoundJobData>(
+  job: JobTransport<End, Found>,
+  settings: RunSettings,
+): Promise<End> {
   const { own } = job;
   const owner = settings.nextOwner(job.jobId);
   if (own.order) {
@@ -54,11 +59,25 @@ export async function runQueuedJob<End>(job: JobTransport<End>, settings: RunSet
       // ("queued" only from a store that ignores `takeQueued`: look again rather than drop the job.)
       return job.postpone(job.recheckMs(claim));
     default:
-      current = { claim, transaction, leaseFrom: claimSent };
+      // Asked for with the queue's count of this job: it counts the run when the claim is the job's own
+      // (an older notification of its lane handed over in its place was counted by the lane).
+      current = {
+        claim,
+        transaction,
+        leaseFrom: claimSent,
+        countedByQueue: job.attempt !== undefined && claim.id === own.id,
+      };
   }
   while (current) {
-    const step = await job.run(current);
+    const step = await runCurrent(job, settings, current);
     if (step === "stop") break;
+    if (step === "lease_lost") {
+      // Its own claim is another process's now, and that one settles it: the lane's next, if taken
+      // with the refused completion already, is let go too, and the job comes back later to look.
+      const early = await job.takenEarly();
+      if (early?.current) await letGo(settings.store, early.current, early.currentTransaction);
+      return job.postpone(undefined);
+    }
     if (step !== "next") return step.end;
     const key = current.claim.order?.key;
     current = undefined;
@@ -66,6 +85,31 @@ export async function runQueuedJob<End>(job: JobTransport<End>, settings: RunSet
     current = await nextInLane(job, settings, key);
   }
   return job.finish();
+}
+
+/**
+ * Run one claimed notification, a lane's handed over with its data found first (see `LaneLookups`).
+ * Data out of reach is not data gone: the claim is let go unrun, and the drain stops here (this job
+ * comes back for the lane). Data gone is kept as a dead letter, and the record failed (`failUnrunnable`);
+ * a dead letter that could not be written lets the claim go as well, to be tried again later.
+ */
+async function runCurrent<End, Found extends FoundJobData>(
+  job: JobTransport<End, Found>,
+  settings: RunSettings,
+  current: Claimed,
+): Promise<RunStep<End>> {
+  const { claim, transaction } = current;
+  const lookUps = job.lookUps;
+  if (!lookUps || claim.id === job.own.id) return job.run(current);
+  const handed = await handedOverData(claim, settings.keys, lookUps.find);
+  if (handed !== undefined && handed !== UNREACHABLE) return job.run(current, handed);
+  if (handed === UNREACHABLE || !(await lookUps.keepUnrunnable(claim))) {
+    await letGo(settings.store, claim, transaction);
+    lookUps.leftForLater();
+    return "stop";
+  }
+  await failUnrunnable(settings.store, claim, transaction, settings.logger, job.jobIdFor(claim.id));
+  return "next";
 }
 
 /**

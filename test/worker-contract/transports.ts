@@ -3,10 +3,11 @@
 // in, and the console's admin API over the store and the queue. Only the package's public entry
 // points are used, so the contract keeps holding whatever the workers are made of inside.
 import { fileURLToPath } from "node:url";
+import { Queue } from "bullmq";
 import { Redis } from "ioredis";
 import knexFactory from "knex";
 import { type Closable, createReceiver, type IdempotencyStore, type Receiver } from "merchant-webhooks";
-import { bullmqQueue, type CreateWorkerOptions, createWorker, redrive } from "merchant-webhooks/bullmq";
+import { bullmqQueue, type CreateWorkerOptions, createWorker, jobIdFor, redrive } from "merchant-webhooks/bullmq";
 import { type Admin, createAdmin } from "merchant-webhooks/console";
 import { createPgBossWorker, pgBossQueue, pgBossRedrive } from "merchant-webhooks/pg-boss";
 import { postgresStore } from "merchant-webhooks/postgres";
@@ -84,6 +85,11 @@ export interface Bed {
   spawn(name: string, env?: Record<string, string>): Promise<WorkerProcess>;
   /** Rows per notification id of `started`, `effects` or `aborted`, written by child workers. */
   rows(table: "started" | "effects" | "aborted", id: string): Promise<number>;
+  /**
+   * Remove every job and queue-kept copy of the notification `id` on queue `name`, as a person (or a
+   * lost queue) would: what the store's lane keeps of it stays.
+   */
+  removeJobs(name: string, id: string): Promise<void>;
 }
 
 /** BullMQ's default retry delay here, and how often its workers look for jobs whose worker stopped. */
@@ -229,6 +235,18 @@ export function transportBed(transport: Transport, label: string): Bed {
       );
       children.push(child);
       return child;
+    },
+    async removeJobs(name, id) {
+      if (transport.kind === "pgboss-postgres") {
+        await pool.query(`DELETE FROM "${bossSchema}".job WHERE name = $1 AND data->>'id' = $2`, [name, id]);
+        return;
+      }
+      const queue = new Queue(name, { connection: redis.duplicate(), prefix });
+      await queue.remove(jobIdFor(id));
+      await queue.close();
+      // The queue's ledger keeps a copy of each notification's job data, in parts: `prefix:name:ledger-N:jobs`.
+      for (const key of await redis.keys(`${prefix}:${name}:ledger-*`))
+        await ((await redis.type(key)) === "hash" ? redis.hdel(key, id) : redis.zrem(key, id));
     },
     async rows(table, id) {
       const { rows } = await pool.query(

@@ -1,0 +1,39 @@
+import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
+import type { TransactionalClaim } from "../idempotency/transaction.js";
+import type { Logger } from "../logging/logger.js";
+
+/**
+ * Let a claim go at once, unrun and uncounted as a failure: a lease of 0, so it goes back in line at
+ * its position (see `return_lapsed_holder`) and whoever comes next need not wait the lease out; a
+ * claim made in a transaction is rolled back instead. Taken over meanwhile, the record refuses it.
+ */
+export async function letGo(
+  store: IdempotencyStore,
+  claim: ClaimHandle,
+  transaction: TransactionalClaim | undefined,
+): Promise<void> {
+  if (transaction) await transaction.rollback("job_unreachable");
+  else await Promise.resolve(store.extend(claim, 0)).catch(() => {});
+}
+
+/**
+ * A notification handed to a job with nothing to run it from (its job and every copy gone, or its data
+ * unreadable), on every queue alike: its record fails (`job_missing`), so it no longer holds up its
+ * subscription and a redelivery by the sender runs it afresh; logged at warn level, since no handler
+ * failed. The queue keeps it as a dead letter first where it can (see `JobTransport.lookUps`).
+ */
+export async function failUnrunnable(
+  store: IdempotencyStore,
+  claim: ClaimHandle,
+  transaction: TransactionalClaim | undefined,
+  logger: Logger,
+  jobId: string,
+): Promise<void> {
+  // A transaction's claim records the failure once rolled back.
+  if (transaction) await transaction.rollback("job_missing");
+  else await Promise.resolve(store.fail(claim, "job_missing")).catch(() => {});
+  logger.warn(
+    { notification_id: claim.id, job_id: jobId, outcome: "job_missing" },
+    "queued notification has no job to run from",
+  );
+}
