@@ -22,6 +22,8 @@ export interface WrittenRow {
   rowId?: string;
   completed?: boolean;
   unwritten?: boolean;
+  /** Claimed by the prepared first claim, which prepared the seal on the same connection (see firstClaimStatement). */
+  prepared?: boolean;
 }
 
 /**
@@ -101,7 +103,7 @@ export type ClaimStatements = ReturnType<typeof claimStatements>;
  * `p_fence`, for a claim whose handler runs in this transaction, puts up its fence (see fence-sql.ts).
  * `p_answer`, for a first claim at `read committed` whose record is written once (defersFirstWrite),
  * writes that record at once, completed with that answer: it commits only with the handler's effects,
- * and its completion is then the seal alone (see sealFunctionSql), no second statement on the record.
+ * and its completion is then the seal alone (see sealCallSql), no second statement on the record.
  *
  * It answers one text, so the common answers cost the client one short column to parse rather than a
  * row of ten (see parseLook): `w` and the inserted row's `ctid` (its own transaction completes it without
@@ -180,6 +182,8 @@ export interface ClaimLook {
   completed?: boolean;
   /** The record read; none when there is none within retention. */
   row?: RecordRow;
+  /** The lock taken, and the record still to be read after it (firstClaimStatement's `r`). */
+  unread?: boolean;
 }
 
 /** The claim function's one text (see claimFunctionSql) as a ClaimLook. */
@@ -193,6 +197,8 @@ export function parseLook(look: string): ClaimLook {
       return { locked: true };
     case "h":
       return { locked: false };
+    case "r":
+      return { locked: true, unread: true };
   }
   const [locked, state, fingerprint, owner, attempts, answer, error, lease_ms, now_ms] = JSON.parse(look) as [
     boolean,

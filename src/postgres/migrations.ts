@@ -1,7 +1,7 @@
 import { claimFunctionSql } from "./claim-sql.js";
 import { fenceSql } from "./fence-sql.js";
 import type { QualifiedNames } from "./names.js";
-import { completeFunctionSql, sealFunctionSql } from "./settle-sql.js";
+import { completeFunctionSql, refuseFunctionSql } from "./settle-sql.js";
 
 /**
  * Every change to the inbox's tables, in order: the one home of the schema's SQL (as pg-boss keeps its
@@ -110,15 +110,24 @@ ${createIndex(names.schema, names.heldIndex, `${names.records} (updated_at) WHER
     readableFrom: 1,
     description:
       "a first delivery's record written completed by its claim, sealed by its completion; claim and completion v5",
-    // Routines only (installed with the last step): see claimFunctionSql and sealFunctionSql.
+    // Routines only (installed with the last step): see claimFunctionSql (its seal, seal_v5, gave way in version 6).
     sql: () => "",
   },
   {
     version: 6,
-    // The release before neither reads nor writes the column; its completion (v5) stays installed for
-    // its receivers and leaves the column as it is. This release's completes as v6, clearing it.
+    // Nothing the release before reads changes, and its routines (seal_v5 among them) stay for its receivers.
     readableFrom: 1,
-    description: "an in-process queue's job data kept with its record until it completes; completion v6",
+    description:
+      "a first delivery's claim and its seal as plain statements (no PL/pgSQL on their way); the seal's refusal v6",
+    // Routines only (installed with the last step): see firstClaimStatement, sealCallSql and refuseFunctionSql.
+    sql: () => "",
+  },
+  {
+    version: 7,
+    // The release before neither reads nor writes the column; its completion (v5) stays installed for
+    // its receivers and leaves the column as it is. This release's completes as v7, clearing it.
+    readableFrom: 1,
+    description: "an in-process queue's job data kept with its record until it completes; completion v7",
     // A nullable column without a default: a change of the catalog alone. `carried` holds the job data
     // (sealed, or card numbers masked; never card verification data) of a notification an in-process
     // queue accepted, so a receiver on the same tables runs it when the one that accepted it died (see
@@ -149,7 +158,7 @@ ${claimFunctionSql(names)}
 
 ${completeFunctionSql(names)}
 
-${sealFunctionSql(names)}`;
+${refuseFunctionSql(names)}`;
 }
 
 /** The version table: one row per step run (or found already there, for tables older than it). */

@@ -37,8 +37,8 @@ export interface QualifiedNames {
    */
   claimFunction: string;
   completeFunction: string;
-  /** The completion of a record its claim wrote completed (see sealFunctionSql). */
-  sealFunction: string;
+  /** Why the completion of a record its claim wrote completed was refused, raised (see refuseFunctionSql). */
+  refuseFunction: string;
   /**
    * The fence around a handler's transaction (see fence-sql.ts): its table, the function that puts it
    * up, its trigger's function, and the function that ends a holder idle past its bound.
@@ -77,8 +77,8 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     heldIndex: quote(`${table}_held`),
     lockPrefix: `${schema}.${table}:`,
     claimFunction: `${quote(schema)}.${quote(`${table}_claim_v5`)}`,
-    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v6`)}`,
-    sealFunction: `${quote(schema)}.${quote(`${table}_seal_v5`)}`,
+    completeFunction: `${quote(schema)}.${quote(`${table}_complete_v7`)}`,
+    refuseFunction: `${quote(schema)}.${quote(`${table}_refuse_v6`)}`,
     fence: `${quote(schema)}.${quote(`${table}_fence`)}`,
     fenceFunction: `${quote(schema)}.${quote(`${table}_fence_v3`)}`,
     fenceCheckFunction: `${quote(schema)}.${quote(`${table}_fence_check_v3`)}`,

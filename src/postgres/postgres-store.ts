@@ -22,6 +22,7 @@ import {
   takeNextIn,
 } from "./claim-sql.js";
 import { poolConnection } from "./connection-state.js";
+import { firstClaimStatement } from "./first-claim-sql.js";
 import { keptStatements } from "./kept-sql.js";
 import { listIn, listStatements } from "./list-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
@@ -120,7 +121,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     (err) => (err instanceof MissingTableError || err instanceof SchemaTooNewError ? err.message : undefined),
   );
   const db = versionChecked(sessions(pool, names, { timeoutMs, isolationLevel }, connection), names);
-  const inbox = { db, names, claims, settles, canceller: backendCanceller(pool, timeoutMs) };
+  const firstClaim = firstClaimStatement(names, retentionSeconds);
+  const inbox = { db, names, claims, firstClaim, settles, canceller: backendCanceller(pool, timeoutMs) };
   const listSql = listStatements(names, retentionSeconds);
   const keptSql = keptStatements(names, retentionSeconds);
   const inOrm = options.orm && ormClaims(inbox, options.orm);

@@ -248,7 +248,7 @@ export async function retryConflicts<T>(attempt: () => Promise<T>): Promise<T> {
 /** Which of the store's functions an "undefined function" error names, if one. */
 function ownFunctionIn(names: QualifiedNames, message: string): string | undefined {
   const unquoted = (name: string) => name.replaceAll('"', "");
-  return [names.claimFunction, names.completeFunction, names.sealFunction, names.fenceFunction].find((name) =>
+  return [names.claimFunction, names.completeFunction, names.refuseFunction, names.fenceFunction].find((name) =>
     message.includes(unquoted(name)),
   );
 }

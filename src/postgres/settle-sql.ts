@@ -1,5 +1,6 @@
-import { insideClaimSql, SEAL_SETTING, sealSql } from "./fence-sql.js";
+import { CLAIM_SETTING, insideClaimSql, SEAL_SETTING, sealSql } from "./fence-sql.js";
 import type { QualifiedNames } from "./names.js";
+import { preparedStatement } from "./prepared.js";
 import { literal } from "./sessions.js";
 
 /**
@@ -35,6 +36,7 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
       written.eventType === undefined ? "NULL" : literal(written.eventType),
       written.subscriptionId === undefined ? "NULL" : literal(written.subscriptionId),
     ].join(", ")})`;
+  const seal = preparedStatement("seal_v6", ["text", "text", "text"], sealStatementSql(names, "$1", "$2", "$3"));
   return {
     complete: completeSql(names, { id: "$1", owner: "$2", answer: "$3", live }),
     /**
@@ -44,10 +46,13 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
     completeCall,
     /**
      * The completion of a record its claim wrote completed (`c`), answering as written: the seal's call
-     * (see sealFunctionSql), alone or with the COMMIT in one message.
+     * (see sealCallSql), alone or with the COMMIT in one message.
      */
-    sealCall: (id: string, owner: string, rowId: string) =>
-      `SELECT ${names.sealFunction}(${literal(id)}, ${literal(owner)}, ${literal(rowId)})`,
+    sealCall: (id: string, owner: string, rowId: string) => sealCallSql(names, id, owner, rowId),
+    /** The seal prepared, on a connection whose first claim prepared it (see firstClaimStatement). */
+    seal,
+    sealExecute: (id: string, owner: string, rowId: string) =>
+      `EXECUTE ${seal.name}(${literal(id)}, ${literal(owner)}, ${literal(rowId)})`,
     fail: settle("failed", "error = $3, waiting = false"),
     /**
      * `fail` for a run whose job fails with it, in its own transaction (`failWithin`): a dead letter,
@@ -170,26 +175,35 @@ const JOB_MISSING = "job_missing";
 export const RECORD_NOT_FOUND = "P0002";
 
 /**
- * The completion of a first delivery whose claim wrote its record completed already (`p_answer` of the
- * claim function): raises unless it runs in the claim's own transaction and finds that row (by `ctid`,
- * as the completion does), then seals the transaction. The record is written once, by the claim.
+ * The completion of a first delivery whose claim wrote its record completed already (the claim's
+ * `p_answer`, or firstClaimStatement): a plain statement, no PL/pgSQL on the way (each statement inside a
+ * PL/pgSQL function starts an executor of its own). It seals the transaction only while it runs in the
+ * claim's own transaction (the claim's token still set) and finds the row there (by `ctid`, no index
+ * read); otherwise it calls the refusal (refuseFunctionSql), which raises, so the COMMIT after it never
+ * runs. The record is written once, by the claim.
  */
-export function sealFunctionSql(names: QualifiedNames): string {
-  return `CREATE OR REPLACE FUNCTION ${names.sealFunction}(p_id text, p_owner text, p_row_id text) RETURNS void
-LANGUAGE plpgsql AS $seal$
-DECLARE
-  sealed text;
+export const sealCallSql = (names: QualifiedNames, id: string, owner: string, rowId: string) =>
+  sealStatementSql(names, literal(id), literal(owner), literal(rowId));
+
+function sealStatementSql(names: QualifiedNames, id: string, owner: string, rowId: string): string {
+  return `SELECT CASE WHEN current_setting('${CLAIM_SETTING}', true) = ${owner} AND EXISTS (SELECT 1 FROM ${names.records}
+      WHERE ctid = ${rowId}::tid AND id = ${id} AND owner = ${owner} AND state = 'completed')
+    THEN set_config('${SEAL_SETTING}', ${owner}, true) ELSE ${names.refuseFunction}(${id}, ${owner}) END`;
+}
+
+/**
+ * Why a seal was refused, raised: outside the claim's transaction (the handler ended it), or its
+ * record not found in it. Called only then, so no completion runs PL/pgSQL.
+ */
+export function refuseFunctionSql(names: QualifiedNames): string {
+  return `CREATE OR REPLACE FUNCTION ${names.refuseFunction}(p_id text, p_owner text) RETURNS text
+LANGUAGE plpgsql AS $refuse$
 BEGIN
   ${insideClaimSql}
-  IF NOT EXISTS (SELECT 1 FROM ${names.records}
-      WHERE ctid = p_row_id::tid AND id = p_id AND owner = p_owner AND state = 'completed') THEN
-    RAISE EXCEPTION 'the claim''s record % was not found in its own transaction', p_id
-      USING ERRCODE = '${RECORD_NOT_FOUND}';
-  END IF;
-  -- An assignment, not PERFORM: an expression alone is evaluated without the executor.
-  sealed := set_config('${SEAL_SETTING}', p_owner, true);
+  RAISE EXCEPTION 'the claim''s record % was not found in its own transaction', p_id
+    USING ERRCODE = '${RECORD_NOT_FOUND}';
 END
-$seal$;`;
+$refuse$;`;
 }
 
 /**

@@ -19,8 +19,10 @@ import {
   type WrittenRow,
 } from "./claim-sql.js";
 import { fenceCall, sealedCommit } from "./fence-sql.js";
+import { firstClaimExecute, readLockedSql } from "./first-claim-sql.js";
 import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
 import type { QualifiedNames } from "./names.js";
+import { executePrepared, type PreparedStatement } from "./prepared.js";
 import { begin, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
 import type { CompletedWrite, SettleStatements } from "./settle-sql.js";
 
@@ -40,6 +42,8 @@ export interface InboxStatements {
   db: Sessions;
   names: QualifiedNames;
   claims: ClaimStatements;
+  /** A first delivery's claim and a duplicate's, prepared per connection (see firstClaimStatement). */
+  firstClaim: PreparedStatement;
   settles: SettleStatements;
   canceller: BackendCanceller;
 }
@@ -52,15 +56,30 @@ export interface InboxStatements {
  */
 export async function transactionalClaim(inbox: InboxStatements, asked: ClaimRequest): Promise<TransactionalClaim> {
   const request = claimFlags(asked);
-  const { claims } = inbox;
+  const { claims, firstClaim } = inbox;
   const deferWrite = defersFirstWrite(inbox.db, request);
   const claimed = await inTransaction(
     inbox,
     lockWaitFor(request),
     // BEGIN and the claim's first statement, one message, one round trip.
-    async (query, written, opening, bound) => {
-      const [looked] = await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, deferWrite)}`);
-      return claimIn(query, claims, request, written, parseLook(looked!.look), deferWrite);
+    async (query, written, opening, bound, client) => {
+      // A first delivery or a duplicate in plain statements (see firstClaimStatement), any other through the function.
+      const [looked] = deferWrite
+        ? await executePrepared(
+            client,
+            [firstClaim, inbox.settles.seal],
+            query<{ look: string }>,
+            // After BEGIN, which must set the level before any statement (a PREPARE outlives a rollback).
+            (prepare) => `${opening}; ${prepare}${firstClaimExecute(firstClaim, inbox.names, request, bound)}`,
+          )
+        : await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, false)}`);
+      written.prepared = deferWrite;
+      let look = parseLook(looked!.look);
+      if (look.unread)
+        look = parseLook(
+          (await query<{ look: string }>(readLockedSql(inbox.names, claims.retentionSeconds, request)))[0]!.look,
+        );
+      return claimIn(query, claims, request, written, look, deferWrite);
     },
     request,
     request.handlerTimeoutMs,
@@ -121,6 +140,7 @@ async function inTransaction(
     written: WrittenRow,
     opening: string,
     bound: number | undefined,
+    client: PoolClient,
   ) => Promise<ClaimResult | undefined>,
   own: ClaimFlags | undefined,
   handlerTimeoutMs: number | undefined,
@@ -136,10 +156,11 @@ async function inTransaction(
     written.rowId = undefined;
     written.unwritten = undefined;
     written.completed = undefined;
+    written.prepared = undefined;
     const client = await db.connect();
     const query = db.queryOn(client);
     try {
-      const result = await claim(query, written, opening, bound);
+      const result = await claim(query, written, opening, bound, client);
       if (result?.status !== "claimed" && result?.status !== "stale") {
         // Not run here: whatever the claim wrote commits, past the fence it may have put up. A claim
         // that answered for a failed statement (a key's row held elsewhere) has nothing to commit.
@@ -480,6 +501,6 @@ export function completion(
 ): string {
   const answerJson = JSON.stringify(answer);
   if (written.completed && written.rowId !== undefined && answerJson === FIRST_ANSWER)
-    return settles.sealCall(claimed.id, claimed.owner, written.rowId);
+    return (written.prepared ? settles.sealExecute : settles.sealCall)(claimed.id, claimed.owner, written.rowId);
   return settles.completeCall(claimed.id, claimed.owner, answerJson, completedWrite(written, own));
 }

@@ -109,7 +109,7 @@ describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (or
     expect(first[0]).toMatch(/^(BEGIN|START TRANSACTION)/i);
     expect(first[1]).toMatch(/_claim_v5"\(/);
     // The claim wrote the record completed: the completion checks and seals.
-    expect(first[3]).toMatch(answersEnd ? /_seal_v5"\(.*; COMMIT$/s : /_seal_v5"\([^;]*$/s);
+    expect(first[3]).toMatch(answersEnd ? /_refuse_v6"\(.*; COMMIT$/s : /_refuse_v6"\([^;]*$/s);
     expect(first.join("\n")).not.toMatch(/SET TRANSACTION/);
     const again = await messagesDuring(async () => expect((await receiver.handle(post(json(sent)))).status).toBe(200));
     expect(again).toHaveLength(answersEnd ? 3 : 4);

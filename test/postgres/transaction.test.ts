@@ -186,12 +186,43 @@ describe("the claim and the completion as functions migrate() installs", () => {
     await receiver.handle(post(json(notification()))); // the pool's connections are open
     const first = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(first).toHaveLength(3);
-    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; SELECT .*_claim_v5"\(/);
+    // Plain statements prepared on the connection, no PL/pgSQL function on the way.
+    expect(first[0]).toMatch(/^BEGIN ISOLATION LEVEL READ COMMITTED; EXECUTE merchant_webhooks_claim_v6_\w+\(/);
     // The claim wrote the record completed: its completion checks and seals, and commits.
-    expect(first[2]).toMatch(/_seal_v5"\(.*\); COMMIT$/);
+    expect(first[2]).toMatch(/^EXECUTE merchant_webhooks_seal_v6_\w+\(.*\); COMMIT$/s);
     // A duplicate: the claim finds the completed record, and the transaction ends.
     const again = await messagesDuring(async () => expect((await receiver.handle(post(body))).status).toBe(200));
     expect(again).toHaveLength(2);
+  });
+
+  it("prepares its claim again on a connection whose prepared statements a handler deallocated", async () => {
+    // One connection, so every delivery runs on the one whose statements the handler dropped.
+    const single = testPool(1);
+    const onRenew = vi.fn(async (n: { id: string }, ctx) => {
+      await insertEffect(ctx, n.id);
+      if (n.id === dropping.id) await ctx.transaction.query("DEALLOCATE ALL");
+    });
+    const receiver = createReceiver({
+      idempotency: postgresStore({ connection: single, schema }),
+      logger: silentLogger(),
+      onRenew,
+    });
+    const dropping = notification();
+    try {
+      expect((await receiver.handle(post(json(notification())))).status).toBe(200);
+      // The handler dropped the seal its own claim prepared: its run fails whole, and its retry runs once.
+      expect((await receiver.handle(post(json(dropping)))).status).toBe(500);
+      expect(await rowsOf(dropping.id)).toBe(0);
+      const next = notification();
+      expect((await receiver.handle(post(json(next)))).status).toBe(200);
+      expect((await receiver.handle(post(json(next)))).status).toBe(200);
+      expect(await rowsOf(next.id)).toBe(1);
+      const prepared = await single.query("SELECT count(*)::int AS n FROM pg_prepared_statements");
+      expect(prepared.rows[0].n).toBe(2);
+    } finally {
+      await receiver.close();
+      await single.end();
+    }
   });
 
   it("keeps the answer a run ends with when it is not the one the claim wrote: no handler for the event type", async () => {
@@ -216,7 +247,7 @@ describe("the claim and the completion as functions migrate() installs", () => {
         store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1000 }),
       ).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
-      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 5`);
+      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 7`);
       expect((failure as Error).message).toContain(`run migrate(pool, { schema: "${old}", table: "inbox" })`);
       const onRenew = vi.fn();
       const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
