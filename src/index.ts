@@ -92,7 +92,7 @@ export {
 
 // Exactly once: the in-memory store and the interface every store implements.
 
-export { type ClaimFlags, claimFlags, claimRequestOf } from "./idempotency/claim-flags.js";
+export { type ClaimFlags, claimFlags } from "./idempotency/claim-flags.js";
 export type { LaneMaxLengthOption } from "./idempotency/lane-max-length.js";
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from "./idempotency/memory-store.js";
 export {

@@ -259,7 +259,11 @@ class BullmqJob implements JobTransport<JobOutcome> {
   }
 
   takenEarly(): Promise<Taken | undefined> | undefined {
-    return this.early;
+    // Handed over once: a lane notification the core settles without a run (its data gone) must not
+    // find the take that brought it here still waiting, and be handed to itself again.
+    const early = this.early;
+    this.early = undefined;
+    return early;
   }
 
   async finish(): Promise<JobOutcome> {

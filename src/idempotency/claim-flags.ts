@@ -4,7 +4,7 @@ import type { ClaimRequest, ListedAs, OrderClaim } from "./claim.js";
  * A claim as mode flags: the form `ClaimRequest` had before its named claims (`kind`), several of
  * whose combinations meant nothing. The built-in stores' Lua scripts and SQL still take a claim in
  * this form (their wire format, which running deployments share), and a store written against the
- * old `ClaimRequest` reads it: `claimFlags` turns a named claim into it, `claimRequestOf` back.
+ * old `ClaimRequest` reads it: `claimFlags` turns a named claim into it.
  */
 export interface ClaimFlags {
   id: string;
@@ -69,41 +69,4 @@ export function claimFlags(request: ClaimRequest | ClaimFlags): ClaimFlags {
       if (request.attempt !== undefined) flags.attempt = request.attempt;
       return flags;
   }
-}
-
-/**
- * @deprecated For code that still builds `ClaimFlags`s: the named claim its flags meant.
- * Flags that meant nothing together are dropped as the stores ignored them (`queueAtClaim` with
- * `order`, `handoffFrom` or `attempt` on a receiver's claim, `carried` without `order`).
- */
-export function claimRequestOf(legacy: ClaimFlags): ClaimRequest {
-  const { id, fingerprint, owner, leaseMs, handlerTimeoutMs, listedAs, order, takeQueued } = legacy;
-  const base = {
-    id,
-    fingerprint,
-    owner,
-    leaseMs,
-    ...(handlerTimeoutMs !== undefined ? { handlerTimeoutMs } : {}),
-    ...(listedAs !== undefined ? { listedAs } : {}),
-  };
-  const takeOver = takeQueued ? { takeOver: true } : {};
-  if (legacy.forQueue && order)
-    return {
-      ...base,
-      kind: "append",
-      order,
-      ...(legacy.carried !== undefined ? { carried: legacy.carried } : {}),
-      ...takeOver,
-    };
-  if (legacy.forQueue)
-    return { ...base, kind: "enqueue", ...(legacy.queueAtClaim ? { queueAtClaim: true } : {}), ...takeOver };
-  if (takeQueued)
-    return {
-      ...base,
-      kind: "take",
-      ...(order ? { order } : {}),
-      ...(legacy.handoffFrom !== undefined ? { handoffFrom: legacy.handoffFrom } : {}),
-      ...(legacy.attempt !== undefined ? { attempt: legacy.attempt } : {}),
-    };
-  return { ...base, kind: "run", ...(order ? { order } : {}) };
 }

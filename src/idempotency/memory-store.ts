@@ -35,7 +35,6 @@ const MEMORY_STORE_KEYS = {
   maxEntries: true,
   maxBytes: true,
   laneMaxLength: true,
-  mailboxMaxLength: true,
   now: true,
 } as const satisfies KnownKeys<MemoryStoreOptions>;
 
@@ -125,7 +124,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): MemoryStore {
   const retentionMs = (options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000;
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const laneMaxLength = laneMaxLengthOf("memoryStore", options);
+  const laneMaxLength = laneMaxLengthOf(options);
   const now = options.now ?? Date.now;
   const records = new Map<string, Entry>();
   const writeOrder = new WriteOrder<Entry>();

@@ -147,7 +147,8 @@ export function createReceiver(options: ReceiverOptions, hints: AdapterHints = {
     health: (healthOptions) =>
       checkHealth(resolved.store, options.queue, healthOptions, slots, {
         lanes: resolved.ordering !== undefined,
-        kept: options.queue && (options.queue.durable || lapsed !== undefined),
+        // A durable queue keeps what it accepted by being one: said only of a queue that is not.
+        kept: options.queue && !options.queue.durable ? lapsed !== undefined : undefined,
       }),
     async close(limit) {
       const timeoutMs = closeTimeoutOf(limit, DEFAULT_CLOSE_TIMEOUT_MS);

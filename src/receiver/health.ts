@@ -21,9 +21,9 @@ export interface ReceiverHealth {
   inFlight: number;
   maxInFlight: number;
   /**
-   * With a queue: whether notifications answered `processed: true` survive this process (a durable
-   * queue, or an in-process queue on a store that keeps them: another receiver on the store runs
-   * them). False for an in-process queue on `memoryStore`: they are lost if the process dies. Not in `ok`.
+   * With an in-process queue: whether notifications answered `processed: true` survive this process
+   * (true on a store that keeps them: another receiver on the store runs them; false on `memoryStore`:
+   * they are lost if the process dies). Absent with a durable queue, which keeps them by being one. Not in `ok`.
    */
   acceptedKept?: boolean;
   /**
@@ -56,7 +56,7 @@ export async function checkHealth(
   load: { inFlight: () => number; maxInFlight: number },
   /**
    * `lanes`: whether the caller runs ordered lanes (a receiver with `ordering`, a worker): then held
-   * lanes are counted. `kept`: with a queue, whether what it accepted survives the process (`acceptedKept`).
+   * lanes are counted. `kept`: with a queue that is not durable, whether what it accepted survives the process (`acceptedKept`).
    */
   { lanes = false, kept }: { lanes?: boolean; kept?: boolean | undefined } = {},
 ): Promise<ReceiverHealth> {

@@ -110,7 +110,6 @@ const REDIS_STORE_KEYS = {
   retentionSeconds: true,
   timeoutMs: true,
   laneMaxLength: true,
-  mailboxMaxLength: true,
   waitForReplicas: true,
   timeIndex: true,
 } as const satisfies KnownKeys<RedisStoreSettings & { connection: unknown }>;
@@ -159,7 +158,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   checkRedisConnection(options?.connection, { what: "redisStore", options: true });
   const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
   const leaseMs = positive("leaseMs", options.leaseMs ?? DEFAULT_LEASE_MS);
-  const laneMaxLength = positive("laneMaxLength", laneMaxLengthOf("redisStore", options));
+  const laneMaxLength = positive("laneMaxLength", laneMaxLengthOf(options));
   const retentionMs = Math.round(
     positive("retentionSeconds", options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS) * 1000,
   );

@@ -77,7 +77,10 @@ export interface JobTransport<End, Found extends FoundJobData = FoundJobData> {
   run(current: Claimed, handed?: HandedOver<Found>): Promise<RunStep<End>>;
   /** Whether the drain takes the lane's next notification after one ran (not while the worker closes). */
   drainsOn(): boolean;
-  /** The lane's next notification, when the run asked for it already (with its completion); else undefined. */
+  /**
+   * The lane's next notification, when the run asked for it already (with its completion); else
+   * undefined. Handed over once: a second call answers undefined until a run takes another.
+   */
   takenEarly(): Promise<Taken | undefined> | undefined;
   /** The drain is over: the job's end. */
   finish(): Promise<End>;
