@@ -23,6 +23,13 @@ export interface KeptNotifications {
    * lease already lapsed, so the next sweep takes it over and runs it. False when it is not one.
    */
   rerun(id: string, owner: string): Awaitable<boolean>;
+  /**
+   * Whether `id` is such a dead letter now (failed, its data kept), so `rerun` would redrive it: a
+   * failed record without kept data was refused to its sender (`processed: false`), which delivers it
+   * again, or is a durable queue's dead letter. Lets the CLI's redrive tell the two apart, and list
+   * the first on a dry run.
+   */
+  redrivable(id: string): Awaitable<boolean>;
 }
 
 /** A lapsed record taken over by `resume`: the new claim, its attempt and the data kept with it. */

@@ -24,5 +24,7 @@ export function keptStatements({ records }: QualifiedNames, retentionSeconds: nu
     rerun: `UPDATE ${records} SET state = 'processing', owner = $2, lease_until = clock_timestamp(), error = NULL,
         updated_at = clock_timestamp()
       WHERE id = $1 AND state = 'failed' AND carried IS NOT NULL AND ${live} RETURNING id`,
+    /** $1 id: one row when `rerun` would redrive it (the same conditions), none otherwise. */
+    redrivable: `SELECT 1 FROM ${records} WHERE id = $1 AND state = 'failed' AND carried IS NOT NULL AND ${live}`,
   };
 }

@@ -184,6 +184,7 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
         ),
       rerun: (id, owner) =>
         retryConflicts(() => db.withClient(async (query) => (await query(keptSql.rerun, [id, owner])).length > 0)),
+      redrivable: (id) => db.withClient(async (query) => (await query(keptSql.redrivable, [id])).length > 0),
     },
     lanes: {
       takeNext: (order, owner, ms) =>

@@ -20,7 +20,7 @@ export interface LapsedSweep {
 }
 
 /** What a receiver's sweep needs of its store: the kept notifications, and the list to find them by. */
-type KeepingStore = IdempotencyStore & { kept: KeptNotifications; list: NonNullable<IdempotencyStore["list"]> };
+export type KeepingStore = IdempotencyStore & { kept: KeptNotifications; list: NonNullable<IdempotencyStore["list"]> };
 
 /** Whether the store keeps an in-process queue's notifications and can list its records to find them again. */
 export const keepsNotifications = (store: IdempotencyStore): store is KeepingStore =>

@@ -465,6 +465,13 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       return { claim: { id, owner }, attempt: Number(reply[0]), carried: String(reply[1]) };
     },
     rerun: async (id, owner) => (await script("mwIdemRerun", id, undefined, [owner, retentionMs])) === 1,
+    // What rerun-1.lua checks, read alone: the record's hash expires with its retention, as the script keeps it.
+    async redrivable(id) {
+      const [state, carried] = await connection.run("kept redrivable", (client) =>
+        client.hmget(key(id), "state", "carried"),
+      );
+      return state === "failed" && carried !== null;
+    },
   };
 
   const store: RedisStore = {

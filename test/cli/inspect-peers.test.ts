@@ -1,4 +1,3 @@
-import { pathToFileURL } from "node:url";
 import { createReceiver } from "merchant-webhooks";
 import { createPgBossWorker, pgBossQueue } from "merchant-webhooks/pg-boss";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,14 +6,7 @@ import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
 import { DATABASE_URL } from "../support/postgres.js";
 import { eventually } from "../support/redis.js";
-import { runCliProcess } from "./run-cli.js";
-
-/** Node flags that make the optional peers `packages` impossible to find, as if never installed. */
-const without = (...packages: string[]) => {
-  const url = pathToFileURL(new URL("./fixtures/without-peers.mjs", import.meta.url).pathname);
-  url.searchParams.set("hide", packages.join(","));
-  return ["--import", url.href];
-};
+import { runCliProcess, without } from "./run-cli.js";
 
 describe("merchant-webhooks inspect and redrive load only the peer they need", () => {
   const bed = pgBossBed("cliinspect", () => "");

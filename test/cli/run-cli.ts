@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import express from "express";
 import { type SubscriptionWebhookOptions, subscriptionWebhook } from "merchant-webhooks/express";
 import { runCommandLine } from "../../src/cli/command-line.js";
@@ -41,6 +41,13 @@ export function runCliProcess(args: readonly string[], nodeFlags: readonly strin
     );
   });
 }
+
+/** Node flags for `runCliProcess` that make the optional peers `packages` impossible to find, as if never installed. */
+export const without = (...packages: string[]) => {
+  const url = pathToFileURL(new URL("./fixtures/without-peers.mjs", import.meta.url).pathname);
+  url.searchParams.set("hide", packages.join(","));
+  return ["--import", url.href];
+};
 
 export interface RunningWebhook {
   url: string;

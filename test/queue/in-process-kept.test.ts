@@ -1,13 +1,11 @@
-import { Redis } from "ioredis";
 import { createReceiver, inProcessQueue, memoryStore } from "merchant-webhooks";
 import { createAdmin } from "merchant-webhooks/console";
-import { postgresStore } from "merchant-webhooks/postgres";
-import { redisStore } from "merchant-webhooks/redis";
 import { afterAll, describe, expect, it } from "vitest";
 import { captureLogger } from "../support/capture-logger.js";
 import { post } from "../support/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
-import { CARD_PWD, CVC, cardNotification, inboxSchema, PAN } from "./fixtures/card-notification.js";
+import { eventually } from "../support/redis.js";
+import { CARD_PWD, CVC, cardNotification, PAN } from "./fixtures/card-notification.js";
+import { type KeptStoreBed, postgresBed, redisBed } from "./fixtures/kept-store-beds.js";
 
 describe("an in-process queue on memoryStore", () => {
   it("says once, at start and in health(), that what it accepts is lost if the process dies", async () => {
@@ -27,45 +25,17 @@ describe("an in-process queue on memoryStore", () => {
   });
 });
 
-interface Bed {
-  store: ReturnType<typeof redisStore> | ReturnType<typeof postgresStore>;
-  carried(id: string): Promise<string | undefined>;
-  close(): Promise<void>;
-}
-
-const redisBed = async (): Promise<Bed> => {
-  const prefix = uniquePrefix("inproc-kept");
-  const redis = new Redis(REDIS_URL);
-  return {
-    store: redisStore({ connection: REDIS_URL, prefix }),
-    carried: async (id) => (await redis.hget(`${prefix}${id}`, "carried")) ?? undefined,
-    async close() {
-      await removeKeys(redis, prefix);
-      redis.disconnect();
-    },
-  };
-};
-
-const postgresBed = async (): Promise<Bed> => {
-  const inbox = await inboxSchema("inproc_kept");
-  return {
-    store: postgresStore({ connection: inbox.pool, schema: inbox.schema }),
-    carried: async (id) => (await inbox.record(id)).carried,
-    close: inbox.close,
-  };
-};
-
 describe.each([
-  { name: "redisStore", open: redisBed },
-  { name: "postgresStore", open: postgresBed },
+  { name: "redisStore", open: () => redisBed("inproc-kept") },
+  { name: "postgresStore", open: () => postgresBed("inproc_kept") },
 ])("an in-process queue on $name: a dead letter keeps its notification", ({ open }) => {
-  const beds: Bed[] = [];
+  const beds: KeptStoreBed[] = [];
   afterAll(async () => {
     for (const bed of beds) await bed.close();
   });
 
   /** A receiver whose handler fails its first `failRuns` runs of each notification. */
-  const receiverOn = (bed: Bed, failRuns: number) => {
+  const receiverOn = (bed: KeptStoreBed, failRuns: number) => {
     const runs = new Map<string, number>();
     const done: string[] = [];
     const { logger, lines } = captureLogger();
@@ -100,6 +70,7 @@ describe.each([
     expect(kept).not.toContain(CVC);
     expect(kept).not.toContain(CARD_PWD);
     expect(kept).not.toContain(PAN);
+    expect(await bed.store.kept?.redrivable(body.id)).toBe(true);
 
     // No queue given: the store's kept dead letters are what the admin API redrives.
     const admin = createAdmin({ idempotency: bed.store });
@@ -113,6 +84,7 @@ describe.each([
     expect(runs.get(body.id)).toBe(2);
     expect(done).toEqual([body.id]);
     expect(await bed.carried(body.id)).toBeUndefined();
+    expect(await bed.store.kept?.redrivable(body.id)).toBe(false);
     await receiver.close();
   });
 

@@ -1,9 +1,9 @@
 import { createAdmin } from "../../console/admin.js";
 import { jsonlRecordings } from "../../console/jsonl-recordings.js";
-import type { IdempotencyStore } from "../../idempotency/store.js";
 import type { NotificationQueue } from "../../queue/queue.js";
 import * as cli from "../args.js";
 import { printable, printableLines } from "../printable.js";
+import { STORE_OPTIONS, storeSource } from "../store-source.js";
 
 export const INSPECT_USAGE = `Usage: merchant-webhooks inspect <id> [options]
 
@@ -43,12 +43,7 @@ type Values = ReturnType<typeof parseInspect>["values"];
 
 function parseInspect(argv: readonly string[]) {
   return cli.parseCommand(argv, {
-    redis: { type: "string", short: "r", multiple: true },
-    cluster: { type: "boolean" },
-    "store-prefix": { type: "string" },
-    postgres: { type: "string" },
-    schema: { type: "string" },
-    table: { type: "string" },
+    ...STORE_OPTIONS,
     queue: { type: "string", short: "q" },
     prefix: { type: "string", short: "p" },
     "pg-boss": { type: "string" },
@@ -106,55 +101,19 @@ export async function runInspect(argv: readonly string[], io: cli.CliIo = cli.pr
 }
 
 /**
- * The store and queue `inspect` reads, each loading its own peer only when asked for: ioredis for a
- * Redis store or a BullMQ queue, pg for postgresStore, pg-boss for a pg-boss queue.
+ * The store and queue `inspect` reads, each loading its own peer only when asked for: the store's (see
+ * store-source.ts), ioredis for a BullMQ queue (on the store's Redis client), pg-boss for a pg-boss queue.
  */
 function inspectSources(values: Values) {
-  const closers: Array<() => Promise<unknown>> = [];
-  const places: string[] = [];
-  let redis: Promise<{ client: import("ioredis").Redis | import("ioredis").Cluster }> | undefined;
-  const redisClient = () =>
-    (redis ??= (async () => {
-      const { connectTarget, describeTarget, redisTarget } = await import("../redis-target.js");
-      const { closeClient } = await import("../../redis/connect.js");
-      const target = redisTarget(values.redis, values.cluster === true);
-      const client = connectTarget(target);
-      client.on("error", () => {}); // failures reach the calls made on it, and are reported once there
-      closers.push(() => closeClient(client));
-      places.push(describeTarget(target));
-      return { client };
-    })());
-
+  const source = storeSource(values);
   return {
-    async store(): Promise<IdempotencyStore> {
-      if (values.postgres) {
-        const { Pool } = (await import("pg")).default;
-        const pool = new Pool({ connectionString: values.postgres, max: 2 });
-        closers.push(() => pool.end());
-        const { describeDatabase } = await import("../pg-boss-connection.js");
-        places.push(describeDatabase(values.postgres));
-        const { postgresStore } = await import("../../postgres/postgres-store.js");
-        return postgresStore({
-          connection: pool,
-          ...(values.schema ? { schema: values.schema } : {}),
-          ...(values.table ? { table: values.table } : {}),
-        });
-      }
-      const { redisStore } = await import("../../redis/redis-store.js");
-      const { client } = await redisClient();
-      return redisStore({
-        connection: client,
-        timeoutMs: 5_000,
-        ...(values["store-prefix"] ? { prefix: values["store-prefix"] } : {}),
-      });
-    },
+    ...source,
     async queue(name: string): Promise<NotificationQueue> {
       const bossUrl = values["pg-boss"];
       if (bossUrl !== undefined) {
         const { closeBoss, describeDatabase, openBoss } = await import("../pg-boss-connection.js");
         const boss = await openBoss(bossUrl, values["boss-schema"]);
-        closers.push(() => closeBoss(boss));
-        places.push(`pg-boss on ${describeDatabase(bossUrl)}`);
+        source.opened(() => closeBoss(boss), `pg-boss on ${describeDatabase(bossUrl)}`);
         await boss.start();
         const { pgBossQueue } = await import("../../pg-boss/pg-boss-queue.js");
         return pgBossQueue({
@@ -165,14 +124,13 @@ function inspectSources(values: Values) {
         });
       }
       const { bullmqQueue } = await import("../../bullmq/bullmq-queue.js");
-      const { client } = await redisClient();
-      const bull = bullmqQueue({ connection: client, name, ...(values.prefix ? { prefix: values.prefix } : {}) });
-      closers.push(() => bull.close());
+      const bull = bullmqQueue({
+        connection: await source.redisClient(),
+        name,
+        ...(values.prefix ? { prefix: values.prefix } : {}),
+      });
+      source.opened(() => bull.close());
       return bull;
-    },
-    where: () => places.join(" and ") || "its store",
-    async close() {
-      for (const close of closers.reverse()) await close().catch(() => {});
     },
   };
 }

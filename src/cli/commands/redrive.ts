@@ -10,16 +10,21 @@ import {
 } from "../args.js";
 import { printable } from "../printable.js";
 import type { RedisTarget } from "../redis-target.js";
+import { STORE_OPTIONS } from "../store-source.js";
 import { redrivePgBoss } from "./redrive-pg-boss.js";
 
 export const REDRIVE_USAGE = `Usage: merchant-webhooks redrive --queue <name> [options]
+       merchant-webhooks redrive --in-process [store options] [--id <id>] [--dry-run]
 
 Move queued notifications whose handler used up its attempts (the queue's failed set, its dead-letter
 queue) back to waiting, so the workers run them again. Run it once the cause of the failures is fixed.
+With --in-process, mark the dead letters an in-process queue left on redisStore or postgresStore (failed
+records whose notification the store kept) to run again: a receiver on that store runs each on its next
+sweep, within half a lease.
 
 Options:
   -q, --queue <name>     queue name, as given to bullmqQueue and createWorker, or to pgBossQueue and
-                         createPgBossWorker (required)
+                         createPgBossWorker (required, unless --in-process)
       --pg-boss <url>    the queue is pg-boss's in this PostgreSQL (a connection string): redrive its
                          dead-letter queue (<name>_dead_letter unless --dead-letter says)
       --schema <name>    pg-boss's schema, as given to new PgBoss (default: pgboss); with --pg-boss
@@ -33,9 +38,20 @@ Options:
       --dry-run          list what would be redriven, move nothing
   -h, --help             show this help
 
+With --in-process, the store the receivers were given, as inspect takes it (--redis and --cluster as
+above, for redisStore; --id and --dry-run as above):
+      --in-process       redrive the store's dead letters, not a queue's; without --id, every failed
+                         record whose notification the store kept (those it did not keep were answered
+                         processed: false, so their sender delivers them again: counted, not redriven)
+      --store-prefix <p> redisStore's key prefix (default: mw:idem:)
+      --postgres <url>   the store is postgresStore on this database (a connection string)
+      --schema <name>    postgresStore's schema (default: public); with --postgres
+      --table <name>     postgresStore's table (default: merchant_webhooks_inbox); with --postgres
+
 Exit status: 0 when everything asked for was redriven, 1 when the queue does not exist (the queues
-found are listed), a requested id was not in the failed set, a dead letter's data was lost (it is
-named, and left for the console's replay or discard), or Redis could not be reached, 2 on a usage error.
+found are listed), a requested id was not in the failed set (with --in-process: not a dead letter the
+store kept; each is named with why), a dead letter's data was lost (it is named, and left for the
+console's replay or discard), or a server could not be reached, 2 on a usage error.
 
 Examples:
   merchant-webhooks redrive --queue subscription-notifications --dry-run
@@ -43,6 +59,8 @@ Examples:
   merchant-webhooks redrive --queue subscription-notifications --id WH-1234 --id WH-5678
   merchant-webhooks redrive --queue subscription-notifications --prefix "{mw}" \\
     --redis redis://10.0.0.1:7000,redis://10.0.0.2:7000,redis://10.0.0.3:7000
+  merchant-webhooks redrive --in-process --postgres postgres://app@db/shop --dry-run
+  merchant-webhooks redrive --in-process --redis redis://10.0.0.1:6379 --id WH-1234
 `;
 
 /**
@@ -66,14 +84,13 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
   let loaded: Awaited<ReturnType<typeof loadRedrive>>;
   try {
     const parsed = parseCommand(argv, {
+      ...STORE_OPTIONS,
+      "in-process": { type: "boolean" },
       queue: { type: "string", short: "q" },
-      redis: { type: "string", short: "r", multiple: true },
-      cluster: { type: "boolean" },
       prefix: { type: "string", short: "p" },
       id: { type: "string", multiple: true },
       "dry-run": { type: "boolean" },
       "pg-boss": { type: "string" },
-      schema: { type: "string" },
       "dead-letter": { type: "string" },
     });
     values = parsed.values;
@@ -82,7 +99,22 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
       return EXIT_OK;
     }
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument: ${parsed.positionals[0]}`);
-    if (!values.queue) throw new UsageError("--queue is required");
+    if (values["in-process"]) {
+      if (values.queue || values["pg-boss"] !== undefined || values.prefix || values["dead-letter"])
+        throw new UsageError(
+          "--in-process redrives the store's dead letters: --queue, --pg-boss, --prefix and --dead-letter are a queue's",
+        );
+      if (values.postgres !== undefined && (values.redis || values.cluster || values["store-prefix"]))
+        throw new UsageError("--postgres is postgresStore's: --redis, --cluster and --store-prefix are redisStore's");
+      if (values.postgres === undefined && (values.schema || values.table))
+        throw new UsageError("--schema and --table are postgresStore's: give --postgres");
+      // Loaded when run, with its store's peer only: pg for --postgres, else ioredis; never bullmq or pg-boss.
+      const { redriveInProcess } = await import("./redrive-in-process.js");
+      return await redriveInProcess({ store: values, ids: values.id, dryRun: values["dry-run"] === true }, io);
+    }
+    if (values["store-prefix"] || values.postgres !== undefined || values.table)
+      throw new UsageError("--store-prefix, --postgres and --table name the store of --in-process");
+    if (!values.queue) throw new UsageError("--queue is required (or --in-process, for an in-process queue's)");
     if (values["pg-boss"] !== undefined) {
       if (values.redis || values.cluster || values.prefix)
         throw new UsageError("--pg-boss redrives a pg-boss queue: --redis, --cluster and --prefix are for BullMQ");
