@@ -1,6 +1,6 @@
 import { boundsItsCalls } from "../idempotency/bounded-calls.js";
 import { type ClaimFlags, claimFlags } from "../idempotency/claim-flags.js";
-import { type LaneMaxLengthOption, laneMaxLengthOf } from "../idempotency/lane-max-length.js";
+import { type LaneMaxLengthOption, laneMaxLengthOf } from "../idempotency/lane-store.js";
 import { listedAsOf } from "../idempotency/listed-as.js";
 import type {
   ClaimedOrStale,
