@@ -4,7 +4,7 @@ import { closeClient } from "../../redis/connect.js";
 import { UsageError } from "../args.js";
 import { printable } from "../printable.js";
 import { connectTarget, describeTarget, redisTarget } from "../redis-target.js";
-import { cannotRedrive, RedriveRefused, type RedriveTransport } from "./redrive-transport.js";
+import { cannotRedrive, type RedriveTransport } from "./redrive-transport.js";
 
 export interface BullmqRedriveArgs {
   queue: string;
@@ -40,7 +40,7 @@ export function bullmqTransport(args: BullmqRedriveArgs): RedriveTransport {
         close = opened.close;
         return opened.jobs;
       } catch (err) {
-        if (err instanceof QueueNotFoundError) throw new RedriveRefused(notFoundText(err, describeTarget(target)));
+        if (err instanceof QueueNotFoundError) return notFoundText(err, describeTarget(target));
         throw err;
       }
     },

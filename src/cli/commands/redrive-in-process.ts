@@ -3,7 +3,7 @@ import type { DeadLetter } from "../../queue/queue-jobs.js";
 import { type KeepingStore, keepsNotifications } from "../../receiver/resume-lapsed.js";
 import { printable } from "../printable.js";
 import { type StoreValues, storeSource } from "../store-source.js";
-import { RedriveRefused, type RedriveTransport } from "./redrive-transport.js";
+import type { RedriveTransport } from "./redrive-transport.js";
 
 /** Records read, and checked for kept data, per page. */
 const PAGE = 1_000;
@@ -25,9 +25,7 @@ export function inProcessTransport(values: StoreValues): RedriveTransport {
       const opened = await source.store();
       // redisStore (with its time index, the default) and postgresStore keep them, and list their records.
       if (!keepsNotifications(opened))
-        throw new RedriveRefused(
-          `the store on ${source.where()} keeps no in-process queue's notifications: nothing to redrive\n`,
-        );
+        return `the store on ${source.where()} keeps no in-process queue's notifications: nothing to redrive\n`;
       store = opened;
       const { redrive, settled } = adminParts({ idempotency: opened }).redrive;
       return {

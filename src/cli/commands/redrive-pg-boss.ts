@@ -1,7 +1,7 @@
 import { PgBossQueueNotFoundError, pgBossDeadLetters } from "../../pg-boss/redrive.js";
 import { closeBoss, describeDatabase, openBoss } from "../pg-boss-connection.js";
 import { printable } from "../printable.js";
-import { cannotRedrive, RedriveRefused, type RedriveTransport } from "./redrive-transport.js";
+import { cannotRedrive, type RedriveTransport } from "./redrive-transport.js";
 
 export interface PgBossRedriveArgs {
   url: string;
@@ -19,7 +19,7 @@ export function pgBossTransport(args: PgBossRedriveArgs): RedriveTransport {
       try {
         boss = await openBoss(args.url, args.schema);
       } catch {
-        throw new RedriveRefused("redrive --pg-boss needs the pg-boss package: npm install pg-boss\n");
+        return "redrive --pg-boss needs the pg-boss package: npm install pg-boss\n";
       }
       await boss.start();
       try {
@@ -33,9 +33,7 @@ export function pgBossTransport(args: PgBossRedriveArgs): RedriveTransport {
       } catch (err) {
         if (!(err instanceof PgBossQueueNotFoundError)) throw err;
         const found = err.found.filter((name) => !name.startsWith("__pgboss"));
-        throw new RedriveRefused(
-          `no pg-boss queue ${printable(err.queue)} on ${this.where()}${found.length ? `. Queues found:\n${found.map((name) => `  ${printable(name)}`).join("\n")}` : ", and no other queue either"}\n`,
-        );
+        return `no pg-boss queue ${printable(err.queue)} on ${describeDatabase(args.url)}${found.length ? `. Queues found:\n${found.map((name) => `  ${printable(name)}`).join("\n")}` : ", and no other queue either"}\n`;
       }
     },
     close: async () => {

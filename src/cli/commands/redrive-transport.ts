@@ -6,8 +6,8 @@ import type { DeadLetterJobs } from "../../queue/queue-jobs.js";
  * redrive itself (ids, order, dry run, output, exit status) is `runRedrive`'s, the same for each.
  */
 export interface RedriveTransport {
-  /** The dead letters; throws a `RedriveRefused` for what the person must hear as it is. */
-  open(): Promise<DeadLetterJobs>;
+  /** The dead letters; or, as text, why there are none to redrive (no queue of that name, a peer missing). */
+  open(): Promise<DeadLetterJobs | string>;
   close(): Promise<void>;
   /** Where the dead letters are, for the message of a failure. */
   where(): string;
@@ -18,9 +18,6 @@ export interface RedriveTransport {
   /** The closing line(s): how many went back (or would). */
   summary(count: number, dryRun: boolean): string;
 }
-
-/** A redrive that cannot go on, told as its message says (no queue of that name, a peer missing). */
-export class RedriveRefused extends Error {}
 
 /** The line for a dead letter whose data was lost before it ran. */
 export const cannotRedrive = (id: string, reason: string): string =>

@@ -10,7 +10,7 @@ import {
 } from "../args.js";
 import { printable } from "../printable.js";
 import { STORE_OPTIONS } from "../store-source.js";
-import { RedriveRefused, type RedriveTransport } from "./redrive-transport.js";
+import type { RedriveTransport } from "./redrive-transport.js";
 
 export const REDRIVE_USAGE = `Usage: merchant-webhooks redrive --queue <name> [options]
        merchant-webhooks redrive --in-process [store options] [--id <id>] [--dry-run]
@@ -138,7 +138,12 @@ async function redriveOn(
   io: CliIo,
 ): Promise<number> {
   try {
-    const result = await redriveDeadLetters(await transport.open(), options);
+    const jobs = await transport.open();
+    if (typeof jobs === "string") {
+      io.err(jobs);
+      return EXIT_NOT_PROCESSED;
+    }
+    const result = await redriveDeadLetters(jobs, options);
     for (const id of result.redriven) io.out(`${options.dryRun ? "would redrive" : "redriven"}: ${printable(id)}\n`);
     for (const id of result.notFailed) io.err(await transport.notFound(id));
     const refused = result.unrunnable ?? [];
@@ -149,11 +154,7 @@ async function redriveOn(
     if (err instanceof UsageError) return reportUsageError(io, err, REDRIVE_USAGE);
     // A peer not installed is named by the command line (npm install pg).
     if ((err as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") throw err;
-    io.err(
-      err instanceof RedriveRefused
-        ? err.message
-        : `redrive failed on ${transport.where()}: ${printable((err as Error).message)}\n`,
-    );
+    io.err(`redrive failed on ${transport.where()}: ${printable((err as Error).message)}\n`);
     return EXIT_NOT_PROCESSED;
   } finally {
     await transport.close();
