@@ -87,7 +87,7 @@ export interface RedisStore extends IdempotencyStore {
   get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
   /** Present unless `timeIndex: false`. */
   list?(query: ListQuery): Promise<ListPage>;
-  /** Present unless `timeIndex: false`: a receiver's sweep finds lapsed claims through the time index. */
+  /** Present unless `timeIndex: false`: a receiver's sweep finds lapsed claims through the kept index beside the time index. */
   readonly kept?: KeptNotifications;
   /** The lanes, kept whole in Redis (every call a round trip; see lane-store.ts). */
   readonly lanes: DrainedLaneStore;
@@ -498,7 +498,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     markQueued: (claim) => changed("mwIdemMarkQueued", claim, [retentionMs]),
     release: (claim) => changed("mwIdemRelease", claim, []),
     lanes,
-    // Found again through the time index's processing records (a receiver's sweep), so kept only with it.
+    // Found again through the kept index the time index's wrapper writes (a receiver's sweep), so kept only with it.
     ...(indexed ? { kept } : {}),
 
     async get(record) {
