@@ -180,8 +180,12 @@ async function claimThenDispatch(
   const runIt = () =>
     runClaimed(run, { retryCompletion: receiver.retryCompletion, observeHandler: observation.handler });
   const queue = resolved.options.queue;
-  // A notification found stale at claim is settled here and now: there is nothing to queue.
-  if (queue && !run.order?.stale) {
+  // A notification found stale at claim is settled here and now: there is nothing to queue. An ordered
+  // one on an in-process queue over a store that keeps notifications runs before its answer too: its
+  // lane's order could not survive a resume after a crash, and until it is answered the sender keeps it.
+  const answerAfterRun =
+    queue !== undefined && !queue.durable && run.claim.order !== undefined && !!resolved.store.kept;
+  if (queue && !run.order?.stale && !answerAfterRun) {
     const appended = ours.status === "claimed" ? ours.appended : undefined;
     const queuedAtClaim = ours.status === "claimed" && ours.queued === true;
     const keptAtClaim = ours.status === "claimed" && ours.kept === true;
