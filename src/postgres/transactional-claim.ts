@@ -6,7 +6,7 @@ import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { clockFor } from "../shared/coarse-clock.js";
 import { coded } from "../shared/errors.js";
 import { withTimeout } from "../shared/time-limit.js";
-import { type BackendCanceller, backendOf } from "./cancel-backend.js";
+import type { BackendCanceller } from "./cancel-backend.js";
 import {
   type ClaimStatements,
   claimIn,
@@ -19,10 +19,10 @@ import {
   type WrittenRow,
 } from "./claim-sql.js";
 import { fenceCall, sealedCommit } from "./fence-sql.js";
-import { firstClaimExecute, readLockedSql } from "./first-claim-sql.js";
+import { firstClaimArgs, readLockedSql } from "./first-claim-sql.js";
 import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
 import type { QualifiedNames } from "./names.js";
-import { executePrepared, type PreparedStatement } from "./prepared.js";
+import { executePrepared, type PreparedStatement, type PreparedUse } from "./prepared.js";
 import { begin, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
 import type { CompletedWrite, SettleStatements } from "./settle-sql.js";
 
@@ -44,6 +44,8 @@ export interface InboxStatements {
   claims: ClaimStatements;
   /** A first delivery's claim and a duplicate's, prepared per connection (see firstClaimStatement). */
   firstClaim: PreparedStatement;
+  /** Whether statements are prepared (`preparedStatements`, until a pooler shows): one state for every claim path. */
+  prepared: PreparedUse;
   settles: SettleStatements;
   canceller: BackendCanceller;
 }
@@ -64,16 +66,20 @@ export async function transactionalClaim(inbox: InboxStatements, asked: ClaimReq
     // BEGIN and the claim's first statement, one message, one round trip.
     async (query, written, opening, bound, client) => {
       // A first delivery or a duplicate in plain statements (see firstClaimStatement), any other through the function.
-      const [looked] = deferWrite
-        ? await executePrepared(
-            client,
-            [firstClaim, inbox.settles.seal],
-            query<{ look: string }>,
-            // After BEGIN, which must set the level before any statement (a PREPARE outlives a rollback).
-            (prepare) => `${opening}; ${prepare}${firstClaimExecute(firstClaim, inbox.names, request, bound)}`,
-          )
-        : await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, false)}`);
-      written.prepared = deferWrite;
+      let looked: { look: string } | undefined;
+      if (deferWrite) {
+        const first = await executePrepared<{ look: string }>(
+          inbox.prepared,
+          client,
+          [firstClaim, inbox.settles.seal],
+          query,
+          // After BEGIN, which must set the level before any statement (a PREPARE outlives a rollback).
+          (prepare, form) => `${opening}; ${prepare}${form(firstClaim, firstClaimArgs(inbox.names, request, bound))}`,
+        );
+        [looked] = first.rows;
+        // The seal is prepared where the claim was: in this transaction's server connection.
+        written.prepared = first.prepared;
+      } else [looked] = await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, false)}`);
       let look = parseLook(looked!.look);
       if (look.unread)
         look = parseLook(
@@ -259,8 +265,7 @@ function openClaim(
    * A rollback that still does not come back in time drops the connection after all.
    */
   async function abandon(client: PoolClient, cancelFirst: boolean): Promise<void> {
-    const pid = backendOf(client);
-    if (cancelFirst && pid !== undefined) await canceller.cancel(pid);
+    if (cancelFirst) await canceller.cancelSession(client);
     const rollback = client.query("ROLLBACK").then(
       () => true,
       () => false,
@@ -268,8 +273,8 @@ function openClaim(
     const within = () =>
       withTimeout(rollback, db.timeoutMs, () => new Error("rollback took too long")).catch(() => false);
     let rolledBack = await within();
-    if (!rolledBack && !cancelFirst && pid !== undefined && !(await settled(rollback))) {
-      await canceller.cancel(pid);
+    if (!rolledBack && !cancelFirst && !(await settled(rollback))) {
+      await canceller.cancelSession(client);
       rolledBack = await within();
     }
     // Dropping the connection makes PostgreSQL roll the transaction back and free its locks.
@@ -352,8 +357,7 @@ function openClaim(
       let retryInMs: number | undefined;
       try {
         // A timed-out handler may still be running a statement: cancelled first, not queued behind.
-        const pid = error === "handler_timeout" ? backendOf(client) : undefined;
-        if (pid !== undefined) await canceller.cancel(pid);
+        if (error === "handler_timeout") await canceller.cancelSession(client);
         await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
         retryInMs = await retry(guarded.handle);
         if (retryInMs !== undefined) {
@@ -389,8 +393,7 @@ function openClaim(
       let failed = false;
       try {
         // A timed-out handler may still be running a statement: cancelled first, not queued behind.
-        const pid = error === "handler_timeout" ? backendOf(client) : undefined;
-        if (pid !== undefined) await canceller.cancel(pid);
+        if (error === "handler_timeout") await canceller.cancelSession(client);
         await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
         await settle(guarded.handle);
         // A dead letter of a lane that holds stays at its head, in this same statement (see `lanes.fail`).
