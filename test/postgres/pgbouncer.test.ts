@@ -233,6 +233,33 @@ describe("postgresStore behind PgBouncer in transaction mode", () => {
   });
 });
 
+describe("migrate() behind PgBouncer in transaction mode", () => {
+  it("refuses at once, naming the fix, and leaves no lock held on the pooler's server connections", async () => {
+    // Other clients' transactions keep both server connections busy in turn, as in a deployment.
+    let busy = true;
+    const others = Array.from({ length: 3 }, async () => {
+      while (busy) await pool.query("SELECT pg_sleep(0.005)").catch(() => {});
+    });
+    try {
+      for (let run = 0; run < 3; run++)
+        await expect(migrate(pool, { schema, table: "bounced_inbox" })).rejects.toMatchObject({
+          code: "MW_MIGRATE_NEEDS_SESSION",
+          message: expect.stringContaining("direct connection"),
+        });
+    } finally {
+      busy = false;
+      await Promise.all(others);
+    }
+    const held = await direct.query(
+      "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1",
+      [0x6d776d69],
+    );
+    expect(held.rows[0].n).toBe(0);
+    // Direct, it runs.
+    expect(await migrate(direct, { schema, table: "bounced_inbox" })).toMatchObject({ from: 0 });
+  });
+});
+
 // The store contract through the pooler, each test on a table of its own.
 let tables = 0;
 const bouncedStore = async ({ retentionSeconds }: { retentionSeconds?: number }) => {
