@@ -30,38 +30,44 @@ import { literal } from "./sessions.js";
  * record past retention, a commit between the statement's start and its lock).
  */
 export function firstClaimStatement(names: QualifiedNames, retentionSeconds: number): PreparedStatement {
-  // The lock's key, the id, the fingerprint, the owner token, the event type and the subscription (for
-  // the list), the server's bound in ms (see serverBound) or null: $1 to $7 prepared, literals as text.
-  return preparedStatement("claim_v6", ["text", "text", "text", "text", "text", "text", "integer"], (parameters) => {
-    const [lock, id, fingerprint, owner, eventType, subscription, bound] = parameters;
-    const lockKey = `hashtextextended(${lock}, 0)`;
+  // $1 the lock's key, $2 the id, $3 the fingerprint, $4 the owner token, $5 the event type and $6 the
+  // subscription (for the list), $7 the server's bound in ms (see serverBound) or null.
+  const lockKey = "hashtextextended($1, 0)";
+  return preparedStatement(
+    "claim_v6",
+    ["text", "text", "text", "text", "text", "text", "integer"],
     // The bound is set for the transaction's later statements, as `SET LOCAL` would.
-    return `WITH l AS (SELECT pg_try_advisory_xact_lock(${lockKey}) AS locked,
-    CASE WHEN ${bound} IS NOT NULL THEN set_config('statement_timeout', ${bound}::text, true) END AS statement_bound,
-    CASE WHEN ${bound} IS NOT NULL THEN set_config('idle_in_transaction_session_timeout', ${bound}::text, true) END AS idle_bound),
+    `WITH l AS (SELECT pg_try_advisory_xact_lock(${lockKey}) AS locked,
+    CASE WHEN $7 IS NOT NULL THEN set_config('statement_timeout', $7::text, true) END AS statement_bound,
+    CASE WHEN $7 IS NOT NULL THEN set_config('idle_in_transaction_session_timeout', $7::text, true) END AS idle_bound),
   inserted AS (INSERT INTO ${names.records} (id, fingerprint, state, owner, attempts, answer, event_type, subscription_id)
-    SELECT ${id}, ${fingerprint}, 'completed', ${owner}, 1, '${FIRST_ANSWER}', ${eventType}, ${subscription} FROM l WHERE l.locked
+    SELECT $2, $3, 'completed', $4, 1, '${FIRST_ANSWER}', $5, $6 FROM l WHERE l.locked
     ON CONFLICT (id) DO NOTHING RETURNING 'c' || ctid::text AS look),
-  fenced AS (INSERT INTO ${names.fence} AS f (backend, token) SELECT pg_backend_pid(), ${owner} FROM inserted
+  fenced AS (INSERT INTO ${names.fence} AS f (backend, token) SELECT pg_backend_pid(), $4 FROM inserted
     ON CONFLICT (backend) DO UPDATE SET token = EXCLUDED.token),
   -- Held by a transaction idle past the bound: the server's limit lifted from within, it ends now (fence-sql.ts).
-  overdue AS (SELECT ${names.endOverdueFunction}(${lockKey}, ${bound}) FROM l WHERE NOT l.locked AND ${bound} IS NOT NULL)
+  overdue AS (SELECT ${names.endOverdueFunction}(${lockKey}, $7) FROM l WHERE NOT l.locked AND $7 IS NOT NULL)
 SELECT coalesce(
-  (SELECT look FROM inserted WHERE set_config('${CLAIM_SETTING}', ${owner}, true) IS NOT NULL),
+  (SELECT look FROM inserted WHERE set_config('${CLAIM_SETTING}', $4, true) IS NOT NULL),
   (SELECT ${recordAsJson("l.locked")} FROM ${names.records} r
-    WHERE r.id = ${id} AND ${live(retentionSeconds)} AND (r.state = 'completed' OR NOT l.locked)),
+    WHERE r.id = $2 AND ${live(retentionSeconds)} AND (r.state = 'completed' OR NOT l.locked)),
   CASE WHEN l.locked THEN 'r' ELSE 'h' END) AS look
-FROM l LEFT JOIN overdue ON true`;
-  });
+FROM l LEFT JOIN overdue ON true`,
+  );
 }
 
-/** The first claim's arguments, written in as literals (see firstClaimStatement). */
-export function firstClaimArgs(names: QualifiedNames, request: ClaimRequest, boundMs: number | undefined): string[] {
+/** The first claim's `EXECUTE`, its arguments written in as literals (see firstClaimStatement). */
+export function firstClaimExecute(
+  statement: PreparedStatement,
+  names: QualifiedNames,
+  request: ClaimRequest,
+  boundMs: number | undefined,
+): string {
   const listed = listedAsOf(request);
   const args = [literal(names.lockPrefix + request.id), literal(request.id), literal(request.fingerprint)];
   args.push(literal(request.owner), nullable(listed?.eventType), nullable(listed?.subscriptionId));
   args.push(boundMs === undefined ? "NULL" : `${Math.round(boundMs)}`);
-  return args;
+  return `EXECUTE ${statement.name}(${args.join(", ")})`;
 }
 
 /**

@@ -8,35 +8,19 @@ import type { Query } from "./sessions.js";
  * time: for the first claim's, that cost the server more than the PL/pgSQL function it replaces,
  * whose plans PL/pgSQL caches. Prepared, it is planned once per connection (a generic plan after
  * PostgreSQL's first five). Where statements cannot be prepared (a pooler between: see `PreparedUse`),
- * the same statement is sent as text, its arguments written in.
+ * the claim goes through that function instead, whose cached plans are the server process's own.
  */
 export interface PreparedStatement {
   /** Unique to the statement's text, so two stores (tables, retentions, releases) never share one. */
   name: string;
   prepare: string;
-  /** The statement as plain text, each argument (an SQL expression: a literal) cast to its parameter's type. */
-  plain(args: readonly string[]): string;
 }
 
-export function preparedStatement(
-  kind: string,
-  parameterTypes: readonly string[],
-  body: (parameters: readonly string[]) => string,
-): PreparedStatement {
-  const text = `(${parameterTypes.join(", ")}) AS ${body(parameterTypes.map((_, i) => `$${i + 1}`))}`;
+export function preparedStatement(kind: string, parameterTypes: readonly string[], body: string): PreparedStatement {
+  const text = `(${parameterTypes.join(", ")}) AS ${body}`;
   const name = `merchant_webhooks_${kind}_${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
-  return {
-    name,
-    prepare: `PREPARE ${name}${text}`,
-    plain: (args) => body(args.map((arg, i) => `(${arg})::${parameterTypes[i]}`)),
-  };
+  return { name, prepare: `PREPARE ${name}${text}` };
 }
-
-/** How a statement is written into a message: its `EXECUTE`, or its text. */
-export type StatementForm = (statement: PreparedStatement, args: readonly string[]) => string;
-
-const executed: StatementForm = (statement, args) => `EXECUTE ${statement.name}(${args.join(", ")})`;
-const written: StatementForm = (statement, args) => statement.plain(args);
 
 /**
  * Whether a store prepares its statements: the `preparedStatements` option, one object the store's
@@ -79,25 +63,26 @@ export function prepareFirst(connection: object, statements: readonly PreparedSt
 }
 
 /**
- * Send `message(prefix, form)`: the prefix the `PREPARE` where the connection lacks it, the statements
- * `EXECUTE`d; or, with preparing off, no prefix and the statements as text. Where the server finds the
- * count wrong, the message ran nothing of its own (its `EXECUTE` or `PREPARE` failed, the transaction
- * it opened is rolled back here) and is sent once more as text, which holds on any server connection.
- * Then the connection's server process is asked for: the one the connection started with (pg's
- * `processID`) means a direct connection, whose count is put right and prepared again next time (a
- * handler's `DEALLOCATE`); any other means a pooler hands this connection's transactions to server
- * connections in turn, and the store stops preparing. `prepared` says which form ran.
+ * Send `prepared(prefix)`, the prefix the `PREPARE` where the connection lacks it; or, with preparing
+ * off, `unprepared()`, the same work in statements that need nothing of the connection. Where the
+ * server finds the count wrong, the message ran nothing of its own (its `EXECUTE` or `PREPARE`
+ * failed, the transaction it opened is rolled back here) and `unprepared()` is sent instead, right on
+ * any server connection. Then the connection's server process is asked for: the one the connection
+ * started with (pg's `processID`) means a direct connection, whose count is put right and prepared
+ * again next time (a handler's `DEALLOCATE`); any other means a pooler hands this connection's
+ * transactions to server connections in turn, and the store stops preparing. `prepared` says which ran.
  */
 export async function executePrepared<R extends { [column: string]: unknown }>(
   use: PreparedUse,
   connection: object,
   statements: readonly PreparedStatement[],
   query: Query,
-  message: (prepare: string, form: StatementForm) => string,
+  prepared: (prepare: string) => string,
+  unprepared: () => string,
 ): Promise<{ rows: R[]; prepared: boolean }> {
-  if (!use.enabled) return { rows: await query<R>(message("", written)), prepared: false };
+  if (!use.enabled) return { rows: await query<R>(unprepared()), prepared: false };
   try {
-    return { rows: await query<R>(message(prepareFirst(connection, statements), executed)), prepared: true };
+    return { rows: await query<R>(prepared(prepareFirst(connection, statements))), prepared: true };
   } catch (err) {
     const state = (err as { code?: unknown })?.code;
     if (state !== NO_PREPARED_STATEMENT && state !== PREPARED_ALREADY) throw err;
@@ -108,6 +93,6 @@ export async function executePrepared<R extends { [column: string]: unknown }>(
     else if (state === NO_PREPARED_STATEMENT)
       for (const { name } of statements) preparedOn.get(connection)?.delete(name);
     else for (const { name } of statements) preparedOn.get(connection)?.add(name);
-    return { rows: await query<R>(message("", written)), prepared: false };
+    return { rows: await query<R>(unprepared()), prepared: false };
   }
 }

@@ -36,9 +36,7 @@ export function settleStatements(names: QualifiedNames, retentionSeconds: number
       written.eventType === undefined ? "NULL" : literal(written.eventType),
       written.subscriptionId === undefined ? "NULL" : literal(written.subscriptionId),
     ].join(", ")})`;
-  const seal = preparedStatement("seal_v6", ["text", "text", "text"], ([id, owner, rowId]) =>
-    sealStatementSql(names, id!, owner!, rowId!),
-  );
+  const seal = preparedStatement("seal_v6", ["text", "text", "text"], sealStatementSql(names, "$1", "$2", "$3"));
   return {
     complete: completeSql(names, { id: "$1", owner: "$2", answer: "$3", live }),
     /**

@@ -19,7 +19,7 @@ import {
   type WrittenRow,
 } from "./claim-sql.js";
 import { fenceCall, sealedCommit } from "./fence-sql.js";
-import { firstClaimArgs, readLockedSql } from "./first-claim-sql.js";
+import { firstClaimExecute, readLockedSql } from "./first-claim-sql.js";
 import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
 import type { QualifiedNames } from "./names.js";
 import { executePrepared, type PreparedStatement, type PreparedUse } from "./prepared.js";
@@ -74,7 +74,9 @@ export async function transactionalClaim(inbox: InboxStatements, asked: ClaimReq
           [firstClaim, inbox.settles.seal],
           query,
           // After BEGIN, which must set the level before any statement (a PREPARE outlives a rollback).
-          (prepare, form) => `${opening}; ${prepare}${form(firstClaim, firstClaimArgs(inbox.names, request, bound))}`,
+          (prepare) => `${opening}; ${prepare}${firstClaimExecute(firstClaim, inbox.names, request, bound)}`,
+          // The claim function, its record written as it will commit too: its plans are the server process's.
+          () => `${opening}; ${lookInline(claims, request, bound, true)}`,
         );
         [looked] = first.rows;
         // The seal is prepared where the claim was: in this transaction's server connection.
