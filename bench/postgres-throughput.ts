@@ -23,7 +23,8 @@ import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
  *   prints this process's and the server's CPU per notification, round by round;
  *   BENCH_BASELINE=<dist dir> adds `postgresStore` of that build (`bench/build-baseline.ts`);
  *   PG_THROUGHPUT_INDEX_COST=1 adds `postgresStore` on a table without the console's event-type and
- *   subscription indexes, to show what they cost)
+ *   subscription indexes, to show what they cost; PG_THROUGHPUT_PLAIN=1 adds `postgresStore` with
+ *   `preparedStatements: false`, its first claim and seal sent as text, as behind PgBouncer)
  */
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -155,6 +156,18 @@ if (process.env.PG_THROUGHPUT_INDEX_COST) {
   );
 }
 
+// What the statements sent as text cost (behind a pooler in transaction mode): the same store, nothing prepared.
+if (process.env.PG_THROUGHPUT_PLAIN) {
+  await migrate(pool, { schema: tag, table: "plain_inbox" });
+  ways.postgresStore_plain = viaReceiver(
+    createReceiver({
+      logger,
+      idempotency: postgresStore({ connection: pool, schema: tag, table: "plain_inbox", preparedStatements: false }),
+      onRenew: async (notification, ctx) => void (await ctx.transaction.query(effect, [notification.id])),
+    }),
+  );
+}
+
 const names = Object.keys(ways);
 for (const name of names) await round(name, ways[name]!, 300, "warm");
 const load_before = os.loadavg();
@@ -162,6 +175,7 @@ const rates: Record<string, number[]> = Object.fromEntries(names.map((name) => [
 const ratios: Record<string, number[]> = { postgres_vs_redis: [], postgres_vs_hand_written: [] };
 if (baseline) ratios.postgres_vs_baseline = [];
 if (process.env.PG_THROUGHPUT_INDEX_COST) ratios.with_list_indexes_vs_without = [];
+if (process.env.PG_THROUGHPUT_PLAIN) ratios.plain_vs_hand_written = [];
 for (let r = 0; r < rounds; r++) {
   // Each round starts with another way, so none always runs first.
   const order = names.map((_, i) => names[(i + r) % names.length]!);
@@ -173,6 +187,8 @@ for (let r = 0; r < rounds; r++) {
   if (baseline) ratios.postgres_vs_baseline!.push(got.postgresStore! / got.baseline_postgresStore!);
   if (process.env.PG_THROUGHPUT_INDEX_COST)
     ratios.with_list_indexes_vs_without!.push(got.postgresStore! / got.postgresStore_without_list_indexes!);
+  if (process.env.PG_THROUGHPUT_PLAIN)
+    ratios.plain_vs_hand_written!.push(got.postgresStore_plain! / got.hand_written_postgres!);
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

@@ -1,12 +1,6 @@
 import type { Client, ClientConfig, Pool, PoolClient } from "pg";
 import { withTimeout } from "../shared/time-limit.js";
 
-/** The server process behind a checked-out client (pg keeps it from the connection's start-up). */
-export const backendOf = (client: PoolClient): number | undefined => {
-  const pid = (client as PoolClient & { processID?: unknown }).processID;
-  return typeof pid === "number" ? pid : undefined;
-};
-
 /**
  * Cancels the statement a timed-out handler left running, with `pg_cancel_backend` from one connection of
  * its own, made with the pool's settings but outside it: when every pooled client is stuck behind such a
@@ -45,7 +39,33 @@ export function backendCanceller(pool: Pool, timeoutMs: number) {
     }
   }
 
+  /**
+   * Cancel the statement `client` runs now with the protocol's own request (its `processID` and
+   * `secretKey`, on a connection of its own that does not log in): PostgreSQL cancels only the session
+   * whose key it is, and a pooler forwards it to the server connection running the client's
+   * transaction. By process id (`cancel`), a client behind a pooler names the pooler's made-up id,
+   * no server process, or by chance another's; and the cancelling statement would wait for a server
+   * connection of its own, where every one may be running such a statement. Resolves once the server
+   * has closed the request's connection, or given up on.
+   */
+  function cancelSession(session: PoolClient): Promise<void> {
+    const { processID, secretKey } = session as PoolClient & { processID?: unknown; secretKey?: unknown };
+    if (typeof processID !== "number" || typeof secretKey !== "number") return Promise.resolve();
+    const { Client: ClientClass, options } = pool as Pool & { Client: typeof Client; options?: ClientConfig };
+    const { connection, host, port } = new ClientClass(options ?? {}) as Client & { connection: CancelConnection };
+    const sent = new Promise<void>((resolve) => {
+      connection.on("error", () => resolve());
+      connection.once("end", () => resolve());
+      connection.once("connect", () => connection.cancel(processID, secretKey));
+      connection.connect(host.startsWith("/") ? `${host}/.s.PGSQL.${port}` : port, host);
+    });
+    return withTimeout(sent, timeoutMs, () => new Error("cancel took too long"))
+      .catch(() => {})
+      .finally(() => connection.end());
+  }
+
   return {
+    cancelSession,
     /** Cancel whatever statement backend `pid` runs now; resolves once sent, or given up on. */
     cancel(pid: number): Promise<void> {
       pending.push(pid);
@@ -53,6 +73,15 @@ export function backendCanceller(pool: Pool, timeoutMs: number) {
       return running;
     },
   };
+}
+
+/** pg's connection (not in its types): the protocol's cancel request on a socket of its own. */
+interface CancelConnection {
+  connect(port: number | string, host?: string): void;
+  cancel(processID: number, secretKey: number): void;
+  end(): void;
+  on(event: "error", listener: () => void): void;
+  once(event: "connect" | "end", listener: () => void): void;
 }
 
 export type BackendCanceller = ReturnType<typeof backendCanceller>;

@@ -28,6 +28,7 @@ import { listIn, listStatements } from "./list-sql.js";
 import { qualifiedNames, type TableNames } from "./names.js";
 import { ormClaims } from "./orm-claim.js";
 import type { OrmTransactions } from "./orm-transaction.js";
+import { preparedUse } from "./prepared.js";
 import { SchemaTooNewError, versionChecked } from "./schema-version.js";
 import {
   ISOLATION_LEVELS,
@@ -64,6 +65,13 @@ export interface PostgresStoreOptions extends TableNames {
    * then the ORM's own transaction object. Default: a pg client from `connection`.
    */
   orm?: OrmTransactions<any>;
+  /**
+   * Prepare the first claim and its seal once per connection (SQL `PREPARE`). Default true; the store
+   * turns it off by itself at the first sign of a pooler sharing server connections between
+   * transactions (PgBouncer in transaction mode). `false` sends them as text from the start: behind
+   * such a pooler, that spares the first claims' retries (see docs/postgres.md, "Behind PgBouncer").
+   */
+  preparedStatements?: boolean;
 }
 
 const POSTGRES_STORE_KEYS = {
@@ -75,6 +83,7 @@ const POSTGRES_STORE_KEYS = {
   timeoutMs: true,
   isolationLevel: true,
   orm: true,
+  preparedStatements: true,
 } as const satisfies KnownKeys<PostgresStoreOptions>;
 
 export type PostgresStore = TransactionalStore & {
@@ -122,7 +131,15 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   );
   const db = versionChecked(sessions(pool, names, { timeoutMs, isolationLevel }, connection), names);
   const firstClaim = firstClaimStatement(names, retentionSeconds);
-  const inbox = { db, names, claims, firstClaim, settles, canceller: backendCanceller(pool, timeoutMs) };
+  if (options.preparedStatements !== undefined && typeof options.preparedStatements !== "boolean")
+    throw optionError(
+      new TypeError("postgresStore: preparedStatements must be true or false"),
+      "MW_INVALID_OPTION",
+      "preparedStatements",
+    );
+  const prepared = preparedUse(options.preparedStatements ?? true);
+  const canceller = backendCanceller(pool, timeoutMs);
+  const inbox = { db, names, claims, firstClaim, prepared, settles, canceller };
   const listSql = listStatements(names, retentionSeconds);
   const keptSql = keptStatements(names, retentionSeconds);
   const inOrm = options.orm && ormClaims(inbox, options.orm);

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { Query } from "./sessions.js";
 
 /**
  * A statement prepared on the server once per connection (SQL `PREPARE`) and then run by `EXECUTE`
@@ -6,7 +7,8 @@ import { createHash } from "node:crypto";
  * parameters of its own. A long statement sent as text is parsed, analysed and planned again every
  * time: for the first claim's, that cost the server more than the PL/pgSQL function it replaces,
  * whose plans PL/pgSQL caches. Prepared, it is planned once per connection (a generic plan after
- * PostgreSQL's first five).
+ * PostgreSQL's first five). Where statements cannot be prepared (a pooler between: see `PreparedUse`),
+ * the claim goes through that function instead, whose cached plans are the server process's own.
  */
 export interface PreparedStatement {
   /** Unique to the statement's text, so two stores (tables, retentions, releases) never share one. */
@@ -20,6 +22,19 @@ export function preparedStatement(kind: string, parameterTypes: readonly string[
   return { name, prepare: `PREPARE ${name}${text}` };
 }
 
+/**
+ * Whether a store prepares its statements: the `preparedStatements` option, one object the store's
+ * claim paths all read. Prepared statements belong to a server connection; behind a pooler that
+ * shares server connections between transactions (PgBouncer in transaction mode), the next
+ * transaction of a client may run on a server connection that lacks them, or holds them already.
+ * The first sign of one turns preparing off for the store, for good (see `executePrepared`).
+ */
+export interface PreparedUse {
+  enabled: boolean;
+}
+
+export const preparedUse = (enabled = true): PreparedUse => ({ enabled });
+
 /** SQLSTATE of an `EXECUTE` of a name the connection does not hold (never prepared there, or deallocated). */
 export const NO_PREPARED_STATEMENT = "26000";
 
@@ -32,8 +47,8 @@ export const PREPARED_ALREADY = "42P05";
 /**
  * The `PREPARE` to send ahead of the statement's first `EXECUTE` on `connection` (then counted as
  * prepared there), or nothing. Where the count is wrong (a handler's `DEALLOCATE`, a message that
- * failed before its `PREPARE` ran), the server says so (`NO_PREPARED_STATEMENT`, `PREPARED_ALREADY`):
- * see `executePrepared`.
+ * failed before its `PREPARE` ran, a pooler), the server says so (`NO_PREPARED_STATEMENT`,
+ * `PREPARED_ALREADY`): see `executePrepared`.
  */
 export function prepareFirst(connection: object, statements: readonly PreparedStatement[]): string {
   let names = preparedOn.get(connection);
@@ -48,27 +63,36 @@ export function prepareFirst(connection: object, statements: readonly PreparedSt
 }
 
 /**
- * Send `message(prefix)`, the prefix the `PREPARE` where the connection lacks it. Where the server
- * finds the count wrong, the message ran nothing of its own (its `EXECUTE` or `PREPARE` failed, the
- * transaction it opened is rolled back here) and is sent once more, the count put right.
+ * Send `prepared(prefix)`, the prefix the `PREPARE` where the connection lacks it; or, with preparing
+ * off, `unprepared()`, the same work in statements that need nothing of the connection. Where the
+ * server finds the count wrong, the message ran nothing of its own (its `EXECUTE` or `PREPARE`
+ * failed, the transaction it opened is rolled back here) and `unprepared()` is sent instead, right on
+ * any server connection. Then the connection's server process is asked for: the one the connection
+ * started with (pg's `processID`) means a direct connection, whose count is put right and prepared
+ * again next time (a handler's `DEALLOCATE`); any other means a pooler hands this connection's
+ * transactions to server connections in turn, and the store stops preparing. `prepared` says which ran.
  */
-export async function executePrepared<T>(
+export async function executePrepared<R extends { [column: string]: unknown }>(
+  use: PreparedUse,
   connection: object,
   statements: readonly PreparedStatement[],
-  query: (text: string) => Promise<T>,
-  message: (prepare: string) => string,
-): Promise<T> {
-  for (let tries = 0; ; tries++) {
-    try {
-      return await query(message(prepareFirst(connection, statements)));
-    } catch (err) {
-      const state = (err as { code?: unknown })?.code;
-      if (tries > 1 || (state !== NO_PREPARED_STATEMENT && state !== PREPARED_ALREADY)) throw err;
-      // Which one is named in the message only; all are prepared again (or none), as they were together.
-      if (state === NO_PREPARED_STATEMENT) for (const { name } of statements) preparedOn.get(connection)?.delete(name);
-      else if (tries > 0) throw err;
-      else for (const { name } of statements) preparedOn.get(connection)?.add(name);
-      await query("ROLLBACK");
-    }
+  query: Query,
+  prepared: (prepare: string) => string,
+  unprepared: () => string,
+): Promise<{ rows: R[]; prepared: boolean }> {
+  if (!use.enabled) return { rows: await query<R>(unprepared()), prepared: false };
+  try {
+    return { rows: await query<R>(prepared(prepareFirst(connection, statements))), prepared: true };
+  } catch (err) {
+    const state = (err as { code?: unknown })?.code;
+    if (state !== NO_PREPARED_STATEMENT && state !== PREPARED_ALREADY) throw err;
+    await query("ROLLBACK");
+    const [server] = await query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+    if (server?.pid !== (connection as { processID?: unknown }).processID) use.enabled = false;
+    // Which one is named in the message only; all are prepared again (or none), as they were together.
+    else if (state === NO_PREPARED_STATEMENT)
+      for (const { name } of statements) preparedOn.get(connection)?.delete(name);
+    else for (const { name } of statements) preparedOn.get(connection)?.add(name);
+    return { rows: await query<R>(unprepared()), prepared: false };
   }
 }

@@ -69,6 +69,13 @@ export async function migrate(pool: MigrateConnection, options: TableNames = {})
   // tables into one new schema) take turns. Two-key form: a space of its own, apart from the one-key
   // locks claims take on notification ids. A session lock: each step's transaction commits under it.
   const key = `${MIGRATE_LOCK_SPACE}, hashtext('${names.schema}')`;
+  try {
+    await refusePooledSession(client, rows);
+  } catch (err) {
+    // Before the lock, so nothing to unlock: through the pooler, an unlock could free another run's lock.
+    client.release?.();
+    throw migrateFailure(err);
+  }
   let failure: unknown;
   try {
     await rows(`SELECT pg_advisory_lock(${key})`);
@@ -81,6 +88,23 @@ export async function migrate(pool: MigrateConnection, options: TableNames = {})
     await rows(`SELECT pg_advisory_unlock(${key})`).catch(() => undefined);
     client.release?.(failure instanceof Error && sqlState(failure) === undefined ? failure : undefined);
   }
+}
+
+/**
+ * The run's lock is a session's: behind a pooler in transaction mode (PgBouncer), the connection's
+ * statements run on server connections in turn, and the lock would stay with whichever took it, so
+ * that the next `migrate()` waited for it until that server connection closed. Such a connection is
+ * known by its server process, other than the one it started with (pg's `processID`), and refused.
+ */
+async function refusePooledSession(client: object, rows: (sql: string) => Promise<{ pid?: number }[]>): Promise<void> {
+  const started = (client as { processID?: unknown }).processID;
+  if (typeof started !== "number") return;
+  const [server] = await rows("SELECT pg_backend_pid() AS pid");
+  if (server?.pid === started) return;
+  throw new MerchantWebhooksError(
+    "MW_MIGRATE_NEEDS_SESSION",
+    "migrate: this connection goes through a pooler in transaction mode (its statements run on another server process than it started with), where migrate()'s session lock would stay held; run migrate() on a direct connection to PostgreSQL, or through a pool in session mode",
+  );
 }
 
 async function runSteps(names: QualifiedNames, rows: (sql: string) => Promise<FoundVersion[]>): Promise<MigrateResult> {

@@ -6,7 +6,7 @@ import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { clockFor } from "../shared/coarse-clock.js";
 import { coded } from "../shared/errors.js";
 import { withTimeout } from "../shared/time-limit.js";
-import { type BackendCanceller, backendOf } from "./cancel-backend.js";
+import type { BackendCanceller } from "./cancel-backend.js";
 import {
   type ClaimStatements,
   claimIn,
@@ -22,7 +22,7 @@ import { fenceCall, sealedCommit } from "./fence-sql.js";
 import { firstClaimExecute, readLockedSql } from "./first-claim-sql.js";
 import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
 import type { QualifiedNames } from "./names.js";
-import { executePrepared, type PreparedStatement } from "./prepared.js";
+import { executePrepared, type PreparedStatement, type PreparedUse } from "./prepared.js";
 import { begin, literal, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
 import type { CompletedWrite, SettleStatements } from "./settle-sql.js";
 
@@ -44,6 +44,8 @@ export interface InboxStatements {
   claims: ClaimStatements;
   /** A first delivery's claim and a duplicate's, prepared per connection (see firstClaimStatement). */
   firstClaim: PreparedStatement;
+  /** Whether statements are prepared (`preparedStatements`, until a pooler shows): one state for every claim path. */
+  prepared: PreparedUse;
   settles: SettleStatements;
   canceller: BackendCanceller;
 }
@@ -64,16 +66,22 @@ export async function transactionalClaim(inbox: InboxStatements, asked: ClaimReq
     // BEGIN and the claim's first statement, one message, one round trip.
     async (query, written, opening, bound, client) => {
       // A first delivery or a duplicate in plain statements (see firstClaimStatement), any other through the function.
-      const [looked] = deferWrite
-        ? await executePrepared(
-            client,
-            [firstClaim, inbox.settles.seal],
-            query<{ look: string }>,
-            // After BEGIN, which must set the level before any statement (a PREPARE outlives a rollback).
-            (prepare) => `${opening}; ${prepare}${firstClaimExecute(firstClaim, inbox.names, request, bound)}`,
-          )
-        : await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, false)}`);
-      written.prepared = deferWrite;
+      let looked: { look: string } | undefined;
+      if (deferWrite) {
+        const first = await executePrepared<{ look: string }>(
+          inbox.prepared,
+          client,
+          [firstClaim, inbox.settles.seal],
+          query,
+          // After BEGIN, which must set the level before any statement (a PREPARE outlives a rollback).
+          (prepare) => `${opening}; ${prepare}${firstClaimExecute(firstClaim, inbox.names, request, bound)}`,
+          // The claim function, its record written as it will commit too: its plans are the server process's.
+          () => `${opening}; ${lookInline(claims, request, bound, true)}`,
+        );
+        [looked] = first.rows;
+        // The seal is prepared where the claim was: in this transaction's server connection.
+        written.prepared = first.prepared;
+      } else [looked] = await query<{ look: string }>(`${opening}; ${lookInline(claims, request, bound, false)}`);
       let look = parseLook(looked!.look);
       if (look.unread)
         look = parseLook(
@@ -264,8 +272,7 @@ function openClaim(
    * A rollback that still does not come back in time drops the connection after all.
    */
   async function abandon(client: PoolClient, cancelFirst: boolean): Promise<void> {
-    const pid = backendOf(client);
-    if (cancelFirst && pid !== undefined) await canceller.cancel(pid);
+    if (cancelFirst) await canceller.cancelSession(client);
     const rollback = client.query("ROLLBACK").then(
       () => true,
       () => false,
@@ -273,8 +280,8 @@ function openClaim(
     const within = () =>
       withTimeout(rollback, db.timeoutMs, () => new Error("rollback took too long")).catch(() => false);
     let rolledBack = await within();
-    if (!rolledBack && !cancelFirst && pid !== undefined && !(await settled(rollback))) {
-      await canceller.cancel(pid);
+    if (!rolledBack && !cancelFirst && !(await settled(rollback))) {
+      await canceller.cancelSession(client);
       rolledBack = await within();
     }
     // Dropping the connection makes PostgreSQL roll the transaction back and free its locks.
@@ -357,8 +364,7 @@ function openClaim(
       let retryInMs: number | undefined;
       try {
         // A timed-out handler may still be running a statement: cancelled first, not queued behind.
-        const pid = error === "handler_timeout" ? backendOf(client) : undefined;
-        if (pid !== undefined) await canceller.cancel(pid);
+        if (error === "handler_timeout") await canceller.cancelSession(client);
         await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
         retryInMs = await retry(guarded.handle);
         if (retryInMs !== undefined) {
@@ -394,8 +400,7 @@ function openClaim(
       let failed = false;
       try {
         // A timed-out handler may still be running a statement: cancelled first, not queued behind.
-        const pid = error === "handler_timeout" ? backendOf(client) : undefined;
-        if (pid !== undefined) await canceller.cancel(pid);
+        if (error === "handler_timeout") await canceller.cancelSession(client);
         await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
         await settle(guarded.handle);
         // A dead letter of a lane that holds stays at its head, in this same statement (see `lanes.fail`).
