@@ -39,7 +39,10 @@ const perRound = Number(process.env.PG_THROUGHPUT_NOTIFICATIONS ?? 2_000);
 const inFlight = Number(process.env.PG_THROUGHPUT_IN_FLIGHT ?? 32);
 
 const tag = `mwbench_${process.pid}_${Date.now().toString(36)}`;
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, application_name: tag });
+// Kept open while the other ways run (pg's default closes a client idle 10 s): the server's CPU per
+// round is read from the connections there are, and a connection closed in a round would take its
+// CPU out of the count.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, application_name: tag, idleTimeoutMillis: 600_000 });
 pool.on("error", () => {}); // an idle client's dropped connection must not end the run
 await migrate(pool, { schema: tag });
 await pool.query(`CREATE TABLE "${tag}".effects (notification_id text PRIMARY KEY)`);
@@ -169,7 +172,8 @@ if (process.env.PG_THROUGHPUT_ORM) {
     const knex = knexFactory({
       client: "pg",
       connection: { connectionString: databaseUrl, application_name: tag },
-      pool: { min: 0, max: 10 },
+      // Kept open between its rounds, as the pg pool's are while others run.
+      pool: { min: 0, max: 10, idleTimeoutMillis: 600_000 },
     });
     knexPools.push(knex);
     return knex;
@@ -200,7 +204,8 @@ if (process.env.PG_THROUGHPUT_ORM) {
         if (claimed.rowCount === 1) await trx.raw(knexEffect, [notification.id]);
       });
       return 200;
-    } catch {
+    } catch (err) {
+      console.error("knex_hand_written", err);
       return 500;
     }
   };
