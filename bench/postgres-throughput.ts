@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
+import knexFactory, { type Knex } from "knex";
 import { createReceiver, type Receiver } from "merchant-webhooks";
-import { migrate, postgresStore } from "merchant-webhooks/postgres";
+import { migrate, type OrmTransactions, postgresStore } from "merchant-webhooks/postgres";
+import { knexTransactions } from "merchant-webhooks/postgres/knex";
 import { redisStore } from "merchant-webhooks/redis";
 import pg from "pg";
 import { pino } from "pino";
@@ -24,7 +26,12 @@ import { JSON_HEADERS, renewalBody } from "./renewal-body.js";
  *   BENCH_BASELINE=<dist dir> adds `postgresStore` of that build (`bench/build-baseline.ts`);
  *   PG_THROUGHPUT_INDEX_COST=1 adds `postgresStore` on a table without the console's event-type and
  *   subscription indexes, to show what they cost; PG_THROUGHPUT_PLAIN=1 adds `postgresStore` with
- *   `preparedStatements: false`, its first claim and seal sent as text, as behind PgBouncer)
+ *   `preparedStatements: false`, as behind PgBouncer; PG_THROUGHPUT_ORM=1 adds the merchant's ORM owning
+ *   the transaction, Knex's, each on its own Knex pool (max 10): `postgresStore({ orm })` with the
+ *   handler's insert through `trx` (and the baseline build's, with BENCH_BASELINE), beside a route
+ *   written by hand with Knex doing what the hand-written route does, in `knex.transaction`;
+ *   PG_THROUGHPUT_ORM_UNPREPARED=1 with it adds the store through an adapter that names no connection,
+ *   so that its statements go as text, not prepared)
  */
 const redisUrl = process.env.REDIS_URL ?? "redis://127.0.0.1:6379";
 const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -33,7 +40,10 @@ const perRound = Number(process.env.PG_THROUGHPUT_NOTIFICATIONS ?? 2_000);
 const inFlight = Number(process.env.PG_THROUGHPUT_IN_FLIGHT ?? 32);
 
 const tag = `mwbench_${process.pid}_${Date.now().toString(36)}`;
-const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, application_name: tag });
+// Kept open while the other ways run (pg's default closes a client idle 10 s): the server's CPU per
+// round is read from the connections there are, and a connection closed in a round would take its
+// CPU out of the count.
+const pool = new pg.Pool({ connectionString: databaseUrl, max: 10, application_name: tag, idleTimeoutMillis: 600_000 });
 pool.on("error", () => {}); // an idle client's dropped connection must not end the run
 await migrate(pool, { schema: tag });
 await pool.query(`CREATE TABLE "${tag}".effects (notification_id text PRIMARY KEY)`);
@@ -168,6 +178,72 @@ if (process.env.PG_THROUGHPUT_PLAIN) {
   );
 }
 
+// The merchant's ORM owning the transaction (Knex), against the same route written by hand with Knex.
+const knexPools: Knex[] = [];
+if (process.env.PG_THROUGHPUT_ORM) {
+  const knexPool = () => {
+    const knex = knexFactory({
+      client: "pg",
+      connection: { connectionString: databaseUrl, application_name: tag },
+      // Kept open between its rounds, as the pg pool's are while others run.
+      pool: { min: 0, max: 10, idleTimeoutMillis: 600_000 },
+    });
+    knexPools.push(knex);
+    return knex;
+  };
+  const knexEffect = `INSERT INTO "${tag}".effects VALUES (?)`;
+  const viaOrm = (orm: OrmTransactions<Knex.Transaction>, table: string, make = { createReceiver, postgresStore }) =>
+    viaReceiver(
+      make.createReceiver({
+        logger,
+        idempotency: make.postgresStore({ connection: pool, schema: tag, table, orm }),
+        onRenew: async (notification, ctx) => void (await orm.transactionOf(ctx).raw(knexEffect, [notification.id])),
+      }),
+    );
+  await migrate(pool, { schema: tag, table: "knex_inbox" });
+  ways.knex_orm_postgresStore = viaOrm(knexTransactions(knexPool()), "knex_inbox");
+  await pool.query(
+    `CREATE TABLE "${tag}".knex_hand_inbox (id text PRIMARY KEY, received_at timestamptz DEFAULT now())`,
+  );
+  const handKnex = knexPool();
+  ways.knex_hand_written = async (id) => {
+    const notification = JSON.parse(decoder.decode(renewalBody(id))) as { id: string };
+    try {
+      await handKnex.transaction(async (trx) => {
+        const claimed = await trx.raw(
+          `INSERT INTO "${tag}".knex_hand_inbox (id) VALUES (?) ON CONFLICT DO NOTHING RETURNING 1`,
+          [notification.id],
+        );
+        if (claimed.rowCount === 1) await trx.raw(knexEffect, [notification.id]);
+      });
+      return 200;
+    } catch (err) {
+      console.error("knex_hand_written", err);
+      return 500;
+    }
+  };
+  if (process.env.PG_THROUGHPUT_ORM_UNPREPARED) {
+    // The same adapter, its connection unnamed: the store sends its first claim and seal as text.
+    const named = knexTransactions(knexPool());
+    const unnamed: OrmTransactions<Knex.Transaction> = {
+      run: (gate, work) => named.run(gate, (transaction) => work({ ...transaction, connection: undefined })),
+      transactionOf: named.transactionOf,
+    };
+    await migrate(pool, { schema: tag, table: "knex_text_inbox" });
+    ways.knex_orm_unprepared_postgresStore = viaOrm(unnamed, "knex_text_inbox");
+  }
+  if (baseline) {
+    const core = (await import(`${baseline}/index.js`)) as typeof import("merchant-webhooks");
+    const postgres = (await import(`${baseline}/postgres.js`)) as typeof import("merchant-webhooks/postgres");
+    const knex = (await import(`${baseline}/postgres/knex.js`)) as typeof import("merchant-webhooks/postgres/knex");
+    await postgres.migrate(pool, { schema: tag, table: "baseline_knex_inbox" });
+    ways.baseline_knex_orm_postgresStore = viaOrm(knex.knexTransactions(knexPool()), "baseline_knex_inbox", {
+      createReceiver: core.createReceiver,
+      postgresStore: postgres.postgresStore as typeof postgresStore,
+    });
+  }
+}
+
 const names = Object.keys(ways);
 for (const name of names) await round(name, ways[name]!, 300, "warm");
 const load_before = os.loadavg();
@@ -176,6 +252,9 @@ const ratios: Record<string, number[]> = { postgres_vs_redis: [], postgres_vs_ha
 if (baseline) ratios.postgres_vs_baseline = [];
 if (process.env.PG_THROUGHPUT_INDEX_COST) ratios.with_list_indexes_vs_without = [];
 if (process.env.PG_THROUGHPUT_PLAIN) ratios.plain_vs_hand_written = [];
+if (process.env.PG_THROUGHPUT_ORM) ratios.knex_orm_vs_knex_hand_written = [];
+if (process.env.PG_THROUGHPUT_ORM && baseline) ratios.knex_orm_vs_baseline = [];
+if (process.env.PG_THROUGHPUT_ORM_UNPREPARED) ratios.knex_orm_prepared_vs_unprepared = [];
 for (let r = 0; r < rounds; r++) {
   // Each round starts with another way, so none always runs first.
   const order = names.map((_, i) => names[(i + r) % names.length]!);
@@ -189,6 +268,12 @@ for (let r = 0; r < rounds; r++) {
     ratios.with_list_indexes_vs_without!.push(got.postgresStore! / got.postgresStore_without_list_indexes!);
   if (process.env.PG_THROUGHPUT_PLAIN)
     ratios.plain_vs_hand_written!.push(got.postgresStore_plain! / got.hand_written_postgres!);
+  if (ratios.knex_orm_vs_knex_hand_written)
+    ratios.knex_orm_vs_knex_hand_written.push(got.knex_orm_postgresStore! / got.knex_hand_written!);
+  if (ratios.knex_orm_vs_baseline)
+    ratios.knex_orm_vs_baseline.push(got.knex_orm_postgresStore! / got.baseline_knex_orm_postgresStore!);
+  if (ratios.knex_orm_prepared_vs_unprepared)
+    ratios.knex_orm_prepared_vs_unprepared.push(got.knex_orm_postgresStore! / got.knex_orm_unprepared_postgresStore!);
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -218,6 +303,7 @@ console.log(
 );
 
 // Leave both servers as they were found.
+for (const knex of knexPools) await knex.destroy();
 await pool.query(`DROP SCHEMA "${tag}" CASCADE`);
 await pool.end();
 await redis.close();

@@ -29,31 +29,64 @@ import { literal } from "./sessions.js";
  * seen, which readLockedSql then reads after the lock (the rare paths: a failed record's retry, a
  * record past retention, a commit between the statement's start and its lock).
  */
-export function firstClaimStatement(names: QualifiedNames, retentionSeconds: number): PreparedStatement {
+export function firstClaimStatement(
+  names: QualifiedNames,
+  retentionSeconds: number,
+  reportsSession = false,
+): FirstClaimStatement {
   // $1 the lock's key, $2 the id, $3 the fingerprint, $4 the owner token, $5 the event type and $6 the
-  // subscription (for the list), $7 the server's bound in ms (see serverBound) or null.
+  // subscription (for the list), $7 the server's bound in ms (see serverBound) or null: cast where it is
+  // read, so that the text sent unprepared (`text`, its types read from it) means what the prepared one does.
   const lockKey = "hashtextextended($1, 0)";
-  return preparedStatement(
-    "claim_v6",
-    ["text", "text", "text", "text", "text", "text", "integer"],
-    // The bound is set for the transaction's later statements, as `SET LOCAL` would.
-    `WITH l AS (SELECT pg_try_advisory_xact_lock(${lockKey}) AS locked,
-    CASE WHEN $7 IS NOT NULL THEN set_config('statement_timeout', $7::text, true) END AS statement_bound,
-    CASE WHEN $7 IS NOT NULL THEN set_config('idle_in_transaction_session_timeout', $7::text, true) END AS idle_bound),
+  const bound = "$7::integer";
+  // An ORM's transaction, which the store did not open, also tells its backend (to cancel a statement
+  // of it) and the level it runs at (see orm-claim.ts).
+  const session = reportsSession
+    ? ", pg_backend_pid() AS pid, current_setting('transaction_isolation') AS isolation"
+    : "";
+  // The bound is set for the transaction's later statements, as `SET LOCAL` would.
+  const text = `WITH l AS (SELECT pg_try_advisory_xact_lock(${lockKey}) AS locked,
+    CASE WHEN ${bound} IS NOT NULL THEN set_config('statement_timeout', ${bound}::text, true) END AS statement_bound,
+    CASE WHEN ${bound} IS NOT NULL THEN set_config('idle_in_transaction_session_timeout', ${bound}::text, true) END AS idle_bound),
   inserted AS (INSERT INTO ${names.records} (id, fingerprint, state, owner, attempts, answer, event_type, subscription_id)
     SELECT $2, $3, 'completed', $4, 1, '${FIRST_ANSWER}', $5, $6 FROM l WHERE l.locked
     ON CONFLICT (id) DO NOTHING RETURNING 'c' || ctid::text AS look),
   fenced AS (INSERT INTO ${names.fence} AS f (backend, token) SELECT pg_backend_pid(), $4 FROM inserted
     ON CONFLICT (backend) DO UPDATE SET token = EXCLUDED.token),
   -- Held by a transaction idle past the bound: the server's limit lifted from within, it ends now (fence-sql.ts).
-  overdue AS (SELECT ${names.endOverdueFunction}(${lockKey}, $7) FROM l WHERE NOT l.locked AND $7 IS NOT NULL)
+  overdue AS (SELECT ${names.endOverdueFunction}(${lockKey}, ${bound}) FROM l WHERE NOT l.locked AND ${bound} IS NOT NULL)
 SELECT coalesce(
   (SELECT look FROM inserted WHERE set_config('${CLAIM_SETTING}', $4, true) IS NOT NULL),
   (SELECT ${recordAsJson("l.locked")} FROM ${names.records} r
     WHERE r.id = $2 AND ${live(retentionSeconds)} AND (r.state = 'completed' OR NOT l.locked)),
-  CASE WHEN l.locked THEN 'r' ELSE 'h' END) AS look
-FROM l LEFT JOIN overdue ON true`,
-  );
+  CASE WHEN l.locked THEN 'r' ELSE 'h' END) AS look${session}
+FROM l LEFT JOIN overdue ON true`;
+  const prepared = preparedStatement("claim_v6", ["text", "text", "text", "text", "text", "text", "integer"], text);
+  return { ...prepared, text };
+}
+
+/** The first claim, to prepare (`PreparedStatement`) or to send as it is where it cannot be (`text`). */
+export interface FirstClaimStatement extends PreparedStatement {
+  /** The statement, its parameters `$1` to `$7` (firstClaimValues): planned again each time it is sent. */
+  text: string;
+}
+
+/** The first claim's parameters, in order (see firstClaimStatement). */
+export function firstClaimValues(
+  names: QualifiedNames,
+  request: ClaimRequest,
+  boundMs: number | undefined,
+): (string | number | null)[] {
+  const listed = listedAsOf(request);
+  return [
+    names.lockPrefix + request.id,
+    request.id,
+    request.fingerprint,
+    request.owner,
+    listed?.eventType ?? null,
+    listed?.subscriptionId ?? null,
+    boundMs === undefined ? null : Math.round(boundMs),
+  ];
 }
 
 /** The first claim's `EXECUTE`, its arguments written in as literals (see firstClaimStatement). */
@@ -63,10 +96,10 @@ export function firstClaimExecute(
   request: ClaimRequest,
   boundMs: number | undefined,
 ): string {
-  const listed = listedAsOf(request);
-  const args = [literal(names.lockPrefix + request.id), literal(request.id), literal(request.fingerprint)];
-  args.push(literal(request.owner), nullable(listed?.eventType), nullable(listed?.subscriptionId));
-  args.push(boundMs === undefined ? "NULL" : `${Math.round(boundMs)}`);
+  const args = firstClaimValues(names, request, boundMs).map((value) =>
+    // The bound, a whole number the store computed: nothing that could end the literal.
+    value === null ? "NULL" : typeof value === "number" ? `${value}` : literal(value),
+  );
   return `EXECUTE ${statement.name}(${args.join(", ")})`;
 }
 
@@ -76,11 +109,14 @@ export function firstClaimExecute(
  * function reads it once it holds the lock. `f` when there is none within retention.
  */
 export function readLockedSql(names: QualifiedNames, retentionSeconds: number, request: ClaimRequest): string {
-  return `${fenceCall(names, request.owner)}; SELECT coalesce((SELECT ${recordAsJson("true")} FROM ${names.records} r
-    WHERE r.id = ${literal(request.id)} AND ${live(retentionSeconds)} FOR UPDATE), 'f') AS look`;
+  return `${fenceCall(names, request.owner)}; ${lockedReadSql(names, retentionSeconds, request)}`;
 }
 
-const nullable = (value: string | null | undefined) => (value == null ? "NULL" : literal(value));
+/** readLockedSql's read alone, for an executor that answers one statement's rows (the fence sent before it). */
+export function lockedReadSql(names: QualifiedNames, retentionSeconds: number, request: ClaimRequest): string {
+  return `SELECT coalesce((SELECT ${recordAsJson("true")} FROM ${names.records} r
+    WHERE r.id = ${literal(request.id)} AND ${live(retentionSeconds)} FOR UPDATE), 'f') AS look`;
+}
 
 const live = (retentionSeconds: number) =>
   `r.updated_at > clock_timestamp() - ${Number(retentionSeconds)}::float8 * interval '1 second'`;

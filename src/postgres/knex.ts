@@ -42,6 +42,7 @@ export function knexTransactions(knex: Knex): OrmTransactions<Knex.Transaction> 
         executor: { query: (text, values) => connection.query(text, values) },
         handle: trx,
         answersEnd: true,
+        connection,
       });
     }),
   );

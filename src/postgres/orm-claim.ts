@@ -14,6 +14,13 @@ import {
   type WrittenRow,
 } from "./claim-sql.js";
 import { fenceCall, SEAL_SETTING, sealedCommit } from "./fence-sql.js";
+import {
+  type FirstClaimStatement,
+  firstClaimExecute,
+  firstClaimStatement,
+  firstClaimValues,
+  lockedReadSql,
+} from "./first-claim-sql.js";
 import { TransactionClosedError } from "./guarded-transaction.js";
 import {
   type GateSwitch,
@@ -22,6 +29,7 @@ import {
   statementGate,
   type TransactionExecutor,
 } from "./orm-transaction.js";
+import { prepareFirst, prepareMissing, recountPrepared } from "./prepared.js";
 import { type Query, retryConflicts } from "./sessions.js";
 import {
   completion,
@@ -42,6 +50,8 @@ import {
  */
 export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>) {
   const isolation = isolationSetting(inbox.db.isolationLevel);
+  // The first claim as the default store's, also telling the backend and the level (see firstClaimStatement).
+  const firstClaim = firstClaimStatement(inbox.names, inbox.claims.retentionSeconds, true);
   return {
     claimInTransaction: async (asked: ClaimRequest): Promise<TransactionalClaim> => {
       const request = claimFlags(asked);
@@ -51,14 +61,26 @@ export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>)
         orm,
         lockWaitFor(request),
         request.handlerTimeoutMs,
-        async (query, bound, written) => {
+        async (query, bound, written, connection) => {
           // The level the transaction runs at, read with the claim: a `SET TRANSACTION` is sent only once
           // a transaction of this ORM was found at another level (see isolationSetting).
-          const [looked] = await query<{ look: string; pid: number; isolation: string }>(
-            `SELECT look, pg_backend_pid() AS pid, current_setting('transaction_isolation') AS isolation FROM (${lookInline(inbox.claims, request, bound, deferWrite)}) AS claim`,
-          );
+          const [looked] = deferWrite
+            ? await firstClaimIn(inbox, firstClaim, query, connection, request, bound)
+            : await query<SessionLook>(
+                `SELECT look, pg_backend_pid() AS pid, current_setting('transaction_isolation') AS isolation FROM (${lookInline(inbox.claims, request, bound, false)}) AS claim`,
+              );
           isolation.check(looked!.isolation);
-          const result = await claimIn(query, inbox.claims, request, written, parseLook(looked!.look), deferWrite);
+          written.prepared = deferWrite && connection !== undefined;
+          let look = parseLook(looked!.look);
+          if (look.unread) {
+            // The lock taken, the record not read after it (see firstClaimStatement): the fence up, then read.
+            await query(fenceCall(inbox.names, request.owner));
+            const [read] = await query<{ look: string }>(
+              lockedReadSql(inbox.names, inbox.claims.retentionSeconds, request),
+            );
+            look = parseLook(read!.look);
+          }
+          const result = await claimIn(query, inbox.claims, request, written, look, deferWrite);
           return { result, pid: looked!.pid };
         },
         request.owner,
@@ -95,6 +117,44 @@ export function ormClaims(inbox: InboxStatements, orm: OrmTransactions<unknown>)
   };
 }
 
+/** The claim's first answer in an ORM's transaction: the claim's, its backend, its level. */
+interface SessionLook {
+  look: string;
+  pid: number;
+  isolation: string;
+}
+
+/**
+ * A first delivery's claim (or a duplicate's) in plain statements, as the default store's
+ * (firstClaimStatement). On a connection the adapter names (`OrmTransaction.connection`), prepared
+ * with the seal, in a statement of their own the first time on that connection (the ORM's `BEGIN` went
+ * before, and an executor answers one statement's rows), then run by name; without one, the
+ * statement's text with its parameters, planned by the server each time (so too with preparing off). Where the server finds the
+ * claim's statement gone (a handler's `DEALLOCATE`), the transaction ran nothing of the claim's: it is
+ * rolled back, the count put right, and the claim made again (`ClaimAgain`).
+ */
+async function firstClaimIn(
+  inbox: InboxStatements,
+  firstClaim: FirstClaimStatement,
+  query: Query,
+  connection: object | undefined,
+  request: ClaimRequest,
+  bound: number | undefined,
+): Promise<SessionLook[]> {
+  // Preparing off (`preparedStatements: false`, or a pooler found by the store's own claims): as text.
+  if (connection === undefined || !inbox.prepared.enabled)
+    return query<SessionLook>(firstClaim.text, firstClaimValues(inbox.names, request, bound));
+  const statements = [firstClaim, inbox.settles.seal];
+  try {
+    // New to this process, the connection may hold them still (an adapter's object for it made anew).
+    if (prepareFirst(connection, statements)) await query(prepareMissing(statements));
+    return await query<SessionLook>(firstClaimExecute(firstClaim, inbox.names, request, bound));
+  } catch (err) {
+    if (recountPrepared(connection, statements, err, 0)) throw new ClaimAgain();
+    throw err;
+  }
+}
+
 /**
  * Whether the store's isolation level must be set on an ORM's transaction (`SET TRANSACTION`, a round
  * trip of its own): not while the transactions the ORM opens are found at that level already (the
@@ -123,12 +183,18 @@ function isolationSetting(level: string): IsolationSetting {
   };
 }
 
-/** Thrown from the ORM's callback when its transaction is not at the store's level: rolled back, claimed again. */
-class IsolationMismatch extends Error {}
+/** Thrown from the ORM's callback for a claim that decided nothing: its transaction rolled back, it is made again. */
+class ClaimAgain extends Error {}
 
-/** The mismatch as the ORM passed it on: as thrown, or as the cause of an error of its own. */
+/** Thrown from the ORM's callback when its transaction is not at the store's level: rolled back, claimed again. */
+class IsolationMismatch extends ClaimAgain {}
+
+/** A claim to make again as the ORM passed it on: as thrown, or as the cause of an error of its own. */
 const isMismatch = (err: unknown) =>
-  err instanceof IsolationMismatch || (err as { cause?: unknown } | undefined)?.cause instanceof IsolationMismatch;
+  err instanceof ClaimAgain || (err as { cause?: unknown } | undefined)?.cause instanceof ClaimAgain;
+
+/** Tries of one claim: found at another level once, and its prepared statements found missing once. */
+const CLAIM_TRIES = 3;
 
 /** For a claim whose first statement cannot read the level: always set. */
 const ALWAYS_SET: IsolationSetting = { set: true, check: () => {} };
@@ -159,6 +225,7 @@ type ClaimStep = (
   query: Query,
   bound: number | undefined,
   written: WrittenRow,
+  connection: object | undefined,
 ) => Promise<{ result: ClaimResult | undefined; pid: number | undefined }>;
 
 const runs = (result: ClaimResult | undefined): result is ClaimedOrStale =>
@@ -176,14 +243,15 @@ function openInOrm(
 ): Promise<Opened> {
   const { db } = inbox;
   const bound = serverBound(db, handlerTimeoutMs);
-  const attempt = () => openOnce(inbox, orm, lockWaitMs, bound, claim, token, isolation);
-  // Found at another level once, the claim runs again with the level set (see isolationSetting).
-  return retryConflicts(() =>
-    attempt().catch((err: unknown) => {
-      if (isMismatch(err)) return attempt();
-      throw err;
-    }),
-  );
+  const attempt = (tries: number): Promise<Opened> =>
+    openOnce(inbox, orm, lockWaitMs, bound, claim, token, isolation).catch((err: unknown) => {
+      // Found at another level, the claim runs again with the level set (see isolationSetting); its
+      // statements found missing, again with them prepared (see firstClaimIn).
+      if (!isMismatch(err)) throw err;
+      if (tries < CLAIM_TRIES) return attempt(tries + 1);
+      throw inbox.db.unavailable(err);
+    });
+  return retryConflicts(() => attempt(1));
 }
 
 /** One try: the ORM's transaction opened, claimed in, and kept open for the handler or ended. */
@@ -216,7 +284,7 @@ function openOnce(
       if (lockWaitMs !== undefined)
         await query("SELECT set_config('lock_timeout', $1, true)", [String(Math.max(1, Math.round(lockWaitMs)))]);
       const written: WrittenRow = {};
-      const { result, pid } = await claim(query, bound, written);
+      const { result, pid } = await claim(query, bound, written, transaction.connection);
       if (givenUp) throw ROLL_BACK;
       if (!runs(result)) {
         // Not run here: whatever the claim wrote commits, past the fence it may have put up, and

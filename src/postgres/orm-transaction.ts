@@ -41,6 +41,14 @@ export interface OrmTransaction<Handle> {
    * without). Default false: the ORM's `COMMIT` ends the transaction. Knex's and TypeORM's adapters say it.
    */
   answersEnd?: boolean;
+  /**
+   * The driver's connection the transaction runs on, the same object for every transaction on that
+   * connection (Knex's and TypeORM's pg client, a pool's client): given, the store prepares its
+   * first-delivery claim and completion on the connection, a statement of their own the first time
+   * only, and runs them by name from then on; without it, it sends their text, which the server parses
+   * and plans every time.
+   */
+  connection?: object;
 }
 
 /**

@@ -89,10 +89,40 @@ export async function executePrepared<R extends { [column: string]: unknown }>(
     await query("ROLLBACK");
     const [server] = await query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
     if (server?.pid !== (connection as { processID?: unknown }).processID) use.enabled = false;
-    // Which one is named in the message only; all are prepared again (or none), as they were together.
-    else if (state === NO_PREPARED_STATEMENT)
-      for (const { name } of statements) preparedOn.get(connection)?.delete(name);
-    else for (const { name } of statements) preparedOn.get(connection)?.add(name);
+    else recountPrepared(connection, statements, err, 0);
     return { rows: await query<R>(unprepared()), prepared: false };
   }
+}
+
+/**
+ * Where the server found this process's count for `connection` wrong (`err`), the count put right:
+ * true when the message that failed ran nothing of its own and is to be sent again (its `tries`-th
+ * resend: a `PREPARED_ALREADY` only at the first).
+ */
+export function recountPrepared(
+  connection: object,
+  statements: readonly PreparedStatement[],
+  err: unknown,
+  tries: number,
+): boolean {
+  const state = (err as { code?: unknown })?.code;
+  // Which one is named in the message only; all are prepared again (or none), as they were together.
+  if (state === NO_PREPARED_STATEMENT) for (const { name } of statements) preparedOn.get(connection)?.delete(name);
+  else if (state === PREPARED_ALREADY && tries === 0)
+    for (const { name } of statements) preparedOn.get(connection)?.add(name);
+  else return false;
+  return true;
+}
+
+/**
+ * Each of `statements` prepared unless the connection holds it already, in one statement that never
+ * fails for that (`PREPARED_ALREADY` caught in a `DO` block): for a connection in a transaction the
+ * store did not open (an ORM's), which a failed statement would abort.
+ */
+export function prepareMissing(statements: readonly PreparedStatement[]): string {
+  const each = statements.map(
+    ({ prepare }) =>
+      `BEGIN EXECUTE $mw_statement$${prepare}$mw_statement$; EXCEPTION WHEN duplicate_prepared_statement THEN NULL; END;`,
+  );
+  return `DO $mw_prepare$ BEGIN ${each.join(" ")} END $mw_prepare$`;
 }

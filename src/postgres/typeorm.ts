@@ -37,6 +37,8 @@ export function typeormTransactions(dataSource: DataSource): OrmTransactions<Ent
         executor: { query: async (text, values) => ({ rows: (await structured(text, values)).records ?? [] }) },
         handle: manager,
         answersEnd: true,
+        // The runner's pg client, connected as the transaction began: the same for each transaction on it.
+        connection: (await runner.connect()) as object,
       });
     }),
   );

@@ -66,6 +66,8 @@ describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (or
   // Every adapter answers the ORM's COMMIT itself (answersEnd) but Kysely's over its own
   // db.transaction(), which sends it.
   const answersOwnEnd = () => ormName in ORMS;
+  // The adapters that name their connection, on which the store prepares its statements (Kysely hands out none).
+  const prepares = ["knex", "typeorm", "drizzle"].includes(ormName);
   const receiverWith = (handlers: Partial<ReceiverOptions>) =>
     createReceiver({ idempotency: store(), logger: silentLogger(), ...handlers });
   const rowsOf = async (id: string) =>
@@ -107,9 +109,13 @@ describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (or
     const first = await messagesDuring(async () => expect((await receiver.handle(post(json(sent)))).status).toBe(200));
     expect(first).toHaveLength(answersEnd ? 4 : 5);
     expect(first[0]).toMatch(/^(BEGIN|START TRANSACTION)/i);
-    expect(first[1]).toMatch(/_claim_v5"\(/);
+    // Plain statements, no PL/pgSQL function on the way: prepared where the adapter names its
+    // connection, sent as text where it does not.
+    expect(first[1]).toMatch(prepares ? /^EXECUTE merchant_webhooks_claim_v6_\w+\(/ : /^WITH l AS \(/);
     // The claim wrote the record completed: the completion checks and seals.
-    expect(first[3]).toMatch(answersEnd ? /_refuse_v6"\(.*; COMMIT$/s : /_refuse_v6"\([^;]*$/s);
+    expect(first[3]).toMatch(prepares ? /^EXECUTE merchant_webhooks_seal_v6_\w+\(/ : /_refuse_v6"\(/);
+    expect(first[3]).toMatch(answersEnd ? /; COMMIT$/ : /^[^;]*$/);
+    expect(first.join("\n")).not.toMatch(/_claim_v5"\(|PREPARE/);
     expect(first.join("\n")).not.toMatch(/SET TRANSACTION/);
     const again = await messagesDuring(async () => expect((await receiver.handle(post(json(sent)))).status).toBe(200));
     expect(again).toHaveLength(answersEnd ? 3 : 4);
@@ -121,6 +127,27 @@ describe.each(Object.entries(ALL_ORMS))("postgresStore({ orm }) through %s", (or
     const next = notification();
     expect((await receiver.handle(post(json(next)))).status).toBe(200);
     expect(await rowsOf(next.id)).toBe(1);
+  });
+
+  it("prepares its statements again on a connection whose prepared statements a handler deallocated", async () => {
+    const dropping = notification();
+    const onRenew = vi.fn(async (n: { id: string }, ctx) => {
+      await orm.insertEffect(ctx, n.id);
+      if (n.id === dropping.id && ctx.attempt === 1) await orm.query(ctx, "DEALLOCATE ALL");
+    });
+    const receiver = receiverWith({ onRenew });
+    expect((await receiver.handle(post(json(notification())))).status).toBe(200);
+    // Where the adapter names its connection, the handler dropped the seal its own claim prepared: the
+    // run fails whole, and its retry runs once. Elsewhere nothing was prepared, and it commits.
+    expect((await receiver.handle(post(json(dropping)))).status).toBe(prepares ? 500 : 200);
+    expect(await rowsOf(dropping.id)).toBe(prepares ? 0 : 1);
+    expect((await receiver.handle(post(json(dropping)))).status).toBe(200);
+    expect(await rowsOf(dropping.id)).toBe(1);
+    // More deliveries, one at a time, than the ORM's pool has connections: the emptied one serves one too.
+    const next = Array.from({ length: 12 }, () => notification());
+    for (const sent of next) expect((await receiver.handle(post(json(sent)))).status).toBe(200);
+    for (const sent of next) expect(await rowsOf(sent.id)).toBe(1);
+    expect(onRenew).toHaveBeenCalledTimes(prepares ? 15 : 14);
   });
 
   it("sets the store's isolation level once it finds the ORM's transaction at another: the claim runs again, set, and the run once", async () => {
