@@ -1,4 +1,4 @@
-import type { ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
+import type { ClaimedOrStale, ClaimHandle, IdempotencyStore } from "../idempotency/store.js";
 import type { TransactionalClaim } from "../idempotency/transaction.js";
 import type { Logger } from "../logging/logger.js";
 
@@ -36,4 +36,28 @@ export async function failUnrunnable(
     { notification_id: claim.id, job_id: jobId, outcome: "job_missing" },
     "queued notification has no job to run from",
   );
+}
+
+/**
+ * A run that lost its claim (its worker froze or was cut off past its lease or its transaction's bound,
+ * and the record went to another run), on every queue alike: whether that other run completed the
+ * notification, as the record says (completed, under another claim's owner token). Then nothing
+ * failed and nothing is left to do here: no attempt is counted, no job failed, no dead letter kept,
+ * and one line says so at info level. Otherwise the record's new holder settles it.
+ */
+export async function completedElsewhere(
+  store: IdempotencyStore,
+  claim: ClaimedOrStale,
+  logger: Logger,
+  jobId: string,
+): Promise<boolean> {
+  const record = await Promise.resolve(
+    store.get(claim.order ? { id: claim.id, order: claim.order } : claim.id),
+  ).catch(() => undefined);
+  if (record?.state !== "completed" || record.owner === claim.owner) return false;
+  logger.info(
+    { notification_id: claim.id, job_id: jobId, attempt: claim.attempt, outcome: "completed_elsewhere" },
+    "notification completed by another worker while this run's claim was lost; nothing to do",
+  );
+  return true;
 }
