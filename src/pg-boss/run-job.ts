@@ -223,7 +223,7 @@ async function runInTransaction(
   const fields = { notification_id: claim.id, job_id: jobId };
   if (!taken) {
     // Its job is gone (removed by hand, or already settled): nothing to run it from.
-    await failUnrunnable(runner.store, claim, transaction, runner.logger, jobId);
+    await failUnrunnable(runner.store, claim, transaction, runner.logger, jobId, known === undefined);
     return "job_missing";
   }
   const read = known ? { job: known } : readQueuedJob(taken.data, runner.keys, taken.created_ms);

@@ -388,11 +388,13 @@ function openClaim(
       if (ended) return false;
       let failed = false;
       try {
-        // A timed-out handler may still be running a statement: cancelled first, not queued behind.
-        const pid = error === "handler_timeout" ? backendOf(client) : undefined;
-        if (pid !== undefined) await canceller.cancel(pid);
-        await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
-        await settle(guarded.handle);
+        if (settle) {
+          // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+          const pid = error === "handler_timeout" ? backendOf(client) : undefined;
+          if (pid !== undefined) await canceller.cancel(pid);
+          await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+          await settle(guarded.handle);
+        }
         // A dead letter of a lane that holds stays at its head, in this same statement (see `lanes.fail`).
         const [marked] = await query<{ n: number }>(settles.failInLane, [claimed.id, claimed.owner, error]);
         failed = marked!.n === 1;

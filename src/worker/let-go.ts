@@ -21,6 +21,7 @@ export async function letGo(
  * unreadable), on every queue alike: its record fails (`job_missing`), so it no longer holds up its
  * subscription and a redelivery by the sender runs it afresh; logged at warn level, since no handler
  * failed. The queue keeps it as a dead letter first where it can (see `JobTransport.lookUps`).
+ * `handedOver`: the claim is a lane's next, handed to this job (not the job's own).
  */
 export async function failUnrunnable(
   store: IdempotencyStore,
@@ -28,9 +29,15 @@ export async function failUnrunnable(
   transaction: TransactionalClaim | undefined,
   logger: Logger,
   jobId: string,
+  handedOver: boolean,
 ): Promise<void> {
-  // A transaction's claim records the failure once rolled back.
-  if (transaction) await transaction.rollback("job_missing");
+  // A lane's next claimed in a transaction is failed in it (see `failWithin`): rolled back first, it
+  // would be back in its lane, free to another job of the lane, until its failure was recorded after
+  // the rollback, and that job would fail it (and say so) a second time. A job's own claim (maybe a
+  // dead letter's, looked at late) is rolled back, its failure recorded after as for any failed run:
+  // never over a dead letter.
+  if (transaction?.failWithin && handedOver) await transaction.failWithin("job_missing");
+  else if (transaction) await transaction.rollback("job_missing");
   else await Promise.resolve(store.fail(claim, "job_missing")).catch(() => {});
   logger.warn(
     { notification_id: claim.id, job_id: jobId, outcome: "job_missing" },
@@ -51,9 +58,9 @@ export async function completedElsewhere(
   logger: Logger,
   jobId: string,
 ): Promise<boolean> {
-  const record = await Promise.resolve(
-    store.get(claim.order ? { id: claim.id, order: claim.order } : claim.id),
-  ).catch(() => undefined);
+  const record = await Promise.resolve(store.get(claim.order ? { id: claim.id, order: claim.order } : claim.id)).catch(
+    () => undefined,
+  );
   if (record?.state !== "completed" || record.owner === claim.owner) return false;
   logger.info(
     { notification_id: claim.id, job_id: jobId, attempt: claim.attempt, outcome: "completed_elsewhere" },

@@ -112,7 +112,7 @@ async function runCurrent<End, Found extends FoundJobData>(
     lookUps.leftForLater();
     return "stop";
   }
-  await failUnrunnable(settings.store, claim, transaction, settings.logger, job.jobIdFor(claim.id));
+  await failUnrunnable(settings.store, claim, transaction, settings.logger, job.jobIdFor(claim.id), true);
   return "next";
 }
 
