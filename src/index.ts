@@ -93,7 +93,7 @@ export {
 // Exactly once: the in-memory store and the interface every store implements.
 
 export { type ClaimFlags, claimFlags } from "./idempotency/claim-flags.js";
-export type { LaneMaxLengthOption } from "./idempotency/lane-max-length.js";
+export type { LaneMaxLengthOption } from "./idempotency/lane-store.js";
 export { type MemoryStore, type MemoryStoreOptions, memoryStore } from "./idempotency/memory-store.js";
 export {
   type AppendClaim,

@@ -1,8 +1,9 @@
-import type { Queue } from "bullmq";
+import type { Job, Queue } from "bullmq";
 import type { Cluster, Redis } from "ioredis";
 import { DEFAULT_RETENTION_SECONDS } from "../idempotency/store.js";
 import {
   aboutJobData,
+  type DeadLetter,
   failuresOf,
   type JobAbout,
   type JobFailure,
@@ -10,11 +11,14 @@ import {
   type QueueJobs,
 } from "../queue/queue-jobs.js";
 import type { NotificationJobData } from "../worker/job-data.js";
-import { isLostLetter } from "./dead-letter.js";
+import { isLostLetter, UNRUNNABLE_REASON } from "./dead-letter.js";
 import { jobIdFor } from "./job-id.js";
 
 /** Most redrive notes kept per notification. */
 const MAX_NOTES = 100;
+
+/** Failed jobs read per page when listing the dead letters. */
+const PAGE = 500;
 
 /**
  * The console's view of a BullMQ queue: jobs by notification id, the failed set as its dead letters.
@@ -28,6 +32,16 @@ export function bullmqJobs(queue: Queue<NotificationJobData>, client: Redis | Cl
   };
   const notesKey = (id: string) => queue.toKey(`redriven:${jobIdFor(id)}`);
   const failures = async (id: string) => failuresOf(await client.lrange(notesKey(id), 0, MAX_NOTES - 1));
+  // The job each dead letter listed was read from, for its redrive.
+  const jobOf = new WeakMap<DeadLetter, Job<NotificationJobData>>();
+  const letterOf = (job: Job<NotificationJobData>, id?: string): DeadLetter => {
+    const { data } = job;
+    const letter: DeadLetter = { id: id ?? data?.id ?? data?.notification?.id ?? String(job.id) };
+    if (data?.order) letter.order = data.order;
+    if (isLostLetter(data)) letter.unrunnable = job.failedReason || UNRUNNABLE_REASON;
+    jobOf.set(letter, job);
+    return letter;
+  };
   return {
     kind: "BullMQ",
     async view(id) {
@@ -80,6 +94,34 @@ export function bullmqJobs(queue: Queue<NotificationJobData>, client: Redis | Cl
           .exec();
       await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
       return true;
+    },
+    async deadLetters(ids) {
+      if (ids) {
+        const letters: DeadLetter[] = [];
+        for (const id of ids) {
+          const job = await queue.getJob(jobIdFor(id));
+          if (job && (await job.isFailed())) letters.push(letterOf(job, id));
+        }
+        return letters;
+      }
+      // The whole failed set first (a job another process retried meanwhile is simply not there any
+      // more, and its retry fails harmlessly).
+      const seen = new Map<string, DeadLetter>();
+      for (let start = 0; ; start += PAGE) {
+        const page = (await queue.getFailed(start, start + PAGE - 1)).filter((job) => job && !seen.has(String(job.id)));
+        if (page.length === 0) break;
+        for (const job of page) seen.set(String(job.id), letterOf(job));
+      }
+      return [...seen.values()];
+    },
+    async redrive(letter, after) {
+      const job = jobOf.get(letter) ?? (await failedJob(letter.id));
+      if (!job || isLostLetter(job.data)) return "no dead letter of it in the failed set";
+      // Run after the dead letter before it in its lane has gone back into the lane (see `processJob`).
+      if (after !== undefined || job.data?.redriveAfter !== undefined)
+        await job.updateData({ ...job.data, redriveAfter: after?.id });
+      await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
+      return undefined;
     },
     async removeFailed(id) {
       const job = await failedJob(id);

@@ -1,14 +1,14 @@
-import { type Job, Queue } from "bullmq";
+import { Queue } from "bullmq";
 import { Cluster, type Redis } from "ioredis";
-import { inRedriveOrder } from "../queue/redrive-order.js";
+import type { DeadLetterJobs } from "../queue/queue-jobs.js";
+import { type RedriveResult, redriveDeadLetters } from "../queue/redrive-dead-letters.js";
 import { closeIfOwned, producerConnection, type RedisConnection } from "../redis/connect.js";
 import { coded, MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { withTimeout } from "../shared/time-limit.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import { assertClusterPrefix } from "./cluster-prefix.js";
-import { isLostLetter, UNRUNNABLE_REASON } from "./dead-letter.js";
-import { jobIdFor } from "./job-id.js";
+import { bullmqJobs } from "./queue-jobs.js";
 
 export interface RedriveOptions {
   connection: RedisConnection;
@@ -71,45 +71,8 @@ export async function findQueues(client: Redis | Cluster): Promise<FoundQueue[]>
   return [...found.values()].sort((a, b) => a.prefix.localeCompare(b.prefix) || a.name.localeCompare(b.name));
 }
 
-export interface RedriveResult {
-  /** Notification ids moved from the failed set back to waiting (or that would be, on a dry run). */
-  redriven: string[];
-  /** Requested ids with no job in the failed set (never failed, already redriven, or removed). */
-  notFailed: string[];
-  /**
-   * Dead letters left where they are: their data was lost before they could run (see
-   * `keepUnrunnable`), with why. Replay one from a recording (the console), or discard it. Absent
-   * when there are none.
-   */
-  unrunnable?: Array<{ id: string; reason: string }>;
-}
+export type { RedriveResult } from "../queue/redrive-dead-letters.js";
 
-const PAGE = 500;
-
-/**
- * The jobs in the order they go back (`inRedriveOrder`): an ordered lane's dead letters each after
- * the one before it (`after`), so a newer one never runs before an older one of its lane is back in
- * line (which would make the older stale).
- */
-export function inLaneOrder(
-  jobs: readonly Job<NotificationJobData>[],
-): Array<{ job: Job<NotificationJobData>; after?: string }> {
-  const { unordered, lanes } = inRedriveOrder(
-    jobs,
-    (job) => job.data?.order,
-    (job) => job.data?.id ?? String(job.id),
-  );
-  return [
-    ...unordered.map((job) => ({ job })),
-    ...lanes.flatMap((lane) => lane.map((job, i) => (i === 0 ? { job } : { job, after: lane[i - 1]!.data.id }))),
-  ];
-}
-
-/**
- * Put dead-lettered notifications back to work after a fix: each job leaves the failed set for the
- * lane with its attempts reset. The record of a failed notification may be claimed again, so
- * a worker runs the handler; a notification completed meanwhile (by a redelivery) is not run twice.
- */
 const REDRIVE_KEYS: KnownKeys<RedriveOptions> = {
   connection: true,
   name: true,
@@ -120,8 +83,29 @@ const REDRIVE_KEYS: KnownKeys<RedriveOptions> = {
   requireQueue: true,
 };
 
+/**
+ * Put dead-lettered notifications back to work after a fix: each job leaves the failed set with its
+ * attempts reset, an ordered lane's oldest first (`redriveDeadLetters`). The record of a failed
+ * notification may be claimed again, so a worker runs the handler; a notification completed
+ * meanwhile (by a redelivery) is not run twice.
+ */
 export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
   rejectUnknownKeys("redrive", options, Object.keys(REDRIVE_KEYS));
+  const { jobs, close } = await openDeadLetters(options);
+  try {
+    return await redriveDeadLetters(jobs, options);
+  } finally {
+    await close();
+  }
+}
+
+/**
+ * The failed set of a BullMQ queue, for a redrive (`redrive`, the CLI's `redrive --queue`), once Redis
+ * answers; with `requireQueue`, a `QueueNotFoundError` when there is no such queue. `close` when done.
+ */
+export async function openDeadLetters(
+  options: Omit<RedriveOptions, "ids" | "dryRun">,
+): Promise<{ jobs: DeadLetterJobs; close(): Promise<void> }> {
   assertClusterPrefix("redrive", options.connection, options.name, options.prefix);
   const handle = producerConnection(options.connection);
   const queue = new Queue<NotificationJobData>(options.name, {
@@ -133,7 +117,10 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
     skipMetasUpdate: true,
   });
   queue.on("error", () => {});
-  const result: RedriveResult = { redriven: [], notFailed: [] };
+  const close = async () => {
+    await queue.close();
+    await closeIfOwned(handle);
+  };
   try {
     const connectMs = options.connectTimeoutMs ?? 5_000;
     await withTimeout(queue.waitUntilReady(), connectMs, () =>
@@ -144,45 +131,9 @@ export async function redrive(options: RedriveOptions): Promise<RedriveResult> {
         { prefix: options.prefix ?? "bull", name: options.name },
         await findQueues(handle.client),
       );
-    const failed: Job<NotificationJobData>[] = [];
-    if (options.ids) {
-      for (const id of options.ids) {
-        const job = await queue.getJob(jobIdFor(id));
-        if (job && (await job.isFailed())) failed.push(job);
-        else result.notFailed.push(id);
-      }
-    } else {
-      // The whole failed set first, then put back in lane order (a job another process retried
-      // meanwhile is simply not there any more, and its retry below fails harmlessly).
-      const seen = new Set<string>();
-      for (let start = 0; ; start += PAGE) {
-        const page = (await queue.getFailed(start, start + PAGE - 1)).filter((job) => job && !seen.has(String(job.id)));
-        if (page.length === 0) break;
-        for (const job of page) {
-          seen.add(String(job.id));
-          failed.push(job);
-        }
-      }
-    }
-    for (const { job, after } of inLaneOrder(failed)) {
-      if (isLostLetter(job.data)) {
-        (result.unrunnable ??= []).push({
-          id: job.data?.id ?? String(job.id),
-          reason: job.failedReason || UNRUNNABLE_REASON,
-        });
-        continue;
-      }
-      if (!options.dryRun) {
-        // Run after the dead letter before it in its lane has gone back into the lane (see `processJob`).
-        if (after !== undefined || job.data?.redriveAfter !== undefined)
-          await job.updateData({ ...job.data, redriveAfter: after });
-        await job.retry("failed", { resetAttemptsMade: true, resetAttemptsStarted: true });
-      }
-      result.redriven.push(job.data?.id ?? job.data?.notification?.id ?? String(job.id));
-    }
-    return result;
-  } finally {
-    await queue.close();
-    await closeIfOwned(handle);
+    return { jobs: bullmqJobs(queue, handle.client), close };
+  } catch (err) {
+    await close();
+    throw err;
   }
 }

@@ -16,8 +16,8 @@ import { keptHeaders } from "../logging/kept-headers.js";
 import type { RecordedNotification } from "../logging/recorder.js";
 import { redactCardNumbers, redactNotification } from "../logging/redact.js";
 import type { NotificationQueue } from "../queue/queue.js";
-import type { JobFailure, JobView } from "../queue/queue-jobs.js";
-import { inRedriveOrder } from "../queue/redrive-order.js";
+import type { DeadLetterJobs, JobFailure, JobView } from "../queue/queue-jobs.js";
+import { redriveInOrder } from "../queue/redrive-order.js";
 import type { SubscriptionNotification } from "../schema/index.js";
 import { coded, MerchantWebhooksError, optionError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
@@ -207,6 +207,17 @@ const MAX_SCAN = 100_000;
  * discard) through the same claim and queue a delivery goes through, so nothing runs twice.
  */
 export function createAdmin(options: AdminOptions): Admin {
+  return adminParts(options).admin;
+}
+
+/**
+ * `createAdmin`'s admin, and its redrive of one dead letter (with the wait for one to settle), for a
+ * redrive that lists its dead letters itself: the CLI's `redrive --in-process` (`redriveDeadLetters`).
+ */
+export function adminParts(options: AdminOptions): {
+  admin: Admin;
+  redrive: Pick<DeadLetterJobs, "redrive" | "settled">;
+} {
   rejectUnknownKeys("createAdmin", options, Object.keys(ADMIN_KEYS));
   const store = options?.idempotency;
   if (!store || typeof store.claim !== "function" || typeof store.get !== "function")
@@ -554,36 +565,18 @@ export function createAdmin(options: AdminOptions): Admin {
   async function redriveAll(ids: readonly string[]): Promise<AdminRedriveResult> {
     const unique = [...new Set(ids)];
     const found = new Map(await Promise.all(unique.map(async (id) => [id, await findRecord(id)] as const)));
-    const { unordered, lanes } = inRedriveOrder(
+    const { done, skipped } = await redriveInOrder(
       unique,
       (id) => found.get(id)?.order,
       (id) => id,
+      { redriveOne: (id) => redriveOne(id, found.get(id)), settled },
     );
-    const done: string[] = [];
-    const skipped: AdminRedriveResult["skipped"] = [];
-    await Promise.all(
-      [...unordered.map((id) => [id]), ...lanes].map(async (lane) => {
-        for (let i = 0; i < lane.length; i++) {
-          const id = lane[i]!;
-          const why = await redriveOne(id, found.get(id));
-          if (why !== undefined) {
-            skipped.push({ id, reason: why });
-            continue;
-          }
-          done.push(id);
-          if (i === lane.length - 1 || !found.get(id)?.order) continue;
-          if (!(await settled(id))) {
-            for (const rest of lane.slice(i + 1))
-              skipped.push({
-                id: rest,
-                reason: `waiting for ${id}, older in its subscription, to finish: redrive it after`,
-              });
-            return;
-          }
-        }
-      }),
-    );
-    return { matched: ids.length, redriven: done.length, ids: done, skipped };
+    return {
+      matched: ids.length,
+      redriven: done.length,
+      ids: done,
+      skipped: skipped.map(({ letter, reason }) => ({ id: letter, reason })),
+    };
   }
 
   /** Whether a redriven notification was run by a worker within a lease: completed, or failed for good again. */
@@ -612,7 +605,7 @@ export function createAdmin(options: AdminOptions): Admin {
     return ids;
   }
 
-  return {
+  const admin: Admin = {
     get canAct() {
       return queue?.durable === true;
     },
@@ -702,6 +695,13 @@ export function createAdmin(options: AdminOptions): Admin {
       }
       if (jobs) overview.queue = { kind: jobs.kind, ...(await jobs.counts()) };
       return overview;
+    },
+  };
+  return {
+    admin,
+    redrive: {
+      redrive: async ({ id }) => redriveOne(id, await findRecord(id)),
+      settled: ({ id, order }) => (order ? settled(id) : Promise.resolve(true)),
     },
   };
 }

@@ -1,7 +1,16 @@
 // merchant-webhooks/console: the admin API and the notification console served over it.
 
 export type { ListedRecord, ListPage, ListQuery } from "../idempotency/store.js";
-export type { JobAbout, JobFailure, JobView, QueueCounts, QueueJobs } from "../queue/queue-jobs.js";
+export type {
+  DeadLetter,
+  DeadLetterJobs,
+  JobAbout,
+  JobFailure,
+  JobView,
+  QueueCounts,
+  QueueJobs,
+} from "../queue/queue-jobs.js";
+export type { LanePlace } from "../queue/redrive-order.js";
 export {
   type Admin,
   AdminError,

@@ -20,7 +20,7 @@ export interface ClaimFlags {
   forQueue?: boolean;
   /** `EnqueueClaim.queueAtClaim`. */
   queueAtClaim?: boolean;
-  /** `AppendClaim.carried`. */
+  /** `AppendClaim.carried`; without `forQueue` and `order`, `RunClaim.carried`. */
   carried?: string;
   handlerTimeoutMs?: number;
   /** `TakeClaim.attempt`. */
@@ -50,6 +50,7 @@ export function claimFlags(request: ClaimRequest | ClaimFlags): ClaimFlags {
     case undefined:
     case "run":
       if (request.order) flags.order = request.order;
+      else if (request.carried !== undefined) flags.carried = request.carried;
       return flags;
     case "enqueue":
       flags.forQueue = true;

@@ -40,11 +40,24 @@ export interface ClaimBase {
   listedAs?: ListedAs;
 }
 
-/** A receiver's claim to run the handler now. Absent `kind` means this one. */
+/**
+ * A receiver's claim to run the handler now (or, for an in-process queue, soon in this process, holding
+ * the claim meanwhile). Absent `kind` means this one.
+ */
 export interface RunClaim extends ClaimBase {
   kind?: "run";
   /** Claim in order: one live claim per key at a time, and nothing older than the key's newest completion. */
   order?: OrderClaim;
+  /**
+   * An in-process queue's claim of an unordered notification, on a store that keeps notifications
+   * (`IdempotencyStore.kept`): the notification's job data as the queue keeps it (sealed with its
+   * `encryptionKey`, or card numbers masked; never card verification data), kept with the record by
+   * the claim itself, as `kept.keep` would keep it after the claim: the notification is kept before
+   * it is acknowledged in one round trip, not two. A store that keeps it answers `claimed` with
+   * `kept: true`; one that ignores it (and any store, with `order`) answers as for any run, and the
+   * receiver calls `kept.keep` next.
+   */
+  carried?: string;
 }
 
 /**
@@ -171,6 +184,8 @@ export type ClaimResult =
       carried?: string;
       /** Asked by `enqueue` with `queueAtClaim`: the record is queued already, under the claim's hand-off lease. */
       queued?: true;
+      /** Asked by an unordered `run` with `carried`: the data is kept with the record already, as `kept.keep` keeps it. */
+      kept?: true;
     })
   /**
    * With `order`: the position is older than `newestPosition`, the key's newest completed one. The

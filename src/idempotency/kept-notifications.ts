@@ -10,8 +10,18 @@ import type { Awaitable, ClaimHandle } from "./claim.js";
  * when it completes or is released.
  */
 export interface KeptNotifications {
-  /** Keep `data` with the processing record `claim` owns; false when it does not own it (any more). */
+  /**
+   * Keep `data` with the processing record `claim` owns; false when it does not own it (any more). The
+   * receiver calls it after a claim that did not keep the data itself (`RunClaim.carried`: no `kept: true`).
+   */
   keep(claim: ClaimHandle, data: string): Awaitable<boolean>;
+  /**
+   * Up to `limit` ids of records that keep data and are processing under a lapsed lease (by this
+   * process's clock: a hint, `resume` decides on the store's), found by an index of the kept records
+   * by lease, so a receiver's sweep reads what it finds, not every processing record of the store.
+   * A record listed may turn out to be no such record any more (`resume` answers undefined).
+   */
+  lapsed(limit: number): Awaitable<string[]>;
   /**
    * Take over a record whose claim lapsed (processing, lease past) and which keeps data: owned by
    * `owner` for `leaseMs` from now, one attempt more. Undefined when it is not such a record (any

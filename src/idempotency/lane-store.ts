@@ -171,6 +171,20 @@ export interface WokenLane {
 /** The longest a lane grows by default before a receiver's claim for a queue is refused. */
 export const DEFAULT_LANE_MAX_LENGTH = 10_000;
 
+/** The option bounding a store's lanes. */
+export interface LaneMaxLengthOption {
+  /**
+   * With `ordering` through a durable queue: the most notifications one subscription's lane holds;
+   * one more is answered 503 with `Retry-After`, and the sender keeps it. Default 10,000.
+   */
+  laneMaxLength?: number;
+}
+
+/** The store's lane bound. */
+export function laneMaxLengthOf(options: LaneMaxLengthOption): number {
+  return options.laneMaxLength ?? DEFAULT_LANE_MAX_LENGTH;
+}
+
 /** What `DrainedLaneStore.append` answers: whether the record was handed over, and whether a drain job must be queued. */
 export interface LaneAppend {
   queued: boolean;

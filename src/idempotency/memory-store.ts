@@ -1,7 +1,7 @@
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
 import { type ClaimFlags, claimFlags } from "./claim-flags.js";
-import { type LaneMaxLengthOption, laneMaxLengthOf } from "./lane-max-length.js";
 import { appendedFor } from "./lane-queue.js";
+import { type LaneMaxLengthOption, laneMaxLengthOf } from "./lane-store.js";
 import { listedAsOf } from "./listed-as.js";
 import { memoryOrders } from "./memory-orders.js";
 import { isBefore } from "./position.js";

@@ -1,5 +1,12 @@
 import type PgBoss from "pg-boss";
-import { aboutJobData, failuresOf, type JobAbout, type JobView, type QueueJobs } from "../queue/queue-jobs.js";
+import {
+  aboutJobData,
+  type DeadLetter,
+  failuresOf,
+  type JobAbout,
+  type JobView,
+  type QueueJobs,
+} from "../queue/queue-jobs.js";
 import type { NotificationJobData } from "../worker/job-data.js";
 import type { JobTable } from "./job-table.js";
 
@@ -9,7 +16,11 @@ type KeptData = NotificationJobData & { redriven?: unknown[] };
 interface DeadLetterRow {
   id: string;
   data: KeptData | null;
+  created_on?: Date;
 }
+
+/** Dead-letter jobs read per page when listing them. */
+const PAGE = 500;
 
 /**
  * The console's view of a pg-boss queue: a notification's job by its id (`jobIdFor`), and its dead
@@ -34,6 +45,33 @@ export function pgBossJobs(options: {
     (await db().executeSql(statements.deadLettersOf, [deadLetter, id])).rows as DeadLetterRow[];
   const mainJob = (id: string) =>
     boss.getJobById(name, jobIdFor(id), { includeArchive: true }) as Promise<PgBoss.JobWithMetadata<KeptData> | null>;
+
+  // The dead-letter jobs each dead letter listed was read from (a notification's, one or more), for its redrive.
+  const rowsOf = new WeakMap<DeadLetter, DeadLetterRow[]>();
+
+  /** The dead letters in the dead-letter queue, oldest first, by notification id (those of `wanted`). */
+  async function listDeadLetters(wanted: Set<string> | undefined): Promise<DeadLetter[]> {
+    const letters = new Map<string, DeadLetter>();
+    let after: [Date | string, string] = ["-infinity", "00000000-0000-0000-0000-000000000000"];
+    for (;;) {
+      const { rows } = await db().executeSql(table.waiting, [deadLetter, ...after, PAGE]);
+      for (const row of rows as DeadLetterRow[]) {
+        const id = row.data?.id;
+        if (typeof id !== "string" || (wanted && !wanted.has(id))) continue;
+        const known = letters.get(id);
+        if (known) rowsOf.get(known)!.push(row);
+        else {
+          const letter: DeadLetter = row.data!.order ? { id, order: row.data!.order } : { id };
+          letters.set(id, letter);
+          rowsOf.set(letter, [row]);
+        }
+      }
+      if (rows.length < PAGE) break;
+      const last = rows[rows.length - 1] as DeadLetterRow;
+      after = [last.created_on!, last.id];
+    }
+    return [...letters.values()];
+  }
 
   return {
     kind: "pg-boss",
@@ -81,6 +119,21 @@ export function pgBossJobs(options: {
       await place(data);
       for (const row of dead) await boss.deleteJob(deadLetter, row.id);
       return true;
+    },
+    deadLetters: (ids) => listDeadLetters(ids ? new Set(ids) : undefined),
+    async redrive(letter) {
+      const rows = rowsOf.get(letter) ?? (await deadLetters(letter.id));
+      const from = rows[0]?.data;
+      if (!from) return "no dead letter of it in the dead-letter queue";
+      // Marked redriven, an ordered one waits for the older redriven ones of its subscription (see
+      // `redrivenAhead`). The mark is the list of failures a console redrive notes there (kept, or empty).
+      const data: KeptData = from.order
+        ? { ...from, redriven: Array.isArray(from.redriven) ? from.redriven : [] }
+        : from;
+      // Back in the queue before out of the dead letters: a crash between the two loses nothing.
+      await place(data);
+      for (const row of rows) await boss.deleteJob(deadLetter, row.id);
+      return undefined;
     },
     async removeFailed(id) {
       const [job, dead] = await Promise.all([mainJob(id), deadLetters(id)]);

@@ -1,10 +1,11 @@
 import type PgBoss from "pg-boss";
-import { inRedriveOrder } from "../queue/redrive-order.js";
+import type { DeadLetterJobs } from "../queue/queue-jobs.js";
+import { type RedriveResult, redriveDeadLetters } from "../queue/redrive-dead-letters.js";
 import { MerchantWebhooksError } from "../shared/errors.js";
 import { type KnownKeys, rejectUnknownKeys } from "../shared/option-keys.js";
-import type { NotificationJobData } from "../worker/job-data.js";
-import { DEFAULT_PG_BOSS_SCHEMA, jobTable } from "./job-table.js";
+import { DEFAULT_PG_BOSS_SCHEMA, jobIdFor, jobTable } from "./job-table.js";
 import { checkBoss, DEFAULT_PG_BOSS_JOB_OPTIONS, type PgBossJobOptions, placeJob, queueName } from "./pg-boss-queue.js";
+import { pgBossJobs } from "./queue-jobs.js";
 import { restoreArchived } from "./restore-archived.js";
 
 export interface PgBossRedriveOptions {
@@ -24,12 +25,8 @@ export interface PgBossRedriveOptions {
   dryRun?: boolean;
 }
 
-export interface PgBossRedriveResult {
-  /** Notification ids put back in the queue (or that would be, on a dry run). */
-  redriven: string[];
-  /** Requested ids with no job in the dead-letter queue. */
-  notFailed: string[];
-}
+/** What `pgBossRedrive` did: as `redrive`'s (merchant-webhooks/bullmq), the one result of every redrive. */
+export type PgBossRedriveResult = RedriveResult;
 
 /** The queue asked for is not in pg-boss; `found` lists the queues it has. */
 export class PgBossQueueNotFoundError extends MerchantWebhooksError {
@@ -43,32 +40,6 @@ export class PgBossQueueNotFoundError extends MerchantWebhooksError {
   }
 }
 
-const PAGE = 500;
-
-interface DeadLetter {
-  id: string;
-  data: NotificationJobData | null;
-  created_on: Date;
-}
-
-/** Dead letters as they are to go back (`inRedriveOrder`): the unordered first, then each lane oldest first. */
-function inLaneOrder(letters: DeadLetter[]): DeadLetter[] {
-  const { unordered, lanes } = inRedriveOrder(
-    letters,
-    ({ data }) => data?.order,
-    ({ data }) => data!.id,
-  );
-  return [...unordered, ...lanes.flat()];
-}
-
-/**
- * Put dead-lettered notifications back to work after a fix: each job in the dead-letter queue goes
- * back to the queue under its notification's job id, with its attempts afresh, and leaves the
- * dead-letter queue. The notification's record is failed, so a worker claims it again and runs the
- * handler; one completed meanwhile (by a redelivery) is not run twice. Safe to run again after a
- * crash: a job already back in the queue is left as it is. An ordered subscription's dead letters go
- * back oldest first, and run in that order.
- */
 const REDRIVE_KEYS: KnownKeys<PgBossRedriveOptions> = {
   boss: true,
   name: true,
@@ -79,7 +50,24 @@ const REDRIVE_KEYS: KnownKeys<PgBossRedriveOptions> = {
   dryRun: true,
 };
 
+/**
+ * Put dead-lettered notifications back to work after a fix: each job in the dead-letter queue goes
+ * back to the queue under its notification's job id, with its attempts afresh, and leaves the
+ * dead-letter queue, an ordered subscription's oldest first (`redriveDeadLetters`), run in that
+ * order. The notification's record is failed, so a worker claims it again and runs the handler; one
+ * completed meanwhile (by a redelivery) is not run twice. Safe to run again after a crash: a job
+ * already back in the queue is left as it is.
+ */
 export async function redrive(options: PgBossRedriveOptions): Promise<PgBossRedriveResult> {
+  return redriveDeadLetters(await pgBossDeadLetters(options), options);
+}
+
+/**
+ * The dead letters of a pg-boss queue, for a redrive (`pgBossRedrive`, the CLI's `redrive --pg-boss`).
+ * Throws a `PgBossQueueNotFoundError` when pg-boss has no such queue; off a dry run, dead letters
+ * pg-boss's retention archived are put back in their dead-letter queue first.
+ */
+export async function pgBossDeadLetters(options: PgBossRedriveOptions): Promise<DeadLetterJobs> {
   rejectUnknownKeys("pgBossRedrive", options, Object.keys(REDRIVE_KEYS));
   const boss = checkBoss("redrive", options?.boss);
   const name = queueName("redrive", options.name);
@@ -92,34 +80,12 @@ export async function redrive(options: PgBossRedriveOptions): Promise<PgBossRedr
   const place = { boss, name, sendOptions: { ...DEFAULT_PG_BOSS_JOB_OPTIONS, ...options.jobOptions, deadLetter } };
   // Dead letters pg-boss's retention archived are dead letters still: back in their queue first.
   if (!options.dryRun) await restoreArchived(boss.getDb(), table, [deadLetter]);
-  const wanted = options.ids ? new Set(options.ids) : undefined;
-  const letters: DeadLetter[] = [];
-  let after: [Date | string, string] = ["-infinity", "00000000-0000-0000-0000-000000000000"];
-  for (;;) {
-    const { rows } = await boss.getDb().executeSql(table.waiting, [deadLetter, ...after, PAGE]);
-    for (const row of rows as DeadLetter[]) {
-      const id = row.data?.id;
-      if (typeof id === "string" && (!wanted || wanted.has(id))) letters.push(row);
-    }
-    if (rows.length < PAGE) break;
-    const last = rows[rows.length - 1] as DeadLetter;
-    after = [last.created_on, last.id];
-  }
-  const redriven = new Set<string>();
-  for (const row of inLaneOrder(letters)) {
-    if (!options.dryRun) {
-      // Marked redriven, an ordered one waits for the older redriven ones of its subscription. The
-      // mark is the list of failures a console redrive notes there (kept as it is, or made empty).
-      const notes = (row.data as { redriven?: unknown }).redriven;
-      const data = row.data!.order ? { ...row.data!, redriven: Array.isArray(notes) ? notes : [] } : row.data!;
-      // Back in the queue before out of the dead letters: a crash between the two loses nothing.
-      await placeJob(place, data);
-      await boss.deleteJob(deadLetter, row.id);
-    }
-    redriven.add(row.data!.id);
-  }
-  return {
-    redriven: [...redriven],
-    notFailed: options.ids ? options.ids.filter((id) => !redriven.has(id)) : [],
-  };
+  return pgBossJobs({
+    boss,
+    name,
+    deadLetter,
+    table,
+    jobIdFor: (id) => jobIdFor(name, id),
+    place: (data) => placeJob(place, data),
+  });
 }

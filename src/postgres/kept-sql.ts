@@ -8,6 +8,12 @@ import type { QualifiedNames } from "./names.js";
 export function keptStatements({ records }: QualifiedNames, retentionSeconds: number) {
   const live = `updated_at > clock_timestamp() - ${retentionSeconds}::float8 * interval '1 second'`;
   return {
+    /**
+     * $1 how many: the ids of processing records that keep data and whose lease lapsed, read along the
+     * kept index (migration step 8) alone: rows read are the lapsed kept ones, not every processing one.
+     */
+    lapsed: `SELECT id FROM ${records} WHERE carried IS NOT NULL AND state = 'processing'
+        AND lease_until <= clock_timestamp() AND ${live} ORDER BY lease_until LIMIT $1`,
     /** $1 id, $2 owner, $3 data: kept with the processing record the owner holds. */
     keep: `UPDATE ${records} SET carried = $3 WHERE id = $1 AND owner = $2 AND state = 'processing' AND ${live} RETURNING id`,
     /**

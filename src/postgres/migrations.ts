@@ -134,6 +134,22 @@ ${createIndex(names.schema, names.heldIndex, `${names.records} (updated_at) WHER
     // kept-sql.ts). Cleared by the completion, gone with a release; a failed record keeps it to be redriven.
     sql: (names) => `ALTER TABLE ${names.records} ADD COLUMN IF NOT EXISTS carried text NULL;`,
   },
+  {
+    version: 8,
+    // An index alone: the release before neither needs nor minds it.
+    readableFrom: 1,
+    description: "the processing records that keep an in-process queue's data indexed by lease, for the sweep",
+    // A receiver's sweep for lapsed kept claims (kept-sql.ts `lapsed`) reads along this index: the
+    // processing records with data kept, by the end of their lease, so it reads the lapsed ones alone,
+    // however many records are processing besides (a busy queue's on the same tables, long leases).
+    // Only those rows are in it: any other record written pays nothing for it.
+    sql: (names) =>
+      createIndex(
+        names.schema,
+        names.keptIndex,
+        `${names.records} (lease_until) WHERE carried IS NOT NULL AND state = 'processing'`,
+      ),
+  },
 ];
 
 /**

@@ -29,6 +29,8 @@ export interface QualifiedNames {
   subscriptionIndex: string;
   /** The dead letters holding their lanes (migration step 4). */
   heldIndex: string;
+  /** The processing records that keep an in-process queue's data, by lease, for the sweep (migration step 8). */
+  keptIndex: string;
   /** Prefix of the advisory lock keys, so two inbox tables never share a lock. */
   lockPrefix: string;
   /**
@@ -75,6 +77,7 @@ export function qualifiedNames({ schema = DEFAULT_SCHEMA, table = DEFAULT_TABLE 
     eventTypeIndex: quote(`${table}_event_type`),
     subscriptionIndex: quote(`${table}_subscription`),
     heldIndex: quote(`${table}_held`),
+    keptIndex: quote(`${table}_kept_lease`),
     lockPrefix: `${schema}.${table}:`,
     claimFunction: `${quote(schema)}.${quote(`${table}_claim_v5`)}`,
     completeFunction: `${quote(schema)}.${quote(`${table}_complete_v7`)}`,

@@ -171,6 +171,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
     release: (claim) => settle(settles.release, claim),
     // An in-process queue's notifications, kept in their records' rows (see kept-sql.ts).
     kept: {
+      lapsed: (limit) =>
+        db.withClient(async (query) => (await query<{ id: string }>(keptSql.lapsed, [limit])).map((row) => row.id)),
       keep: (claim, data) =>
         retryConflicts(() =>
           db.withClient(async (query) => (await query(keptSql.keep, [claim.id, claim.owner, data])).length > 0),

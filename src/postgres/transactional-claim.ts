@@ -23,7 +23,7 @@ import { firstClaimExecute, readLockedSql } from "./first-claim-sql.js";
 import { guardTransaction, type TransactionLostError } from "./guarded-transaction.js";
 import type { QualifiedNames } from "./names.js";
 import { executePrepared, type PreparedStatement } from "./prepared.js";
-import { begin, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
+import { begin, literal, type Query, retryConflicts, type Sessions, sqlState } from "./sessions.js";
 import type { CompletedWrite, SettleStatements } from "./settle-sql.js";
 
 const over = async () => {};
@@ -206,14 +206,19 @@ const UNBOUNDED = "SET LOCAL statement_timeout TO DEFAULT; SET LOCAL idle_in_tra
 
 /** The claim to run, its transaction still open on `client`: the handler's handle, and how the run ends. */
 function openClaim(
-  { db, claims, settles, canceller }: InboxStatements,
+  { db, claims, settles, canceller, names }: InboxStatements,
   client: PoolClient,
-  claimed: ClaimedOrStale,
+  opened: ClaimedOrStale,
   own: ClaimFlags | undefined,
   bound: number | undefined,
   written: WrittenRow,
 ): TransactionalClaim {
   const query = db.queryOn(client);
+  // An in-process queue's data (`RunClaim.carried`), kept in the row as the claim commits (`detach`),
+  // in the commit's own message: no `kept.keep` after it.
+  const keep = keptAtCommit(names, opened, own);
+  const claimed: ClaimedOrStale =
+    keep === undefined || opened.status !== "claimed" ? opened : { ...opened, kept: true };
   // The handler gets the client behind a guard, closed as soon as the run settles, before anything else.
   // A transaction lost under the handler (ended, or failed outside a savepoint) ends the run at once.
   let stopRun: ((error: TransactionLostError) => void) | undefined;
@@ -310,9 +315,9 @@ function openClaim(
       if (ended) return;
       end();
       try {
-        // Handed to a queue, the claim commits as processing, under its lease.
+        // Handed to a queue, the claim commits as processing, under its lease (its data kept with it).
         await writeFirst();
-        await query(sealedCommit(claimed.owner));
+        await query(keep === undefined ? sealedCommit(claimed.owner) : `${keep}; ${sealedCommit(claimed.owner)}`);
         db.release(client);
       } catch (err) {
         db.release(client, err);
@@ -453,6 +458,17 @@ export async function writeFirstRecord(
     subscriptionId,
     null,
   ]);
+}
+
+/**
+ * The statement keeping an in-process queue's data (`RunClaim.carried`) in the row of the unordered
+ * record this transaction claimed, as `kept.keep` would (its arguments written in as literals, to go
+ * in the commit's message); undefined when the claim carries none.
+ */
+function keptAtCommit(names: QualifiedNames, claimed: ClaimedOrStale, own: ClaimFlags | undefined): string | undefined {
+  if (own?.carried === undefined || own.forQueue || own.order || claimed.status !== "claimed") return undefined;
+  return `UPDATE ${names.records} SET carried = ${literal(own.carried)}
+    WHERE id = ${literal(claimed.id)} AND owner = ${literal(claimed.owner)} AND state = 'processing'`;
 }
 
 /**

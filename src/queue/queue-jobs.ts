@@ -1,9 +1,11 @@
+import type { LanePlace } from "./redrive-order.js";
+
 /**
  * What a durable queue shows and does for the console and its admin API (`merchant-webhooks/console`),
  * whatever the queue is: `bullmqQueue` and `pgBossQueue` each give one as their `jobs`, so the console
- * knows neither BullMQ nor pg-boss.
+ * knows neither BullMQ nor pg-boss. Its dead-letter part (`DeadLetterJobs`) is what every redrive runs on.
  */
-export interface QueueJobs {
+export interface QueueJobs extends DeadLetterJobs {
   /** The queue's name for people: `BullMQ`, `pg-boss`. */
   readonly kind: string;
   view(id: string): Promise<JobView | undefined>;
@@ -24,6 +26,32 @@ export interface QueueJobs {
   /** Notification ids of the dead letters, newest first, from `start`. */
   failed(start: number, count: number): Promise<string[]>;
   counts(): Promise<QueueCounts>;
+}
+
+/**
+ * The dead letters a redrive puts back (`redriveDeadLetters`), whatever holds them: a queue's failed
+ * set or dead-letter queue, or a store's kept notifications (`redrive --in-process`).
+ */
+export interface DeadLetterJobs {
+  /** The dead letters, each with its place in its lane: every one, or those of `ids` (the others left out). */
+  deadLetters(ids?: readonly string[]): Promise<DeadLetter[]>;
+  /**
+   * Put one of `deadLetters`' back to work with its attempts afresh: undefined when it went back, else
+   * why not. `after`: the dead letter of its lane put back just before it, which it runs after.
+   */
+  redrive(letter: DeadLetter, after?: DeadLetter): Promise<string | undefined>;
+  /** Whether one put back has settled, waited for before the next of its lane goes back (see `RedriveSteps`). */
+  settled?(letter: DeadLetter): Promise<boolean>;
+}
+
+/** A dead letter, as a redrive sees it. */
+export interface DeadLetter {
+  /** Its notification's id. */
+  id: string;
+  /** Where it stood in its ordered lane, when it has one. */
+  order?: LanePlace | undefined;
+  /** Why it cannot run again (its data was lost before it ran), when it cannot: replay it, or discard it. */
+  unrunnable?: string;
 }
 
 export interface QueueCounts {

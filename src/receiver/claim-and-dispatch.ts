@@ -154,7 +154,8 @@ async function claimThenDispatch(
   // Kept with the record for the console's event-type and subscription filters.
   const listed = listedAs(notification.event_type, notification.resource?.id);
   // Bound for a lane: the store keeps the job data with the claim and hands the notification over
-  // in the same step, so no `lanes.append` follows (see `AppendClaim.carried`).
+  // in the same step, so no `lanes.append` follows (see `AppendClaim.carried`); for an in-process
+  // queue, kept with the claim, so no `kept.keep` follows (`RunClaim.carried`).
   const receivedAt = Date.now();
   const carried = carriedFor(
     resolved,
@@ -183,6 +184,7 @@ async function claimThenDispatch(
   if (queue && !run.order?.stale) {
     const appended = ours.status === "claimed" ? ours.appended : undefined;
     const queuedAtClaim = ours.status === "claimed" && ours.queued === true;
+    const keptAtClaim = ours.status === "claimed" && ours.kept === true;
     const job = {
       id,
       fingerprint,
@@ -191,6 +193,7 @@ async function claimThenDispatch(
       ...(carried !== undefined ? { carried } : {}),
       appended,
       queuedAtClaim,
+      keptAtClaim,
     };
     return handToQueue(receiver, queue, run, job, runIt, fields, observation);
   }
@@ -245,7 +248,8 @@ async function claim(resolved: ResolvedOptions, request: ClaimRequest, fields: L
 }
 
 /**
- * The receiver's claim: to run now; or, handed to a durable queue, an ordered notification's
+ * The receiver's claim: to run now (or in this process's in-process queue, whose data for an unordered
+ * notification the claim keeps on a store that keeps notifications: `RunClaim.carried`); or, handed to a durable queue, an ordered notification's
  * `append` to its subscription's lane instead of waiting for the subscription (accepted at once, run in
  * position order by workers), and an unordered one's `enqueue`, written queued in the claim itself
  * (under the claim's lease, as the hand-off lease), so the add is the only round trip after it.
@@ -256,7 +260,13 @@ function receiverClaim(
   order: OrderClaim | undefined,
   carried: string | undefined,
 ): ClaimRequest {
-  if (!durable) return order ? { ...base, kind: "run", order } : { ...base, kind: "run" };
+  // An in-process queue's data, unordered, kept by the claim on a store that keeps notifications.
+  if (!durable)
+    return order
+      ? { ...base, kind: "run", order }
+      : carried === undefined
+        ? { ...base, kind: "run" }
+        : { ...base, kind: "run", carried };
   if (!order) return { ...base, kind: "enqueue", queueAtClaim: true };
   return carried === undefined ? { ...base, kind: "append", order } : { ...base, kind: "append", order, carried };
 }
@@ -351,6 +361,8 @@ async function handToQueue(
     appended: { wake: boolean } | undefined;
     /** The store wrote the record queued in the claim (`EnqueueClaim.queueAtClaim`). */
     queuedAtClaim: boolean;
+    /** The store kept the in-process queue's data with the claim (`RunClaim.carried`). */
+    keptAtClaim: boolean;
   },
   runIt: () => Promise<ClaimedOutcome>,
   fields: LogFields,
@@ -412,10 +424,11 @@ async function handToQueue(
         return verdict("queued", fields);
       }
       // Kept with its claim before it is acknowledged, on a store that can: a receiver on the same
-      // store runs it if this process dies (see `resumeLapsed`).
+      // store runs it if this process dies (see `resumeLapsed`). Kept by the claim itself, or else now.
       // Its claim lost already (its lease ran out before this): the delivery that took it runs it.
       if (
         !queue.durable &&
+        !job.keptAtClaim &&
         !claim.order &&
         store.kept &&
         queue.carry &&
@@ -471,9 +484,13 @@ function outcomeVerdict(result: ClaimedOutcome, fields: LogFields): Verdict {
 }
 
 /**
- * The job data to keep with a claim bound for the subscription's lane (a durable queue that can
- * `carry` and `wake`, a store whose lanes are kept whole, an ordered notification); undefined otherwise. Made
- * before the claim, so it is made (and sealed) for a duplicate too: a cost only off the hot path.
+ * The job data to keep with the claim, made before it, so it is made (and sealed) for a duplicate too:
+ * a cost only off the hot path. Undefined unless the claim keeps it:
+ * - bound for the subscription's lane (a durable queue that can `carry` and `wake`, a store whose
+ *   lanes are kept whole, an ordered notification: `AppendClaim.carried`);
+ * - an in-process queue's unordered notification on a store that keeps notifications (`RunClaim.carried`:
+ *   kept by the claim itself, one round trip; a store that does not answers without `kept`, and
+ *   `kept.keep` follows).
  */
 function carriedFor(
   resolved: ResolvedOptions,
@@ -481,9 +498,13 @@ function carriedFor(
   item: Pick<QueuedNotification, "id" | "fingerprint" | "owner" | "order" | "receivedAt">,
   observation: ReceiveObservation,
 ): string | undefined {
+  const { store } = resolved;
   const queue = resolved.options.queue;
-  if (!item.order || !queue?.durable || !queue.carry || !queue.wake || !drainedLanes(resolved.store)) return undefined;
-  if (claimsInTransaction(resolved.store)) return undefined;
+  if (!queue?.carry) return undefined;
+  const forLane =
+    item.order !== undefined && queue.durable && queue.wake && drainedLanes(store) && !claimsInTransaction(store);
+  const forKept = item.order === undefined && !queue.durable && store.kept !== undefined;
+  if (!forLane && !forKept) return undefined;
   return queue.carry({ ...item, notification, headers, trace: observation.carrier() });
 }
 

@@ -1,13 +1,13 @@
 import type { ClaimedRun } from "../dispatch/run-claimed.js";
-import type { ClaimHandle, IdempotencyStore, KeptNotifications, ListQuery } from "../idempotency/store.js";
+import type { ClaimHandle, IdempotencyStore, KeptNotifications } from "../idempotency/store.js";
 import type { NotificationQueue } from "../queue/queue.js";
 import type { Verdict } from "./answer-and-log.js";
 import { logFieldsOf, logInProcess } from "./claim-and-dispatch.js";
 import { inProcessRun } from "./in-process-run.js";
 import type { ResolvedOptions } from "./options.js";
 
-/** Records read per page while looking for lapsed claims. */
-const PAGE = 200;
+/** Lapsed kept records asked for at a time (`kept.lapsed`). */
+const BATCH = 200;
 
 /** The record's error when the data kept with it cannot be read (no key opens it, or it is no notification). */
 export const KEPT_DATA_UNREADABLE = "kept_data_unreadable";
@@ -19,7 +19,10 @@ export interface LapsedSweep {
   stop(): void;
 }
 
-/** What a receiver's sweep needs of its store: the kept notifications, and the list to find them by. */
+/**
+ * What a receiver's sweep (`kept.lapsed`) and the CLI's redrive (which lists the dead letters) need of
+ * a store: the kept notifications, and the list.
+ */
 export type KeepingStore = IdempotencyStore & { kept: KeptNotifications; list: NonNullable<IdempotencyStore["list"]> };
 
 /** Whether the store keeps an in-process queue's notifications and can list its records to find them again. */
@@ -106,16 +109,16 @@ export function resumeLapsed(
     return true;
   };
 
+  // Read along the store's index of kept records by lease: a sweep reads the lapsed ones, not every
+  // processing record. Each taken over leaves that range (its lease moves on); a batch in which none
+  // was (another receiver took them, or the store's clock says not yet) ends the sweep.
   const sweepOnce = async (): Promise<number> => {
     let resumed = 0;
-    let cursor: string | undefined;
-    do {
-      const query: ListQuery = { state: "processing", limit: PAGE, ...(cursor ? { cursor } : {}) };
-      const page = await store.list(query);
-      for (const record of page.items) {
+    for (;;) {
+      const ids = await store.kept.lapsed(BATCH);
+      let taken = 0;
+      for (const id of ids) {
         if (stopped) return resumed;
-        // The lease is the store's clock's: a hint here, decided by `resume` on the store.
-        if (record.order !== undefined || (record.leaseUntil ?? 0) > Date.now()) continue;
         // A queue that refuses now refuses the rest too: they wait for the next sweep.
         if (
           queue.ping &&
@@ -125,11 +128,11 @@ export function resumeLapsed(
           ))
         )
           return resumed;
-        if (await resumeOne(record.id)) resumed++;
+        if (await resumeOne(id)) taken++;
       }
-      cursor = page.cursor;
-    } while (cursor && !stopped);
-    return resumed;
+      resumed += taken;
+      if (ids.length < BATCH || taken === 0 || stopped) return resumed;
+    }
   };
 
   const sweep = () => {

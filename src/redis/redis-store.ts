@@ -1,6 +1,6 @@
 import { boundsItsCalls } from "../idempotency/bounded-calls.js";
 import { type ClaimFlags, claimFlags } from "../idempotency/claim-flags.js";
-import { type LaneMaxLengthOption, laneMaxLengthOf } from "../idempotency/lane-max-length.js";
+import { type LaneMaxLengthOption, laneMaxLengthOf } from "../idempotency/lane-store.js";
 import { listedAsOf } from "../idempotency/listed-as.js";
 import type {
   ClaimedOrStale,
@@ -31,7 +31,7 @@ import { BIND_ORDER, bindingKey, claimUnderBoundKey } from "./order-binding.js";
 import { ORDERED_COMMANDS, type OrderedCommandName, orderedKeys } from "./ordered-scripts.js";
 import { type StoredScript, storedScript } from "./script-command.js";
 import { COMMANDS, type CommandName } from "./scripts.js";
-import { isCluster, listedArgs, listFromIndex, timeIndexKey, withTimeIndex } from "./time-index.js";
+import { isCluster, lapsedFromIndex, listedArgs, listFromIndex, timeIndexKey, withTimeIndex } from "./time-index.js";
 
 /**
  * `connection`: a URL, ioredis options or cluster nodes (the store connects with `failFastRedisOptions`
@@ -87,7 +87,7 @@ export interface RedisStore extends IdempotencyStore {
   get(record: RecordRef): Promise<IdempotencyRecord | undefined>;
   /** Present unless `timeIndex: false`. */
   list?(query: ListQuery): Promise<ListPage>;
-  /** Present unless `timeIndex: false`: a receiver's sweep finds lapsed claims through the time index. */
+  /** Present unless `timeIndex: false`: a receiver's sweep finds lapsed claims through the kept index beside the time index. */
   readonly kept?: KeptNotifications;
   /** The lanes, kept whole in Redis (every call a round trip; see lane-store.ts). */
   readonly lanes: DrainedLaneStore;
@@ -263,8 +263,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     } else {
       args.push(handoffFrom);
       const toQueue = request.queueAtClaim && request.forQueue;
-      if (toQueue || request.attempt !== undefined) args.push(toQueue ? "1" : "0");
-      if (request.attempt !== undefined) args.push(request.attempt);
+      // An in-process queue's data, kept in the claim's own script (`RunClaim.carried`), with the index.
+      const carried = indexed && !request.forQueue ? request.carried : undefined;
+      if (toQueue || request.attempt !== undefined || carried !== undefined) args.push(toQueue ? "1" : "0");
+      if (request.attempt !== undefined || carried !== undefined) args.push(request.attempt ?? "");
+      if (carried !== undefined) args.push(carried);
     }
     // The index's own two, last (its wrapper takes them off before the claim's script runs).
     if (indexed) args.push(...listedArgs(listedAsOf(request)));
@@ -286,6 +289,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       case "queued_at_claim":
         // Written queued under a hand-off lease: no `markQueued` follows the job's add.
         return { status: "claimed", id, owner, attempt: Number(value), queued: true };
+      case "kept":
+        // Its data kept with it (and listed in the kept index) by the claim: no `kept.keep` follows.
+        return { status: "claimed", id, owner, attempt: Number(value), kept: true };
       case "claimed":
       case "stale":
         return claimedOf(reply, { id, owner, ...(order ? { order } : {}) });
@@ -459,6 +465,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   // An in-process queue's notifications, kept in their records' hashes (see kept-notifications.ts).
   const kept: KeptNotifications = {
     keep: (claim, data) => changed("mwIdemKeep", claim, [data]),
+    // Read along the kept index (`keptIndexKey`): the lapsed ones alone, however many records process.
+    async lapsed(limit) {
+      await connection.run("kept lapsed", async () => undefined);
+      return lapsedFromIndex(connection.client, prefix, limit);
+    },
     async resume(id, owner, lease) {
       const reply = await send("resume", "mwIdemResume", [...withIndex([key(id)]), owner, lease]);
       if (!Array.isArray(reply)) return undefined;
@@ -487,7 +498,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     markQueued: (claim) => changed("mwIdemMarkQueued", claim, [retentionMs]),
     release: (claim) => changed("mwIdemRelease", claim, []),
     lanes,
-    // Found again through the time index's processing records (a receiver's sweep), so kept only with it.
+    // Found again through the kept index the time index's wrapper writes (a receiver's sweep), so kept only with it.
     ...(indexed ? { kept } : {}),
 
     async get(record) {

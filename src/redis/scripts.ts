@@ -20,12 +20,13 @@ import { SCRIPTS } from "./lua/scripts.generated.js";
 
 /**
  * ARGV: fingerprint, owner, leaseMs, takeQueued ('1' or '0'), retentionMs, handoff (owner token or ''),
- * toQueue ('1', '0' or absent), attempt (a worker's queue count of this run, or absent: see
- * `TakeClaim.attempt`). A different fingerprint is a conflict only against a completed record.
+ * toQueue ('1', '0' or absent), attempt (a worker's queue count of this run, '' or absent: see
+ * `TakeClaim.attempt`), carried (an in-process queue's job data to keep as KEEP does, '' or absent: see
+ * `RunClaim.carried`). A different fingerprint is a conflict only against a completed record.
  * With toQueue the record is written queued, its owner and lease kept as the hand-off lease, so no
  * `markQueued` follows the job's add.
  * Returns attempt (an integer: claimed, the common answer, kept the shortest to send and read) |
- * {'queued_at_claim', attempt} | {'processing', retryAfterMs} | {'queued'} | {'completed', answerJson} |
+ * {'queued_at_claim', attempt} | {'kept', attempt} | {'processing', retryAfterMs} | {'queued'} | {'completed', answerJson} |
  * {'conflict'}.
  */
 export const CLAIM = SCRIPTS.CLAIM;

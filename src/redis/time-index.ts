@@ -34,10 +34,16 @@ import { keySlot } from "./key-slot.js";
 /** Which record a script's reply says it changed, and which ARGV holds the retention (for the trim). */
 interface Touch {
   /**
+   * Whether the script may change what the kept index (`KEPT_SUFFIX`) lists KEYS[1] by: 'changed' when
+   * its reply says it changed the record, 'always' (RESUME, which also drops a member whose record no
+   * longer keeps data or is gone). The index holds the processing records that keep data, by lease.
+   */
+  kept?: "changed" | "always";
+  /**
    * 'own': KEYS[1] when the reply is 1 (or an attempt, a claim's), a table starting with 1 (a lane append) or a claim (one kept with its data answers 'waiting', one queued at claim 'queued_at_claim'); 'next': only the waiting notification a take-next claimed;
    * 'release': KEYS[1] leaves the index when the script deleted it.
    */
-  record: "own" | "next" | "release";
+  record: "own" | "next" | "release" | "none";
   retentionArg?: number;
   /** The ARGV holding the record key prefix of a waiting notification claimed instead of the record asked for. */
   lanePrefixArg?: number;
@@ -55,14 +61,18 @@ interface Touch {
 
 /** The scripts that change a record (extends do not: a lease pushed forward is not news to the console). */
 const TOUCHES: Record<string, Touch> = {
-  mwIdemClaim: { record: "own", retentionArg: 5, listed: true, listedBefore: "before" },
+  mwIdemClaim: { record: "own", retentionArg: 5, listed: true, listedBefore: "before", kept: "changed" },
   // Each changes only a processing record of its owner (see `owned-processing.lua`).
-  mwIdemComplete: { record: "own", retentionArg: 3, listedBefore: "processing" },
-  mwIdemFail: { record: "own", retentionArg: 3, listedBefore: "processing" },
-  mwIdemMarkQueued: { record: "own", retentionArg: 2, listedBefore: "processing" },
-  mwIdemRelease: { record: "release" },
+  mwIdemComplete: { record: "own", retentionArg: 3, listedBefore: "processing", kept: "changed" },
+  mwIdemFail: { record: "own", retentionArg: 3, listedBefore: "processing", kept: "changed" },
+  mwIdemMarkQueued: { record: "own", retentionArg: 2, listedBefore: "processing", kept: "changed" },
+  mwIdemRelease: { record: "release", kept: "changed" },
   // A dead letter marked to run again moves from the failed records to the processing ones.
-  mwIdemRerun: { record: "own", retentionArg: 2, listedBefore: "before" },
+  mwIdemRerun: { record: "own", retentionArg: 2, listedBefore: "before", kept: "changed" },
+  // The kept index alone: a lease moved (a kept record's lapses later), data kept, a lapsed claim taken over.
+  mwIdemExtend: { record: "none", retentionArg: 3, kept: "changed" },
+  mwIdemKeep: { record: "none", kept: "changed" },
+  mwIdemResume: { record: "none", kept: "always" },
   mwIdemOrderedClaim: { record: "own", retentionArg: 5, lanePrefixArg: 10, listed: true },
   mwIdemOrderedNext: { record: "next", retentionArg: 3, lanePrefixArg: 4 },
   mwIdemOrderedComplete: { record: "own", retentionArg: 3 },
@@ -95,7 +105,7 @@ export function withTimeIndex(name: string, lua: string): string {
   // Read before the script: a claim may rewrite the hash whole, a release deletes it.
   const before =
     touch.listed || touch.record === "release" || touch.listedBefore === "before"
-      ? "local mw_was = redis.call('HMGET', KEYS[1], 'state', 'eventType', 'subscriptionId')"
+      ? "local mw_was = redis.call('HMGET', KEYS[1], 'state', 'eventType', 'subscriptionId', 'carried')"
       : "local mw_was = {}";
   const listedBefore =
     touch.listedBefore === "before" ? "mw_was[1]" : touch.listedBefore ? `'${touch.listedBefore}'` : "nil";
@@ -112,8 +122,18 @@ export function withTimeIndex(name: string, lua: string): string {
   if mw_was[3] then redis.call('ZREM', mw_base .. ':sub:' .. mw_was[3], KEYS[1]) end
 end`
       : touch.record === "own"
-        ? `if (type(mw_reply) == 'number' and mw_reply >= 1) or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'queued_at_claim' or mw_reply[1] == 'stale' or mw_reply[1] == 'waiting' or mw_reply[1] == 1)) then mw_touch(KEYS[1], mw_type, mw_sub, ${listedBefore}) end`
+        ? `if (type(mw_reply) == 'number' and mw_reply >= 1) or (type(mw_reply) == 'table' and (mw_reply[1] == 'claimed' or mw_reply[1] == 'queued_at_claim' or mw_reply[1] == 'kept' or mw_reply[1] == 'stale' or mw_reply[1] == 'waiting' or mw_reply[1] == 1)) then mw_touch(KEYS[1], mw_type, mw_sub, ${listedBefore}) end`
         : "";
+  // A claim lists only one that keeps data, or had some (a lapsed kept claim taken over): the usual
+  // claim reads nothing more.
+  const kept =
+    touch.kept === "always"
+      ? "mw_kept(KEYS[1])"
+      : touch.kept === undefined
+        ? ""
+        : name === "mwIdemClaim"
+          ? `if (type(mw_reply) == 'table' and mw_reply[1] == 'kept') or (mw_was[4] and mw_reply ~= 0 and (type(mw_reply) == 'number' or mw_reply[1] == 'queued_at_claim')) then mw_kept(KEYS[1]) end`
+          : "if mw_reply ~= 0 then mw_kept(KEYS[1]) end";
   const waiter =
     touch.lanePrefixArg === undefined
       ? ""
@@ -169,7 +189,21 @@ local function mw_touch(record, event_type, subscription, was)
   if r[2] and r[2] ~= et then redis.call('ZREM', mw_base .. ':type:' .. r[2], record) end
   if r[3] and r[3] ~= sub then redis.call('ZREM', mw_base .. ':sub:' .. r[3], record) end
 end
+-- The kept index: the record listed by its lease while it is processing and keeps data, else not.
+local function mw_kept(record)
+  local set = mw_base .. '${KEPT_SUFFIX}'
+  local k = redis.call('HMGET', record, 'state', 'carried', 'leaseUntil')
+  if k[1] == 'processing' and k[2] and k[3] then
+    redis.call('ZADD', set, k[3], record)
+    if mw_retention and redis.call('PTTL', set) < mw_retention then
+      redis.call('PEXPIRE', set, string.format('%.0f', mw_retention + mw_retention / 8))
+    end
+  else
+    redis.call('ZREM', set, record)
+  end
+end
 ${changed}
+${kept}
 ${waiter}
 return mw_reply
 `;
@@ -181,6 +215,13 @@ export function isCluster(client: RedisClient): boolean {
 }
 
 const SUFFIX = ":time-index";
+/**
+ * The kept index beside the time index (`${prefix}{tag}:kept`, in the slot of the records it lists): the
+ * processing records that keep an in-process queue's data (`KeptNotifications`), scored by their lease's
+ * end, written by the scripts that change them (see `Touch.kept`). A receiver's sweep reads the lapsed
+ * ones alone (`lapsedFromIndex`).
+ */
+const KEPT_SUFFIX = ":kept";
 
 /** The index the record at `recordKey` is listed in. */
 export function timeIndexKey(prefix: string, recordKey: string, cluster: boolean): string {
@@ -330,6 +371,22 @@ export async function listFromIndex(
     frontier = round[round.length - 1];
     batch = Math.min(batch * 2, MAX_BATCH);
   }
+}
+
+/**
+ * Up to `limit` ids of records in the kept index whose lease ended by this process's clock (a hint:
+ * RESUME decides on the server's): one range read per index, whatever the store holds besides.
+ */
+export async function lapsedFromIndex(client: RedisClient, prefix: string, limit: number): Promise<string[]> {
+  const keys = allIndexKeys(prefix, isCluster(client), KEPT_SUFFIX);
+  const replies = await rangeEach(client, keys, String(Date.now()), "-inf", limit);
+  const members: Array<{ key: string; leaseUntil: number }> = [];
+  for (const reply of replies)
+    for (let i = 0; i < reply.length; i += 2) members.push({ key: reply[i]!, leaseUntil: Number(reply[i + 1]) });
+  // Each index gives its last lapsed first; across indexes the longest lapsed of those go first. A
+  // sweep takes them in turns of `limit`, each taken over leaving the range (its lease moves on).
+  members.sort((a, b) => a.leaseUntil - b.leaseUntil);
+  return members.slice(0, limit).map((member) => idOf(prefix, member.key).id);
 }
 
 /**

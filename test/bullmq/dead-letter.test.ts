@@ -1,28 +1,17 @@
-import { Redis } from "ioredis";
-import { createReceiver, type IdempotencyStore } from "merchant-webhooks";
+import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor, redrive } from "merchant-webhooks/bullmq";
-import { redisStore } from "merchant-webhooks/redis";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runRedrive } from "../../src/cli/commands/redrive.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification, post } from "../support/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { eventually, REDIS_URL } from "../support/redis.js";
+import { redisTestbed } from "../support/redis-testbed.js";
 
 const ATTEMPTS = 3;
 const BACKOFF_MS = 100;
 
 describe("the failed set as a dead-letter queue", () => {
-  const prefix = uniquePrefix("dlq");
-  const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
-  const cleanup: Array<() => Promise<unknown>> = [];
-
-  afterAll(async () => {
-    for (const step of cleanup.reverse()) await step();
-    await store.close?.();
-    await removeKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const { prefix, store, closeAfter } = redisTestbed("dlq");
 
   /** A receiver and a worker whose handler fails while `broken.value` is true. */
   function setup(name: string) {
@@ -46,7 +35,7 @@ describe("the failed set as a dead-letter queue", () => {
         if (broken.value) throw new Error("downstream rejected the renewal");
       },
     });
-    cleanup.push(
+    closeAfter(
       () => worker.close({ timeoutMs: 1_000 }),
       () => receiver.close(),
     );

@@ -1,11 +1,10 @@
-import { Redis } from "ioredis";
-import { createReceiver, type IdempotencyStore } from "merchant-webhooks";
+import { createReceiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor } from "merchant-webhooks/bullmq";
-import { redisStore } from "merchant-webhooks/redis";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification } from "../support/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { eventually, REDIS_URL } from "../support/redis.js";
+import { redisTestbed } from "../support/redis-testbed.js";
 
 const BACKOFF_MS = 1_500;
 const post = (text: string) => ({
@@ -20,16 +19,7 @@ const post = (text: string) => ({
  * completed, and "already processed" is only ever said of a notification whose handler succeeded.
  */
 describe("a re-serialised redelivery during a job's retry backoff", () => {
-  const prefix = uniquePrefix("reserialised");
-  const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
-  const cleanup: Array<() => Promise<unknown>> = [];
-  afterAll(async () => {
-    for (const step of cleanup.reverse()) await step();
-    await store.close?.();
-    await removeKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const { prefix, store, closeAfter } = redisTestbed("reserialised");
 
   it("runs the job's retry, which completes the notification, and the redelivery is not acknowledged before that", async () => {
     const name = "reserialised";
@@ -53,7 +43,7 @@ describe("a re-serialised redelivery during a job's retry backoff", () => {
         if (!ok) throw new Error("downstream timed out");
       },
     });
-    cleanup.push(
+    closeAfter(
       () => worker.close({ timeoutMs: 1_000 }),
       () => receiver.close(),
     );

@@ -1,11 +1,10 @@
-import { Redis } from "ioredis";
-import { createReceiver, type IdempotencyStore, NonRetriableError, RetryAfterError } from "merchant-webhooks";
+import { createReceiver, NonRetriableError, RetryAfterError } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor, redrive } from "merchant-webhooks/bullmq";
-import { redisStore } from "merchant-webhooks/redis";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { notification, post } from "../support/notifications.js";
-import { eventually, REDIS_URL, removeKeys, uniquePrefix } from "../support/redis.js";
+import { eventually, REDIS_URL } from "../support/redis.js";
+import { redisTestbed } from "../support/redis-testbed.js";
 
 /** The queue's own back-off is a minute: a retry sooner than that can only be the handler's delay. */
 const QUEUE_BACKOFF_MS = 60_000;
@@ -13,17 +12,7 @@ const RETRY_AFTER_MS = 300;
 const CARD = "4111111111111111";
 
 describe("a BullMQ worker's handler steers its retries", () => {
-  const prefix = uniquePrefix("steer");
-  const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: `${prefix}-store:` });
-  const cleanup: Array<() => Promise<unknown>> = [];
-
-  afterAll(async () => {
-    for (const step of cleanup.reverse()) await step();
-    await store.close?.();
-    await removeKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const { prefix, store, closeAfter } = redisTestbed("steer");
 
   type Run = { id: string; attempt: number; startedAt: number; endedAt: number };
   function setup(name: string, fail: (run: number) => Error | undefined, attempts = 3) {
@@ -50,7 +39,7 @@ describe("a BullMQ worker's handler steers its retries", () => {
         if (err) throw err;
       },
     });
-    cleanup.push(
+    closeAfter(
       () => worker.close({ timeoutMs: 1_000 }),
       () => queue.close(),
       () => receiver.close(),

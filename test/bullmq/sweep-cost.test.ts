@@ -1,33 +1,22 @@
-import { Redis } from "ioredis";
 import { createReceiver, type IdempotencyStore, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker, jobIdFor, sweepQueued } from "merchant-webhooks/bullmq";
-import { redisStore } from "merchant-webhooks/redis";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { laneOf } from "../pg-boss/fixtures/lane.js";
 import { captureLogger, silentLogger } from "../support/capture-logger.js";
 import { deliverUntilAccepted, notification } from "../support/notifications.js";
-import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
+import { eventually, REDIS_URL, sleep } from "../support/redis.js";
+import { redisTestbed } from "../support/redis-testbed.js";
 
 const LOST = "notifications whose job was lost were queued again from the ledger";
 const RECORD_GONE = "notifications whose record was gone were queued again from the ledger";
 
 describe("the ledger sweep costs what it finds, and warns only about a job that is gone", () => {
-  const prefix = uniquePrefix("sweep-cost");
-  const redis = new Redis(REDIS_URL);
-  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}store:` });
-  const closers: Array<() => Promise<unknown>> = [];
-
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close();
-    await store.close();
-    await removeKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const { prefix, storePrefix, redis, store, closeAfter } = redisTestbed("sweep-cost");
 
   function line(name: string, ordering: boolean | { key: (n: SubscriptionNotification) => string }) {
     const queue = bullmqQueue({ connection: REDIS_URL, name, prefix });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering });
-    closers.push(
+    closeAfter(
       () => receiver.close(),
       () => queue.close(),
     );
@@ -49,7 +38,7 @@ describe("the ledger sweep costs what it finds, and warns only about a job that 
       sweepQueuedEveryMs,
       onRenew,
     });
-    closers.push(() => started.close({ timeoutMs: 1_000 }));
+    closeAfter(() => started.close({ timeoutMs: 1_000 }));
     return started;
   }
 
@@ -132,7 +121,7 @@ describe("the ledger sweep costs what it finds, and warns only about a job that 
     const orphan = notification();
     await deliverUntilAccepted(receiver, orphan, 5);
     expect(await queue.queue.remove(jobIdFor(orphan.id))).toBe(1);
-    const recordKeys = (await redis.keys(`${prefix}store:*`)).filter((k) => k.endsWith(orphan.id));
+    const recordKeys = (await redis.keys(`${storePrefix}*`)).filter((k) => k.endsWith(orphan.id));
     expect(recordKeys.length).toBeGreaterThan(0);
     await redis.del(...recordKeys);
     expect(await store.get(orphan.id)).toBeUndefined();

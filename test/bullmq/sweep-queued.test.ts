@@ -1,31 +1,20 @@
-import { Redis } from "ioredis";
 import { createReceiver, type Handler } from "merchant-webhooks";
 import { type BullmqQueueOptions, bullmqQueue, createWorker, jobIdFor, sweepQueued } from "merchant-webhooks/bullmq";
-import { redisStore } from "merchant-webhooks/redis";
-import { afterAll, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { buildNotification } from "../../src/testing/build-notification.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "../ordering/fixtures/recorded-calls.js";
 import { silentLogger } from "../support/capture-logger.js";
 import { json, notification } from "../support/notifications.js";
-import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
+import { eventually, REDIS_URL, sleep } from "../support/redis.js";
+import { redisTestbed } from "../support/redis-testbed.js";
 
 describe("sweepQueued: a queued notification whose job is gone", () => {
-  const prefix = uniquePrefix("sweep");
-  const redis = new Redis(REDIS_URL);
-  const store = redisStore({ connection: REDIS_URL, prefix: `${prefix}store:` });
-  const closers: Array<() => Promise<unknown>> = [];
-
-  afterAll(async () => {
-    for (const close of closers.reverse()) await close();
-    await store.close();
-    await removeKeys(redis, prefix);
-    redis.disconnect();
-  });
+  const { prefix, redis, store, closeAfter } = redisTestbed("sweep");
 
   function setUp(name: string, ordering: boolean, jobOptions?: BullmqQueueOptions["jobOptions"]) {
     const queue = bullmqQueue({ connection: REDIS_URL, name, prefix, ...(jobOptions ? { jobOptions } : {}) });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering });
-    closers.push(() => receiver.close());
+    closeAfter(() => receiver.close());
     const deliver = (body: object) =>
       receiver.handle({ method: "POST", headers: { "content-type": "application/json" }, rawBody: json(body) });
     const startWorker = (onRenew: Handler, sweepQueuedEveryMs = 0) => {
@@ -38,7 +27,7 @@ describe("sweepQueued: a queued notification whose job is gone", () => {
         sweepQueuedEveryMs,
         onRenew,
       });
-      closers.push(() => worker.close({ timeoutMs: 1_000 }));
+      closeAfter(() => worker.close({ timeoutMs: 1_000 }));
       return worker;
     };
     return { queue, deliver, startWorker };

@@ -1,11 +1,10 @@
-import { Redis } from "ioredis";
-import { createReceiver, type IdempotencyStore, type SubscriptionNotification } from "merchant-webhooks";
+import { createReceiver, type SubscriptionNotification } from "merchant-webhooks";
 import { bullmqQueue, createWorker, type NotificationWorker } from "merchant-webhooks/bullmq";
-import { redisStore } from "merchant-webhooks/redis";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { silentLogger } from "../support/capture-logger.js";
 import { notification, post } from "../support/notifications.js";
-import { eventually, REDIS_URL, removeKeys, sleep, uniquePrefix } from "../support/redis.js";
+import { eventually, REDIS_URL, sleep } from "../support/redis.js";
+import { redisTestbed } from "../support/redis-testbed.js";
 import { queueWorkerEnv, spawnWorker, type WorkerProcess } from "./fixtures/spawn-worker.js";
 
 /**
@@ -17,24 +16,13 @@ const LEASE_MS = 1_000;
 const STALLED_INTERVAL_MS = 500;
 
 describe("workers that die or stop", () => {
-  const prefix = uniquePrefix("crash");
-  const storePrefix = `${prefix}-store:`;
+  const { prefix, storePrefix, redis, store, closeAfter } = redisTestbed("crash");
   const effects = `${prefix}-effects`;
-  const redis = new Redis(REDIS_URL);
-  const store: IdempotencyStore = redisStore({ connection: REDIS_URL, prefix: storePrefix });
-  const cleanup: Array<() => Promise<unknown>> = [];
-
-  afterAll(async () => {
-    for (const step of cleanup.reverse()) await step();
-    await store.close?.();
-    await removeKeys(redis, prefix);
-    redis.disconnect();
-  });
 
   function setup(name: string) {
     const queue = bullmqQueue({ connection: REDIS_URL, name, prefix });
     const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue });
-    cleanup.push(() => receiver.close());
+    closeAfter(() => receiver.close());
     const spawn = async (env: Record<string, string> = {}) => {
       const child = await spawnWorker({
         ...queueWorkerEnv({ redisUrl: REDIS_URL, queue: name, prefix, storePrefix, effects }),
@@ -42,7 +30,7 @@ describe("workers that die or stop", () => {
         STALLED_INTERVAL_MS: String(STALLED_INTERVAL_MS),
         ...env,
       });
-      cleanup.push(async () => {
+      closeAfter(async () => {
         child.kill("SIGKILL");
         await child.exited;
       });
@@ -61,7 +49,7 @@ describe("workers that die or stop", () => {
         stalledInterval: STALLED_INTERVAL_MS,
         onRenew,
       });
-      cleanup.push(() => worker.close({ timeoutMs: 1_000 }));
+      closeAfter(() => worker.close({ timeoutMs: 1_000 }));
       return worker;
     };
     const count = async (kind: "started" | "done", id: string) =>

@@ -8,7 +8,7 @@ import { orderContract } from "../idempotency/order-contract.js";
 import { backlog, sendAll } from "../ordering/fixtures/mailbox.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "../ordering/fixtures/recorded-calls.js";
 import { silentLogger } from "../support/capture-logger.js";
-import { eventually } from "../support/redis.js";
+import { eventually, sleep } from "../support/redis.js";
 import { clusterForFile } from "./fixtures/cluster-suite.js";
 
 const cluster = await clusterForFile("test/cluster/ordering.test.ts");
@@ -65,6 +65,93 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
     const perMaster = await Promise.all(client.nodes("master").map((node) => node.dbsize()));
     for (const count of perMaster) expect(count).toBeGreaterThan(100);
   });
+
+  it("sweeps a running lane's waiting copies on every master without one record read each", async () => {
+    const client: Cluster = await cluster!.client();
+    const storePrefix = "sweep-cost:";
+    const queuePrefix = "{sweep-cost}";
+    const store = redisStore({ connection: client, prefix: storePrefix });
+    const queue = bullmqQueue({ connection: client, name: "lanes", prefix: queuePrefix });
+    const receiver = createReceiver({ logger: silentLogger(), idempotency: store, queue, ordering: true });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const lane = backlog("sweep-cost", 41);
+    const [first, ...waiting] = lane.map((n) => n.id);
+    const started: string[] = [];
+    const worker = createWorker({
+      connection: client,
+      name: "lanes",
+      prefix: queuePrefix,
+      idempotency: store,
+      logger: silentLogger(),
+      sweepQueuedEveryMs: 0,
+      onRenew: async (n) => {
+        started.push(n.id);
+        if (n.id === first) await held;
+      },
+    });
+    try {
+      await sendAll(receiver, lane);
+      await eventually(() => started.includes(first!), 10_000, "the lane's first run");
+      // A cluster receiver keeps a copy of each waiting notification beside the queue, as written.
+      for (const id of waiting) expect(await queue.ledger.find(id), id).toBeDefined();
+      let reads = 0;
+      const counting = new Proxy(store, {
+        get(target, name, receiverOf) {
+          const value = Reflect.get(target, name, receiverOf);
+          if (name !== "get" || typeof value !== "function") return value;
+          return (...args: unknown[]) => {
+            reads++;
+            return value.apply(target, args);
+          };
+        },
+      });
+      // Every command naming this case's keys on every master while the sweep runs.
+      const monitors = await Promise.all(client.nodes("master").map((node) => node.monitor()));
+      let commands = 0;
+      let indexRanges = 0;
+      for (const monitor of monitors)
+        monitor.on("monitor", (_time: string, args: string[]) => {
+          if (!args.some((arg) => arg.includes("sweep-cost"))) return;
+          // The lanes index has one shard per hash slot, each read once a sweep (pipelined per master).
+          if (/^zrevrangebyscore$/i.test(args[0]!) && args[1]!.endsWith(":lanes")) indexRanges++;
+          else commands++;
+        });
+      await sleep(100);
+      const sweepStarted = performance.now();
+      const result = await sweepQueued({ queue, store: counting, olderThanMs: 0 });
+      const sweepMs = Math.round(performance.now() - sweepStarted);
+      await sleep(100);
+      for (const monitor of monitors) monitor.disconnect();
+      console.log(
+        `one cluster sweep of ${waiting.length} waiting copies in ${sweepMs} ms: ${commands} Redis commands over 3 masters besides ${indexRanges} lane index shards, ${reads} record reads`,
+      );
+      expect(result).toMatchObject({ requeued: 0, dropped: 0 });
+      expect(result.checked).toBeGreaterThanOrEqual(waiting.length);
+      expect(reads).toBe(0);
+      expect(commands).toBeLessThan(waiting.length / 2);
+      expect(indexRanges).toBeLessThanOrEqual(16_384);
+      release();
+      await eventually(
+        async () =>
+          // `ordering: true` keys a lane by merchant and subscription.
+          (await Promise.all(lane.map((n) => store.get({ id: n.id, order: { key: `M-1:${n.resource.id}` } })))).every(
+            (record) => record?.state === "completed",
+          ),
+        30_000,
+        "the lane to drain",
+      );
+      expect(started).toEqual(lane.map((n) => n.id));
+    } finally {
+      release();
+      await worker.close({ timeoutMs: 2_000 });
+      await receiver.close();
+      await queue.close();
+      await store.close();
+    }
+  }, 60_000);
 
   it("finds lanes whose drain jobs were lost from the store's side, in every slot: one sweep, each notification once, in order", async () => {
     const client: Cluster = await cluster!.client();

@@ -1,5 +1,5 @@
 import { type Cluster, Redis } from "ioredis";
-import { createReceiver, type Receiver } from "merchant-webhooks";
+import { createReceiver, inProcessQueue, type Receiver } from "merchant-webhooks";
 import { bullmqQueue, createWorker } from "merchant-webhooks/bullmq";
 import { readRedisStream, redisStore, redisStreamRecorder } from "merchant-webhooks/redis";
 import { buildNotification, replay } from "merchant-webhooks/testing";
@@ -227,5 +227,52 @@ describe.skipIf(!cluster)("on a Redis Cluster of 3 masters and 3 replicas", () =
     // Every key of the queue is in the slot of {mw}.
     const queueKeys = await keysPerMaster(client, "{mw}");
     expect(queueKeys.filter((count) => count > 0)).toHaveLength(1);
+  });
+
+  it("redisStore with an in-process queue: lapsed kept claims in every master's slots are found by the kept index and run once each", async () => {
+    const client = await cluster!.client();
+    const store = redisStore({ connection: client, prefix: "kept-test:" });
+    const carrier = inProcessQueue();
+    const notifications = renewals(40);
+    // Accepted by a receiver that died: each claim keeps its data, and its lease has lapsed.
+    for (const notification of notifications) {
+      const carried = carrier.carry!({
+        id: notification.id,
+        fingerprint: `fp-${notification.id}`,
+        notification,
+        headers: {},
+        receivedAt: Date.now(),
+        owner: "gone",
+      });
+      const claimed = await store.claim({ id: notification.id, fingerprint: "f", owner: "gone", leaseMs: 1, carried });
+      expect(claimed).toMatchObject({ status: "claimed", kept: true });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await store.kept!.lapsed(100)).sort()).toEqual(notifications.map((n) => n.id).sort());
+    // The kept index lives in each record's own slot, on every master.
+    const indexes = await Promise.all(
+      client.nodes("master").map(async (node) => (await node.keys("kept-test:{*}:kept")).length),
+    );
+    expect(indexes.filter((count) => count > 0)).toHaveLength(3);
+
+    const onRenew = vi.fn();
+    const receiver = createReceiver({ idempotency: store, logger: silentLogger(), queue: inProcessQueue(), onRenew });
+    try {
+      await eventually(
+        async () => onRenew.mock.calls.length >= notifications.length,
+        20_000,
+        "every kept notification run",
+      );
+      await eventually(
+        async () => (await store.get(notifications.at(-1)!.id))?.state === "completed",
+        5_000,
+        "completed",
+      );
+    } finally {
+      await receiver.close();
+    }
+    expect(onRenew).toHaveBeenCalledTimes(notifications.length);
+    expect(await store.kept!.lapsed(100)).toEqual([]);
+    await store.close();
   });
 });

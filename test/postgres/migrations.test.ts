@@ -71,7 +71,7 @@ describe("migrate() from 0.1.0's tables", () => {
     await recordsIn010(schema);
     const before = await everyRow(schema);
 
-    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 7, steps: [2, 3, 4, 5, 6, 7] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: 8, steps: [2, 3, 4, 5, 6, 7, 8] });
     expect(await versionsOf(schema)).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
@@ -80,6 +80,7 @@ describe("migrate() from 0.1.0's tables", () => {
       { version: 5, readable_from: 1 },
       { version: 6, readable_from: 1 },
       { version: 7, readable_from: 1 },
+      { version: 8, readable_from: 1 },
     ]);
     // Nothing lost or changed: every column of every row as 0.1.0 left it, the new ones empty.
     expect(await everyRow(schema)).toEqual(before);
@@ -157,7 +158,7 @@ describe("migrate() from 0.1.0's tables", () => {
         other.release(true);
       }
       await completeV2(old, "in-flight", row);
-      expect(await migrating).toEqual({ from: 1, to: 7, steps: [2, 3, 4, 5, 6, 7] });
+      expect(await migrating).toEqual({ from: 1, to: 8, steps: [2, 3, 4, 5, 6, 7, 8] });
     } finally {
       // A failed step leaves no open transaction in the pool's client.
       old.release(true);
@@ -241,8 +242,8 @@ describe("migrate() from 0.1.0's tables", () => {
     const results = await Promise.all(runs);
     expect(results).toEqual(
       expect.arrayContaining([
-        { from: 1, to: 7, steps: [2, 3, 4, 5, 6, 7] },
-        { from: 7, to: 7, steps: [] },
+        { from: 1, to: 8, steps: [2, 3, 4, 5, 6, 7, 8] },
+        { from: 8, to: 8, steps: [] },
       ]),
     );
     expect(await versionsOf(schema)).toEqual([
@@ -253,13 +254,18 @@ describe("migrate() from 0.1.0's tables", () => {
       { version: 5, readable_from: 1 },
       { version: 6, readable_from: 1 },
       { version: 7, readable_from: 1 },
+      { version: 8, readable_from: 1 },
     ]);
     expect(await everyRow(schema)).toEqual(before);
   });
 
   it("creates an empty schema in one run, every step recorded; postgresSchemaSql() is the same SQL", async () => {
     const schema = schemaFor("empty");
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 0, to: 7, steps: [1, 2, 3, 4, 5, 6, 7] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({
+      from: 0,
+      to: 8,
+      steps: [1, 2, 3, 4, 5, 6, 7, 8],
+    });
     expect(await versionsOf(schema, "inbox")).toEqual([
       { version: 1, readable_from: 1 },
       { version: 2, readable_from: 1 },
@@ -268,18 +274,19 @@ describe("migrate() from 0.1.0's tables", () => {
       { version: 5, readable_from: 1 },
       { version: 6, readable_from: 1 },
       { version: 7, readable_from: 1 },
+      { version: 8, readable_from: 1 },
     ]);
-    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 7, to: 7, steps: [] });
+    expect(await migrate(pool, { schema, table: "inbox" })).toEqual({ from: 8, to: 8, steps: [] });
     // The shipped SQL, run on the same schema again, changes nothing and records nothing twice.
     await pool.query(postgresSchemaSql({ schema, table: "inbox" }));
-    expect(await versionsOf(schema, "inbox")).toHaveLength(7);
+    expect(await versionsOf(schema, "inbox")).toHaveLength(8);
   });
 });
 
 // Each release's frozen schema, and the routines its receivers call, which stay through a deploy.
 const releasesBefore = [
-  { version: 4, create: createSchemaV4, steps: [5, 6, 7], kept: ["claim_v4", "complete_v4", "claim_v5"] },
-  { version: 5, create: createSchemaV5, steps: [6, 7], kept: ["claim_v5", "complete_v5", "seal_v5"] },
+  { version: 4, create: createSchemaV4, steps: [5, 6, 7, 8], kept: ["claim_v4", "complete_v4", "claim_v5"] },
+  { version: 5, create: createSchemaV5, steps: [6, 7, 8], kept: ["claim_v5", "complete_v5", "seal_v5"] },
 ];
 
 describe.each(releasesBefore)("migrate() from version $version's tables", ({ version, create, steps, kept }) => {
@@ -294,9 +301,9 @@ describe.each(releasesBefore)("migrate() from version $version's tables", ({ ver
       store.claim({ id: "early", fingerprint: "f", owner: "o", leaseMs: 1_000 }),
     ).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(MissingTableError);
-    expect((refused as Error).message).toContain(`are at schema version ${version} and this release needs 7`);
+    expect((refused as Error).message).toContain(`are at schema version ${version} and this release needs 8`);
 
-    expect(await migrate(pool, { schema })).toEqual({ from: version, to: 7, steps });
+    expect(await migrate(pool, { schema })).toEqual({ from: version, to: 8, steps });
     expect(await everyRow(schema)).toEqual(before);
     // The release before's receivers, still running through a deploy, keep the routines they call.
     const routines = await pool.query<{ proname: string }>(
@@ -339,7 +346,7 @@ describe("a store on tables at another version", () => {
       const failure = await Promise.resolve(store.get("anything")).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
       expect((failure as Error).message).toBe(
-        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 7: ${call}, which brings them to it keeping every record`,
+        `the inbox tables "${schema}"."inbox" are at schema version 1 and this release needs 8: ${call}, which brings them to it keeping every record`,
       );
       const body = json(notification());
       expect((await receiver.handle(post(body))).status).toBe(503);
@@ -357,7 +364,7 @@ describe("a store on tables at another version", () => {
     const schema = schemaFor("newer");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (8, 8, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (9, 9, 'a later release')`,
     );
     const store = postgresStore({ connection: pool, schema });
     const failure = await Promise.resolve(store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1_000 })).catch(
@@ -365,7 +372,7 @@ describe("a store on tables at another version", () => {
     );
     expect(failure).toBeInstanceOf(SchemaTooNewError);
     expect(failure).toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 8`);
+    expect((failure as Error).message).toContain(`"${schema}"."merchant_webhooks_inbox" are at schema version 9`);
     const onRenew = vi.fn();
     const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });
     try {
@@ -376,16 +383,16 @@ describe("a store on tables at another version", () => {
     }
     await expect(migrate(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
     await expect(purge(pool, { schema })).rejects.toMatchObject({ code: "MW_SCHEMA_TOO_NEW" });
-    expect(await versionsOf(schema)).toHaveLength(8);
+    expect(await versionsOf(schema)).toHaveLength(9);
   });
 
   it("on a newer version that still serves this release (an added column, say): runs as usual", async () => {
     const schema = schemaFor("compatible");
     await migrate(pool, { schema });
     await pool.query(
-      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (8, 1, 'a later release')`,
+      `INSERT INTO "${schema}".merchant_webhooks_inbox_version (version, readable_from, description) VALUES (9, 1, 'a later release')`,
     );
-    expect(await migrate(pool, { schema })).toEqual({ from: 8, to: 8, steps: [] });
+    expect(await migrate(pool, { schema })).toEqual({ from: 9, to: 9, steps: [] });
     const onRenew = vi.fn();
     const receiver = createReceiver({
       idempotency: postgresStore({ connection: pool, schema }),
@@ -402,11 +409,11 @@ describe("a store on tables at another version", () => {
 });
 
 describe("the steps", () => {
-  it("install the routines version 7 recorded: a changed routine needs a new name and a step of its own", () => {
-    // Databases already at version 7 never run its step again: a routine changed under the same name
+  it("install the routines version 8 recorded: a changed routine needs a new name and a step of its own", () => {
+    // Databases already at version 8 never run its step again: a routine changed under the same name
     // would reach new databases only. Renamed (_v7) in a new step, it reaches every one.
     const installed = createHash("sha256").update(functionsSql(qualifiedNames())).digest("hex").slice(0, 16);
-    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(7);
+    expect(SCHEMA_VERSION, "a new step: record its routines' hash here").toBe(8);
     expect(installed, "the routines changed: give them a new name in a new step (src/postgres/migrations.ts)").toBe(
       "8d456a3fc3a1ad2a",
     );

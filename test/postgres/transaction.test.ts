@@ -247,7 +247,7 @@ describe("the claim and the completion as functions migrate() installs", () => {
         store.claim({ id: "x", fingerprint: "f", owner: "o", leaseMs: 1000 }),
       ).catch((err: unknown) => err);
       expect(failure).toBeInstanceOf(MissingTableError);
-      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 7`);
+      expect((failure as Error).message).toContain(`"${old}"."inbox" are at schema version 1 and this release needs 8`);
       expect((failure as Error).message).toContain(`run migrate(pool, { schema: "${old}", table: "inbox" })`);
       const onRenew = vi.fn();
       const receiver = createReceiver({ idempotency: store, logger: silentLogger(), onRenew });

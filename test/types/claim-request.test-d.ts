@@ -9,6 +9,7 @@ describe("ClaimRequest: each named claim takes only its own options", () => {
     const claims: ClaimRequest[] = [
       base,
       { ...base, kind: "run", order },
+      { ...base, kind: "run", carried: "{}" },
       { ...base, kind: "enqueue", queueAtClaim: true, takeOver: true },
       { ...base, kind: "append", order, carried: "{}", takeOver: true },
       { ...base, kind: "take", order, handoffFrom: "r", attempt: 2 },

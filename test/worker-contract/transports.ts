@@ -68,6 +68,8 @@ export interface Line {
   deadLetters(subscriptionId?: string): Promise<string[]>;
   /** The ids the queue's own redrive (`redrive`, `pgBossRedrive`: what the CLI runs) would put back. */
   offeredForRedrive(): Promise<string[]>;
+  /** The CLI's `redrive` options that name this line's queue (`--queue` on Redis, `--pg-boss`). */
+  readonly redriveArgs: readonly string[];
   /**
    * Rewrite the job data of notification `id`'s job where the queue keeps it (Redis hash, pg-boss's
    * job table), as whoever can write there could: `edit` gets the data and answers the new data.
@@ -216,7 +218,21 @@ export function transportBed(transport: Transport, label: string): Bed {
         if (data === null) throw new Error(`no BullMQ job for ${id}`);
         await redis.hset(key, "data", JSON.stringify(edit(JSON.parse(data))));
       };
-      return { queueName: name, receiver, admin, deliver, completed, deadLetters, offeredForRedrive, editJobData };
+      const redriveArgs =
+        transport.kind === "pgboss-postgres"
+          ? ["--pg-boss", DATABASE_URL, "--schema", bossSchema, "--queue", name]
+          : ["--queue", name, "--redis", REDIS_URL, "--prefix", prefix];
+      return {
+        queueName: name,
+        receiver,
+        admin,
+        deliver,
+        completed,
+        deadLetters,
+        offeredForRedrive,
+        redriveArgs,
+        editJobData,
+      };
     },
     worker(name, options) {
       const worker =

@@ -1,4 +1,4 @@
-import type { QueueNotFoundError } from "../../bullmq/redrive.js";
+import { redriveDeadLetters } from "../../queue/redrive-dead-letters.js";
 import {
   type CliIo,
   EXIT_NOT_PROCESSED,
@@ -9,9 +9,8 @@ import {
   UsageError,
 } from "../args.js";
 import { printable } from "../printable.js";
-import type { RedisTarget } from "../redis-target.js";
 import { STORE_OPTIONS } from "../store-source.js";
-import { redrivePgBoss } from "./redrive-pg-boss.js";
+import type { RedriveTransport } from "./redrive-transport.js";
 
 export const REDRIVE_USAGE = `Usage: merchant-webhooks redrive --queue <name> [options]
        merchant-webhooks redrive --in-process [store options] [--id <id>] [--dry-run]
@@ -63,25 +62,10 @@ Examples:
   merchant-webhooks redrive --in-process --redis redis://10.0.0.1:6379 --id WH-1234
 `;
 
-/**
- * BullMQ and ioredis are optional peers: they load once the command runs, not with it, so `--help`
- * works without them, and a missing one is named by the command line (`npm install bullmq`).
- */
-async function loadRedrive() {
-  const [clusterPrefix, bullmqRedrive, connect, target] = await Promise.all([
-    import("../../bullmq/cluster-prefix.js"),
-    import("../../bullmq/redrive.js"),
-    import("../../redis/connect.js"),
-    import("../redis-target.js"),
-  ]);
-  return { ...clusterPrefix, ...bullmqRedrive, ...connect, ...target };
-}
-
 /** `merchant-webhooks redrive ...`; `argv` is what follows the command name. Resolves to the exit code. */
 export async function runRedrive(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  let transport: RedriveTransport;
   let values;
-  let target: RedisTarget;
-  let loaded: Awaited<ReturnType<typeof loadRedrive>>;
   try {
     const parsed = parseCommand(argv, {
       ...STORE_OPTIONS,
@@ -99,6 +83,7 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
       return EXIT_OK;
     }
     if (parsed.positionals.length > 0) throw new UsageError(`unexpected argument: ${parsed.positionals[0]}`);
+    // Each transport loads when run, with the peers it needs only: --help loads none.
     if (values["in-process"]) {
       if (values.queue || values["pg-boss"] !== undefined || values.prefix || values["dead-letter"])
         throw new UsageError(
@@ -108,81 +93,70 @@ export async function runRedrive(argv: readonly string[], io: CliIo = processIo(
         throw new UsageError("--postgres is postgresStore's: --redis, --cluster and --store-prefix are redisStore's");
       if (values.postgres === undefined && (values.schema || values.table))
         throw new UsageError("--schema and --table are postgresStore's: give --postgres");
-      // Loaded when run, with its store's peer only: pg for --postgres, else ioredis; never bullmq or pg-boss.
-      const { redriveInProcess } = await import("./redrive-in-process.js");
-      return await redriveInProcess({ store: values, ids: values.id, dryRun: values["dry-run"] === true }, io);
-    }
-    if (values["store-prefix"] || values.postgres !== undefined || values.table)
-      throw new UsageError("--store-prefix, --postgres and --table name the store of --in-process");
-    if (!values.queue) throw new UsageError("--queue is required (or --in-process, for an in-process queue's)");
-    if (values["pg-boss"] !== undefined) {
-      if (values.redis || values.cluster || values.prefix)
-        throw new UsageError("--pg-boss redrives a pg-boss queue: --redis, --cluster and --prefix are for BullMQ");
-      return await redrivePgBoss(
-        {
+      // With its store's peer only: pg for --postgres, else ioredis; never bullmq or pg-boss.
+      transport = (await import("./redrive-in-process.js")).inProcessTransport(values);
+    } else {
+      if (values["store-prefix"] || values.postgres !== undefined || values.table)
+        throw new UsageError("--store-prefix, --postgres and --table name the store of --in-process");
+      if (!values.queue) throw new UsageError("--queue is required (or --in-process, for an in-process queue's)");
+      if (values["pg-boss"] !== undefined) {
+        if (values.redis || values.cluster || values.prefix)
+          throw new UsageError("--pg-boss redrives a pg-boss queue: --redis, --cluster and --prefix are for BullMQ");
+        transport = (await import("./redrive-pg-boss.js")).pgBossTransport({
           url: values["pg-boss"],
           queue: values.queue,
           schema: values.schema,
           deadLetter: values["dead-letter"],
-          ids: values.id,
           dryRun: values["dry-run"] === true,
-        },
-        io,
-      );
+        });
+      } else {
+        if (values.schema || values["dead-letter"]) throw new UsageError("--schema and --dead-letter need --pg-boss");
+        // BullMQ and ioredis are optional peers: a pg-boss user need not install bullmq.
+        transport = (await import("./redrive-bullmq.js")).bullmqTransport({
+          queue: values.queue,
+          redis: values.redis,
+          cluster: values.cluster === true,
+          prefix: values.prefix,
+        });
+      }
     }
-    if (values.schema || values["dead-letter"]) throw new UsageError("--schema and --dead-letter need --pg-boss");
-    // Loaded only for BullMQ: a pg-boss user need not install bullmq.
-    loaded = await loadRedrive();
-    if (values.queue.includes(":")) throw new UsageError(`--queue cannot contain ":", got ${values.queue}`);
-    target = loaded.redisTarget(values.redis, values.cluster === true);
-    // BullMQ's scripts touch several keys of a queue at once: on a cluster they must share a slot.
-    if (target.cluster && loaded.hashTagOf(`${values.prefix ?? "bull"}:${values.queue}:`) === undefined)
-      throw new UsageError(
-        `on a Redis Cluster a queue's keys need a hash tag in --prefix, the one given to bullmqQueue, such as --prefix "{mw}"`,
-      );
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     return reportUsageError(io, err, REDRIVE_USAGE);
   }
-
-  const dryRun = values["dry-run"] === true;
-  const queue = printable(values.queue);
-  const { connectTarget, describeTarget, redrive, QueueNotFoundError, closeClient } = loaded;
-  const client = connectTarget(target);
-  client.on("error", () => {}); // failures reach the calls below, and are reported once there
-  try {
-    const result = await redrive({
-      connection: client,
-      name: values.queue,
-      ...(values.prefix ? { prefix: values.prefix } : {}),
-      ...(values.id ? { ids: values.id } : {}),
-      dryRun,
-      requireQueue: true,
-    });
-    for (const id of result.redriven) io.out(`${dryRun ? "would redrive" : "redriven"}: ${printable(id)}\n`);
-    for (const id of result.notFailed) io.err(`not in the failed set: ${printable(id)}\n`);
-    const unrunnable = result.unrunnable ?? [];
-    for (const { id, reason } of unrunnable)
-      io.err(
-        `cannot redrive ${printable(id)}: ${printable(reason)}; replay it from a recording in the console, or discard it\n`,
-      );
-    io.out(`${result.redriven.length} ${dryRun ? "would be redriven" : "redriven"} from queue ${queue}\n`);
-    return result.notFailed.length + unrunnable.length > 0 ? EXIT_NOT_PROCESSED : EXIT_OK;
-  } catch (err) {
-    if (err instanceof QueueNotFoundError) io.err(notFoundText(err, describeTarget(target)));
-    else io.err(`redrive failed on ${describeTarget(target)}: ${printable((err as Error).message)}\n`);
-    return EXIT_NOT_PROCESSED;
-  } finally {
-    await closeClient(client);
-  }
+  return redriveOn(transport, { ids: values.id, dryRun: values["dry-run"] === true }, io);
 }
 
-/** The queue asked for is not there: say so, and list what is, with the --prefix each needs. */
-function notFoundText(err: QueueNotFoundError, where: string): string {
-  const asked = `no queue ${printable(err.queue.name)} with prefix ${printable(err.queue.prefix)} on ${where}`;
-  if (err.found.length === 0) return `${asked}, and no other BullMQ queue either\n`;
-  const list = err.found.map(
-    (q) => `  ${printable(q.name)}${q.prefix === "bull" ? "" : `  --prefix ${printable(q.prefix)}`}`,
-  );
-  return `${asked}. Queues found:\n${list.join("\n")}\n`;
+/**
+ * The one redrive of the command, whatever the transport: the dead letters asked for (all, or each
+ * `--id`) put back oldest first in each lane (`redriveDeadLetters`), one line each, then how many.
+ * Exit 1 when an id asked for is no dead letter, one could not go back, or the redrive failed.
+ */
+async function redriveOn(
+  transport: RedriveTransport,
+  options: { ids?: string[] | undefined; dryRun: boolean },
+  io: CliIo,
+): Promise<number> {
+  try {
+    const jobs = await transport.open();
+    if (typeof jobs === "string") {
+      io.err(jobs);
+      return EXIT_NOT_PROCESSED;
+    }
+    const result = await redriveDeadLetters(jobs, options);
+    for (const id of result.redriven) io.out(`${options.dryRun ? "would redrive" : "redriven"}: ${printable(id)}\n`);
+    for (const id of result.notFailed) io.err(await transport.notFound(id));
+    const refused = result.unrunnable ?? [];
+    for (const { id, reason } of refused) io.err(transport.refused(id, reason));
+    io.out(transport.summary(result.redriven.length, options.dryRun));
+    return result.notFailed.length + refused.length > 0 ? EXIT_NOT_PROCESSED : EXIT_OK;
+  } catch (err) {
+    if (err instanceof UsageError) return reportUsageError(io, err, REDRIVE_USAGE);
+    // A peer not installed is named by the command line (npm install pg).
+    if ((err as NodeJS.ErrnoException).code === "ERR_MODULE_NOT_FOUND") throw err;
+    io.err(`redrive failed on ${transport.where()}: ${printable((err as Error).message)}\n`);
+    return EXIT_NOT_PROCESSED;
+  } finally {
+    await transport.close();
+  }
 }
