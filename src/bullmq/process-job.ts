@@ -18,7 +18,7 @@ import { type LaneQueue, type LaneRun, laneRunOf, logLaneFailure } from "../work
 import type { LaneRetryPolicy } from "../worker/lane-retry.js";
 import { settlingInTransaction } from "../worker/lane-transaction.js";
 import { RECHECK_MIN_MS, recheckDelay, STORE_RETRY_MS } from "../worker/recheck-delay.js";
-import { runClaim, runQueuedJob } from "../worker/run-job.js";
+import { LeaseLost, leaseLostHere, runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import { type Taken, takeNext } from "../worker/take-next.js";
 import type { Claimed, HeldClaim, JobTransport, LaneLookups, RunStep } from "../worker/transport.js";
@@ -441,14 +441,7 @@ function completingWithNext(
 /** What one run of a claimed notification came to, as `processJob` needs it. */
 type RunResult = { outcome: "processed" | "unhandled" | "stale" | "lease_lost" } | { failure: unknown };
 
-class LeaseLost extends Error {}
-
 // The hooks of every run, made once rather than per job.
-/**
- * Someone else holds the record now (or this claim could not be confirmed live before the handler
- * started); whether it completes there decides what this job does next.
- */
-const leaseLostHere = (): Promise<never> => Promise.reject(new LeaseLost());
 const rethrow = (err: unknown): never => {
   throw err;
 };

@@ -178,7 +178,9 @@ export async function runClaimed(run: ClaimedRun, hooks: ClaimedHooks): Promise<
     try {
       await transaction.commit(answer);
     } catch (err) {
-      // Nothing committed: neither the effects nor the record. The sender's retry (or the job's) runs it again.
+      // Nothing committed: neither the effects nor the record. The sender's retry (or the job's) runs it
+      // again, unless the commit failed because another run holds the record now (see above).
+      if (hooks.leaseLost && (await heldElsewhere(store, claim))) return hooks.leaseLost();
       if (hooks.failed) hooks.failed(err);
       return { outcome: "handler_failed", err };
     }

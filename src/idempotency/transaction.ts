@@ -63,8 +63,11 @@ export interface TransactionalClaim {
    * transaction (a queue fails the claim's job there, so the job is never free to another worker
    * between the run and its failure), mark the record failed with `error` in it, and commit: true.
    * If that cannot be done, everything is rolled back and the failure recorded as `rollback` does: false.
+   * Without `settle`, no handler ran (a claim with nothing to run it from): there is nothing to roll
+   * back to, and the record is failed in the claim's own transaction, so it is never free to another
+   * claim between an undone claim and its recorded failure.
    */
-  failWithin?(error: string, settle: (transaction: unknown) => Promise<void>): Promise<boolean>;
+  failWithin?(error: string, settle?: (transaction: unknown) => Promise<void>): Promise<boolean>;
   /**
    * Call `stop` at once if the transaction is lost under the handler (it ended, or a statement failed
    * and the database let go of its locks): another delivery may run the notification now.

@@ -18,7 +18,7 @@ import {
 } from "../worker/lane-transaction.js";
 import { failUnrunnable } from "../worker/let-go.js";
 import { runAttempt } from "../worker/run-attempt.js";
-import { runClaim, runQueuedJob } from "../worker/run-job.js";
+import { LeaseLost, leaseLostHere, runClaim, runQueuedJob } from "../worker/run-job.js";
 import type { RunSettings } from "../worker/run-settings.js";
 import type { Claimed, JobTransport, RunStep } from "../worker/transport.js";
 import { failUnreadableRecord } from "../worker/unreadable-job.js";
@@ -56,7 +56,8 @@ type RunOutcome =
   | "handler_timeout"
   | "invalid"
   | "job_missing"
-  | "store_unavailable";
+  | "store_unavailable"
+  | "lease_lost";
 
 /** Where a pg-boss job's failed run goes: pg-boss's own retries, then its dead-letter queue. */
 const PG_BOSS_FAILURE_WORDS: FailureWords = {
@@ -175,6 +176,8 @@ class PgBossJob implements JobTransport<JobVisit> {
   async run(current: Claimed): Promise<RunStep<JobVisit>> {
     const isOwn = current.claim.id === this.own.id;
     const outcome = await runInTransaction(current, this.runner, isOwn ? this.own : undefined);
+    // Another run holds the record now and settles it (see `completedElsewhere`).
+    if (outcome === "lease_lost") return "lease_lost";
     if (isOwn && outcome !== "job_missing" && outcome !== "store_unavailable") this.ranOwn = true;
     return "next";
   }
@@ -220,7 +223,7 @@ async function runInTransaction(
   const fields = { notification_id: claim.id, job_id: jobId };
   if (!taken) {
     // Its job is gone (removed by hand, or already settled): nothing to run it from.
-    await failUnrunnable(runner.store, claim, transaction, runner.logger, jobId);
+    await failUnrunnable(runner.store, claim, transaction, runner.logger, jobId, known === undefined);
     return "job_missing";
   }
   const read = known ? { job: known } : readQueuedJob(taken.data, runner.keys, taken.created_ms);
@@ -273,9 +276,17 @@ async function runInTransaction(
   const result = await runClaim(
     runner,
     { claim, data, attempt, transaction: completingJob(settling, client, runner, jobId) },
-    // A transaction's completion is its commit: nothing is written after it to retry.
-    { retryCompletion: () => {}, observeHandler },
-  );
+    // A transaction's completion is its commit: nothing is written after it to retry. A run whose
+    // transaction was lost (a frozen or cut-off worker) while another run took the record fails nothing.
+    { retryCompletion: () => {}, observeHandler, leaseLost: leaseLostHere },
+  ).catch((err: unknown) => {
+    if (err instanceof LeaseLost) return "lease_lost" as const;
+    throw err;
+  });
+  if (result === "lease_lost") {
+    observation.end({ ...fields, attempt, outcome: result }, false);
+    return result;
+  }
   const line = {
     ...fields,
     event_type: data.notification.event_type,
@@ -288,15 +299,6 @@ async function runInTransaction(
   observation.end(line, true);
   if ("err" in result) {
     const err = redactErrorInPlace(result.err, runner.redact, data.notification);
-    if (await completedElsewhere(runner, jobId)) {
-      // Its transaction was lost (a frozen or cut-off worker) and another worker ran it since: nothing
-      // failed, and nothing is left to do.
-      runner.logger.info(
-        { ...line, outcome: "completed_elsewhere", err },
-        "notification completed by another worker while this run's transaction was lost; nothing to do",
-      );
-      return result.outcome;
-    }
     // A handler's NonRetriableError goes to the dead letters now; its RetryAfterError sets when the retry starts.
     const decision = retryDecision(err);
     // A run cut off by the worker's close says nothing about the handler: no attempt is counted. A run
@@ -407,16 +409,6 @@ function completingJob(
       await transaction.commit(answer);
     },
   };
-}
-
-/** Whether the job was completed by another worker: a run that lost its transaction failed nothing then. */
-async function completedElsewhere(runner: PgBossRunner, jobId: string): Promise<boolean> {
-  try {
-    const [job] = (await runner.boss.getDb().executeSql(runner.table.due, [runner.name, jobId])).rows;
-    return job?.state === "completed";
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -396,12 +396,18 @@ function ormClaim(inbox: InboxStatements, opened: Opened, own: ClaimFlags | unde
    * true (the failure recorded after the ORM's rollback if that commit failed). False when the record
    * could not be failed here: the caller rolls everything back and records it as any failure.
    */
-  async function failedInTransaction(error: string, settle: (transaction: unknown) => Promise<void>): Promise<boolean> {
+  async function failedInTransaction(
+    error: string,
+    settle: ((transaction: unknown) => Promise<void>) | undefined,
+  ): Promise<boolean> {
     try {
-      // A timed-out handler may still be running a statement: cancelled first, not queued behind.
-      if (error === "handler_timeout" && pid !== undefined) await canceller.cancel(pid);
-      await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
-      await settle(transaction.handle);
+      // No `settle`: no handler ran, and there is nothing to roll back to (see `TransactionalClaim.failWithin`).
+      if (settle) {
+        // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+        if (error === "handler_timeout" && pid !== undefined) await canceller.cancel(pid);
+        await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+        await settle(transaction.handle);
+      }
       const [marked] = await query<{ n: number }>(settles.failInLane, [claimed.id, claimed.owner, error]);
       if (marked!.n !== 1) return false;
     } catch {

@@ -399,10 +399,12 @@ function openClaim(
       if (ended) return false;
       let failed = false;
       try {
-        // A timed-out handler may still be running a statement: cancelled first, not queued behind.
-        if (error === "handler_timeout") await canceller.cancelSession(client);
-        await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
-        await settle(guarded.handle);
+        if (settle) {
+          // A timed-out handler may still be running a statement: cancelled first, not queued behind.
+          if (error === "handler_timeout") await canceller.cancelSession(client);
+          await query(`ROLLBACK TO SAVEPOINT ${HANDLER_SAVEPOINT}`);
+          await settle(guarded.handle);
+        }
         // A dead letter of a lane that holds stays at its head, in this same statement (see `lanes.fail`).
         const [marked] = await query<{ n: number }>(settles.failInLane, [claimed.id, claimed.owner, error]);
         failed = marked!.n === 1;

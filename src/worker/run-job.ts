@@ -4,7 +4,7 @@ import type { TransactionalClaim } from "../idempotency/transaction.js";
 import { claimJob, type JobClaim, jobClaimRequest } from "./claim-job.js";
 import { type FoundJobData, handedOverData, UNREACHABLE } from "./handed-over.js";
 import type { NotificationJob } from "./job-data.js";
-import { failUnrunnable, letGo } from "./let-go.js";
+import { completedElsewhere, failUnrunnable, letGo } from "./let-go.js";
 import { STORE_RETRY_MS } from "./recheck-delay.js";
 import type { RunSettings } from "./run-settings.js";
 import { takeNext } from "./take-next.js";
@@ -72,8 +72,12 @@ export async function runQueuedJob<End, Found extends FoundJobData>(
     const step = await runCurrent(job, settings, current);
     if (step === "stop") break;
     if (step === "lease_lost") {
-      // Its own claim is another process's now, and that one settles it: the lane's next, if taken
-      // with the refused completion already, is let go too, and the job comes back later to look.
+      // The claim is another process's now, and that one settles it; completed there already, nothing
+      // failed here (said once, at info level). A lane's notification lost so leaves the lane to that one.
+      await completedElsewhere(settings.store, current.claim, settings.logger, job.jobIdFor(current.claim.id));
+      if (current.claim.id !== own.id) break;
+      // Its own: the lane's next, if taken with the refused completion already, is let go too, and the
+      // job comes back later to look.
       const early = await job.takenEarly();
       if (early?.current) await letGo(settings.store, early.current, early.currentTransaction);
       return job.postpone(undefined);
@@ -108,7 +112,7 @@ async function runCurrent<End, Found extends FoundJobData>(
     lookUps.leftForLater();
     return "stop";
   }
-  await failUnrunnable(settings.store, claim, transaction, settings.logger, job.jobIdFor(claim.id));
+  await failUnrunnable(settings.store, claim, transaction, settings.logger, job.jobIdFor(claim.id), true);
   return "next";
 }
 
@@ -130,6 +134,16 @@ async function nextInLane<End>(
     ? { claim: taken.current, transaction: taken.currentTransaction, leaseFrom: taken.sentAt }
     : undefined;
 }
+
+/** How a run whose claim went to another process ends (`leaseLostHere`): its transport answers `lease_lost`. */
+export class LeaseLost extends Error {}
+
+/**
+ * The `leaseLost` hook of a queue's runs: someone else holds the record now (or this claim could not
+ * be confirmed live before the handler started); whether it completes there decides what the job
+ * does next (see `runQueuedJob`).
+ */
+export const leaseLostHere = (): Promise<never> => Promise.reject(new LeaseLost());
 
 /** One claimed notification's run, beside the worker's settings. */
 export interface ClaimRun {

@@ -20,8 +20,8 @@ export type HeldClaim = Extract<ClaimResult, { status: "processing" | "queued" }
 
 /**
  * What the run of one claimed notification tells the drain: on to the lane's next, stop here, end the
- * job now, or `lease_lost`: the job's own claim went to another process before its run could be
- * recorded (see `runQueuedJob` for what the job does then).
+ * job now, or `lease_lost`: the claim went to another process before its run could be recorded (see
+ * `runQueuedJob` for what the job does then, and `completedElsewhere`).
  */
 export type RunStep<End> = "next" | "stop" | "lease_lost" | { end: End };
 

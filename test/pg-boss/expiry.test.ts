@@ -28,7 +28,7 @@ describe("pg-boss's job expiry (expireInSeconds) while a notification runs", () 
     ["started", "effects", "aborted"]
       .map(
         (table) =>
-          `CREATE TABLE "${schema}".${table} (notification_id text NOT NULL, pid int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());`,
+          `CREATE TABLE "${schema}".${table} (notification_id text NOT NULL, pid int NOT NULL, attempt int, at timestamptz NOT NULL DEFAULT clock_timestamp());`,
       )
       .join("\n"),
   );

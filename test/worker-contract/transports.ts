@@ -92,6 +92,8 @@ export interface Bed {
   spawn(name: string, env?: Record<string, string>): Promise<WorkerProcess>;
   /** Rows per notification id of `started`, `effects` or `aborted`, written by child workers. */
   rows(table: "started" | "effects" | "aborted", id: string): Promise<number>;
+  /** The `ctx.attempt` each of those rows was written with, oldest first. */
+  attempts(table: "started" | "effects" | "aborted", id: string): Promise<number[]>;
   /**
    * Remove every job and queue-kept copy of the notification `id` on queue `name`, as a person (or a
    * lost queue) would: what the store's lane keeps of it stays.
@@ -129,7 +131,7 @@ export function transportBed(transport: Transport, label: string): Bed {
       ["started", "effects", "aborted"]
         .map(
           (table) =>
-            `CREATE TABLE "${schema}".${table} (notification_id text NOT NULL, pid int NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp());`,
+            `CREATE TABLE "${schema}".${table} (notification_id text NOT NULL, pid int NOT NULL, attempt int, at timestamptz NOT NULL DEFAULT clock_timestamp());`,
         )
         .join("\n"),
     );
@@ -293,6 +295,13 @@ export function transportBed(transport: Transport, label: string): Bed {
         [id],
       );
       return rows[0].n as number;
+    },
+    async attempts(table, id) {
+      const { rows } = await pool.query(
+        `SELECT attempt FROM "${schema}".${table} WHERE notification_id = $1 ORDER BY at`,
+        [id],
+      );
+      return rows.map((row) => row.attempt as number);
     },
   };
 }

@@ -43,12 +43,58 @@ describe.each(TRANSPORTS)("a worker frozen (SIGSTOP) past its lease, on $name", 
     expect(await bed.rows("effects", body.id)).toBe(1);
     expect(await bed.store.get(body.id)).toMatchObject({ state: "completed" });
     expect(await line.admin.listNotifications({ state: "failed" })).toMatchObject({ items: [] });
-    const errors = readFileSync(logFile, "utf8")
-      .split("\n")
-      .filter((text) => text.trim() !== "")
-      .map((text) => JSON.parse(text) as { level: number; msg?: string })
-      .filter((entry) => entry.level >= 50);
+    const errors = logLines(logFile).filter((entry) => entry.level >= 50);
     expect(errors).toEqual([]);
     expect(frozen.child.exitCode).toBeNull();
   });
+
+  it("completed by the other worker meanwhile: resumed, the frozen one says so once at info level, counts no attempt and fails no job", {
+    timeout: 120_000,
+  }, async () => {
+    const line = bed.line("elsewhere");
+    const stamp = `${transport.kind}-${process.pid}-${Date.now()}`;
+    const frozenLog = join(tmpdir(), `mw-elsewhere-frozen-${stamp}.log`);
+    const otherLog = join(tmpdir(), `mw-elsewhere-other-${stamp}.log`);
+    const frozen = await bed.spawn("elsewhere", { ...LIMITS, HANDLER_MS: "20000", LOG_FILE: frozenLog });
+    const body = notification();
+    expect(await line.deliver(body)).toBe(200);
+    await eventually(async () => (await bed.rows("started", body.id)) === 1, 15_000, "the handler to start");
+    frozen.kill("SIGSTOP");
+
+    await bed.spawn("elsewhere", { ...LIMITS, LOG_FILE: otherLog });
+    await eventually(
+      async () => (await bed.store.get(body.id))?.state === "completed",
+      30_000,
+      "the other worker to complete it",
+    );
+    frozen.kill("SIGCONT");
+    const elsewhere = () =>
+      logLines(frozenLog).filter(
+        (entry) => entry.notification_id === body.id && entry.outcome === "completed_elsewhere",
+      );
+    await eventually(
+      async () => elsewhere().length > 0,
+      15_000,
+      "the resumed worker to find the notification completed elsewhere",
+    );
+    // Time for anything else the resumed worker would do about it (a failed job, an error line).
+    await sleep(2_000);
+
+    expect(elsewhere()).toMatchObject([{ level: 30 }]);
+    expect(await bed.rows("effects", body.id)).toBe(1);
+    const [seen] = await bed.attempts("effects", body.id);
+    expect(await bed.store.get(body.id)).toMatchObject({ state: "completed", attempts: seen });
+    expect(await line.deadLetters()).toEqual([]);
+    expect(await line.offeredForRedrive()).toEqual([]);
+    const errors = [...logLines(frozenLog), ...logLines(otherLog)].filter((entry) => entry.level >= 50);
+    expect(errors).toEqual([]);
+  });
 });
+
+/** A child worker's log lines (LOG_FILE), read as they are now. */
+function logLines(file: string): Array<{ level: number; msg?: string; [field: string]: unknown }> {
+  return readFileSync(file, "utf8")
+    .split("\n")
+    .filter((text) => text.trim() !== "")
+    .map((text) => JSON.parse(text));
+}

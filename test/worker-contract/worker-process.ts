@@ -6,7 +6,8 @@
 // STALLED_INTERVAL_MS, LEASE_MS, HANDLER_TIMEOUT_MS, HANDLER_MS (time each handler takes; it stops
 // waiting when ctx.signal aborts, notes an `aborted` row and writes no effect), LOG_FILE (the worker's
 // log lines, as JSON). Each handler notes its start at once, outside any transaction; its effect is
-// written through ctx.transaction where the store has one, as a merchant's handler would.
+// written through ctx.transaction where the store has one, as a merchant's handler would. Each row
+// keeps the `ctx.attempt` the handler saw.
 // Prints "ready" once it takes jobs.
 
 import knexFactory from "knex";
@@ -28,8 +29,12 @@ const schema = env("SCHEMA");
 const handlerMs = Number(process.env.HANDLER_MS ?? 0);
 const pool = new pg.Pool({ connectionString: env("DATABASE_URL"), max: 10 });
 pool.on("error", () => {});
-const note = (table: string, id: string, db: { query: pg.Pool["query"] } = pool) =>
-  db.query(`INSERT INTO "${schema}".${table} (notification_id, pid) VALUES ($1, $2)`, [id, process.pid]);
+const note = (table: string, id: string, attempt: number, db: { query: pg.Pool["query"] } = pool) =>
+  db.query(`INSERT INTO "${schema}".${table} (notification_id, pid, attempt) VALUES ($1, $2, $3)`, [
+    id,
+    process.pid,
+    attempt,
+  ]);
 
 const knex =
   transport === "bullmq-postgres-knex"
@@ -45,15 +50,19 @@ const noteEffect = async (id: string, ctx: HandlerContext) => {
   if (orm)
     await orm
       .transactionOf(ctx)
-      .raw(`INSERT INTO "${schema}".effects (notification_id, pid) VALUES (?, ?)`, [id, process.pid]);
-  else await note("effects", id, transport === "bullmq-redis" ? pool : ctx.transaction);
+      .raw(`INSERT INTO "${schema}".effects (notification_id, pid, attempt) VALUES (?, ?, ?)`, [
+        id,
+        process.pid,
+        ctx.attempt,
+      ]);
+  else await note("effects", id, ctx.attempt, transport === "bullmq-redis" ? pool : ctx.transaction);
 };
 
 async function onRenew(notification: SubscriptionNotification, ctx: HandlerContext) {
-  await note("started", notification.id);
+  await note("started", notification.id, ctx.attempt);
   if (handlerMs > 0) await pause(handlerMs, ctx.signal);
   if (ctx.signal.aborted) {
-    await note("aborted", notification.id);
+    await note("aborted", notification.id, ctx.attempt);
     return;
   }
   await noteEffect(notification.id, ctx);
