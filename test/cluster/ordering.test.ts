@@ -8,6 +8,7 @@ import { orderContract } from "../idempotency/order-contract.js";
 import { backlog, sendAll } from "../ordering/fixtures/mailbox.js";
 import { expectEachSubscriptionInOrder, readCalls, recordingHandlers } from "../ordering/fixtures/recorded-calls.js";
 import { silentLogger } from "../support/capture-logger.js";
+import { countingReads } from "../support/counting-reads.js";
 import { eventually, sleep } from "../support/redis.js";
 import { clusterForFile } from "./fixtures/cluster-suite.js";
 
@@ -97,17 +98,7 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
       await eventually(() => started.includes(first!), 10_000, "the lane's first run");
       // A cluster receiver keeps a copy of each waiting notification beside the queue, as written.
       for (const id of waiting) expect(await queue.ledger.find(id), id).toBeDefined();
-      let reads = 0;
-      const counting = new Proxy(store, {
-        get(target, name, receiverOf) {
-          const value = Reflect.get(target, name, receiverOf);
-          if (name !== "get" || typeof value !== "function") return value;
-          return (...args: unknown[]) => {
-            reads++;
-            return value.apply(target, args);
-          };
-        },
-      });
+      const { store: counting, reads: readsMade } = countingReads(store);
       // Every command naming this case's keys on every master while the sweep runs.
       const monitors = await Promise.all(client.nodes("master").map((node) => node.monitor()));
       let commands = 0;
@@ -126,11 +117,11 @@ describe.skipIf(!cluster)("ordered records on a Redis Cluster of 3 masters", () 
       await sleep(100);
       for (const monitor of monitors) monitor.disconnect();
       console.log(
-        `one cluster sweep of ${waiting.length} waiting copies in ${sweepMs} ms: ${commands} Redis commands over 3 masters besides ${indexRanges} lane index shards, ${reads} record reads`,
+        `one cluster sweep of ${waiting.length} waiting copies in ${sweepMs} ms: ${commands} Redis commands over 3 masters besides ${indexRanges} lane index shards, ${readsMade()} record reads`,
       );
       expect(result).toMatchObject({ requeued: 0, dropped: 0 });
       expect(result.checked).toBeGreaterThanOrEqual(waiting.length);
-      expect(reads).toBe(0);
+      expect(readsMade()).toBe(0);
       expect(commands).toBeLessThan(waiting.length / 2);
       expect(indexRanges).toBeLessThanOrEqual(16_384);
       release();
